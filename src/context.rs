@@ -1,0 +1,388 @@
+//! The context a workload runs in: it applies the cache and sync policies around each phase,
+//! runs the phase's workers, and measures the phase.
+//!
+//! ```text
+//! cx.phase(&SPEC, 1, |w| { let t = w.start(); write(..)?; w.done(Op::Write, t, n); Ok(()) })?;
+//! ```
+//! Timing runs from just before the workers start until the last one has returned — its
+//! final fsync (sync policy `end`) included.
+
+use crate::data::{DataPool, DataSource};
+use crate::error::Error;
+use crate::policy::{CachePolicy, Policy, SyncPolicy};
+use crate::probe::recorder::{Op, Recorder};
+use crate::probe::sys;
+use crate::result::{OpLatency, PhaseResult};
+use crate::target::Target;
+use anyhow::{anyhow, Result};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// Phases shorter than this are flagged `short`.
+pub const SHORT_PHASE_S: f64 = 0.1;
+/// A cold read faster than this multiple of the device's rate is flagged `cache-suspect`.
+pub const CACHE_SUSPECT_FACTOR: f64 = 1.2;
+
+/// What a phase does to the filesystem; decides warm-up and honesty flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PhaseKind {
+    /// Only reads (data or metadata): can be run twice, may be served from cache.
+    Read,
+    /// Writes file data.
+    Write,
+    /// Changes metadata (create, delete, rename).
+    Meta,
+}
+
+/// The headline figure of a phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Primary {
+    MbPerS,
+    OpsPerS,
+}
+
+/// The static description of a phase.
+#[derive(Clone, Copy, Debug)]
+pub struct PhaseSpec {
+    pub name: &'static str,
+    pub kind: PhaseKind,
+    pub primary: Primary,
+    /// What one operation is, for `ops_per_s` labels (`seeks/s`, `files/s`).
+    pub ops_unit: &'static str,
+}
+
+/// Set by SIGINT/SIGTERM; checked by workers and the runner.
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Whether a stop was requested.
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
+
+/// Everything a workload needs during one trial.
+pub struct TrialContext<'a> {
+    workdir: PathBuf,
+    policy: &'a Policy,
+    target: &'a mut dyn Target,
+    pool: DataPool,
+    can_drop_caches: bool,
+    phases: Vec<PhaseResult>,
+    progress: &'a dyn Fn(&str),
+}
+
+impl<'a> TrialContext<'a> {
+    /// A context for one trial in `workdir` (an empty directory on `target`).
+    pub fn new(
+        workdir: PathBuf,
+        policy: &'a Policy,
+        target: &'a mut dyn Target,
+        pool: DataPool,
+        progress: &'a dyn Fn(&str),
+    ) -> Self {
+        Self {
+            workdir,
+            policy,
+            target,
+            pool,
+            can_drop_caches: sys::is_root(),
+            phases: Vec::new(),
+            progress,
+        }
+    }
+
+    /// The empty working directory of this trial.
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// The run's policies.
+    pub fn policy(&self) -> &Policy {
+        self.policy
+    }
+
+    /// The run's seed: the same for every repetition, so repetitions do the same work.
+    pub fn seed(&self) -> u64 {
+        self.policy.seed
+    }
+
+    /// The trial's data pool.
+    pub fn data(&self) -> &DataPool {
+        &self.pool
+    }
+
+    /// The phases measured so far.
+    pub fn into_phases(self) -> Vec<PhaseResult> {
+        self.phases
+    }
+
+    /// Phases measured so far (also when the workload failed part way).
+    pub fn phases(&self) -> &[PhaseResult] {
+        &self.phases
+    }
+
+    /// Runs and measures one phase with `workers` concurrent workers (threads), each calling
+    /// `f` with its own [`Worker`]. Under `--cache warm`, read-only phases run once unmeasured
+    /// first; under `--cache cold` caches are dropped (and loop targets remounted) before.
+    pub fn phase<F>(&mut self, spec: &PhaseSpec, workers: usize, f: F) -> Result<()>
+    where
+        F: Fn(&mut Worker) -> Result<()> + Sync,
+    {
+        let workers = workers.max(1);
+        check_stop()?;
+        (self.progress)(spec.name);
+        let mut flags = Vec::new();
+        match self.policy.cache {
+            CachePolicy::Cold => {
+                self.target.reset()?;
+                if !self.can_drop_caches {
+                    flags.push("cache-not-dropped".to_string());
+                }
+            }
+            CachePolicy::Warm if spec.kind == PhaseKind::Read => {
+                self.run_workers(workers, &f)?;
+                flags.push("warm".to_string());
+            }
+            CachePolicy::Warm | CachePolicy::Keep => {}
+        }
+        let stat_path = self.target.device_stat();
+        let dev0 = stat_path.as_deref().and_then(sys::device_bytes);
+        let cpu0 = sys::cpu_times();
+        let (rec, wall_s) = self.run_workers(workers, &f)?;
+        let cpu1 = sys::cpu_times();
+        let dev1 = stat_path.as_deref().and_then(sys::device_bytes);
+        let space = sys::space(&self.workdir).ok();
+        let mut r = phase_result(spec, &rec, wall_s, workers);
+        r.cpu_user_s = cpu1.user_s - cpu0.user_s;
+        r.cpu_sys_s = cpu1.sys_s - cpu0.sys_s;
+        r.cpu_pct = if wall_s > 0.0 {
+            100.0 * (r.cpu_user_s + r.cpu_sys_s) / wall_s
+        } else {
+            0.0
+        };
+        if let (Some((r0, w0)), Some((r1, w1))) = (dev0, dev1) {
+            r.dev_read_bytes = Some(r1.saturating_sub(r0));
+            r.dev_write_bytes = Some(w1.saturating_sub(w0));
+            if spec.kind == PhaseKind::Write && r.bytes > 0 {
+                r.write_amplification = Some(w1.saturating_sub(w0) as f64 / r.bytes as f64);
+            }
+        }
+        r.space_used_bytes = space.map(|s| s.used_bytes());
+        r.dirty_bytes_end = sys::dirty_bytes();
+        r.flags.extend(flags);
+        self.add_honesty_flags(spec, &mut r);
+        self.phases.push(r);
+        Ok(())
+    }
+
+    fn add_honesty_flags(&self, spec: &PhaseSpec, r: &mut PhaseResult) {
+        if r.wall_s < SHORT_PHASE_S {
+            r.flags.push("short".into());
+        }
+        if self.policy.sync == SyncPolicy::None && spec.kind != PhaseKind::Read {
+            r.flags.push("not-synced".into());
+        }
+        let cold = self.policy.cache == CachePolicy::Cold;
+        if let (true, PhaseKind::Read, Primary::MbPerS, Some(dev)) = (
+            cold,
+            spec.kind,
+            spec.primary,
+            self.target.info().device_read_mb_per_s,
+        ) {
+            if r.mb_per_s > CACHE_SUSPECT_FACTOR * dev {
+                r.flags.push("cache-suspect".into());
+            }
+        }
+    }
+
+    fn run_workers<F>(&self, n: usize, f: &F) -> Result<(Recorder, f64)>
+    where
+        F: Fn(&mut Worker) -> Result<()> + Sync,
+    {
+        run_workers(self.policy.sync, &self.pool, n, f)
+    }
+}
+
+/// Runs `n` workers of one phase (on this thread when `n` is 1) and merges their recorders.
+fn run_workers<F>(sync: SyncPolicy, pool: &DataPool, n: usize, f: &F) -> Result<(Recorder, f64)>
+where
+    F: Fn(&mut Worker) -> Result<()> + Sync,
+{
+    let abort = AtomicBool::new(false);
+    let start = Instant::now();
+    let run_one = |idx: usize| -> Result<Recorder> {
+        let mut w = Worker {
+            idx,
+            rec: Recorder::new(start),
+            sync,
+            data: pool.source(idx as u64),
+            abort: &abort,
+        };
+        let res = f(&mut w);
+        w.rec.finish();
+        if res.is_err() {
+            abort.store(true, Ordering::Relaxed);
+        }
+        res.map(|_| w.rec)
+    };
+    let results: Vec<Result<Recorder>> = if n == 1 {
+        vec![run_one(0)]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..n).map(|i| s.spawn(move || run_one(i))).collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow!("a worker thread panicked")))
+                })
+                .collect()
+        })
+    };
+    let wall_s = start.elapsed().as_secs_f64();
+    let mut merged = Recorder::new(start);
+    let mut first_err = None;
+    for r in results {
+        match r {
+            Ok(rec) => merged += &rec,
+            Err(e) if first_err.is_none() => first_err = Some(e),
+            Err(_) => {}
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok((merged, wall_s)),
+    }
+}
+
+/// Returns `Err(Interrupted)` once a stop was requested.
+pub fn check_stop() -> Result<()> {
+    if stop_requested() {
+        Err(Error::Interrupted.into())
+    } else {
+        Ok(())
+    }
+}
+
+fn phase_result(spec: &PhaseSpec, rec: &Recorder, wall_s: f64, workers: usize) -> PhaseResult {
+    let per_s = |x: f64| if wall_s > 0.0 { x / wall_s } else { 0.0 };
+    PhaseResult {
+        name: spec.name.to_string(),
+        wall_s,
+        ops: rec.ops,
+        bytes: rec.bytes,
+        ops_per_s: per_s(rec.ops as f64),
+        mb_per_s: per_s(rec.bytes as f64) / 1e6,
+        lat_us: rec.latency().percentiles_us(),
+        lat_by_op: rec
+            .per_op()
+            .map(|(op, count, h)| OpLatency {
+                op: op.name().to_string(),
+                count,
+                lat_us: h.percentiles_us().unwrap_or_default(),
+            })
+            .collect(),
+        series: rec.series().finish((wall_s * 1e9) as u64),
+        first_done_s: rec.done_s.map(|d| d.0),
+        last_done_s: rec.done_s.map(|d| d.1),
+        workers,
+        primary: match spec.primary {
+            Primary::MbPerS => "mb_per_s",
+            Primary::OpsPerS => "ops_per_s",
+        }
+        .to_string(),
+        ops_unit: spec.ops_unit.to_string(),
+        ..Default::default()
+    }
+}
+
+/// One worker of a phase: records operations and applies the sync policy.
+pub struct Worker<'a> {
+    /// 0-based index of this worker in the phase.
+    pub idx: usize,
+    rec: Recorder,
+    sync: SyncPolicy,
+    data: DataSource,
+    abort: &'a AtomicBool,
+}
+
+impl Worker<'_> {
+    /// The time an operation starts.
+    #[inline]
+    pub fn start(&self) -> Instant {
+        Instant::now()
+    }
+
+    /// Records an operation that started at `t` and moved `bytes` bytes.
+    #[inline]
+    pub fn done(&mut self, op: Op, t: Instant, bytes: u64) {
+        self.rec.done(op, t, bytes);
+    }
+
+    /// Records `ops` operations timed together from `t`.
+    #[inline]
+    pub fn done_batch(&mut self, op: Op, t: Instant, ops: u64, bytes: u64) {
+        self.rec.done_batch(op, t, ops, bytes);
+    }
+
+    /// This worker's stream of pattern bytes.
+    #[inline]
+    pub fn data(&mut self) -> &mut DataSource {
+        &mut self.data
+    }
+
+    /// The sync policy in force.
+    pub fn sync_policy(&self) -> SyncPolicy {
+        self.sync
+    }
+
+    /// Fails with `Interrupted` after SIGINT/SIGTERM, or when another worker failed.
+    #[inline]
+    pub fn check(&self) -> Result<()> {
+        if self.abort.load(Ordering::Relaxed) {
+            return Err(anyhow!("stopped because another worker failed"));
+        }
+        check_stop()
+    }
+
+    fn timed_sync(&mut self, what: impl FnOnce() -> std::io::Result<()>) -> std::io::Result<()> {
+        let t = Instant::now();
+        what()?;
+        self.rec.sync_done(t);
+        Ok(())
+    }
+
+    /// After each write: fsync under `--sync each`.
+    pub fn after_write(&mut self, f: &File) -> std::io::Result<()> {
+        if self.sync == SyncPolicy::Each {
+            self.timed_sync(|| f.sync_all())?;
+        }
+        Ok(())
+    }
+
+    /// After creating or deleting in `dir`: fsync the directory under `--sync each`.
+    pub fn after_dir_change(&mut self, dir: &Path) -> std::io::Result<()> {
+        if self.sync == SyncPolicy::Each {
+            self.timed_sync(|| File::open(dir)?.sync_all())?;
+        }
+        Ok(())
+    }
+
+    /// At the end of writing `f`: fsync under `--sync end` (under `each` it already was).
+    pub fn end_file(&mut self, f: &File) -> std::io::Result<()> {
+        if self.sync == SyncPolicy::End {
+            self.timed_sync(|| f.sync_all())?;
+        }
+        Ok(())
+    }
+
+    /// At the end of a metadata phase: syncfs of the filesystem holding `path` under
+    /// `--sync end`.
+    pub fn end_fs(&mut self, path: &Path) -> std::io::Result<()> {
+        if self.sync == SyncPolicy::End {
+            self.timed_sync(|| sys::syncfs(path))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,61 @@
+//! Error classes of fsarena and the exit code each one maps to.
+//!
+//! The binary maps errors to exit codes so that scripts can tell a typo (2) from a failed
+//! benchmark (1) and from an interrupted run (130, like a shell reports SIGINT).
+
+use std::path::PathBuf;
+
+/// Errors the library reports; everything else travels as `anyhow::Error` with context.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The user asked for something invalid: nothing was touched.
+    #[error("{0}")]
+    Usage(String),
+    /// The run was interrupted by SIGINT or SIGTERM; teardown has happened.
+    #[error("interrupted by signal; everything fsarena created was torn down")]
+    Interrupted,
+    /// An external command failed; `stderr` is what it printed.
+    #[error("command failed: {argv} (exit {status}): {stderr}")]
+    Command {
+        argv: String,
+        status: String,
+        stderr: String,
+    },
+    /// An operation needs root (loop devices, mount, drop_caches).
+    #[error("{what} needs root; run fsarena as root, or use --dir PATH on an existing directory")]
+    NeedsRoot { what: String },
+    /// The filesystem ran out of space during a workload.
+    #[error("filesystem full (ENOSPC) under {0}")]
+    NoSpace(PathBuf),
+}
+
+/// Process exit codes.
+pub mod exit {
+    /// Success.
+    pub const OK: i32 = 0;
+    /// A run or a command failed.
+    pub const FAILURE: i32 = 1;
+    /// Bad command line or plan; nothing was touched.
+    pub const USAGE: i32 = 2;
+    /// Interrupted by SIGINT/SIGTERM, after teardown.
+    pub const INTERRUPTED: i32 = 130;
+}
+
+/// Returns a usage error (exit code 2) wrapped as `anyhow::Error`.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    Error::Usage(msg.into()).into()
+}
+
+/// The exit code an error should produce.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<Error>() {
+            return match e {
+                Error::Usage(_) => exit::USAGE,
+                Error::Interrupted => exit::INTERRUPTED,
+                _ => exit::FAILURE,
+            };
+        }
+    }
+    exit::FAILURE
+}

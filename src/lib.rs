@@ -1,0 +1,25 @@
+//! fsarena: a filesystem benchmark suite that provisions real filesystems, runs the classic
+//! and modern workloads on them, repeats, and reports honestly.
+//!
+//! See `DESIGN.md` in the shared folder for the map: Plan → Target × Workload × repetition →
+//! Trial → Phases → Report.
+
+pub mod cli;
+pub mod cmd;
+pub mod context;
+pub mod data;
+pub mod error;
+pub mod host;
+pub mod list;
+pub mod plan;
+pub mod policy;
+pub mod probe;
+pub mod report;
+pub mod result;
+pub mod run;
+pub mod signals;
+pub mod size;
+pub mod state;
+pub mod stats;
+pub mod target;
+pub mod workload;

@@ -1,0 +1,59 @@
+//! `fsarena list`: workloads with every parameter, its default and unit; filesystems and
+//! whether this machine can make them (and if not, why).
+
+use crate::target::fs::{kernel_supports, FsType, Support};
+use crate::workload::{registry, ParamKind};
+use std::fmt::Write;
+
+/// The text `fsarena list` prints.
+pub fn render() -> String {
+    let mut out = String::from("Workloads (fsarena run NAME:key=value,...):\n");
+    for w in registry() {
+        let _ = writeln!(out, "\n  {:<14} {}", w.name, w.about);
+        let phases: Vec<_> = w.phases.iter().map(|p| p.name).collect();
+        let _ = writeln!(out, "  {:<14} phases: {}", "", phases.join(", "));
+        for p in w.params {
+            let kind = match p.kind {
+                ParamKind::Size => "size".to_string(),
+                ParamKind::Count => "count".to_string(),
+                ParamKind::Bool => "true|false".to_string(),
+                ParamKind::Choice(c) => c.join("|"),
+            };
+            let default = if p.default.is_empty() {
+                "(derived)"
+            } else {
+                p.default
+            };
+            let unit = if p.unit.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", p.unit)
+            };
+            let _ = writeln!(
+                out,
+                "    {:<12} {:<16} default {:<10}{unit} {}",
+                p.name, kind, default, p.help
+            );
+        }
+    }
+    out.push_str("\nFilesystems (--fs):\n");
+    for f in FsType::ALL {
+        let status = match f.support() {
+            Support::Yes => "yes".to_string(),
+            Support::No(why) => format!("no: {why}"),
+        };
+        let _ = writeln!(out, "  {:<7} loop image  {status}", f.name());
+    }
+    let tmpfs = if kernel_supports("tmpfs") {
+        "yes"
+    } else {
+        "no: the kernel has no tmpfs"
+    };
+    let _ = writeln!(out, "  {:<7} in memory   {tmpfs}", "tmpfs");
+    if !crate::probe::sys::is_root() {
+        out.push_str(
+            "\nNot root: loop and tmpfs targets need root; --dir PATH works without it.\n",
+        );
+    }
+    out
+}

@@ -1,0 +1,183 @@
+//! A validated plan: what to run where, with which policies. Built from the command line;
+//! everything is checked here, before any disk is touched.
+
+use crate::cli::RunArgs;
+use crate::error::{usage, Error};
+use crate::policy::Policy;
+use crate::size::{format_size, parse_size};
+use crate::target::fs::{split_opts, FsType, Support};
+use crate::target::TargetSpec;
+use crate::workload::WorkloadSpec;
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// Workloads `fsarena run` runs when none is named: modest sizes, a few minutes in all.
+pub const DEFAULT_WORKLOADS: [&str; 2] = ["bonnie:size=256MiB", "bonnie-files:files=16"];
+
+/// Room kept free in the image directory beyond one image.
+const IMAGE_DIR_MARGIN: u64 = 64 << 20;
+
+/// Everything a run needs, validated.
+pub struct Plan {
+    pub targets: Vec<TargetSpec>,
+    pub workloads: Vec<WorkloadSpec>,
+    pub policy: Policy,
+    pub image_dir: PathBuf,
+    pub json: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
+    list.iter()
+        .map(|item| {
+            let (fs, opts) = item.split_once('=').ok_or_else(|| {
+                usage(format!(
+                    "{flag} '{item}': expected FS=OPTIONS, e.g. {flag} ext4=noatime"
+                ))
+            })?;
+            let fs = fs.trim();
+            if fs != "tmpfs" {
+                FsType::parse(fs).map_err(usage)?;
+            }
+            Ok((fs.to_string(), opts.to_string()))
+        })
+        .collect()
+}
+
+/// The nearest existing ancestor of `p` (where free space is to be measured).
+fn existing_ancestor(p: &Path) -> &Path {
+    p.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"))
+}
+
+impl Plan {
+    /// Validates the `run` arguments into a plan.
+    pub fn from_args(a: &RunArgs) -> Result<Plan> {
+        let texts: Vec<String> = if a.workloads.is_empty() {
+            DEFAULT_WORKLOADS.iter().map(|s| s.to_string()).collect()
+        } else {
+            a.workloads.clone()
+        };
+        let workloads = texts
+            .iter()
+            .map(|t| WorkloadSpec::parse(t))
+            .collect::<Result<Vec<_>>>()?;
+        let policy = Policy {
+            cache: a
+                .cache
+                .parse()
+                .map_err(|e| usage(format!("--cache: {e}")))?,
+            sync: a.sync.parse().map_err(|e| usage(format!("--sync: {e}")))?,
+            data: a.data.parse().map_err(|e| usage(format!("--data: {e}")))?,
+            reps: a.reps,
+            seed: a.seed,
+        };
+        if a.reps == 0 {
+            return Err(usage("--reps must be at least 1"));
+        }
+        let size_bytes = parse_size(&a.size).map_err(|e| usage(format!("--size: {e}")))?;
+        if size_bytes < 64 << 20 {
+            return Err(usage(format!(
+                "--size {}: at least 64MiB is needed (xfs and btrfs refuse smaller)",
+                a.size
+            )));
+        }
+        let mkfs = parse_fs_opts(&a.mkfs_opt, "--mkfs-opt")?;
+        let mount = parse_fs_opts(&a.mount_opt, "--mount-opt")?;
+        let names: Vec<String> = match &a.fs {
+            Some(list) => list
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            None if !a.dir.is_empty() => Vec::new(),
+            None => default_filesystems(),
+        };
+        let mut targets = Vec::new();
+        for name in &names {
+            let mount_opts = mount
+                .iter()
+                .filter(|(f, _)| f == name)
+                .map(|(_, o)| o.as_str())
+                .collect::<Vec<_>>()
+                .join(",");
+            if name == "tmpfs" {
+                targets.push(TargetSpec::Tmpfs {
+                    size_bytes,
+                    mount_opts,
+                });
+                continue;
+            }
+            let fs = FsType::parse(name).map_err(usage)?;
+            if let Support::No(why) = fs.support() {
+                return Err(usage(format!(
+                    "--fs {name}: this machine cannot make it: {why}"
+                )));
+            }
+            let mut mkfs_opts = Vec::new();
+            for (_, o) in mkfs.iter().filter(|(f, _)| f == name) {
+                mkfs_opts
+                    .extend(split_opts(o).map_err(|e| usage(format!("--mkfs-opt {name}: {e}")))?);
+            }
+            targets.push(TargetSpec::Loop {
+                fs,
+                mkfs_opts,
+                mount_opts,
+                size_bytes,
+            });
+        }
+        if targets.iter().any(|t| !matches!(t, TargetSpec::Dir { .. }))
+            && !crate::probe::sys::is_root()
+        {
+            let e = Error::NeedsRoot {
+                what: "making loop and tmpfs filesystems (mount, losetup)".into(),
+            };
+            return Err(usage(e.to_string()));
+        }
+        for d in &a.dir {
+            if !d.is_dir() {
+                return Err(usage(format!(
+                    "--dir {}: not an existing directory",
+                    d.display()
+                )));
+            }
+            targets.push(TargetSpec::Dir {
+                path: d.canonicalize()?,
+            });
+        }
+        if targets.is_empty() {
+            return Err(usage("no target: give --fs LIST or --dir PATH"));
+        }
+        if targets.iter().any(|t| matches!(t, TargetSpec::Loop { .. })) {
+            let at = existing_ancestor(&a.image_dir);
+            let space = crate::probe::sys::space(at)?;
+            if space.avail_bytes < size_bytes + IMAGE_DIR_MARGIN {
+                return Err(usage(format!(
+                    "--image-dir {}: {} free, but one image of --size {} needs {} (plus {} margin); use a smaller --size or another --image-dir",
+                    a.image_dir.display(),
+                    format_size(space.avail_bytes),
+                    a.size,
+                    format_size(size_bytes),
+                    format_size(IMAGE_DIR_MARGIN)
+                )));
+            }
+        }
+        Ok(Plan {
+            targets,
+            workloads,
+            policy,
+            image_dir: a.image_dir.clone(),
+            json: a.json.clone(),
+            quiet: a.quiet,
+        })
+    }
+}
+
+/// Every filesystem this machine can make, plus tmpfs.
+pub fn default_filesystems() -> Vec<String> {
+    FsType::ALL
+        .iter()
+        .filter(|f| f.support() == Support::Yes)
+        .map(|f| f.name().to_string())
+        .chain(std::iter::once("tmpfs".to_string()))
+        .collect()
+}

@@ -1,0 +1,235 @@
+//! Terminal tables: one per workload, rows = targets, columns = phases; each cell is the
+//! median of the phase's headline figure over the repetitions, its spread (coefficient of
+//! variation), CPU% and honesty marks.
+
+use crate::result::{PhaseResult, RunResult};
+use crate::stats::Summary;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, ContentArrangement, Table};
+use std::fmt::Write;
+
+/// Marks printed next to figures, with their meaning.
+pub const MARKS: &[(&str, &str, &str)] = &[
+    (
+        "noisy",
+        "~",
+        "noisy: coefficient of variation over 5% across repetitions",
+    ),
+    (
+        "short",
+        "s",
+        "short: phase took under 0.1 s; timed to the ns, but treat with care",
+    ),
+    (
+        "not-synced",
+        "n",
+        "not synced: --sync none, data may still be in the page cache",
+    ),
+    (
+        "cache-suspect",
+        "c",
+        "cache suspect: a cold read faster than 1.2x the device's measured read rate",
+    ),
+    (
+        "cache-not-dropped",
+        "d",
+        "caches could not be dropped (not root): 'cold' is not cold",
+    ),
+    ("warm", "w", "warm: the phase ran once unmeasured first"),
+];
+
+fn find<'a>(
+    s: &'a [Summary],
+    target: &str,
+    workload: &str,
+    phase: &str,
+    metric: &str,
+) -> Option<&'a Summary> {
+    s.iter().find(|x| {
+        x.target == target && x.workload == workload && x.phase == phase && x.metric == metric
+    })
+}
+
+/// Formats a figure with 4 significant digits at most, without exponent noise.
+pub fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 10.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The unit of a phase's headline figure.
+pub fn unit_of(p: &PhaseResult) -> String {
+    if p.primary == "mb_per_s" {
+        "MB/s".into()
+    } else if p.ops_unit.is_empty() {
+        "ops/s".into()
+    } else {
+        p.ops_unit.clone()
+    }
+}
+
+/// Renders every workload's table, then the legend of marks used.
+pub fn render(run: &RunResult) -> String {
+    let mut out = String::new();
+    let p = &run.policy;
+    let _ = writeln!(
+        out,
+        "fsarena {} run {}: cache={} sync={} data={} reps={} seed={}{}",
+        run.fsarena_version,
+        run.run_id,
+        p.cache,
+        p.sync,
+        p.data,
+        p.reps,
+        p.seed,
+        if run.can_drop_caches {
+            ""
+        } else {
+            " (not root: caches not dropped)"
+        }
+    );
+    let _ = writeln!(
+        out,
+        "host {} · kernel {} · {} · {} cores",
+        run.host.hostname, run.host.kernel, run.host.cpu_model, run.host.cores
+    );
+    let mut used_marks: Vec<&str> = Vec::new();
+    let mut workloads: Vec<&str> = Vec::new();
+    for t in &run.trials {
+        if !workloads.contains(&t.workload.as_str()) {
+            workloads.push(&t.workload);
+        }
+    }
+    for w in workloads {
+        let trials: Vec<_> = run.trials.iter().filter(|t| t.workload == w).collect();
+        let mut phases: Vec<&PhaseResult> = Vec::new();
+        for t in &trials {
+            for ph in &t.phases {
+                if !phases.iter().any(|x| x.name == ph.name) {
+                    phases.push(ph);
+                }
+            }
+        }
+        let mut targets: Vec<&str> = Vec::new();
+        for t in &trials {
+            if !targets.contains(&t.target.as_str()) {
+                targets.push(&t.target);
+            }
+        }
+        let params = trials.first().map(|t| {
+            t.params
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        let _ = writeln!(out, "\n{w}  ({})", params.unwrap_or_default());
+        let mut table = Table::new();
+        table
+            .load_preset(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic);
+        let mut header = vec![Cell::new("target")];
+        header.extend(
+            phases
+                .iter()
+                .map(|ph| Cell::new(format!("{}\n{}", ph.name, unit_of(ph)))),
+        );
+        table.set_header(header);
+        for target in targets {
+            let ok = trials
+                .iter()
+                .filter(|t| t.target == target && t.status == "ok")
+                .count();
+            let all = trials.iter().filter(|t| t.target == target).count();
+            let label = if ok == all {
+                target.to_string()
+            } else {
+                format!("{target}\n{ok}/{all} ok")
+            };
+            let mut row = vec![Cell::new(label)];
+            for ph in &phases {
+                let Some(s) = find(&run.summaries, target, w, &ph.name, &ph.primary) else {
+                    row.push(Cell::new("failed"));
+                    continue;
+                };
+                let mut marks = String::new();
+                for (flag, mark, _) in MARKS {
+                    let has = if *flag == "noisy" {
+                        s.noisy
+                    } else {
+                        s.flags.iter().any(|f| f == flag)
+                    };
+                    if has {
+                        marks.push_str(mark);
+                        if !used_marks.contains(flag) {
+                            used_marks.push(flag);
+                        }
+                    }
+                }
+                let spread = s
+                    .stats
+                    .cv
+                    .map(|cv| format!(" ±{:.1}%", cv * 100.0))
+                    .unwrap_or_default();
+                let cpu = find(&run.summaries, target, w, &ph.name, "cpu_pct")
+                    .map(|c| format!("cpu {:.0}%", c.stats.median))
+                    .unwrap_or_default();
+                let sep = if marks.is_empty() { "" } else { " " };
+                row.push(Cell::new(format!(
+                    "{}{spread}{sep}{marks}\n{cpu}",
+                    fmt_num(s.stats.median)
+                )));
+            }
+            table.add_row(row);
+        }
+        let _ = writeln!(out, "{table}");
+    }
+    let _ = writeln!(
+        out,
+        "\nmedian of {} repetition(s); ± is the coefficient of variation; MB = 10^6 bytes",
+        run.policy.reps
+    );
+    for (flag, mark, text) in MARKS {
+        if used_marks.contains(flag) {
+            let _ = writeln!(out, "  {mark}  {text}");
+        }
+    }
+    let failed: Vec<_> = run.trials.iter().filter(|t| t.status != "ok").collect();
+    for t in failed {
+        let _ = writeln!(
+            out,
+            "  {} {} rep {}: {}: {}",
+            t.target,
+            t.workload,
+            t.rep,
+            t.status,
+            t.error.as_deref().unwrap_or("")
+        );
+    }
+    for t in &run.targets {
+        let dev = t
+            .device_read_mb_per_s
+            .map(|r| format!(", device cold read {} MB/s", fmt_num(r)))
+            .unwrap_or_default();
+        let dio = match t.loop_direct_io {
+            Some(true) => ", loop direct-io on",
+            Some(false) => ", loop direct-io OFF (host page cache under the device)",
+            None => "",
+        };
+        let _ = writeln!(
+            out,
+            "  target {} ({}): mkfs [{}] mount [{}]{dev}{dio}",
+            t.name,
+            t.kind,
+            t.mkfs_opts.join(" "),
+            t.mount_opts
+        );
+    }
+    out
+}

@@ -1,0 +1,131 @@
+//! The figures of a run, as recorded and exported (`--json`).
+//!
+//! Field names are part of fsarena's interface: scripts read them. Units are in the names
+//! (`_s` seconds, `_bytes` bytes, `mb_per_s` 10^6 bytes per second, `lat_us` microseconds).
+
+use crate::policy::Policy;
+use crate::probe::hist::Percentiles;
+use crate::probe::series::SeriesOut;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One whole run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResult {
+    pub fsarena_version: String,
+    pub run_id: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// `complete`, `failed` (some trial failed) or `interrupted`.
+    pub status: String,
+    pub command_line: Vec<String>,
+    pub host: HostInfo,
+    pub policy: Policy,
+    /// Whether caches could be dropped (root); when false, "cold" results are not cold.
+    pub can_drop_caches: bool,
+    pub targets: Vec<TargetInfo>,
+    pub trials: Vec<Trial>,
+    pub summaries: Vec<crate::stats::Summary>,
+}
+
+/// Facts about the machine.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cores: usize,
+    pub mem_bytes: u64,
+}
+
+/// A place the workloads ran.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub name: String,
+    pub fstype: String,
+    /// `loop`, `tmpfs` or `dir`.
+    pub kind: String,
+    pub mkfs_opts: Vec<String>,
+    /// Mount options as the kernel reports them for the last mount (not only as asked).
+    pub mount_opts: String,
+    /// Options the user asked for with `--mount-opt`.
+    pub requested_mount_opts: String,
+    pub size_bytes: u64,
+    /// Cold sequential O_DIRECT read rate of the device, measured once before the first trial.
+    pub device_read_mb_per_s: Option<f64>,
+    /// Whether the loop device runs with direct I/O to its backing file.
+    pub loop_direct_io: Option<bool>,
+    /// For `dir` targets: the directory given.
+    pub path: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// Provisioning figures of one trial's filesystem.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Provision {
+    pub mkfs_s: Option<f64>,
+    pub mount_s: Option<f64>,
+    pub umount_s: Option<f64>,
+    pub capacity_bytes: Option<u64>,
+    pub free_bytes: Option<u64>,
+}
+
+/// One repetition of one workload on one target.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Trial {
+    pub target: String,
+    pub workload: String,
+    pub params: BTreeMap<String, String>,
+    pub rep: u32,
+    /// `ok`, `failed` or `interrupted`.
+    pub status: String,
+    pub error: Option<String>,
+    pub provision: Provision,
+    pub phases: Vec<PhaseResult>,
+    pub peak_rss_bytes: u64,
+}
+
+/// Latency of one operation kind in a phase.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OpLatency {
+    pub op: String,
+    pub count: u64,
+    pub lat_us: Percentiles,
+}
+
+/// The probe's figures for one phase.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PhaseResult {
+    pub name: String,
+    pub wall_s: f64,
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    /// (user + sys) / wall × 100, like Bonnie's %CP; above 100 with several busy workers.
+    pub cpu_pct: f64,
+    pub ops: u64,
+    pub bytes: u64,
+    pub ops_per_s: f64,
+    /// 10^6 bytes per second.
+    pub mb_per_s: f64,
+    /// Over all counted operations.
+    pub lat_us: Option<Percentiles>,
+    /// Per operation kind (including the sync policy's fsyncs).
+    pub lat_by_op: Vec<OpLatency>,
+    pub series: SeriesOut,
+    pub dev_read_bytes: Option<u64>,
+    pub dev_write_bytes: Option<u64>,
+    /// dev_write_bytes / bytes when the phase wrote payload.
+    pub write_amplification: Option<f64>,
+    pub space_used_bytes: Option<u64>,
+    pub dirty_bytes_end: u64,
+    pub first_done_s: Option<f64>,
+    pub last_done_s: Option<f64>,
+    pub workers: usize,
+    /// Honesty flags: `short` (< 0.1 s), `not-synced`, `cache-suspect`, `cache-not-dropped`,
+    /// `warm` (ran once unmeasured first).
+    pub flags: Vec<String>,
+    /// The phase's headline metric: `mb_per_s` or `ops_per_s`.
+    pub primary: String,
+    /// Unit label for `ops_per_s` (e.g. `seeks/s`, `files/s`).
+    pub ops_unit: String,
+}

@@ -1,0 +1,241 @@
+//! The runner: Plan → for each repetition × target × workload a Trial on a freshly made
+//! filesystem → results. Teardown always happens: on success, error, panic (targets tear
+//! down in `Drop`) and SIGINT/SIGTERM.
+//!
+//! Repetitions are the outer loop, so the targets alternate (rep 1 of every target, then
+//! rep 2, …) and slow drifts of the machine spread over all targets instead of one.
+
+use crate::context::{check_stop, TrialContext};
+use crate::data::DataPool;
+use crate::error::Error;
+use crate::plan::Plan;
+use crate::result::{RunResult, Trial};
+use crate::state::State;
+use crate::target::{self, Env, Target};
+use anyhow::{Context, Result};
+use std::sync::Arc;
+
+/// A fresh run id: UTC time plus random hex, sortable and unique enough.
+pub fn new_run_id() -> String {
+    let now = chrono::Utc::now();
+    format!(
+        "{}-{:04x}",
+        now.format("%Y%m%d-%H%M%S"),
+        rand::random::<u16>()
+    )
+}
+
+/// Where progress lines go.
+pub trait Progress {
+    /// A phase starts.
+    fn phase(&self, rep: u32, reps: u32, target: &str, workload: &str, phase: &str);
+    /// Anything else worth a line (provisioning, calibration, failures).
+    fn note(&self, msg: &str);
+}
+
+/// Progress on stderr, one plain line per step.
+pub struct StderrProgress;
+
+impl Progress for StderrProgress {
+    fn phase(&self, rep: u32, reps: u32, target: &str, workload: &str, phase: &str) {
+        eprintln!("fsarena: [rep {rep}/{reps}] {target} {workload}: {phase}");
+    }
+    fn note(&self, msg: &str) {
+        eprintln!("fsarena: {msg}");
+    }
+}
+
+/// No progress output (`--quiet`).
+pub struct Silent;
+
+impl Progress for Silent {
+    fn phase(&self, _: u32, _: u32, _: &str, _: &str, _: &str) {}
+    fn note(&self, _: &str) {}
+}
+
+/// Runs the plan. Returns the run's results also when trials failed or the run was
+/// interrupted (see `status`).
+pub fn execute(
+    plan: &Plan,
+    command_line: Vec<String>,
+    progress: &dyn Progress,
+) -> Result<RunResult> {
+    let run_id = new_run_id();
+    let state = Arc::new(open_state(plan, &run_id)?);
+    let env = Env {
+        run_id: run_id.clone(),
+        image_dir: plan.image_dir.clone(),
+        state: Arc::clone(&state),
+    };
+    let mut result = RunResult {
+        fsarena_version: env!("CARGO_PKG_VERSION").to_string(),
+        run_id,
+        started_at: chrono::Utc::now().to_rfc3339(),
+        finished_at: None,
+        status: "running".into(),
+        command_line,
+        host: crate::host::host_info(),
+        policy: plan.policy.clone(),
+        can_drop_caches: crate::probe::sys::is_root(),
+        targets: Vec::new(),
+        trials: Vec::new(),
+        summaries: Vec::new(),
+    };
+    let mut targets: Vec<Box<dyn Target>> = plan
+        .targets
+        .iter()
+        .map(|s| target::build(s, &env))
+        .collect();
+    let outcome = run_trials(plan, &mut targets, &mut result, progress);
+    for t in targets.iter_mut() {
+        if let Err(e) = t.teardown() {
+            progress.note(&format!(
+                "teardown of {} failed: {e:#}; run `fsarena cleanup`",
+                t.info().name
+            ));
+        }
+    }
+    result.targets = targets.iter().map(|t| t.info().clone()).collect();
+    drop(targets);
+    state.finish()?;
+    result.finished_at = Some(chrono::Utc::now().to_rfc3339());
+    result.summaries = crate::stats::summarize(&result.trials);
+    result.status = match &outcome {
+        Err(e) if crate::error::exit_code(e) == crate::error::exit::INTERRUPTED => "interrupted",
+        Err(_) => "failed",
+        Ok(()) if result.trials.iter().any(|t| t.status != "ok") => "failed",
+        Ok(()) => "complete",
+    }
+    .into();
+    if let Err(e) = outcome {
+        if result.status != "interrupted" {
+            return Err(e);
+        }
+    }
+    Ok(result)
+}
+
+fn open_state(plan: &Plan, run_id: &str) -> Result<State> {
+    let dir = plan.image_dir.join("state");
+    match State::create(&dir, run_id) {
+        Ok(s) => Ok(s),
+        Err(e)
+            if plan
+                .targets
+                .iter()
+                .all(|t| matches!(t, target::TargetSpec::Dir { .. })) =>
+        {
+            // A non-root user with only --dir targets may not write the shared image dir.
+            // SAFETY: getuid has no arguments and cannot fail.
+            let uid = unsafe { libc::getuid() };
+            let alt = std::env::temp_dir()
+                .join(format!("fsarena-{uid}"))
+                .join("state");
+            State::create(&alt, run_id)
+                .with_context(|| format!("{e:#}; also tried {}", alt.display()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn run_trials(
+    plan: &Plan,
+    targets: &mut [Box<dyn Target>],
+    result: &mut RunResult,
+    progress: &dyn Progress,
+) -> Result<()> {
+    for t in targets.iter_mut() {
+        check_stop()?;
+        if t.info().kind == "loop" {
+            progress.note(&format!(
+                "{}: measuring the device's cold O_DIRECT read rate",
+                t.info().name
+            ));
+            if let Err(e) = t.calibrate() {
+                progress.note(&format!("{}: calibration failed: {e:#}", t.info().name));
+                t.teardown().ok();
+            }
+        }
+    }
+    let reps = plan.policy.reps;
+    for rep in 1..=reps {
+        for t in targets.iter_mut() {
+            for w in &plan.workloads {
+                check_stop()?;
+                let trial = run_trial(plan, t.as_mut(), w, rep, progress);
+                let interrupted = trial.status == "interrupted";
+                if let Some(err) = &trial.error {
+                    progress.note(&format!(
+                        "{} {} rep {rep}: {} ({err})",
+                        trial.target, trial.workload, trial.status
+                    ));
+                }
+                result.trials.push(trial);
+                if interrupted {
+                    return Err(Error::Interrupted.into());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run_trial(
+    plan: &Plan,
+    target: &mut dyn Target,
+    w: &crate::workload::WorkloadSpec,
+    rep: u32,
+    progress: &dyn Progress,
+) -> Trial {
+    let name = target.info().name.clone();
+    let mut trial = Trial {
+        target: name.clone(),
+        workload: w.info.name.to_string(),
+        params: w.params.to_text_map(),
+        rep,
+        status: "ok".into(),
+        error: None,
+        provision: Default::default(),
+        phases: Vec::new(),
+        peak_rss_bytes: 0,
+    };
+    let outcome = (|| -> Result<()> {
+        let workdir = target.prepare()?;
+        let workload = (w.info.build)(&w.params)?;
+        let pool = DataPool::new(plan.policy.data, plan.policy.seed);
+        let reps = plan.policy.reps;
+        let wname = w.info.name;
+        let on_phase = |phase: &str| progress.phase(rep, reps, &name, wname, phase);
+        let mut cx = TrialContext::new(workdir, &plan.policy, target, pool, &on_phase);
+        let res = workload.run(&mut cx);
+        trial.phases = cx.into_phases();
+        res
+    })();
+    let teardown = target.teardown();
+    trial.provision = target.provision();
+    trial.peak_rss_bytes = crate::probe::sys::peak_rss_bytes();
+    let err = outcome.err().or(teardown.err());
+    if let Some(e) = err {
+        trial.status = if crate::error::exit_code(&e) == crate::error::exit::INTERRUPTED {
+            "interrupted".into()
+        } else {
+            "failed".into()
+        };
+        trial.error = Some(describe_error(&e));
+    }
+    trial
+}
+
+/// The error's whole chain, with ENOSPC spelled out as "filesystem full".
+pub fn describe_error(e: &anyhow::Error) -> String {
+    let full = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.raw_os_error() == Some(libc::ENOSPC))
+    });
+    let text = format!("{e:#}");
+    if full {
+        format!("filesystem full: {text}")
+    } else {
+        text
+    }
+}

@@ -1,0 +1,379 @@
+//! The state file: every mount, loop device, image and work directory a run creates is
+//! recorded here *before* it is created and removed after it is gone, so that
+//! `fsarena cleanup` can undo what a `kill -9` or a power cut left behind.
+//!
+//! One JSON file per run in `<image-dir>/state/`, rewritten atomically (write + rename).
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// Name of the marker file in every directory fsarena owns; nothing is deleted elsewhere.
+pub const MARKER: &str = ".fsarena-owned";
+
+/// Something a run created that must be undone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Resource {
+    /// A filesystem mounted at `path` (a directory fsarena created).
+    Mount { path: PathBuf },
+    /// A loop device attached to `image`.
+    Loop { device: String, image: PathBuf },
+    /// An image file fsarena created.
+    Image { path: PathBuf },
+    /// A directory fsarena created (carries [`MARKER`]).
+    Dir { path: PathBuf },
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct StateData {
+    pid: u32,
+    run_id: String,
+    resources: Vec<Resource>,
+}
+
+/// The live state file of a run.
+pub struct State {
+    path: PathBuf,
+    data: Mutex<StateData>,
+}
+
+/// Creates `dir` (and parents) if needed and puts the ownership marker in it.
+pub fn ensure_owned_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let marker = dir.join(MARKER);
+    if !marker.exists() {
+        std::fs::write(
+            &marker,
+            b"created by fsarena; its contents may be deleted by fsarena\n",
+        )
+        .with_context(|| format!("writing {}", marker.display()))?;
+    }
+    Ok(())
+}
+
+/// Whether `path` lies inside a directory that carries the marker (checking `path`'s own
+/// ancestors, without following symlinks at the last component).
+pub fn is_owned(path: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if meta.file_type().is_symlink() {
+        return false;
+    }
+    let Some(parent) = path.parent() else {
+        return false;
+    };
+    let Ok(parent) = parent.canonicalize() else {
+        return false;
+    };
+    parent.ancestors().any(|a| a.join(MARKER).is_file())
+}
+
+impl State {
+    /// Starts the state file of run `run_id` in `state_dir`.
+    pub fn create(state_dir: &Path, run_id: &str) -> Result<Self> {
+        ensure_owned_dir(state_dir)?;
+        let s = Self {
+            path: state_dir.join(format!("{run_id}.json")),
+            data: Mutex::new(StateData {
+                pid: std::process::id(),
+                run_id: run_id.to_string(),
+                resources: Vec::new(),
+            }),
+        };
+        s.save()?;
+        Ok(s)
+    }
+
+    fn save(&self) -> Result<()> {
+        let data = self.data.lock().unwrap_or_else(|e| e.into_inner());
+        let tmp = self.path.with_extension("json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(&*data)?)
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, &self.path).with_context(|| format!("renaming {}", tmp.display()))?;
+        Ok(())
+    }
+
+    /// Records `r` before it is created.
+    pub fn add(&self, r: Resource) -> Result<()> {
+        self.data
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .resources
+            .push(r);
+        self.save()
+    }
+
+    /// Forgets `r` after it was undone.
+    pub fn remove(&self, r: &Resource) -> Result<()> {
+        self.data
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .resources
+            .retain(|x| x != r);
+        self.save()
+    }
+
+    /// Deletes the state file when everything was undone.
+    pub fn finish(&self) -> Result<()> {
+        let left = self
+            .data
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .resources
+            .len();
+        if left == 0 {
+            std::fs::remove_file(&self.path).ok();
+        }
+        Ok(())
+    }
+}
+
+/// Whether `dev` (e.g. `/dev/loop3`) is attached to `image`.
+fn loop_backs(dev: &str, image: &Path) -> bool {
+    let name = dev.trim_start_matches("/dev/");
+    std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+        .map(|b| Path::new(b.trim()) == image)
+        .unwrap_or(false)
+}
+
+/// Loop devices whose backing file is `image`.
+pub fn loops_backing(image: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with("loop"))
+        .map(|n| format!("/dev/{n}"))
+        .filter(|d| loop_backs(d, image))
+        .collect()
+}
+
+/// Whether `path` is a mount point now (per /proc/self/mountinfo).
+pub fn is_mounted(path: &Path) -> bool {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let want = path.to_string_lossy();
+    text.lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .any(|m| unescape_mount_path(m) == want)
+}
+
+/// Undoes `octal escapes (\040 for space) of /proc mount paths.
+pub fn unescape_mount_path(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 4 <= b.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Unmounts `path`, retrying while busy, lazily as a last resort. Returns seconds taken.
+pub fn umount(path: &Path) -> Result<f64> {
+    let p = path.to_string_lossy().to_string();
+    let mut last = None;
+    for attempt in 0..5 {
+        match crate::cmd::run(&["umount", &p]) {
+            Ok(out) => return Ok(out.seconds),
+            Err(e) => {
+                if !is_mounted(path) {
+                    return Ok(0.0);
+                }
+                last = Some(e);
+                std::thread::sleep(std::time::Duration::from_millis(200 << attempt));
+            }
+        }
+    }
+    crate::cmd::run(&["umount", "-l", &p])
+        .map(|o| o.seconds)
+        .map_err(|e| last.unwrap_or(e))
+}
+
+/// Undoes one resource; `Ok(true)` when something was done.
+pub fn undo(r: &Resource) -> Result<bool> {
+    match r {
+        Resource::Mount { path } => {
+            if is_mounted(path) {
+                umount(path)?;
+                let _ = std::fs::remove_dir(path);
+                return Ok(true);
+            }
+            Ok(std::fs::remove_dir(path).is_ok())
+        }
+        Resource::Loop { device, image } => {
+            if loop_backs(device, image) {
+                crate::cmd::run(&["losetup", "-d", device])?;
+                return Ok(true);
+            }
+            Ok(false)
+        }
+        Resource::Image { path } => {
+            // A run killed between losetup and recording the device leaves an attached
+            // loop device that only the image names: detach it first.
+            for dev in loops_backing(path) {
+                crate::cmd::run(&["losetup", "-d", &dev])?;
+            }
+            if path.exists() {
+                anyhow::ensure!(
+                    is_owned(path),
+                    "refusing to delete {}: not inside a directory fsarena owns",
+                    path.display()
+                );
+                std::fs::remove_file(path)
+                    .with_context(|| format!("removing {}", path.display()))?;
+                return Ok(true);
+            }
+            Ok(false)
+        }
+        Resource::Dir { path } => {
+            if path.exists() {
+                let is_link = std::fs::symlink_metadata(path)
+                    .map(|m| m.file_type().is_symlink())
+                    .unwrap_or(true);
+                anyhow::ensure!(
+                    !is_link && path.join(MARKER).is_file(),
+                    "refusing to delete {}: it does not carry fsarena's marker",
+                    path.display()
+                );
+                std::fs::remove_dir_all(path)
+                    .with_context(|| format!("removing {}", path.display()))?;
+                return Ok(true);
+            }
+            Ok(false)
+        }
+    }
+}
+
+fn pid_is_live_fsarena(pid: u32) -> bool {
+    pid != std::process::id()
+        && std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .map(|c| c.trim() == "fsarena")
+            .unwrap_or(false)
+}
+
+/// Undoes everything recorded in the state files of `state_dir` whose run is no longer
+/// alive. Returns one line per action taken (or refused). Idempotent.
+pub fn cleanup(state_dir: &Path) -> Result<Vec<String>> {
+    let mut lines = Vec::new();
+    let Ok(entries) = std::fs::read_dir(state_dir) else {
+        return Ok(lines);
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let data: StateData = match std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+        {
+            Some(d) => d,
+            None => {
+                lines.push(format!("skipped unreadable state file {}", path.display()));
+                continue;
+            }
+        };
+        if pid_is_live_fsarena(data.pid) {
+            lines.push(format!(
+                "run {} is still running (pid {}); left alone",
+                data.run_id, data.pid
+            ));
+            continue;
+        }
+        let mut failed = false;
+        for r in data.resources.iter().rev() {
+            match undo(r) {
+                Ok(true) => lines.push(format!("undid {}", describe(r))),
+                Ok(false) => {}
+                Err(e) => {
+                    failed = true;
+                    lines.push(format!("could not undo {}: {e:#}", describe(r)));
+                }
+            }
+        }
+        if !failed {
+            std::fs::remove_file(&path).ok();
+        }
+    }
+    Ok(lines)
+}
+
+/// A one-line description of a resource.
+pub fn describe(r: &Resource) -> String {
+    match r {
+        Resource::Mount { path } => format!("mount {}", path.display()),
+        Resource::Loop { device, image } => format!("loop device {device} ({})", image.display()),
+        Resource::Image { path } => format!("image {}", path.display()),
+        Resource::Dir { path } => format!("directory {}", path.display()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unescapes_mountinfo_paths() {
+        assert_eq!(unescape_mount_path("/mnt/a\\040b"), "/mnt/a b");
+        assert_eq!(unescape_mount_path("/plain"), "/plain");
+    }
+
+    #[test]
+    fn state_file_tracks_and_cleanup_removes_owned_things_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let owned = tmp.path().join("images");
+        ensure_owned_dir(&owned).unwrap();
+        let img = owned.join("x.img");
+        std::fs::write(&img, b"data").unwrap();
+        let foreign = tmp.path().join("foreign.img");
+        std::fs::write(&foreign, b"keep").unwrap();
+        let work = owned.join("work");
+        ensure_owned_dir(&work).unwrap();
+        std::fs::write(work.join("f"), b"x").unwrap();
+
+        let sdir = owned.join("state");
+        let st = State::create(&sdir, "run1").unwrap();
+        st.add(Resource::Image { path: img.clone() }).unwrap();
+        st.add(Resource::Image {
+            path: foreign.clone(),
+        })
+        .unwrap();
+        st.add(Resource::Dir { path: work.clone() }).unwrap();
+        // Pretend the run died: a state file whose pid is not a live fsarena.
+        drop(st);
+        let lines = cleanup(&sdir).unwrap();
+        assert!(!img.exists() && !work.exists());
+        assert!(
+            foreign.exists(),
+            "a file outside an owned dir must never be deleted"
+        );
+        assert!(lines.iter().any(|l| l.contains("refusing")), "{lines:?}");
+        // The state file is kept while something could not be undone; a second call is harmless.
+        let again = cleanup(&sdir).unwrap();
+        assert!(again.iter().all(|l| !l.starts_with("undid")), "{again:?}");
+    }
+
+    #[test]
+    fn symlink_out_is_not_owned() {
+        let tmp = tempfile::tempdir().unwrap();
+        ensure_owned_dir(tmp.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(outside.path(), &link).unwrap();
+        assert!(!is_owned(&link));
+        assert!(is_owned(&tmp.path().join(MARKER)));
+    }
+}

@@ -1,0 +1,218 @@
+//! Statistics over repetitions: median, mean, sample standard deviation, min, max, the 95%
+//! confidence interval of the mean (Student's t), and the coefficient of variation.
+//!
+//! * mean x̄ = Σx/n; sample stddev s = sqrt(Σ(x−x̄)²/(n−1)) (Bessel's correction);
+//! * CI95 = x̄ ± t(0.975, n−1)·s/√n, t from a table for n−1 ≤ 30 and the Cornish–Fisher
+//!   expansion of the t quantile around the normal quantile beyond;
+//! * CV = s/x̄; above [`NOISY_CV`] a figure is flagged `noisy`.
+
+use crate::result::{PhaseResult, Trial};
+use serde::{Deserialize, Serialize};
+
+/// Coefficient of variation above which a summary is flagged noisy.
+pub const NOISY_CV: f64 = 0.05;
+
+/// t(0.975, df) for df = 1..=30.
+const T975: [f64; 30] = [
+    12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157,
+    2.228139, 2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922,
+    2.093024, 2.085963, 2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831,
+    2.048407, 2.045230, 2.042272,
+];
+
+/// The two-sided 95% quantile of Student's t with `df` degrees of freedom.
+pub fn t975(df: usize) -> f64 {
+    assert!(df > 0, "t quantile needs at least one degree of freedom");
+    if df <= 30 {
+        return T975[df - 1];
+    }
+    let z: f64 = 1.959_963_985;
+    let d = df as f64;
+    z + (z.powi(3) + z) / (4.0 * d)
+        + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
+}
+
+/// Descriptive statistics of a sample.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Describe {
+    pub n: usize,
+    pub median: f64,
+    pub mean: f64,
+    /// Sample standard deviation; `None` for n < 2.
+    pub stddev: Option<f64>,
+    pub min: f64,
+    pub max: f64,
+    pub ci95_low: Option<f64>,
+    pub ci95_high: Option<f64>,
+    /// stddev / mean; `None` for n < 2 or a zero mean.
+    pub cv: Option<f64>,
+}
+
+/// Describes a non-empty sample; `None` when empty.
+pub fn describe(xs: &[f64]) -> Option<Describe> {
+    let n = xs.len();
+    if n == 0 {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    let mean = v.iter().sum::<f64>() / n as f64;
+    let (stddev, ci, cv) = if n >= 2 {
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let s = var.sqrt();
+        let half = t975(n - 1) * s / (n as f64).sqrt();
+        let cv = (mean != 0.0).then(|| s / mean.abs());
+        (Some(s), Some((mean - half, mean + half)), cv)
+    } else {
+        (None, None, None)
+    };
+    Some(Describe {
+        n,
+        median,
+        mean,
+        stddev,
+        min: v[0],
+        max: v[n - 1],
+        ci95_low: ci.map(|c| c.0),
+        ci95_high: ci.map(|c| c.1),
+        cv,
+    })
+}
+
+/// Statistics of one metric of one phase over the repetitions of a target × workload.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Summary {
+    pub target: String,
+    pub workload: String,
+    pub phase: String,
+    pub metric: String,
+    #[serde(flatten)]
+    pub stats: Describe,
+    pub noisy: bool,
+    /// Union of the honesty flags of the phases summarised.
+    pub flags: Vec<String>,
+}
+
+/// The metrics summarised for every phase, with how to read each from a phase result.
+pub const METRICS: &[(&str, fn(&PhaseResult) -> Option<f64>)] = &[
+    ("wall_s", |p| Some(p.wall_s)),
+    ("ops_per_s", |p| Some(p.ops_per_s)),
+    ("mb_per_s", |p| Some(p.mb_per_s)),
+    ("cpu_pct", |p| Some(p.cpu_pct)),
+    ("lat_p50_us", |p| p.lat_us.map(|l| l.p50)),
+    ("lat_p99_us", |p| p.lat_us.map(|l| l.p99)),
+    ("lat_max_us", |p| p.lat_us.map(|l| l.max)),
+    ("write_amplification", |p| p.write_amplification),
+    ("dirty_bytes_end", |p| Some(p.dirty_bytes_end as f64)),
+];
+
+/// Summaries of every target × workload × phase × metric over the successful trials.
+pub fn summarize(trials: &[Trial]) -> Vec<Summary> {
+    let mut out = Vec::new();
+    let mut groups: Vec<(&str, &str)> = Vec::new();
+    for t in trials {
+        if !groups.contains(&(&t.target, &t.workload)) {
+            groups.push((&t.target, &t.workload));
+        }
+    }
+    for (target, workload) in groups {
+        let reps: Vec<&Trial> = trials
+            .iter()
+            .filter(|t| t.target == target && t.workload == workload && t.status == "ok")
+            .collect();
+        let mut phase_names: Vec<&str> = Vec::new();
+        for t in &reps {
+            for p in &t.phases {
+                if !phase_names.contains(&p.name.as_str()) {
+                    phase_names.push(&p.name);
+                }
+            }
+        }
+        for phase in phase_names {
+            let ps: Vec<&PhaseResult> = reps
+                .iter()
+                .filter_map(|t| t.phases.iter().find(|p| p.name == phase))
+                .collect();
+            let mut flags: Vec<String> = Vec::new();
+            for p in &ps {
+                for f in &p.flags {
+                    if !flags.contains(f) {
+                        flags.push(f.clone());
+                    }
+                }
+            }
+            for (metric, get) in METRICS {
+                let xs: Vec<f64> = ps.iter().filter_map(|p| get(p)).collect();
+                if let Some(stats) = describe(&xs) {
+                    let noisy = stats.cv.is_some_and(|cv| cv > NOISY_CV);
+                    out.push(Summary {
+                        target: target.to_string(),
+                        workload: workload.to_string(),
+                        phase: phase.to_string(),
+                        metric: metric.to_string(),
+                        stats,
+                        noisy,
+                        flags: flags.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn known_values() {
+        // R: x <- c(10, 12, 9, 11, 13); mean 11, sd 1.581139, t.test(x)$conf.int 9.036757 12.963243
+        let d = describe(&[10.0, 12.0, 9.0, 11.0, 13.0]).unwrap();
+        assert_eq!(d.median, 11.0);
+        assert!((d.mean - 11.0).abs() < 1e-12);
+        assert!((d.stddev.unwrap() - 1.581139).abs() < 1e-6);
+        assert!((d.ci95_low.unwrap() - 9.036757).abs() < 1e-5);
+        assert!((d.ci95_high.unwrap() - 12.963243).abs() < 1e-5);
+        assert!((d.cv.unwrap() - 0.1437399).abs() < 1e-6);
+        let two = describe(&[1.0, 3.0]).unwrap();
+        assert_eq!(two.median, 2.0);
+        let one = describe(&[5.0]).unwrap();
+        assert_eq!((one.stddev, one.ci95_low, one.cv), (None, None, None));
+        assert!(describe(&[]).is_none());
+    }
+
+    #[test]
+    fn t_quantiles() {
+        assert!((t975(2) - 4.302653).abs() < 1e-6);
+        // qt(0.975, 40) = 2.021075, qt(0.975, 100) = 1.983972
+        assert!((t975(40) - 2.021075).abs() < 1e-4);
+        assert!((t975(100) - 1.983972).abs() < 1e-4);
+        assert!(t975(31) < t975(30));
+    }
+
+    proptest! {
+        #[test]
+        fn order_statistics_hold(xs in proptest::collection::vec(-1e6f64..1e6, 1..40)) {
+            let d = describe(&xs).unwrap();
+            prop_assert!(d.min <= d.median && d.median <= d.max);
+            prop_assert!(d.min <= d.mean + 1e-6 && d.mean <= d.max + 1e-6);
+            if let (Some(lo), Some(hi)) = (d.ci95_low, d.ci95_high) {
+                prop_assert!(lo <= d.mean + 1e-9 && d.mean <= hi + 1e-9);
+            }
+        }
+
+        #[test]
+        fn constant_sample_has_no_spread(x in -1e6f64..1e6, n in 2usize..20) {
+            let d = describe(&vec![x; n]).unwrap();
+            prop_assert!(d.stddev.unwrap().abs() < 1e-9);
+            prop_assert_eq!(d.median, x);
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! An existing directory: fsarena works only inside a fresh subdirectory it creates there
+//! (marked as its own) and removes afterwards. Caches are dropped when running as root; the
+//! filesystem is neither made nor remounted.
+
+use super::{Env, Target};
+use crate::probe::sys;
+use crate::result::{Provision, TargetInfo};
+use crate::state::{self, Resource};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// A target on a directory the user gave with `--dir`.
+pub struct DirTarget {
+    info: TargetInfo,
+    path: PathBuf,
+    env: Env,
+    current: Option<PathBuf>,
+    seq: u32,
+    provision: Provision,
+}
+
+impl DirTarget {
+    /// A target in `path` (which must exist; checked when the plan is built).
+    pub fn new(path: &Path, env: &Env) -> Self {
+        let fstype = fstype_of(path).unwrap_or_else(|| "unknown".into());
+        let mut notes = vec![
+            "existing directory: the filesystem is not made or remounted by fsarena".to_string(),
+        ];
+        if !sys::is_root() {
+            notes.push("not root: caches could not be dropped, cold results may be warm".into());
+        }
+        Self {
+            info: TargetInfo {
+                name: format!("dir:{}", path.display()),
+                fstype,
+                kind: "dir".into(),
+                mount_opts: mount_point_of(path)
+                    .and_then(|m| super::mount::effective_options(&m))
+                    .unwrap_or_default(),
+                path: Some(path.display().to_string()),
+                notes,
+                ..Default::default()
+            },
+            path: path.to_path_buf(),
+            env: env.clone(),
+            current: None,
+            seq: 0,
+            provision: Provision::default(),
+        }
+    }
+}
+
+/// The filesystem type of the mount holding `path`, from /proc/self/mountinfo.
+pub fn fstype_of(path: &Path) -> Option<String> {
+    let mp = mount_point_of(path)?;
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = mp.to_string_lossy();
+    text.lines()
+        .filter(|l| {
+            l.split(' ')
+                .nth(4)
+                .map(state::unescape_mount_path)
+                .as_deref()
+                == Some(&*want)
+        })
+        .last()
+        .and_then(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            let sep = f.iter().position(|x| *x == "-")?;
+            f.get(sep + 1).map(|s| s.to_string())
+        })
+}
+
+/// The mount point holding `path` (longest mountinfo prefix of its canonical path).
+pub fn mount_point_of(path: &Path) -> Option<PathBuf> {
+    let canon = path.canonicalize().ok()?;
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    text.lines()
+        .filter_map(|l| l.split(' ').nth(4).map(state::unescape_mount_path))
+        .map(PathBuf::from)
+        .filter(|m| canon.starts_with(m))
+        .max_by_key(|m| m.as_os_str().len())
+}
+
+impl Target for DirTarget {
+    fn info(&self) -> &TargetInfo {
+        &self.info
+    }
+
+    fn prepare(&mut self) -> Result<PathBuf> {
+        self.seq += 1;
+        let work = self
+            .path
+            .join(format!("fsarena-{}-{}", self.env.run_id, self.seq));
+        self.env.state.add(Resource::Dir { path: work.clone() })?;
+        std::fs::create_dir(&work).with_context(|| format!("creating {}", work.display()))?;
+        std::fs::write(work.join(state::MARKER), b"fsarena work directory\n")?;
+        self.current = Some(work.clone());
+        let space = sys::space(&work)?;
+        self.provision = Provision {
+            capacity_bytes: Some(space.capacity_bytes),
+            free_bytes: Some(space.free_bytes),
+            ..Default::default()
+        };
+        // Workloads get a clean subdirectory; the marker stays out of their way.
+        let inner = work.join("work");
+        std::fs::create_dir(&inner)?;
+        Ok(inner)
+    }
+
+    fn device_stat(&self) -> Option<PathBuf> {
+        sys::sysfs_stat_for_path(&self.path)
+    }
+
+    fn provision(&self) -> Provision {
+        self.provision.clone()
+    }
+
+    fn teardown(&mut self) -> Result<()> {
+        if let Some(work) = self.current.take() {
+            let r = Resource::Dir { path: work };
+            state::undo(&r)?;
+            self.env.state.remove(&r)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for DirTarget {
+    fn drop(&mut self) {
+        let _ = self.teardown();
+    }
+}

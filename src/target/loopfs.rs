@@ -1,0 +1,334 @@
+//! A real filesystem on a loop image: fallocate an image in `--image-dir`, attach it with
+//! `losetup --direct-io=on`, mkfs it (no discard, no lazy init), mount it; and back.
+//!
+//! Why each step is as it is (measured on a 2-vCPU KVM guest, see DESIGN.md):
+//! * The image is preallocated: a sparse image makes the host filesystem allocate blocks
+//!   during the benchmark.
+//! * Direct I/O on the loop device keeps the host page cache from sitting under the
+//!   benchmark (without it, "disk" writes ran at page-cache speed). Whether it took effect
+//!   is read back from `/sys/block/loopN/loop/dio` and recorded.
+//! * Every trial gets a fresh image and a fresh filesystem; `reset` remounts, which empties
+//!   the filesystem's caches of this mount.
+
+use super::{fs::FsType, mount, Env, Target, TargetSpec};
+use crate::cmd;
+use crate::probe::sys;
+use crate::result::{Provision, TargetInfo};
+use crate::state::{self, Resource};
+use anyhow::{bail, Context, Result};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Bytes written and read back to measure the device's cold read rate.
+const CALIBRATE_BYTES: u64 = 256 << 20;
+
+/// A loop-image target.
+pub struct LoopTarget {
+    info: TargetInfo,
+    env: Env,
+    fs: FsType,
+    user_mkfs: Vec<String>,
+    seq: u32,
+    live: Option<Live>,
+    provision: Provision,
+}
+
+/// The image, loop device and mount of the current trial.
+struct Live {
+    image: PathBuf,
+    device: Option<String>,
+    mountpoint: PathBuf,
+    mounted: bool,
+}
+
+impl LoopTarget {
+    /// A target for `spec` (must be [`TargetSpec::Loop`]).
+    pub fn new(spec: &TargetSpec, env: &Env) -> Self {
+        let TargetSpec::Loop {
+            fs,
+            mkfs_opts,
+            mount_opts,
+            size_bytes,
+        } = spec
+        else {
+            unreachable!("LoopTarget::new takes a loop spec")
+        };
+        let mut all_mkfs = fs.default_mkfs_opts();
+        all_mkfs.extend(mkfs_opts.iter().cloned());
+        Self {
+            info: TargetInfo {
+                name: fs.name().into(),
+                fstype: fs.name().into(),
+                kind: "loop".into(),
+                mkfs_opts: all_mkfs,
+                requested_mount_opts: mount_opts.clone(),
+                size_bytes: *size_bytes,
+                ..Default::default()
+            },
+            env: env.clone(),
+            fs: *fs,
+            user_mkfs: mkfs_opts.clone(),
+            seq: 0,
+            live: None,
+            provision: Provision::default(),
+        }
+    }
+
+    /// Creates a preallocated image and attaches it; records both in the state file.
+    fn attach_new_image(&mut self) -> Result<Live> {
+        state::ensure_owned_dir(&self.env.image_dir)?;
+        self.seq += 1;
+        let image = self.env.image_dir.join(format!(
+            "{}-{}-{}.img",
+            self.env.run_id, self.info.name, self.seq
+        ));
+        let mountpoint = self
+            .env
+            .image_dir
+            .join("mnt")
+            .join(format!("{}-{}", self.env.run_id, self.info.name));
+        self.env.state.add(Resource::Image {
+            path: image.clone(),
+        })?;
+        let mut live = Live {
+            image: image.clone(),
+            device: None,
+            mountpoint,
+            mounted: false,
+        };
+        let f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&image)
+            .with_context(|| format!("creating image {}", image.display()))?;
+        fallocate(&f, self.info.size_bytes).with_context(|| {
+            format!(
+                "preallocating {} bytes for {}",
+                self.info.size_bytes,
+                image.display()
+            )
+        })?;
+        drop(f);
+        let img = image.to_string_lossy();
+        let out = cmd::run(&["losetup", "--find", "--show", "--direct-io=on", &img])?;
+        let device = out.stdout.trim().to_string();
+        if !device.starts_with("/dev/loop") {
+            bail!("losetup printed '{device}' instead of a loop device");
+        }
+        self.env.state.add(Resource::Loop {
+            device: device.clone(),
+            image: image.clone(),
+        })?;
+        self.info.loop_direct_io = Some(loop_dio(&device));
+        live.device = Some(device);
+        Ok(live)
+    }
+
+    fn device(&self) -> Result<&str> {
+        self.live
+            .as_ref()
+            .and_then(|l| l.device.as_deref())
+            .context("no loop device attached")
+    }
+
+    fn mount_now(&mut self) -> Result<f64> {
+        let dev = self.device()?.to_string();
+        let live = self.live.as_mut().context("no image")?;
+        let secs = mount::mount(
+            &self.env.state,
+            self.fs.name(),
+            &dev,
+            &live.mountpoint,
+            &self.info.requested_mount_opts,
+        )?;
+        live.mounted = true;
+        Ok(secs)
+    }
+
+    fn release(&mut self) -> Result<()> {
+        let Some(mut live) = self.live.take() else {
+            return Ok(());
+        };
+        if live.mounted {
+            self.provision.umount_s = Some(mount::unmount(&self.env.state, &live.mountpoint)?);
+            live.mounted = false;
+        }
+        if let Some(dev) = live.device.take() {
+            let r = Resource::Loop {
+                device: dev,
+                image: live.image.clone(),
+            };
+            state::undo(&r)?;
+            self.env.state.remove(&r)?;
+        }
+        let r = Resource::Image {
+            path: live.image.clone(),
+        };
+        state::undo(&r)?;
+        self.env.state.remove(&r)?;
+        Ok(())
+    }
+}
+
+/// Whether direct I/O is on for a loop device (`/sys/block/loopN/loop/dio`).
+fn loop_dio(device: &str) -> bool {
+    let name = device.trim_start_matches("/dev/");
+    std::fs::read_to_string(format!("/sys/block/{name}/loop/dio"))
+        .map(|s| s.trim() == "1")
+        .unwrap_or(false)
+}
+
+/// Allocates `len` bytes of real blocks for `f` (not a sparse file).
+fn fallocate(f: &File, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fallocate on an open descriptor with mode 0 and a valid range.
+    let rc = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, len as libc::off_t) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A 4096-aligned buffer for O_DIRECT.
+struct AlignedBuf {
+    ptr: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+impl AlignedBuf {
+    fn new(len: usize) -> Self {
+        let layout = std::alloc::Layout::from_size_align(len, 4096).expect("valid layout");
+        // SAFETY: layout has non-zero size; the pointer is checked below.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        assert!(!ptr.is_null(), "allocation of {len} bytes failed");
+        Self { ptr, layout }
+    }
+    fn as_mut(&mut self) -> &mut [u8] {
+        // SAFETY: ptr is valid for layout.size() bytes and uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated with this layout in `new`.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// Writes `bytes` of random data to `device` with O_DIRECT, drops caches, and reads them
+/// back with O_DIRECT in 1 MiB requests; returns the read rate in 10^6 bytes/s.
+fn measure_read_rate(device: &str, bytes: u64) -> Result<f64> {
+    let mut buf = AlignedBuf::new(1 << 20);
+    let pool = crate::data::DataPool::new(crate::policy::DataPolicy::Random, 1);
+    let mut src = pool.source(0);
+    let mut w = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(device)
+        .with_context(|| format!("opening {device} with O_DIRECT"))?;
+    for _ in 0..bytes >> 20 {
+        src.fill(buf.as_mut());
+        w.write_all(buf.as_mut())?;
+    }
+    w.sync_all()?;
+    drop(w);
+    sys::drop_caches()?;
+    let mut r = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(device)?;
+    let t = Instant::now();
+    for _ in 0..bytes >> 20 {
+        r.read_exact(buf.as_mut())?;
+    }
+    Ok(bytes as f64 / t.elapsed().as_secs_f64() / 1e6)
+}
+
+impl Target for LoopTarget {
+    fn info(&self) -> &TargetInfo {
+        &self.info
+    }
+
+    fn calibrate(&mut self) -> Result<()> {
+        let live = self.attach_new_image()?;
+        self.live = Some(live);
+        let bytes = CALIBRATE_BYTES.min(self.info.size_bytes / 2 & !((1 << 20) - 1));
+        let rate = measure_read_rate(self.device()?, bytes);
+        self.release()?;
+        self.seq = 0;
+        self.info.device_read_mb_per_s = Some(rate?);
+        Ok(())
+    }
+
+    fn prepare(&mut self) -> Result<PathBuf> {
+        self.release()?;
+        let live = self.attach_new_image()?;
+        self.live = Some(live);
+        let dev = self.device()?.to_string();
+        let argv = self.fs.mkfs_argv(&dev, &self.user_mkfs);
+        let mkfs_s = cmd::run(&argv).context("mkfs failed")?.seconds;
+        let mount_s = self.mount_now()?;
+        let mp = self
+            .live
+            .as_ref()
+            .map(|l| l.mountpoint.clone())
+            .context("no mount")?;
+        self.info.mount_opts = mount::effective_options(&mp).unwrap_or_default();
+        let space = sys::space(&mp)?;
+        self.provision = Provision {
+            mkfs_s: Some(mkfs_s),
+            mount_s: Some(mount_s),
+            umount_s: None,
+            capacity_bytes: Some(space.capacity_bytes),
+            free_bytes: Some(space.free_bytes),
+        };
+        let work = mp.join("work");
+        std::fs::create_dir(&work).with_context(|| format!("creating {}", work.display()))?;
+        Ok(work)
+    }
+
+    fn reset(&mut self) -> Result<()> {
+        let mp = self
+            .live
+            .as_ref()
+            .map(|l| l.mountpoint.clone())
+            .context("no mount")?;
+        sys::syncfs(&mp).ok();
+        if let Some(live) = self.live.as_mut() {
+            if live.mounted {
+                mount::unmount(&self.env.state, &mp)?;
+                live.mounted = false;
+            }
+        }
+        sys::drop_caches()?;
+        self.mount_now()?;
+        Ok(())
+    }
+
+    fn device_stat(&self) -> Option<PathBuf> {
+        let dev = self.live.as_ref()?.device.as_ref()?;
+        Some(
+            Path::new("/sys/block")
+                .join(dev.trim_start_matches("/dev/"))
+                .join("stat"),
+        )
+    }
+
+    fn provision(&self) -> Provision {
+        self.provision.clone()
+    }
+
+    fn teardown(&mut self) -> Result<()> {
+        self.release()
+    }
+}
+
+impl Drop for LoopTarget {
+    fn drop(&mut self) {
+        let _ = self.release();
+    }
+}

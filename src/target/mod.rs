@@ -1,0 +1,87 @@
+//! Targets: where workloads run. A directory, a tmpfs, or a loop image that fsarena makes
+//! with mkfs and mounts — always torn down again.
+//!
+//! Each trial gets a freshly made filesystem on loop and tmpfs targets ("recreated and
+//! freshly mounted for each and every test", as the seed articles did it).
+
+pub mod dir;
+pub mod fs;
+pub mod loopfs;
+pub mod mount;
+pub mod tmpfs;
+
+use crate::result::{Provision, TargetInfo};
+use crate::state::State;
+use anyhow::Result;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A place to run trials.
+pub trait Target {
+    /// What the target is, as recorded with the results.
+    fn info(&self) -> &TargetInfo;
+    /// Measures what only needs measuring once (the device's cold read rate).
+    fn calibrate(&mut self) -> Result<()> {
+        Ok(())
+    }
+    /// Makes a fresh filesystem (or directory) for one trial; returns an empty work directory.
+    fn prepare(&mut self) -> Result<PathBuf>;
+    /// Before a cold phase: sync and drop caches, and remount where the target allows.
+    fn reset(&mut self) -> Result<()> {
+        if crate::probe::sys::is_root() {
+            crate::probe::sys::drop_caches()?;
+        }
+        Ok(())
+    }
+    /// The sysfs `stat` file of the device under the target, for I/O accounting.
+    fn device_stat(&self) -> Option<PathBuf>;
+    /// Provisioning figures of the current (or last) trial.
+    fn provision(&self) -> Provision;
+    /// Undoes what `prepare` did. Idempotent; also called on error and interrupt.
+    fn teardown(&mut self) -> Result<()>;
+}
+
+/// What the user asked for, before anything is touched.
+#[derive(Clone, Debug)]
+pub enum TargetSpec {
+    /// A loop image with a real filesystem.
+    Loop {
+        fs: fs::FsType,
+        mkfs_opts: Vec<String>,
+        mount_opts: String,
+        size_bytes: u64,
+    },
+    /// A tmpfs of the given size.
+    Tmpfs { size_bytes: u64, mount_opts: String },
+    /// An existing directory.
+    Dir { path: PathBuf },
+}
+
+impl TargetSpec {
+    /// The name reports use for this target (`ext4`, `tmpfs`, `dir:/srv`).
+    pub fn name(&self) -> String {
+        match self {
+            TargetSpec::Loop { fs, .. } => fs.name().to_string(),
+            TargetSpec::Tmpfs { .. } => "tmpfs".to_string(),
+            TargetSpec::Dir { path } => format!("dir:{}", path.display()),
+        }
+    }
+}
+
+/// What targets share within one run.
+#[derive(Clone)]
+pub struct Env {
+    pub run_id: String,
+    /// Where images and mount points live (`--image-dir`).
+    pub image_dir: PathBuf,
+    pub state: Arc<State>,
+}
+
+/// Builds the target for `spec`.
+pub fn build(spec: &TargetSpec, env: &Env) -> Box<dyn Target> {
+    match spec {
+        TargetSpec::Loop { .. } => Box::new(loopfs::LoopTarget::new(spec, env)),
+        TargetSpec::Tmpfs { .. } => Box::new(tmpfs::TmpfsTarget::new(spec, env)),
+        TargetSpec::Dir { path } => Box::new(dir::DirTarget::new(path, env)),
+    }
+}

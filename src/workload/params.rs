@@ -1,0 +1,237 @@
+//! Workload parameters: declared once per workload (name, kind, default, unit, help), parsed
+//! from `name:key=value,...`, validated, and listed by `fsarena list`.
+
+use crate::error::usage;
+use crate::size::{format_size, parse_size};
+use anyhow::Result;
+use std::collections::BTreeMap;
+
+/// What values a parameter takes.
+#[derive(Clone, Copy, Debug)]
+pub enum ParamKind {
+    /// Bytes, with units (`8KiB`, `1G`).
+    Size,
+    /// A non-negative whole number.
+    Count,
+    /// One of a fixed list.
+    Choice(&'static [&'static str]),
+    /// `true` or `false`.
+    Bool,
+}
+
+/// The declaration of one parameter.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    /// Default as text; an empty default means "derived" (explained in `help`).
+    pub default: &'static str,
+    pub unit: &'static str,
+    pub help: &'static str,
+}
+
+/// A parameter value after validation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Bytes(u64),
+    Count(u64),
+    Choice(String),
+    Bool(bool),
+    /// Not given and without a fixed default.
+    Derived,
+}
+
+/// A workload's resolved parameters.
+#[derive(Clone, Debug, Default)]
+pub struct Params {
+    values: BTreeMap<&'static str, Value>,
+}
+
+fn parse_value(spec: &ParamSpec, workload: &str, text: &str) -> Result<Value> {
+    let bad = |why: String| usage(format!("{workload}: bad value for '{}': {why}", spec.name));
+    Ok(match spec.kind {
+        ParamKind::Size => Value::Bytes(parse_size(text).map_err(bad)?),
+        ParamKind::Count => Value::Count(
+            text.trim()
+                .parse::<u64>()
+                .map_err(|_| bad(format!("'{text}' is not a whole number")))?,
+        ),
+        ParamKind::Choice(list) => {
+            if !list.contains(&text) {
+                return Err(bad(format!("'{text}' is not one of: {}", list.join(", "))));
+            }
+            Value::Choice(text.to_string())
+        }
+        ParamKind::Bool => match text {
+            "true" | "yes" | "1" => Value::Bool(true),
+            "false" | "no" | "0" => Value::Bool(false),
+            _ => return Err(bad(format!("'{text}' is not true or false"))),
+        },
+    })
+}
+
+impl Params {
+    /// Parses `key=value,...` against `specs`; unknown keys and bad values are usage errors
+    /// naming the valid choices.
+    pub fn parse(workload: &str, specs: &[ParamSpec], text: &str) -> Result<Self> {
+        let mut values = BTreeMap::new();
+        for spec in specs {
+            let v = if spec.default.is_empty() {
+                Value::Derived
+            } else {
+                parse_value(spec, workload, spec.default)?
+            };
+            values.insert(spec.name, v);
+        }
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (key, val) = item.split_once('=').ok_or_else(|| {
+                usage(format!(
+                    "{workload}: '{item}' is not key=value (e.g. {workload}:{}=...)",
+                    specs.first().map_or("size", |s| s.name)
+                ))
+            })?;
+            let spec = specs.iter().find(|s| s.name == key.trim()).ok_or_else(|| {
+                let names: Vec<_> = specs.iter().map(|s| s.name).collect();
+                usage(format!(
+                    "{workload}: unknown parameter '{key}'; valid: {}",
+                    names.join(", ")
+                ))
+            })?;
+            values.insert(spec.name, parse_value(spec, workload, val.trim())?);
+        }
+        Ok(Self { values })
+    }
+
+    fn get(&self, name: &str) -> &Value {
+        self.values
+            .get(name)
+            .unwrap_or_else(|| panic!("parameter '{name}' is not declared"))
+    }
+
+    /// A size parameter in bytes; `None` when derived and not given.
+    pub fn bytes(&self, name: &str) -> Option<u64> {
+        match self.get(name) {
+            Value::Bytes(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// A count parameter; `None` when derived and not given.
+    pub fn count(&self, name: &str) -> Option<u64> {
+        match self.get(name) {
+            Value::Count(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// A choice parameter.
+    pub fn choice(&self, name: &str) -> &str {
+        match self.get(name) {
+            Value::Choice(c) => c,
+            v => panic!("parameter '{name}' is not a choice: {v:?}"),
+        }
+    }
+
+    /// A boolean parameter.
+    pub fn flag(&self, name: &str) -> bool {
+        matches!(self.get(name), Value::Bool(true))
+    }
+
+    /// All values as text, for recording with the results.
+    pub fn to_text_map(&self) -> BTreeMap<String, String> {
+        self.values
+            .iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    Value::Bytes(b) => format_size(*b),
+                    Value::Count(n) => n.to_string(),
+                    Value::Choice(c) => c.clone(),
+                    Value::Bool(b) => b.to_string(),
+                    Value::Derived => "derived".to_string(),
+                };
+                (k.to_string(), text)
+            })
+            .collect()
+    }
+
+    /// Overrides a value (used by workloads that resolve derived defaults).
+    pub fn set(&mut self, name: &'static str, v: Value) {
+        self.values.insert(name, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPECS: &[ParamSpec] = &[
+        ParamSpec {
+            name: "size",
+            kind: ParamKind::Size,
+            default: "1GiB",
+            unit: "bytes",
+            help: "",
+        },
+        ParamSpec {
+            name: "seeks",
+            kind: ParamKind::Count,
+            default: "8192",
+            unit: "",
+            help: "",
+        },
+        ParamSpec {
+            name: "mode",
+            kind: ParamKind::Choice(&["stdio", "syscall"]),
+            default: "stdio",
+            unit: "",
+            help: "",
+        },
+        ParamSpec {
+            name: "char_size",
+            kind: ParamKind::Size,
+            default: "",
+            unit: "bytes",
+            help: "",
+        },
+        ParamSpec {
+            name: "verify",
+            kind: ParamKind::Bool,
+            default: "false",
+            unit: "",
+            help: "",
+        },
+    ];
+
+    #[test]
+    fn defaults_and_overrides() {
+        let p = Params::parse("bonnie", SPECS, "size=512MiB, mode=syscall,verify=yes").unwrap();
+        assert_eq!(p.bytes("size"), Some(512 << 20));
+        assert_eq!(p.count("seeks"), Some(8192));
+        assert_eq!(p.choice("mode"), "syscall");
+        assert_eq!(p.bytes("char_size"), None);
+        assert!(p.flag("verify"));
+        assert_eq!(p.to_text_map()["size"], "512MiB");
+    }
+
+    #[test]
+    fn errors_name_the_valid_choices() {
+        let e = Params::parse("bonnie", SPECS, "sise=1G")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown parameter 'sise'") && e.contains("size, seeks"),
+            "{e}"
+        );
+        let e = Params::parse("bonnie", SPECS, "mode=fast")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("stdio, syscall"), "{e}");
+        let e = Params::parse("bonnie", SPECS, "seeks=many")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a whole number"), "{e}");
+        assert!(Params::parse("bonnie", SPECS, "size").is_err());
+        let err = Params::parse("bonnie", SPECS, "size=1Q").unwrap_err();
+        assert_eq!(crate::error::exit_code(&err), 2);
+    }
+}

@@ -19,7 +19,7 @@ pub struct Cli {
 pub enum Command {
     /// Run workloads on filesystems (with no workload: bonnie and bonnie-files at modest
     /// sizes on every filesystem this machine can make).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List workloads with their parameters, and filesystems this machine can make.
     List,
     /// Undo what a killed run left behind (mounts, loop devices, images, work directories).

@@ -36,6 +36,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             })
         }
         Command::Run(a) => {
+            let a = *a;
             let plan = Plan::from_args(&a)?;
             fsarena::signals::install()?;
             let progress: &dyn run::Progress = if plan.quiet {

@@ -98,8 +98,11 @@ pub struct Summary {
     pub flags: Vec<String>,
 }
 
-/// The metrics summarised for every phase, with how to read each from a phase result.
-pub const METRICS: &[(&str, fn(&PhaseResult) -> Option<f64>)] = &[
+/// Reads one metric from a phase result.
+pub type MetricFn = fn(&PhaseResult) -> Option<f64>;
+
+/// The metrics summarised for every phase.
+pub const METRICS: &[(&str, MetricFn)] = &[
     ("wall_s", |p| Some(p.wall_s)),
     ("ops_per_s", |p| Some(p.ops_per_s)),
     ("mb_per_s", |p| Some(p.mb_per_s)),

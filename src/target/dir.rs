@@ -56,14 +56,14 @@ pub fn fstype_of(path: &Path) -> Option<String> {
     let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     let want = mp.to_string_lossy();
     text.lines()
-        .filter(|l| {
+        .rev()
+        .find(|l| {
             l.split(' ')
                 .nth(4)
                 .map(state::unescape_mount_path)
                 .as_deref()
                 == Some(&*want)
         })
-        .last()
         .and_then(|l| {
             let f: Vec<&str> = l.split(' ').collect();
             let sep = f.iter().position(|x| *x == "-")?;

@@ -256,7 +256,7 @@ impl Target for LoopTarget {
     fn calibrate(&mut self) -> Result<()> {
         let live = self.attach_new_image()?;
         self.live = Some(live);
-        let bytes = CALIBRATE_BYTES.min(self.info.size_bytes / 2 & !((1 << 20) - 1));
+        let bytes = CALIBRATE_BYTES.min((self.info.size_bytes / 2) & !((1 << 20) - 1));
         let rate = measure_read_rate(self.device()?, bytes);
         self.release()?;
         self.seq = 0;

@@ -48,16 +48,13 @@ pub fn unmount(state: &State, mountpoint: &Path) -> Result<f64> {
 pub fn effective_options(mountpoint: &Path) -> Option<String> {
     let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     let want = mountpoint.to_string_lossy();
-    let line = text
-        .lines()
-        .filter(|l| {
-            l.split(' ')
-                .nth(4)
-                .map(state::unescape_mount_path)
-                .as_deref()
-                == Some(&*want)
-        })
-        .last()?;
+    let line = text.lines().rev().find(|l| {
+        l.split(' ')
+            .nth(4)
+            .map(state::unescape_mount_path)
+            .as_deref()
+            == Some(&*want)
+    })?;
     let fields: Vec<&str> = line.split(' ').collect();
     let vfs = fields.get(5)?;
     let sep = fields.iter().position(|f| *f == "-")?;

@@ -1,0 +1,159 @@
+//! The command line: bad input is refused with exit code 2 and a useful message, before
+//! anything is touched; `list` and `--help` say what exists.
+
+mod common;
+
+use assert_cmd::Command;
+use predicates::str::contains;
+
+fn fsarena() -> Command {
+    Command::new(common::bin())
+}
+
+#[test]
+fn unknown_workload_is_refused_with_the_valid_names() {
+    fsarena()
+        .args(["run", "bonny", "--dir", "/tmp"])
+        .assert()
+        .code(2)
+        .stderr(contains("unknown workload 'bonny'"))
+        .stderr(contains("bonnie"));
+}
+
+#[test]
+fn unknown_parameter_and_bad_values_are_refused() {
+    fsarena()
+        .args(["run", "bonnie:sise=1G", "--dir", "/tmp"])
+        .assert()
+        .code(2)
+        .stderr(contains("unknown parameter 'sise'"))
+        .stderr(contains("size"));
+    fsarena()
+        .args(["run", "bonnie:size=12XB", "--dir", "/tmp"])
+        .assert()
+        .code(2)
+        .stderr(contains("unknown unit"));
+    fsarena()
+        .args(["run", "--dir", "/tmp", "--cache", "hot"])
+        .assert()
+        .code(2)
+        .stderr(contains("cold, warm, keep"));
+    fsarena()
+        .args(["run", "--dir", "/tmp", "--reps", "0"])
+        .assert()
+        .code(2);
+    fsarena()
+        .args(["run", "--dir", "/tmp", "--data", "compress:200"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn bad_size_and_missing_dir_are_refused() {
+    fsarena()
+        .args(["run", "--fs", "tmpfs", "--size", "lots"])
+        .assert()
+        .code(2)
+        .stderr(contains("--size"));
+    fsarena()
+        .args(["run", "--dir", "/no/such/dir/anywhere"])
+        .assert()
+        .code(2)
+        .stderr(contains("not an existing directory"));
+    fsarena()
+        .args(["run", "--fs", "zfs"])
+        .assert()
+        .code(2)
+        .stderr(contains("ext2, ext3, ext4, xfs, btrfs"));
+    fsarena()
+        .args(["run", "--dir", "/tmp", "--mkfs-opt", "xfs"])
+        .assert()
+        .code(2)
+        .stderr(contains("FS=OPTIONS"));
+}
+
+#[test]
+fn image_dir_without_room_is_refused() {
+    if common::skip_without_loop("image_dir_without_room_is_refused") {
+        return;
+    }
+    fsarena()
+        .args([
+            "run",
+            "--fs",
+            "ext4",
+            "--size",
+            "900TiB",
+            "--image-dir",
+            "/var/tmp",
+        ])
+        .assert()
+        .code(2)
+        .stderr(contains("free, but one image"));
+}
+
+#[test]
+fn list_shows_workloads_parameters_and_filesystems() {
+    let out = fsarena()
+        .arg("list")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for needle in [
+        "bonnie ",
+        "bonnie-files",
+        "char_mode",
+        "seekers",
+        "default 1GiB",
+        "files",
+        "ext4",
+        "xfs",
+        "btrfs",
+        "tmpfs",
+    ] {
+        assert!(text.contains(needle), "list lacks '{needle}':\n{text}");
+    }
+}
+
+#[test]
+fn help_names_every_run_flag() {
+    let out = fsarena()
+        .args(["run", "--help"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for flag in [
+        "--fs",
+        "--dir",
+        "--size",
+        "--image-dir",
+        "--mkfs-opt",
+        "--mount-opt",
+        "--reps",
+        "--cache",
+        "--sync",
+        "--data",
+        "--seed",
+        "--json",
+        "--quiet",
+    ] {
+        assert!(text.contains(flag), "run --help lacks {flag}");
+    }
+}
+
+#[test]
+fn cleanup_with_nothing_to_do_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    fsarena()
+        .args(["cleanup", "--image-dir"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(contains("nothing to clean up"));
+}

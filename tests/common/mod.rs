@@ -1,0 +1,101 @@
+//! Helpers shared by the end-to-end tests: requirements, temp image dirs, leak checks.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Why a root/loop test cannot run here, or `None` when it can.
+pub fn loop_unavailable() -> Option<String> {
+    if !fsarena::probe::sys::is_root() {
+        return Some("not root".into());
+    }
+    let ok = Command::new("losetup")
+        .arg("-f")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        return Some("no free loop device (losetup -f failed)".into());
+    }
+    None
+}
+
+/// Prints a clear SKIP line and returns true when the test must be skipped.
+pub fn skip_without_loop(test: &str) -> bool {
+    match loop_unavailable() {
+        Some(why) => {
+            eprintln!("SKIP {test}: needs root and loop devices: {why}");
+            true
+        }
+        None => false,
+    }
+}
+
+/// Whether this machine can make `fs` (kernel + mkfs); prints a SKIP line when not.
+pub fn fs_available(test: &str, fs: &str) -> bool {
+    let t = fsarena::target::fs::FsType::parse(fs).expect("known fs");
+    match t.support() {
+        fsarena::target::fs::Support::Yes => true,
+        fsarena::target::fs::Support::No(why) => {
+            eprintln!("SKIP {test} on {fs}: {why}");
+            false
+        }
+    }
+}
+
+/// A fresh image directory on a disk-backed filesystem (not tmpfs).
+pub fn image_dir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("fsarena-test-")
+        .tempdir_in("/var/tmp")
+        .expect("tempdir in /var/tmp")
+}
+
+/// Mounts whose mount point lies under `dir`.
+pub fn mounts_under(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let d = dir.to_string_lossy();
+    text.lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .filter(|m| m.starts_with(&*d))
+        .map(String::from)
+        .collect()
+}
+
+/// Loop devices whose backing file lies under `dir`.
+pub fn loops_under(dir: &Path) -> Vec<String> {
+    let out = Command::new("losetup")
+        .arg("-a")
+        .output()
+        .expect("losetup -a");
+    let d = dir.to_string_lossy();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(&*d))
+        .map(String::from)
+        .collect()
+}
+
+/// Image files left under `dir`.
+pub fn images_under(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "img"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Asserts that nothing fsarena made under `dir` is left mounted, attached or on disk.
+pub fn assert_clean(dir: &Path) {
+    assert_eq!(mounts_under(dir), Vec::<String>::new(), "left mounted");
+    assert_eq!(loops_under(dir), Vec::<String>::new(), "left attached");
+    assert_eq!(images_under(dir), Vec::<PathBuf>::new(), "images left");
+}
+
+/// The fsarena binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_fsarena"))
+}

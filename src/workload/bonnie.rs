@@ -113,7 +113,7 @@ const PARAMS: &[ParamSpec] = &[
     param("chunk", ParamKind::Size, "8KiB", "bytes",
         "block I/O size: a power of two from 256B to 1MiB (as bonnie++)"),
     param("char_size", ParamKind::Size, "", "bytes",
-        "bytes of the per-char tests (default: size; 0 skips them; at most size)"),
+        "bytes of the per-char tests (default: size; 0 skips them; at most size; keep it small with char_mode=syscall)"),
     param("char_mode", ParamKind::Choice(&["stdio", "syscall"]), "stdio", "",
         "per-char I/O: stdio = buffered putc/getc (Bonnie), syscall = one call per byte (bonnie++ 2.00)"),
     param("seeks", ParamKind::Count, "8192", "seeks",

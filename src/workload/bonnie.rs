@@ -172,10 +172,7 @@ impl Bonnie {
         let workers = procs.saturating_mul(seekers);
         let f = format_size;
         let problem = if !chunk.is_power_of_two() || !(256..=1 << 20).contains(&chunk) {
-            format!(
-                "chunk={} must be a power of two from 256B to 1MiB",
-                f(chunk)
-            )
+            format!("chunk={chunk} bytes must be a power of two from 256B to 1MiB")
         } else if raw_size < chunk {
             format!("size={} is smaller than chunk={}", f(raw_size), f(chunk))
         } else if char_size > size {

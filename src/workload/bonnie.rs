@@ -13,9 +13,9 @@
 //!   Bonnie++'s `-f` size; `0` skips both phases, which are then simply not run).
 //!   `char_mode=stdio` passes every byte through a buffer of the file's `st_blksize` (like
 //!   stdio's putc/getc, without stdio's lock); `char_mode=syscall` does one write()/read()
-//!   per byte, as Bonnie++ 2.00 does (about 4 MB/s: use a small `char_size`). Timing each
-//!   byte would cost more than the byte, so **latency here is per chunk of `chunk` chars**
-//!   (one sample per chunk; ops count the chars).
+//!   per byte, as Bonnie++ 2.00 does (1–2 MB/s on ext4 here: use a small `char_size`).
+//!   Timing each byte would cost more than the byte, so **latency here is per chunk of
+//!   `chunk` chars** (one sample per chunk; ops count the chars).
 //! * **Data** comes from the worker's data stream, so `--data` holds (Bonnie wrote
 //!   `index & 0x7f`, which compresses). Rewrite and seeks dirty a chunk by overwriting its
 //!   first 8 bytes from that stream, where Bonnie incremented one word.

@@ -164,8 +164,8 @@ impl<'a> TrialContext<'a> {
         if let (Some((r0, w0)), Some((r1, w1))) = (dev0, dev1) {
             r.dev_read_bytes = Some(r1.saturating_sub(r0));
             r.dev_write_bytes = Some(w1.saturating_sub(w0));
-            if spec.kind == PhaseKind::Write && r.bytes > 0 {
-                r.write_amplification = Some(w1.saturating_sub(w0) as f64 / r.bytes as f64);
+            if r.bytes_written > 0 {
+                r.write_amplification = Some(w1.saturating_sub(w0) as f64 / r.bytes_written as f64);
             }
         }
         r.space_used_bytes = space.map(|s| s.used_bytes());
@@ -183,14 +183,9 @@ impl<'a> TrialContext<'a> {
         if self.policy.sync == SyncPolicy::None && spec.kind != PhaseKind::Read {
             r.flags.push("not-synced".into());
         }
-        let cold = self.policy.cache == CachePolicy::Cold;
-        if let (true, PhaseKind::Read, Primary::MbPerS, Some(dev)) = (
-            cold,
-            spec.kind,
-            spec.primary,
-            self.target.info().device_read_mb_per_s,
-        ) {
-            if r.mb_per_s > CACHE_SUSPECT_FACTOR * dev {
+        if self.policy.cache == CachePolicy::Cold && spec.kind == PhaseKind::Read {
+            let dev_rate = self.target.info().device_read_mb_per_s;
+            if cache_suspect(r, spec.primary, dev_rate) {
                 r.flags.push("cache-suspect".into());
             }
         }
@@ -256,6 +251,25 @@ where
     }
 }
 
+/// Whether a cold read phase looks served from cache. Two tests:
+/// * the device's counters say it read under half of what the phase read (≥ 1 MiB);
+/// * the phase ran faster than [`CACHE_SUSPECT_FACTOR`] × the device's calibrated cold read
+///   rate — unless the counters show the device really delivered ≥ 90% of the bytes (the
+///   calibration then underestimated the device, e.g. readahead keeps more in flight).
+pub fn cache_suspect(r: &PhaseResult, primary: Primary, dev_rate: Option<f64>) -> bool {
+    let read = r.bytes_read as f64;
+    let from_dev = r.dev_read_bytes.map(|b| b as f64);
+    if let Some(dev) = from_dev {
+        if read >= (1 << 20) as f64 && dev < 0.5 * read {
+            return true;
+        }
+    }
+    let too_fast = primary == Primary::MbPerS
+        && dev_rate.is_some_and(|d| r.mb_per_s > CACHE_SUSPECT_FACTOR * d);
+    let device_delivered = from_dev.is_some_and(|dev| read > 0.0 && dev >= 0.9 * read);
+    too_fast && !device_delivered
+}
+
 /// Returns `Err(Interrupted)` once a stop was requested.
 pub fn check_stop() -> Result<()> {
     if stop_requested() {
@@ -272,6 +286,8 @@ fn phase_result(spec: &PhaseSpec, rec: &Recorder, wall_s: f64, workers: usize) -
         wall_s,
         ops: rec.ops,
         bytes: rec.bytes,
+        bytes_read: rec.bytes_of(&[Op::Read, Op::Stat, Op::Seek]),
+        bytes_written: rec.bytes_of(&[Op::Write, Op::Append, Op::Create]),
         ops_per_s: per_s(rec.ops as f64),
         mb_per_s: per_s(rec.bytes as f64) / 1e6,
         lat_us: rec.latency().percentiles_us(),
@@ -384,5 +400,55 @@ impl Worker<'_> {
             self.timed_sync(|| sys::syncfs(path))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_phase(mb_per_s: f64, bytes_read: u64, dev_read: Option<u64>) -> PhaseResult {
+        PhaseResult {
+            mb_per_s,
+            bytes_read,
+            bytes: bytes_read,
+            dev_read_bytes: dev_read,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn cache_suspect_rules() {
+        let m = 1u64 << 20;
+        // Device counters say the data did not come from the device.
+        assert!(cache_suspect(
+            &read_phase(100.0, 256 * m, Some(10 * m)),
+            Primary::MbPerS,
+            None
+        ));
+        // Faster than the device, and no counters to say otherwise.
+        assert!(cache_suspect(
+            &read_phase(3000.0, 256 * m, None),
+            Primary::MbPerS,
+            Some(1000.0)
+        ));
+        // Faster than the calibration, but the device delivered the bytes: not suspect.
+        assert!(!cache_suspect(
+            &read_phase(1500.0, 256 * m, Some(256 * m)),
+            Primary::MbPerS,
+            Some(1000.0)
+        ));
+        // Plausible speed, bytes from the device.
+        assert!(!cache_suspect(
+            &read_phase(900.0, 256 * m, Some(250 * m)),
+            Primary::MbPerS,
+            Some(1000.0)
+        ));
+        // Metadata-only reads (no payload) are not judged by the byte rule.
+        assert!(!cache_suspect(
+            &read_phase(0.0, 0, Some(0)),
+            Primary::OpsPerS,
+            Some(1000.0)
+        ));
     }
 }

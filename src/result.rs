@@ -75,6 +75,9 @@ pub struct Provision {
 pub struct Trial {
     pub target: String,
     pub workload: String,
+    /// What reports group by: the workload's name, or the spec as typed when the run has
+    /// the same workload more than once with different parameters.
+    pub label: String,
     pub params: BTreeMap<String, String>,
     pub rep: u32,
     /// `ok`, `failed` or `interrupted`.
@@ -82,6 +85,7 @@ pub struct Trial {
     pub error: Option<String>,
     pub provision: Provision,
     pub phases: Vec<PhaseResult>,
+    /// Peak resident memory of fsarena during this trial (VmHWM, reset at trial start).
     pub peak_rss_bytes: u64,
 }
 
@@ -103,7 +107,12 @@ pub struct PhaseResult {
     /// (user + sys) / wall × 100, like Bonnie's %CP; above 100 with several busy workers.
     pub cpu_pct: f64,
     pub ops: u64,
+    /// Payload bytes moved by the phase's operations (read + written).
     pub bytes: u64,
+    /// Of which read (read, stat-with-data, seek operations).
+    pub bytes_read: u64,
+    /// Of which written (write, append, create-with-data operations).
+    pub bytes_written: u64,
     pub ops_per_s: f64,
     /// 10^6 bytes per second.
     pub mb_per_s: f64,
@@ -114,7 +123,7 @@ pub struct PhaseResult {
     pub series: SeriesOut,
     pub dev_read_bytes: Option<u64>,
     pub dev_write_bytes: Option<u64>,
-    /// dev_write_bytes / bytes when the phase wrote payload.
+    /// dev_write_bytes / bytes_written when the phase wrote payload.
     pub write_amplification: Option<f64>,
     pub space_used_bytes: Option<u64>,
     pub dirty_bytes_end: u64,

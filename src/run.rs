@@ -191,6 +191,7 @@ fn run_trial(
     let mut trial = Trial {
         target: name.clone(),
         workload: w.info.name.to_string(),
+        label: label_of(plan, w),
         params: w.params.to_text_map(),
         rep,
         status: "ok".into(),
@@ -199,6 +200,7 @@ fn run_trial(
         phases: Vec::new(),
         peak_rss_bytes: 0,
     };
+    crate::probe::sys::reset_peak_rss();
     let outcome = (|| -> Result<()> {
         let workdir = target.prepare()?;
         let workload = (w.info.build)(&w.params)?;
@@ -224,6 +226,21 @@ fn run_trial(
         trial.error = Some(describe_error(&e));
     }
     trial
+}
+
+/// The name reports group a workload's trials under: its name, or the spec as typed when
+/// the plan has the same workload more than once.
+fn label_of(plan: &Plan, w: &crate::workload::WorkloadSpec) -> String {
+    let same = plan
+        .workloads
+        .iter()
+        .filter(|x| x.info.name == w.info.name)
+        .count();
+    if same > 1 {
+        w.text.clone()
+    } else {
+        w.info.name.to_string()
+    }
 }
 
 /// The error's whole chain, with ENOSPC spelled out as "filesystem full".

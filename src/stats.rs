@@ -119,14 +119,14 @@ pub fn summarize(trials: &[Trial]) -> Vec<Summary> {
     let mut out = Vec::new();
     let mut groups: Vec<(&str, &str)> = Vec::new();
     for t in trials {
-        if !groups.contains(&(&t.target, &t.workload)) {
-            groups.push((&t.target, &t.workload));
+        if !groups.contains(&(&t.target, &t.label)) {
+            groups.push((&t.target, &t.label));
         }
     }
     for (target, workload) in groups {
         let reps: Vec<&Trial> = trials
             .iter()
-            .filter(|t| t.target == target && t.workload == workload && t.status == "ok")
+            .filter(|t| t.target == target && t.label == workload && t.status == "ok")
             .collect();
         let mut phase_names: Vec<&str> = Vec::new();
         for t in &reps {

@@ -70,7 +70,8 @@ pub struct Recorder {
     pub ops: u64,
     /// Payload bytes read or written.
     pub bytes: u64,
-    per_op: Vec<(u64, LatencyHistogram)>,
+    /// Per kind: (operations, bytes, latency histogram).
+    per_op: Vec<(u64, u64, LatencyHistogram)>,
     all: LatencyHistogram,
     series: Series,
     /// Seconds from phase start until this worker finished (min/max across merges).
@@ -86,7 +87,7 @@ impl Recorder {
             bytes: 0,
             per_op: Op::ALL
                 .iter()
-                .map(|_| (0, LatencyHistogram::new()))
+                .map(|_| (0, 0, LatencyHistogram::new()))
                 .collect(),
             all: LatencyHistogram::new(),
             series: Series::new(),
@@ -123,7 +124,7 @@ impl Recorder {
         let lat = now.saturating_duration_since(began).as_nanos() as u64;
         let slot = &mut self.per_op[Op::Fsync as usize];
         slot.0 += 1;
-        slot.1.record_ns(lat);
+        slot.2.record_ns(lat);
         let at = now.saturating_duration_since(self.start).as_nanos() as u64;
         self.series.add(at, 0, 0);
     }
@@ -134,8 +135,13 @@ impl Recorder {
         self.bytes += bytes;
         let slot = &mut self.per_op[op as usize];
         slot.0 += ops;
-        slot.1.record_ns(lat_ns);
-        self.all.record_ns(lat_ns);
+        slot.1 += bytes;
+        slot.2.record_ns(lat_ns);
+        // A sample that counts no operation (e.g. a timed write-back inside a seek test)
+        // stays out of the phase-wide histogram, whose samples are the counted operations.
+        if ops > 0 {
+            self.all.record_ns(lat_ns);
+        }
         let at = now.saturating_duration_since(self.start).as_nanos() as u64;
         self.series.add(at, ops, bytes);
     }
@@ -152,7 +158,8 @@ impl Recorder {
         self.bytes += other.bytes;
         for (mine, theirs) in self.per_op.iter_mut().zip(&other.per_op) {
             mine.0 += theirs.0;
-            mine.1.merge(&theirs.1);
+            mine.1 += theirs.1;
+            mine.2.merge(&theirs.2);
         }
         self.all.merge(&other.all);
         self.series.merge(&other.series);
@@ -162,7 +169,13 @@ impl Recorder {
         };
     }
 
+    /// Bytes moved by operations of the given kinds.
+    pub fn bytes_of(&self, kinds: &[Op]) -> u64 {
+        kinds.iter().map(|k| self.per_op[*k as usize].1).sum()
+    }
+
     /// The latency histogram over all counted operations (sync-policy fsyncs excluded).
+    /// One sample per `done` call: a `done_batch` of many operations is one sample.
     pub fn latency(&self) -> &LatencyHistogram {
         &self.all
     }
@@ -172,8 +185,8 @@ impl Recorder {
         Op::ALL
             .iter()
             .zip(&self.per_op)
-            .filter(|(_, (_, h))| h.count() > 0)
-            .map(|(op, (n, h))| (*op, *n, h))
+            .filter(|(_, (_, _, h))| h.count() > 0)
+            .map(|(op, (n, _, h))| (*op, *n, h))
     }
 
     /// The time series.
@@ -210,5 +223,10 @@ mod tests {
         let kinds: Vec<_> = a.per_op().map(|(op, n, _)| (op, n)).collect();
         assert_eq!(kinds, vec![(Op::Read, 2), (Op::Write, 1), (Op::Fsync, 1)]);
         assert_eq!(a.done_s, Some((1.0, 3.0)));
+        assert_eq!(a.bytes_of(&[Op::Read]), 8192);
+        assert_eq!(a.bytes_of(&[Op::Write, Op::Append]), 100);
+        // A timed sample that counts no operation stays out of the phase-wide histogram.
+        a.done_batch(Op::Write, Instant::now(), 0, 10);
+        assert_eq!((a.ops, a.latency().count()), (3, 3));
     }
 }

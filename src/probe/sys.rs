@@ -36,9 +36,22 @@ pub fn cpu_times() -> CpuTimes {
     }
 }
 
-/// Peak resident set size of this process in bytes (getrusage maxrss).
+/// Peak resident set size of this process in bytes since the last [`reset_peak_rss`]
+/// (`VmHWM` of /proc/self/status; getrusage's maxrss, which cannot be reset, as fallback).
 pub fn peak_rss_bytes() -> u64 {
-    rusage(libc::RUSAGE_SELF).ru_maxrss as u64 * 1024
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or_else(|| rusage(libc::RUSAGE_SELF).ru_maxrss as u64 * 1024)
+}
+
+/// Resets the peak RSS to the current RSS (`echo 5 > /proc/self/clear_refs`, Linux ≥ 4.0),
+/// so that [`peak_rss_bytes`] measures one trial.
+pub fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", b"5");
 }
 
 /// Sectors read and written by a block device, from `/sys/block/<dev>/stat`

@@ -102,12 +102,12 @@ pub fn render(run: &RunResult) -> String {
     let mut used_marks: Vec<&str> = Vec::new();
     let mut workloads: Vec<&str> = Vec::new();
     for t in &run.trials {
-        if !workloads.contains(&t.workload.as_str()) {
-            workloads.push(&t.workload);
+        if !workloads.contains(&t.label.as_str()) {
+            workloads.push(&t.label);
         }
     }
     for w in workloads {
-        let trials: Vec<_> = run.trials.iter().filter(|t| t.workload == w).collect();
+        let trials: Vec<_> = run.trials.iter().filter(|t| t.label == w).collect();
         let mut phases: Vec<&PhaseResult> = Vec::new();
         for t in &trials {
             for ph in &t.phases {

@@ -51,6 +51,8 @@ pub fn find(name: &str) -> Result<&'static WorkloadInfo> {
 pub struct WorkloadSpec {
     pub info: &'static WorkloadInfo,
     pub params: Params,
+    /// The spec as typed.
+    pub text: String,
 }
 
 impl WorkloadSpec {
@@ -60,6 +62,10 @@ impl WorkloadSpec {
         let info = find(name.trim())?;
         let params = Params::parse(info.name, info.params, rest)?;
         (info.build)(&params)?; // validates cross-parameter constraints now, before any disk is touched
-        Ok(Self { info, params })
+        Ok(Self {
+            info,
+            params,
+            text: text.trim().to_string(),
+        })
     }
 }

@@ -44,8 +44,8 @@ use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
-use crate::workload::{ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
-use anyhow::{Context, Result};
+use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
+use anyhow::Result;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::fs::{File, OpenOptions};
@@ -201,17 +201,6 @@ impl Bonnie {
             seekers,
             procs,
         })
-    }
-}
-
-/// Adds "OP PATH" context to an I/O result; the io::Error stays in the chain (ENOSPC).
-trait IoContext<T> {
-    fn on(self, op: &str, path: &Path) -> Result<T>;
-}
-
-impl<T> IoContext<T> for std::io::Result<T> {
-    fn on(self, op: &str, path: &Path) -> Result<T> {
-        self.with_context(|| format!("{op} {}", path.display()))
     }
 }
 
@@ -416,45 +405,9 @@ impl Bonnie {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::DataPool;
-    use crate::policy::{CachePolicy, DataPolicy, Policy, SyncPolicy};
+    use crate::policy::{DataPolicy, SyncPolicy};
     use crate::result::PhaseResult;
-    use crate::state::State;
-    use crate::target::{dir::DirTarget, Env, Target};
-    use std::sync::Arc;
-
-    /// Calls `f` with a context on a DirTarget in a fresh tempdir (caches kept).
-    fn in_context<R>(
-        data: DataPolicy,
-        sync: SyncPolicy,
-        f: impl FnOnce(&mut TrialContext) -> R,
-    ) -> R {
-        let tmp = tempfile::tempdir().unwrap();
-        let state = State::create(&tmp.path().join("state"), "test").unwrap();
-        let env = Env {
-            run_id: "test".into(),
-            image_dir: tmp.path().to_path_buf(),
-            state: Arc::new(state),
-        };
-        let policy = Policy {
-            cache: CachePolicy::Keep,
-            sync,
-            data,
-            ..Default::default()
-        };
-        let mut target = DirTarget::new(tmp.path(), &env);
-        let workdir = target.prepare().unwrap();
-        let pool = DataPool::new(data, policy.seed);
-        let r = f(&mut TrialContext::new(
-            workdir,
-            &policy,
-            &mut target,
-            pool,
-            &|_| {},
-        ));
-        target.teardown().unwrap();
-        r
-    }
+    use crate::workload::testutil::in_context;
 
     /// Runs bonnie with `params`; returns the phases and the contents of `Bonnie.0`.
     fn run(params: &str, data: DataPolicy, sync: SyncPolicy) -> (Vec<PhaseResult>, Vec<u8>) {

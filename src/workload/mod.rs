@@ -4,11 +4,26 @@
 //! measures anything itself.
 
 pub mod bonnie;
+pub mod bonnie_files;
 pub mod params;
 
 use crate::context::{PhaseSpec, TrialContext};
 use anyhow::Result;
 pub use params::{ParamKind, ParamSpec, Params, Value};
+
+/// Adds "OP PATH" context to an I/O result; the io::Error stays in the chain, so the
+/// runner still recognises ENOSPC as "filesystem full".
+pub trait IoContext<T> {
+    /// Wraps the error with the operation and the path it concerned.
+    fn on(self, op: &str, path: &std::path::Path) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn on(self, op: &str, path: &std::path::Path) -> Result<T> {
+        use anyhow::Context;
+        self.with_context(|| format!("{op} {}", path.display()))
+    }
+}
 
 /// A configured workload, ready to run trials.
 pub trait Workload: Send + Sync {
@@ -28,7 +43,7 @@ pub struct WorkloadInfo {
 
 /// Every workload fsarena knows, in the order `fsarena list` shows them.
 pub fn registry() -> &'static [&'static WorkloadInfo] {
-    static ALL: &[&WorkloadInfo] = &[&bonnie::INFO];
+    static ALL: &[&WorkloadInfo] = &[&bonnie::INFO, &bonnie_files::INFO];
     ALL
 }
 
@@ -67,5 +82,50 @@ impl WorkloadSpec {
             params,
             text: text.trim().to_string(),
         })
+    }
+}
+
+/// Test helpers shared by the workloads' unit tests.
+#[cfg(test)]
+pub(crate) mod testutil {
+    use crate::context::TrialContext;
+    use crate::data::DataPool;
+    use crate::policy::{CachePolicy, DataPolicy, Policy, SyncPolicy};
+    use crate::state::State;
+    use crate::target::{dir::DirTarget, Env, Target};
+    use std::sync::Arc;
+
+    /// Calls `f` with a context on a DirTarget in a fresh tempdir (caches kept), then
+    /// tears the target down.
+    pub fn in_context<R>(
+        data: DataPolicy,
+        sync: SyncPolicy,
+        f: impl FnOnce(&mut TrialContext) -> R,
+    ) -> R {
+        let tmp = tempfile::tempdir().unwrap();
+        let state = State::create(&tmp.path().join("state"), "test").unwrap();
+        let env = Env {
+            run_id: "test".into(),
+            image_dir: tmp.path().to_path_buf(),
+            state: Arc::new(state),
+        };
+        let policy = Policy {
+            cache: CachePolicy::Keep,
+            sync,
+            data,
+            ..Default::default()
+        };
+        let mut target = DirTarget::new(tmp.path(), &env);
+        let workdir = target.prepare().unwrap();
+        let pool = DataPool::new(data, policy.seed);
+        let r = f(&mut TrialContext::new(
+            workdir,
+            &policy,
+            &mut target,
+            pool,
+            &|_| {},
+        ));
+        target.teardown().unwrap();
+        r
     }
 }

@@ -199,8 +199,8 @@ fn loop_end_to_end(fs: &str) {
         assert!(p["umount_s"].as_f64().is_some());
         assert!(p["capacity_bytes"].as_u64().unwrap() > 256 << 20);
         // Device counters: a synced block write reaches the loop device.
-        let wb = phase(trial, "write_block");
         if trial["workload"] == "bonnie" {
+            let wb = phase(trial, "write_block");
             assert!(wb["dev_write_bytes"].as_u64().unwrap() >= 16 << 20, "{wb}");
         }
     }

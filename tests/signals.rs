@@ -81,6 +81,7 @@ fn sigint_mid_phase_tears_everything_down() {
     let state_files: Vec<_> = std::fs::read_dir(dir.path().join("state"))
         .unwrap()
         .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .collect();
     assert!(
         state_files.is_empty(),

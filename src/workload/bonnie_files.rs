@@ -512,10 +512,7 @@ mod tests {
         let (phases, left) = run("files=1,max_size=4KiB,min_size=1KiB");
         let get = |n: &str| phases.iter().find(|p| p.name == n).unwrap();
         let written = get("seq_create").bytes;
-        assert!(
-            written >= 1024 * 1024 && written <= 4096 * 1024,
-            "{written}"
-        );
+        assert!((1024 * 1024..=4096 * 1024).contains(&written), "{written}");
         assert_eq!(
             get("seq_stat").bytes,
             written,

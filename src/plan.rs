@@ -144,6 +144,11 @@ impl Plan {
                 path: d.canonicalize()?,
             });
         }
+        for (i, t) in targets.iter().enumerate() {
+            if targets[..i].iter().any(|u| u.name() == t.name()) {
+                return Err(usage(format!("target {} is listed twice", t.name())));
+            }
+        }
         if targets.is_empty() {
             return Err(usage("no target: give --fs LIST or --dir PATH"));
         }

@@ -61,6 +61,11 @@ fn bad_size_and_missing_dir_are_refused() {
         .code(2)
         .stderr(contains("not an existing directory"));
     fsarena()
+        .args(["run", "--dir", "/tmp", "--dir", "/tmp/"])
+        .assert()
+        .code(2)
+        .stderr(contains("listed twice"));
+    fsarena()
         .args(["run", "--fs", "zfs"])
         .assert()
         .code(2)

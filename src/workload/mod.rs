@@ -3,6 +3,7 @@
 //! A workload is a sequence of named phases run through the [`TrialContext`]; it never
 //! measures anything itself.
 
+pub mod bonnie_files;
 pub mod params;
 
 use crate::context::{PhaseSpec, TrialContext};
@@ -27,7 +28,8 @@ pub struct WorkloadInfo {
 
 /// Every workload fsarena knows, in the order `fsarena list` shows them.
 pub fn registry() -> &'static [&'static WorkloadInfo] {
-    &[]
+    static ALL: &[&WorkloadInfo] = &[&bonnie_files::INFO];
+    ALL
 }
 
 /// Looks a workload up by name; the error lists the valid names (exit code 2).

@@ -1,63 +1,55 @@
-//! Bonnie++'s file tests (`bonnie++ -n num:max:min:ndirs`): create, stat and delete many
-//! files, first in sequential then in random order.
+//! The Bonnie++ file tests (`bonnie++ -n`), after Russell Coker's Bonnie++ (1999–2020;
+//! `bon_file.cpp` of bonnie++ 1.03 and 2.00a): create, stat and delete 1024 × `files`
+//! files, first in sequential and then in random order.
 //!
-//! Source: Russell Coker, *Bonnie++* 1.03 and 2.00a (`bon_file.cpp`, the `-n` option and
-//! its documentation). No code is copied. What is faithful, and what differs:
-//! * **Count**: `files` is in units of 1024, as `-n` is. `dirs` > 0 spreads the files over
-//!   that many subdirectories (file *i* of *n* goes to directory ⌊i·dirs/n⌋).
-//! * **Names**: a 7-digit zero-padded number and 0–12 random alphanumerics; the number comes
-//!   first in the sequential tests and last in the random tests, so the sequential names sort
-//!   in creation order and the random ones do not. Names are derived from the index and the
-//!   seed on demand: memory does not grow with the number of files.
-//! * **Sequential**: create in numeric order; stat in readdir order (reading each file's data
-//!   when `max_size` > 0, as bonnie++ does); delete in readdir order.
-//! * **Random**: create in a pseudo-random order (a keyed permutation of the indices computed
-//!   on the fly, not a shuffled list); stat as many randomly picked files as there are files
-//!   (picks may repeat, as in bonnie++); delete in another pseudo-random order.
-//! * **Sizes**: uniform in [`min_size`, `max_size`] from the seed (0/0: empty files); data
-//!   from the run's data pattern, written in pieces of at most [`WRITE_PIECE`] bytes.
-//!   bonnie++'s hard-link (-1) and symlink (-2) modes are not offered.
-//! * **Sync**: bonnie++ does not sync by default (`-b` fsyncs every file and directory).
-//!   Here the sync policy decides: `end` (default) ends every create and delete phase with
-//!   syncfs inside its timing; `each` fsyncs each file after writing it and its directory
-//!   after each create or delete, like `-b`; `none` is bonnie++'s default.
-//! * **Directories**: each instance works in `Bonnie.<idx>`. Directories are made inside the
-//!   create phases and removed inside the delete phases (timed, not counted as operations).
-//! * **Instances** (`procs`) run concurrently as threads, each in its own directory.
-//! * **Timing**: nanosecond monotonic clock; never "+++++" (bonnie++ prints that for tests
-//!   under 0.5 s).
+//! Faithful: the six tests in bonnie++'s order. Sequential: create in numeric order, stat in
+//! readdir order (stat(2), and for a non-empty file open and read it all in `chunk` pieces),
+//! delete in readdir order. Random: create, stat each file once in a random order (as
+//! bonnie++'s `random_sort` does), delete in a random order. Names are a 7-digit number
+//! (bonnie++ 1.03; 2.00a writes 10 hex digits) and 0–12 characters of bonnie++'s alphabet,
+//! number first in the sequential tests and last in the random ones. With `dirs`, files go
+//! to subdirectories `00000`, `00001`, … in contiguous blocks of indices, and paths are
+//! resolved relative to `Bonnie.<n>` (`*at` calls, as bonnie++ after its chdir). Files are
+//! made with `O_CREAT|O_EXCL|O_WRONLY`, 0600, written in `chunk` pieces (default 8 KiB,
+//! bonnie++'s `DefaultChunkSize`), sizes uniform in [`min_size`, `max_size`].
+//! `Bonnie.<n>` and its subdirectories are made before the create test (untimed) and
+//! removed inside the delete tests' timing (not counted as operations). `--sync each` is
+//! bonnie++ `-b`. bonnie++ 2.00a calls sync(2) at the end of its create and delete tests,
+//! inside the timing (seen with strace): fsarena's default `--sync end` (syncfs) matches it.
+//!
+//! Differs: names, sizes and random orders are computed on demand from a keyed hash of
+//! (seed, instance, pass, index) instead of a name table and `rand()`, so memory does not
+//! grow with the number of files and every repetition uses the same names. The random
+//! create also permutes the creation order (bonnie++ creates the random-prefixed names in
+//! index order), so with `dirs` it hops between directories. `procs` instances are threads
+//! working in one phase, each in its own `Bonnie.<n>`, not semaphore-synchronised
+//! processes; figures aggregate. Data follows `--data` (incompressible by default), not a
+//! zero buffer. No hard-link or symlink modes (max -1/-2); no "+++++" (short phases are
+//! timed and flagged).
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
 use crate::probe::recorder::Op;
-use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
-use anyhow::Result;
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
+use crate::workload::{ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
+use anyhow::{bail, Context, Result};
+use std::ffi::{CStr, OsStr};
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// Largest single write when filling a file.
-pub const WRITE_PIECE: usize = 4096;
-/// Characters of the random part of a name (bonnie++ uses letters and digits).
-const ALNUM: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-
-const fn spec(name: &'static str, kind: PhaseKind) -> PhaseSpec {
-    PhaseSpec {
-        name,
-        kind,
-        primary: Primary::OpsPerS,
-        ops_unit: "files/s",
-    }
-}
-
-const SEQ_CREATE: PhaseSpec = spec("seq_create", PhaseKind::Meta);
-const SEQ_STAT: PhaseSpec = spec("seq_stat", PhaseKind::Read);
-const SEQ_DELETE: PhaseSpec = spec("seq_delete", PhaseKind::Meta);
-const RAND_CREATE: PhaseSpec = spec("rand_create", PhaseKind::Meta);
-const RAND_STAT: PhaseSpec = spec("rand_stat", PhaseKind::Read);
-const RAND_DELETE: PhaseSpec = spec("rand_delete", PhaseKind::Meta);
+/// Files per unit of `files` (bonnie++ `DirectoryUnit`).
+const FILES_UNIT: u64 = 1024;
+/// Most files per instance: the number must fit its 7 digits for names to stay unique.
+const MAX_FILES: u64 = 9_999_999;
+/// Subdirectory names have five digits, as in bonnie++.
+const MAX_DIRS: u64 = 99_999;
+/// Most random characters in a name (bonnie++ `RandExtraLen`).
+const MAX_EXTRA: u64 = 12;
+const ALPHABET: &[u8; 62] = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const MAX_CHUNK: u64 = 1 << 20;
+const MAX_PROCS: u64 = 4096;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -72,472 +64,660 @@ const PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Size,
         default: "0",
         unit: "bytes",
-        help: "largest file (0: empty files); > 0 makes the stat phases read the data",
+        help: "largest file; 0 with min_size 0 makes empty files",
     },
     ParamSpec {
         name: "min_size",
         kind: ParamKind::Size,
         default: "0",
         unit: "bytes",
-        help: "smallest file",
+        help: "smallest file; sizes are uniform in [min_size, max_size]",
     },
     ParamSpec {
         name: "dirs",
         kind: ParamKind::Count,
         default: "0",
         unit: "directories",
-        help: "subdirectories to spread the files over (0: one directory)",
+        help: "0: all files in one directory; N: spread over N subdirectories (≤ 99999)",
     },
     ParamSpec {
         name: "procs",
         kind: ParamKind::Count,
         default: "1",
         unit: "instances",
-        help: "concurrent instances, each in its own directory",
+        help: "concurrent instances (threads), each in its own directory Bonnie.<n>",
+    },
+    ParamSpec {
+        name: "chunk",
+        kind: ParamKind::Size,
+        default: "8KiB",
+        unit: "bytes",
+        help: "piece size of file reads and writes (bonnie++ -n's 5th field), ≤ 1MiB",
     },
 ];
 
-/// The bonnie-files workload as `fsarena list` shows it and `run` builds it.
+const fn phase(name: &'static str, kind: PhaseKind) -> PhaseSpec {
+    PhaseSpec {
+        name,
+        kind,
+        primary: Primary::OpsPerS,
+        ops_unit: "files/s",
+    }
+}
+
+const PHASES: &[PhaseSpec] = &[
+    phase("seq_create", PhaseKind::Meta),
+    phase("seq_stat", PhaseKind::Read),
+    phase("seq_delete", PhaseKind::Meta),
+    phase("rand_create", PhaseKind::Meta),
+    phase("rand_stat", PhaseKind::Read),
+    phase("rand_delete", PhaseKind::Meta),
+];
+
+/// The `bonnie-files` workload: Bonnie++'s file creation, stat and deletion tests.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "bonnie-files",
-    about: "Bonnie++ file tests (-n): create, stat, delete files in sequential and random order",
+    about: "Bonnie++ -n file tests (Coker): create, stat, delete 1024×files files, \
+            sequential then random order",
     params: PARAMS,
-    phases: &[
-        SEQ_CREATE,
-        SEQ_STAT,
-        SEQ_DELETE,
-        RAND_CREATE,
-        RAND_STAT,
-        RAND_DELETE,
-    ],
+    phases: PHASES,
     build,
 };
 
-fn build(p: &Params) -> Result<Box<dyn Workload>> {
-    Ok(Box::new(BonnieFiles::from_params(p)?))
-}
-
-/// A validated configuration.
-#[derive(Clone, Debug)]
+/// Bonnie++'s file tests with validated parameters.
+#[derive(Clone, Copy, Debug)]
 pub struct BonnieFiles {
-    /// Files per instance (already multiplied by 1024).
-    pub files: u64,
-    pub min_size: u64,
-    pub max_size: u64,
-    pub dirs: u64,
-    pub procs: u64,
+    /// Files per instance.
+    n: u64,
+    min_size: u64,
+    max_size: u64,
+    dirs: u64,
+    procs: u64,
+    chunk: usize,
 }
 
-impl BonnieFiles {
-    /// Checks the parameters together; a violation is a usage error (exit code 2).
-    pub fn from_params(p: &Params) -> Result<Self> {
-        let files = p.count("files").unwrap_or(0);
-        let (min_size, max_size) = (
-            p.bytes("min_size").unwrap_or(0),
-            p.bytes("max_size").unwrap_or(0),
-        );
-        let (dirs, procs) = (p.count("dirs").unwrap_or(0), p.count("procs").unwrap_or(0));
-        let problem = if files == 0 {
-            "files must be at least 1 (units of 1024)"
-        } else if files > 1 << 20 {
-            "files must be at most 1048576 (units of 1024)"
-        } else if min_size > max_size {
-            "min_size must not exceed max_size"
-        } else if procs == 0 {
-            "procs must be at least 1"
-        } else if dirs > files * 1024 {
-            "dirs must not exceed the number of files"
-        } else {
-            ""
-        };
-        if !problem.is_empty() {
-            return Err(usage(format!("bonnie-files: {problem}")));
-        }
-        Ok(Self {
-            files: files * 1024,
+fn build(p: &Params) -> Result<Box<dyn Workload>> {
+    let count = |k| p.count(k).expect("counts have defaults");
+    let size = |k| p.bytes(k).expect("sizes have defaults");
+    let (files, procs, dirs) = (count("files"), count("procs"), count("dirs"));
+    let (min_size, max_size, chunk) = (size("min_size"), size("max_size"), size("chunk"));
+    let problem = if files == 0 || files > MAX_FILES / FILES_UNIT {
+        format!(
+            "files={files}: must be 1 to {} (×1024)",
+            MAX_FILES / FILES_UNIT
+        )
+    } else if procs == 0 || procs > MAX_PROCS {
+        format!("procs={procs}: must be 1 to {MAX_PROCS}")
+    } else if dirs > MAX_DIRS {
+        format!("dirs={dirs}: must be at most {MAX_DIRS}")
+    } else if min_size > max_size {
+        format!("min_size ({min_size} B) is larger than max_size ({max_size} B)")
+    } else if chunk == 0 || chunk > MAX_CHUNK {
+        format!("chunk={chunk}: must be 1 B to 1MiB")
+    } else {
+        let (n, chunk) = (files * FILES_UNIT, chunk as usize);
+        return Ok(Box::new(BonnieFiles {
+            n,
             min_size,
             max_size,
             dirs,
             procs,
-        })
+            chunk,
+        }));
+    };
+    Err(usage(format!("bonnie-files: {problem}")))
+}
+
+impl Workload for BonnieFiles {
+    fn run(&self, cx: &mut TrialContext) -> Result<()> {
+        let base = cx.workdir().to_path_buf();
+        for (pass, specs) in [(Pass::Seq, &PHASES[..3]), (Pass::Rand, &PHASES[3..])] {
+            let insts: Vec<Instance> = (0..self.procs)
+                .map(|idx| Instance::new(*self, &base, cx.seed(), idx, pass))
+                .collect();
+            for inst in &insts {
+                inst.make_dirs()?;
+            }
+            let procs = insts.len();
+            cx.phase(&specs[0], procs, |w| insts[w.idx].create(w))?;
+            cx.phase(&specs[1], procs, |w| insts[w.idx].stat(w))?;
+            cx.phase(&specs[2], procs, |w| insts[w.idx].delete(w))?;
+        }
+        Ok(())
     }
 }
 
-/// SplitMix64: a fast, well-mixed hash of a 64-bit value.
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+/// Which half of the tests: names with the number first (sequential) or last (random).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pass {
+    Seq,
+    Rand,
 }
 
-/// The name of file `i`: 7 digits and 0–12 random alphanumerics, number first when
-/// `sequential`, random part first otherwise. Deterministic from (`seed`, `i`).
-pub fn file_name(seed: u64, i: u64, sequential: bool) -> String {
-    let mut h = mix(seed ^ mix(i));
-    let len = (h % 13) as usize;
-    let mut random = String::with_capacity(len);
-    for _ in 0..len {
-        h = mix(h);
-        random.push(ALNUM[(h % ALNUM.len() as u64) as usize] as char);
-    }
-    if sequential {
-        format!("{i:07}{random}")
+/// Keys of the independent pseudo-random streams of one instance and pass.
+const TAG_NAME: u64 = 0x6e61_6d65;
+const TAG_SIZE: u64 = 0x7369_7a65;
+const TAG_CREATE: u64 = 0x6372_6561;
+const TAG_STAT: u64 = 0x7374_6174;
+const TAG_DELETE: u64 = 0x6465_6c65;
+
+/// The splitmix64 finaliser (Steele, Lea & Flood 2014): a bijective 64-bit mix.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// A hash of `key` and `i`.
+fn hash(key: u64, i: u64) -> u64 {
+    mix(key ^ mix(i))
+}
+
+/// Appends the Bonnie++ name of file `i`: a 7-digit number and 0–12 random alphanumerics
+/// derived from `(key, i)`; the number comes first unless `random_first`.
+fn file_name(key: u64, i: u64, random_first: bool, out: &mut Vec<u8>) {
+    let h = hash(key ^ TAG_NAME, i);
+    let extra = h % (MAX_EXTRA + 1);
+    let chars = (0..extra).map(|j| ALPHABET[(hash(h, j) % ALPHABET.len() as u64) as usize]);
+    if random_first {
+        out.extend(chars);
+        let _ = write!(out, "{i:07}");
     } else {
-        format!("{random}{i:07}")
+        let _ = write!(out, "{i:07}");
+        out.extend(chars);
     }
 }
 
-/// A pseudo-random permutation of `0..n` evaluated on the fly: a 4-round Feistel network on
-/// the smallest even number of bits covering `n`, cycle-walking values ≥ `n` back in.
-#[derive(Clone, Debug)]
-pub struct Permutation {
+/// A keyed pseudo-random permutation of `[0, n)` computed per index in O(1) memory: a
+/// bijection of `[0, 2^bits)` (rounds of key xor, odd multiply and xorshift, each
+/// invertible modulo 2^bits) restricted to `[0, n)` by cycle walking (Black & Rogaway
+/// 2002): re-apply until the value is below `n`, fewer than 2 times on average.
+#[derive(Clone, Copy, Debug)]
+struct Permutation {
     n: u64,
-    half_bits: u32,
+    mask: u64,
+    shift: u32,
     keys: [u64; 4],
 }
 
 impl Permutation {
-    /// A permutation of `0..n` keyed by `seed`.
-    pub fn new(n: u64, seed: u64) -> Self {
+    fn new(n: u64, key: u64) -> Self {
         let bits = 64 - n.saturating_sub(1).leading_zeros();
-        let half_bits = bits.div_ceil(2).max(1);
-        let mut k = seed;
-        let keys = [0; 4].map(|_| {
-            k = mix(k);
-            k
-        });
-        Self { n, half_bits, keys }
+        let mask = u64::MAX.checked_shr(64 - bits).unwrap_or(0);
+        let keys = [1, 2, 3, 4].map(|round| hash(key, round));
+        Self {
+            n,
+            mask,
+            shift: (bits / 2).max(1),
+            keys,
+        }
     }
 
-    fn feistel(&self, x: u64) -> u64 {
-        let mask = (1u64 << self.half_bits) - 1;
-        let (mut l, mut r) = (x >> self.half_bits, x & mask);
-        for key in self.keys {
-            let f = mix(r ^ key) & mask;
-            (l, r) = (r, l ^ f);
+    fn scramble(&self, mut x: u64) -> u64 {
+        for k in self.keys {
+            x = ((x ^ k) & self.mask).wrapping_mul(k | 1) & self.mask;
+            x ^= x >> self.shift;
         }
-        (l << self.half_bits) | r
+        x
     }
 
     /// The `i`-th element of the permutation (`i < n`).
-    pub fn at(&self, i: u64) -> u64 {
+    fn get(&self, i: u64) -> u64 {
         debug_assert!(i < self.n);
-        let mut x = self.feistel(i);
+        let mut x = self.scramble(i);
         while x >= self.n {
-            x = self.feistel(x);
+            x = self.scramble(x);
         }
         x
     }
 }
 
-impl Workload for BonnieFiles {
-    fn run(&self, cx: &mut TrialContext) -> Result<()> {
-        let root = cx.workdir().to_path_buf();
-        let seed = cx.seed();
-        let procs = self.procs as usize;
-        let inst = |w: &Worker| Instance::new(self, &root, w.idx, seed);
-        cx.phase(&SEQ_CREATE, procs, |w| inst(w).create(w, true))?;
-        cx.phase(&SEQ_STAT, procs, |w| inst(w).stat_readdir(w))?;
-        cx.phase(&SEQ_DELETE, procs, |w| inst(w).delete_readdir(w))?;
-        cx.phase(&RAND_CREATE, procs, |w| inst(w).create(w, false))?;
-        cx.phase(&RAND_STAT, procs, |w| inst(w).stat_random(w))?;
-        cx.phase(&RAND_DELETE, procs, |w| inst(w).delete_random(w))?;
-        Ok(())
-    }
+/// One instance (one bonnie++ process) in one pass.
+struct Instance {
+    cfg: BonnieFiles,
+    /// The trial's work directory, which holds `root`.
+    base: PathBuf,
+    /// `Bonnie.<n>`.
+    root: PathBuf,
+    key: u64,
+    pass: Pass,
 }
 
-/// One instance's view: its directory and how indices map to paths.
-struct Instance<'a> {
-    cfg: &'a BonnieFiles,
-    dir: PathBuf,
-    /// Seed of this instance's names, sizes and orders.
-    seed: u64,
-}
-
-impl<'a> Instance<'a> {
-    fn new(cfg: &'a BonnieFiles, root: &Path, idx: usize, seed: u64) -> Self {
+impl Instance {
+    fn new(cfg: BonnieFiles, base: &Path, seed: u64, idx: u64, pass: Pass) -> Self {
+        let key = hash(hash(seed, idx), pass as u64);
+        let root = base.join(format!("Bonnie.{idx}"));
+        let base = base.to_path_buf();
         Self {
             cfg,
-            dir: root.join(format!("Bonnie.{idx}")),
-            seed: mix(seed ^ (idx as u64).wrapping_mul(0x1234_5678_9abc_def1)),
+            base,
+            root,
+            key,
+            pass,
         }
     }
 
-    fn subdirs(&self) -> Vec<PathBuf> {
-        if self.cfg.dirs == 0 {
-            return vec![self.dir.clone()];
-        }
-        (0..self.cfg.dirs)
-            .map(|d| self.dir.join(format!("{d:05}")))
-            .collect()
+    /// Makes `Bonnie.<n>` and its subdirectories (untimed, as bonnie++ does).
+    fn make_dirs(&self) -> Result<()> {
+        let mk =
+            |p: PathBuf| std::fs::create_dir(&p).with_context(|| format!("mkdir {}", p.display()));
+        mk(self.root.clone())?;
+        (0..self.cfg.dirs).try_for_each(|d| mk(self.subdir(Some(d))))
     }
 
-    fn dir_of(&self, i: u64) -> PathBuf {
-        if self.cfg.dirs == 0 {
-            return self.dir.clone();
-        }
-        let d = (i as u128 * self.cfg.dirs as u128 / self.cfg.files as u128) as u64;
-        self.dir.join(format!("{d:05}"))
+    /// The subdirectory of file `i`: contiguous blocks of indices, in order.
+    fn dir_of(&self, i: u64) -> Option<u64> {
+        (self.cfg.dirs > 0).then(|| i * self.cfg.dirs / self.cfg.n)
     }
 
+    fn subdir(&self, d: Option<u64>) -> PathBuf {
+        d.map_or_else(|| self.root.clone(), |d| self.root.join(format!("{d:05}")))
+    }
+
+    /// The directories that hold files, in order.
+    fn data_dirs(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        let subdirs = (0..self.cfg.dirs).map(Some);
+        let only_root = (self.cfg.dirs == 0).then_some(None);
+        only_root.into_iter().chain(subdirs).map(|d| self.subdir(d))
+    }
+
+    /// File `i`'s path relative to `root` (`00003/name` or `name`), NUL-terminated.
+    fn rel_name(&self, i: u64, out: &mut Vec<u8>) {
+        out.clear();
+        if let Some(d) = self.dir_of(i) {
+            let _ = write!(out, "{d:05}/");
+        }
+        file_name(self.key, i, self.pass == Pass::Rand, out);
+        out.push(0);
+    }
+
+    /// File `i`'s size: uniform in [min_size, max_size] (Lemire's multiply-shift).
     fn size_of(&self, i: u64) -> u64 {
-        let span = self.cfg.max_size - self.cfg.min_size;
-        self.cfg.min_size
-            + if span == 0 {
-                0
-            } else {
-                mix(self.seed ^ !i) % (span + 1)
-            }
+        let span = u128::from(self.cfg.max_size - self.cfg.min_size) + 1;
+        let r = u128::from(hash(self.key ^ TAG_SIZE, i));
+        self.cfg.min_size + ((r * span) >> 64) as u64
     }
 
-    /// Makes the directories (timed as part of the phase, not counted).
-    fn make_dirs(&self, w: &mut Worker) -> Result<()> {
-        let t = w.start();
-        std::fs::create_dir(&self.dir).on("mkdir", &self.dir)?;
-        for d in self.subdirs().iter().filter(|d| **d != self.dir) {
-            std::fs::create_dir(d).on("mkdir", d)?;
-        }
-        w.done_batch(Op::Mkdir, t, 0, 0);
-        Ok(())
+    fn order(&self, tag: u64) -> Option<Permutation> {
+        Some(Permutation::new(self.cfg.n, self.key ^ tag))
     }
 
-    /// Removes the (empty) directories (timed as part of the phase, not counted).
-    fn remove_dirs(&self, w: &mut Worker) -> Result<()> {
-        let t = w.start();
-        for d in self.subdirs().iter().filter(|d| **d != self.dir) {
-            std::fs::remove_dir(d).on("rmdir", d)?;
-        }
-        std::fs::remove_dir(&self.dir).on("rmdir", &self.dir)?;
-        w.done_batch(Op::Delete, t, 0, 0);
-        Ok(())
-    }
-
-    fn create(&self, w: &mut Worker, sequential: bool) -> Result<()> {
-        self.make_dirs(w)?;
-        let order = Permutation::new(self.cfg.files, self.seed ^ 0xc4ea7e);
-        for k in 0..self.cfg.files {
-            w.check()?;
-            let i = if sequential { k } else { order.at(k) };
-            let dir = self.dir_of(i);
-            let path = dir.join(file_name(self.seed, i, sequential));
+    /// Creates every file: in numeric order (sequential pass) or a permuted one (random).
+    fn create(&self, w: &mut Worker) -> Result<()> {
+        let perm = self.order(TAG_CREATE).filter(|_| self.pass == Pass::Rand);
+        self.each_indexed(w, perm, Op::Create, |w, root, i, name| {
             let size = self.size_of(i);
-            let t = w.start();
-            let mut f = File::create(&path).on("creating", &path)?;
-            let mut left = size as usize;
-            while left > 0 {
-                let n = left.min(WRITE_PIECE);
-                f.write_all(w.data().slice(n)).on("writing", &path)?;
-                left -= n;
-            }
-            if size > 0 {
-                w.after_write(&f).on("fsync", &path)?;
-            }
+            let f = root.create(name)?;
+            write_data(w, &f, size, self.cfg.chunk)?;
+            w.after_write(&f)?;
             drop(f);
-            w.after_dir_change(&dir).on("fsync of directory", &dir)?;
-            w.done(Op::Create, t, size);
-        }
-        w.end_fs(&self.dir).on("syncfs", &self.dir)
-    }
-
-    /// stat (and read, for non-empty files) one file; returns bytes read.
-    fn stat_one(&self, path: &Path, buf: &mut [u8]) -> Result<u64> {
-        let meta = std::fs::metadata(path).on("stat", path)?;
-        if self.cfg.max_size == 0 || meta.len() == 0 {
-            return Ok(0);
-        }
-        let mut f = File::open(path).on("opening", path)?;
-        let mut total = 0u64;
-        loop {
-            let n = f.read(buf).on("reading", path)?;
-            if n == 0 {
-                return Ok(total);
-            }
-            total += n as u64;
-        }
-    }
-
-    fn stat_readdir(&self, w: &mut Worker) -> Result<()> {
-        let mut buf = vec![0u8; 1 << 16];
-        for dir in self.subdirs() {
-            for entry in std::fs::read_dir(&dir).on("readdir", &dir)? {
-                w.check()?;
-                let path = entry.on("readdir", &dir)?.path();
-                let t = w.start();
-                let bytes = self.stat_one(&path, &mut buf)?;
-                w.done(Op::Stat, t, bytes);
-            }
-        }
+            w.after_dir_change(&self.subdir(self.dir_of(i)))?;
+            Ok(size)
+        })?;
+        w.end_fs(&self.root)
+            .context("syncfs after creating files")?;
         Ok(())
     }
 
-    fn stat_random(&self, w: &mut Worker) -> Result<()> {
-        let mut buf = vec![0u8; 1 << 16];
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed ^ 0x57a7);
-        for _ in 0..self.cfg.files {
+    /// Stats every file, reading the data of non-empty ones: in readdir order (sequential
+    /// pass) or once each in a random order.
+    fn stat(&self, w: &mut Worker) -> Result<()> {
+        let mut buf = vec![0u8; self.cfg.chunk];
+        match self.pass {
+            Pass::Seq => {
+                self.each_readdir(w, Op::Stat, |_, d, _, name| d.stat_read(name, &mut buf))
+            }
+            Pass::Rand => {
+                let perm = self.order(TAG_STAT);
+                self.each_indexed(w, perm, Op::Stat, |_, d, _, name| {
+                    d.stat_read(name, &mut buf)
+                })
+            }
+        }
+    }
+
+    /// Deletes every file, in readdir order (sequential pass) or a random order, then the
+    /// directories (timed, not counted as operations), then applies the sync policy.
+    fn delete(&self, w: &mut Worker) -> Result<()> {
+        let unlink = |w: &mut Worker, d: &DirFd, dir: &Path, name: &CStr| {
+            d.unlink(name)?;
+            w.after_dir_change(dir).map(|_| 0)
+        };
+        match self.pass {
+            Pass::Seq => self.each_readdir(w, Op::Delete, unlink)?,
+            Pass::Rand => {
+                self.each_indexed(w, self.order(TAG_DELETE), Op::Delete, |w, d, i, n| {
+                    unlink(w, d, &self.subdir(self.dir_of(i)), n)
+                })?
+            }
+        }
+        let rm =
+            |p: PathBuf| std::fs::remove_dir(&p).with_context(|| format!("rmdir {}", p.display()));
+        if self.cfg.dirs > 0 {
+            self.data_dirs().try_for_each(rm)?;
+        }
+        rm(self.root.clone())?;
+        w.end_fs(&self.base)
+            .context("syncfs after deleting files")?;
+        Ok(())
+    }
+
+    /// Runs `f` on file `perm(k)` (or `k` without `perm`) for k in 0..n, each call timed
+    /// and recorded as one `op`; `f` returns the bytes it moved.
+    fn each_indexed<F>(
+        &self,
+        w: &mut Worker,
+        perm: Option<Permutation>,
+        op: Op,
+        mut f: F,
+    ) -> Result<()>
+    where
+        F: FnMut(&mut Worker, &DirFd, u64, &CStr) -> io::Result<u64>,
+    {
+        let root = DirFd::open(&self.root)?;
+        let mut name = Vec::with_capacity(32);
+        for k in 0..self.cfg.n {
             w.check()?;
-            let i = rng.gen_range(0..self.cfg.files);
-            let path = self.dir_of(i).join(file_name(self.seed, i, false));
+            let i = perm.map_or(k, |p| p.get(k));
+            self.rel_name(i, &mut name);
             let t = w.start();
-            let bytes = self.stat_one(&path, &mut buf)?;
-            w.done(Op::Stat, t, bytes);
+            let bytes = f(w, &root, i, cstr(&name)).with_context(|| root.what(op.name(), &name))?;
+            w.done(op, t, bytes);
         }
         Ok(())
     }
 
-    fn unlink(&self, w: &mut Worker, dir: &Path, path: &Path) -> Result<()> {
-        let t = w.start();
-        std::fs::remove_file(path).on("unlink", path)?;
-        w.after_dir_change(dir).on("fsync of directory", dir)?;
-        w.done(Op::Delete, t, 0);
-        Ok(())
-    }
-
-    fn delete_readdir(&self, w: &mut Worker) -> Result<()> {
-        for dir in self.subdirs() {
-            // Deleting while reading a directory may make readdir skip entries on some
-            // filesystems; read again until it is empty.
+    /// Runs `f` on every file in readdir order, streaming each directory; `f` and the
+    /// readdir that found the file are timed and recorded together as one `op`.
+    fn each_readdir<F>(&self, w: &mut Worker, op: Op, mut f: F) -> Result<()>
+    where
+        F: FnMut(&mut Worker, &DirFd, &Path, &CStr) -> io::Result<u64>,
+    {
+        let (mut name, mut count) = (Vec::new(), 0);
+        for dir in self.data_dirs() {
+            let d = DirFd::open(&dir)?;
+            let mut entries = std::fs::read_dir(&dir).with_context(|| d.what("readdir", b""))?;
             loop {
-                let mut deleted = 0u64;
-                for entry in std::fs::read_dir(&dir).on("readdir", &dir)? {
-                    w.check()?;
-                    let path = entry.on("readdir", &dir)?.path();
-                    self.unlink(w, &dir, &path)?;
-                    deleted += 1;
-                }
-                if deleted == 0 {
-                    break;
+                w.check()?;
+                let t = w.start();
+                let Some(entry) = entries.next() else { break };
+                let entry = entry.with_context(|| d.what("readdir", b""))?;
+                if entry_name(&entry, &mut name) {
+                    let bytes =
+                        f(w, &d, &dir, cstr(&name)).with_context(|| d.what(op.name(), &name))?;
+                    w.done(op, t, bytes);
+                    count += 1;
                 }
             }
         }
-        self.remove_dirs(w)?;
-        w.end_fs(w_parent(&self.dir)).on("syncfs", &self.dir)
-    }
-
-    fn delete_random(&self, w: &mut Worker) -> Result<()> {
-        let order = Permutation::new(self.cfg.files, self.seed ^ 0xde1e7e);
-        for k in 0..self.cfg.files {
-            w.check()?;
-            let i = order.at(k);
-            let dir = self.dir_of(i);
-            let path = dir.join(file_name(self.seed, i, false));
-            self.unlink(w, &dir, &path)?;
+        if count != self.cfg.n {
+            let (n, root) = (self.cfg.n, self.root.display());
+            bail!("{}: expected {n} files in {root}, found {count}", op.name());
         }
-        self.remove_dirs(w)?;
-        w.end_fs(w_parent(&self.dir)).on("syncfs", &self.dir)
+        Ok(())
     }
 }
 
-/// The directory holding an instance's directory (still there after it is removed).
-fn w_parent(dir: &Path) -> &Path {
-    dir.parent().unwrap_or(dir)
+/// Writes `size` bytes of the worker's data stream to `f` in pieces of `chunk`.
+fn write_data(w: &mut Worker, mut f: &File, size: u64, chunk: usize) -> io::Result<()> {
+    let mut left = size;
+    while left > 0 {
+        let len = left.min(chunk as u64) as usize;
+        f.write_all(w.data().slice(len))?;
+        left -= len as u64;
+    }
+    Ok(())
+}
+
+/// Puts a directory entry's name, NUL-terminated, into `out`; false for dot files.
+fn entry_name(entry: &std::fs::DirEntry, out: &mut Vec<u8>) -> bool {
+    let name = entry.file_name();
+    out.clear();
+    out.extend_from_slice(name.as_bytes());
+    out.push(0);
+    !name.as_bytes().starts_with(b".")
+}
+
+/// A name built by this file: NUL-terminated, without interior NULs.
+fn cstr(name: &[u8]) -> &CStr {
+    CStr::from_bytes_with_nul(name).expect("names are NUL-terminated and NUL-free")
+}
+
+/// A directory open for `*at` system calls, so that each operation resolves one short
+/// relative name, as bonnie++ does after its chdir, rather than a long absolute path.
+struct DirFd {
+    file: File,
+    path: PathBuf,
+}
+
+impl DirFd {
+    fn open(path: &Path) -> Result<Self> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut opts = std::fs::OpenOptions::new();
+        opts.read(true).custom_flags(libc::O_DIRECTORY);
+        let file = opts
+            .open(path)
+            .with_context(|| format!("opening directory {}", path.display()))?;
+        Ok(Self {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// "`op` PATH" for error messages; `name` may end in its NUL.
+    fn what(&self, op: &str, name: &[u8]) -> String {
+        let name = OsStr::from_bytes(name.strip_suffix(&[0]).unwrap_or(name));
+        format!("{op} {}", self.path.join(name).display())
+    }
+
+    fn open_at(&self, name: &CStr, flags: libc::c_int) -> io::Result<File> {
+        // SAFETY: `name` is NUL-terminated and the directory descriptor is open.
+        let fd = unsafe { libc::openat(self.file.as_raw_fd(), name.as_ptr(), flags, 0o600) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a new descriptor that nothing else owns.
+        Ok(unsafe { File::from_raw_fd(fd) })
+    }
+
+    /// open(O_CREAT|O_EXCL|O_WRONLY, 0600), as bonnie++ 2.00a.
+    fn create(&self, name: &CStr) -> io::Result<File> {
+        self.open_at(
+            name,
+            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC,
+        )
+    }
+
+    /// stat(2) the file and, when it has data, read all of it; returns the bytes read.
+    fn stat_read(&self, name: &CStr, buf: &mut [u8]) -> io::Result<u64> {
+        // SAFETY: an all-zero `stat` is valid; fstatat fills it from a NUL-terminated name.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstatat(self.file.as_raw_fd(), name.as_ptr(), &mut st, 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let (size, mut done) = (st.st_size as u64, 0);
+        if size > 0 {
+            let mut f = self.open_at(name, libc::O_RDONLY | libc::O_CLOEXEC)?;
+            while done < size {
+                let len = (size - done).min(buf.len() as u64) as usize;
+                match f.read(&mut buf[..len])? {
+                    0 => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file shrank")),
+                    got => done += got as u64,
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    fn unlink(&self, name: &CStr) -> io::Result<()> {
+        // SAFETY: `name` is NUL-terminated and the directory descriptor is open.
+        if unsafe { libc::unlinkat(self.file.as_raw_fd(), name.as_ptr(), 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::exit_code;
     use crate::policy::{DataPolicy, SyncPolicy};
     use crate::result::PhaseResult;
     use crate::workload::testutil::in_context;
+    use crate::workload::WorkloadSpec;
+    use std::collections::HashSet;
+
+    fn name(key: u64, i: u64, random_first: bool) -> String {
+        let mut v = Vec::new();
+        file_name(key, i, random_first, &mut v);
+        String::from_utf8(v).unwrap()
+    }
 
     #[test]
-    fn names_look_like_bonnie_plus_plus() {
-        for i in [0u64, 7, 1023, 9_999_999] {
-            let s = file_name(1, i, true);
-            let r = file_name(1, i, false);
-            assert!(s.starts_with(&format!("{i:07}")), "{s}");
-            assert!(r.ends_with(&format!("{i:07}")), "{r}");
-            assert!((7..=19).contains(&s.len()), "{s}");
-            assert!(s.bytes().all(|b| b.is_ascii_alphanumeric()));
-            assert_eq!(s[7..], r[..r.len() - 7], "same random part either way");
+    fn names_are_seven_digits_and_up_to_twelve_alphanumerics() {
+        let mut lengths = HashSet::new();
+        for i in (0..5000).chain([MAX_FILES]) {
+            let (seq, rand) = (name(7, i, false), name(7, i, true));
+            let num = format!("{i:07}");
+            assert!(
+                seq.starts_with(&num) && rand.ends_with(&num),
+                "{seq} {rand}"
+            );
+            let (s_extra, r_extra) = (&seq[7..], &rand[..rand.len() - 7]);
+            for extra in [s_extra, r_extra] {
+                assert!(extra.len() <= 12 && extra.bytes().all(|b| b.is_ascii_alphanumeric()));
+            }
+            assert_eq!(s_extra, r_extra, "same key: same characters, other order");
+            lengths.insert(s_extra.len());
         }
-        assert_eq!(file_name(5, 3, true), file_name(5, 3, true));
-        let lens: std::collections::HashSet<_> =
-            (0..500).map(|i| file_name(9, i, true).len()).collect();
-        assert_eq!(lens.len(), 13, "suffix lengths 0..=12 all occur");
+        assert_eq!(lengths.len(), 13, "suffix lengths 0..=12 all occur");
+        assert_eq!(name(7, 42, false), name(7, 42, false));
+        let differ = (0..100)
+            .filter(|&i| name(7, i, false) != name(8, i, false))
+            .count();
+        assert!(differ > 80, "another key gives other names ({differ}/100)");
+    }
+
+    #[test]
+    fn instances_name_by_pass_and_spread_over_directories() {
+        let cfg = BonnieFiles {
+            n: 1024,
+            min_size: 10,
+            max_size: 20,
+            dirs: 4,
+            procs: 1,
+            chunk: 1,
+        };
+        let base = Path::new("/w");
+        let rel = |pass, i| {
+            let mut v = Vec::new();
+            Instance::new(cfg, base, 1, 0, pass).rel_name(i, &mut v);
+            String::from_utf8(v).unwrap()
+        };
+        assert!(rel(Pass::Seq, 0).starts_with("00000/0000000"));
+        assert!(rel(Pass::Seq, 1023).starts_with("00003/0001023"));
+        let r = rel(Pass::Rand, 300);
+        assert!(r.starts_with("00001/") && r.ends_with("0000300\0"), "{r}");
+        let inst = Instance::new(cfg, base, 1, 0, Pass::Seq);
+        assert_eq!(inst.root, Path::new("/w/Bonnie.0"));
+        let sizes: HashSet<_> = (0..1024).map(|i| inst.size_of(i)).collect();
+        assert_eq!(sizes, (10..=20).collect(), "uniform over [min, max]");
     }
 
     #[test]
     fn permutation_is_a_bijection() {
-        for n in [1u64, 2, 3, 5, 64, 1000, 1024, 4097, 16384] {
-            let p = Permutation::new(n, 42);
-            let mut seen = vec![false; n as usize];
-            for i in 0..n {
-                let x = p.at(i) as usize;
-                assert!(!seen[x], "n={n}: {x} twice");
-                seen[x] = true;
+        for n in [
+            1, 2, 3, 5, 7, 8, 9, 100, 1000, 1023, 1024, 1025, 4097, 65_537,
+        ] {
+            for seed in [0, 1, 0xdead_beef] {
+                let p = Permutation::new(n, seed);
+                let mut seen = vec![false; n as usize];
+                for i in 0..n {
+                    let x = p.get(i);
+                    assert!(x < n && !seen[x as usize], "n={n} seed={seed} i={i} -> {x}");
+                    seen[x as usize] = true;
+                }
             }
         }
-        let a: Vec<_> = (0..100).map(|i| Permutation::new(100, 1).at(i)).collect();
-        let b: Vec<_> = (0..100).map(|i| Permutation::new(100, 2).at(i)).collect();
-        assert_ne!(a, b);
-        assert_ne!(a, (0..100).collect::<Vec<_>>(), "not the identity");
     }
 
-    fn run(params: &str) -> (Vec<PhaseResult>, usize) {
-        let p = Params::parse("bonnie-files", PARAMS, params).unwrap();
+    #[test]
+    fn permutation_looks_random_and_depends_on_the_seed() {
+        let n = 10_000;
+        let order = |seed| {
+            (0..n)
+                .map(|i| Permutation::new(n, seed).get(i))
+                .collect::<Vec<_>>()
+        };
+        let (a, b) = (order(1), order(2));
+        assert_ne!(a, b);
+        let same = a.iter().zip(&b).filter(|(x, y)| x == y).count();
+        assert!(same < 20, "{same} equal positions");
+        let fixed = a
+            .iter()
+            .enumerate()
+            .filter(|(i, &x)| *i as u64 == x)
+            .count();
+        assert!(fixed < 20, "{fixed} fixed points");
+        let rising = a.windows(2).filter(|w| w[1] > w[0]).count() as f64 / n as f64;
+        assert!((0.45..0.55).contains(&rising), "rising fraction {rising}");
+    }
+
+    /// Runs the workload on a fresh directory target; returns its phases and what was left
+    /// in the work directory afterwards (listed before the target's teardown).
+    fn run(params: &str) -> (Vec<PhaseResult>, Vec<PathBuf>) {
+        let spec = WorkloadSpec::parse(&format!("bonnie-files:{params}")).unwrap();
+        let workload = (spec.info.build)(&spec.params).unwrap();
         in_context(DataPolicy::Random, SyncPolicy::End, |cx| {
-            build(&p).unwrap().run(cx).unwrap();
-            let left = std::fs::read_dir(cx.workdir()).unwrap().count();
+            workload.run(cx).unwrap();
+            let left = std::fs::read_dir(cx.workdir()).unwrap();
+            let left = left.map(|e| e.unwrap().path()).collect();
             (cx.phases().to_vec(), left)
         })
     }
 
     #[test]
-    fn runs_all_phases_and_leaves_nothing() {
+    fn end_to_end_on_a_directory() {
         let (phases, left) = run("files=1,procs=2,dirs=4");
         let names: Vec<_> = phases.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "seq_create",
-                "seq_stat",
-                "seq_delete",
-                "rand_create",
-                "rand_stat",
-                "rand_delete"
-            ]
-        );
+        let expected: Vec<_> = PHASES.iter().map(|p| p.name).collect();
+        assert_eq!(names, expected);
         for p in &phases {
-            assert_eq!(p.ops, 2048, "{}", p.name);
-            assert_eq!(p.workers, 2);
-            assert_eq!(p.bytes, 0, "empty files");
+            assert_eq!(p.ops, 1024 * 2, "{}", p.name);
+            assert_eq!((p.bytes, p.workers, p.ops_unit.as_str()), (0, 2, "files/s"));
         }
-        assert_eq!(left, 0, "work directory empty afterwards");
+        assert!(left.is_empty(), "left behind: {left:?}");
     }
 
     #[test]
-    fn sized_files_are_written_and_read() {
-        let (phases, left) = run("files=1,max_size=4KiB,min_size=1KiB");
-        let get = |n: &str| phases.iter().find(|p| p.name == n).unwrap();
-        let written = get("seq_create").bytes;
-        assert!((1024 * 1024..=4096 * 1024).contains(&written), "{written}");
-        assert_eq!(
-            get("seq_stat").bytes,
-            written,
-            "readdir stat reads every file once"
-        );
-        assert_eq!(
-            get("rand_create").bytes,
-            written,
-            "same sizes in the random test"
-        );
-        assert!(get("rand_stat").bytes > 0);
-        assert_eq!(left, 0);
+    fn stat_reads_the_data_that_create_wrote() {
+        let (phases, left) = run("files=1,max_size=4096,min_size=1024,chunk=1000");
+        let bytes = |name: &str| phases.iter().find(|p| p.name == name).unwrap().bytes;
+        let written = bytes("seq_create");
+        assert!(written > 1024 * 1024 && written < 4096 * 1024, "{written}");
+        assert_eq!(bytes("seq_stat"), written);
+        assert!(bytes("rand_create") > 1024 * 1024);
+        assert_eq!(bytes("rand_stat"), bytes("rand_create"), "each file once");
+        assert!(left.is_empty(), "left behind: {left:?}");
     }
 
     #[test]
     fn bad_parameters_are_usage_errors() {
         for bad in [
             "files=0",
-            "min_size=2K,max_size=1K",
+            "files=10000",
             "procs=0",
-            "dirs=5000,files=1",
+            "min_size=2KiB,max_size=1KiB",
+            "dirs=100000",
+            "chunk=0",
+            "sizes=1",
         ] {
-            let p = Params::parse("bonnie-files", PARAMS, bad).unwrap();
-            let err = build(&p).err().unwrap_or_else(|| panic!("{bad} accepted"));
-            assert_eq!(crate::error::exit_code(&err), 2, "{bad}");
+            let err = WorkloadSpec::parse(&format!("bonnie-files:{bad}")).err();
+            let err = err.unwrap_or_else(|| panic!("{bad} was accepted"));
+            assert_eq!(exit_code(&err), 2, "{bad}: {err:#}");
         }
+        assert!(WorkloadSpec::parse("bonnie-files:min_size=1KiB,max_size=1KiB").is_ok());
     }
 }

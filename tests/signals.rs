@@ -45,7 +45,14 @@ fn start_slow_run(image_dir: &std::path::Path) -> (Child, mpsc::Receiver<String>
             break;
         }
     }
-    std::thread::sleep(Duration::from_millis(500));
+    // The phase begins after the cold reset (umount + mount): wait for the mount.
+    for _ in 0..200 {
+        if !common::mounts_under(image_dir).is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     (child, rx)
 }
 

@@ -208,10 +208,18 @@ fn run_trial(
         let reps = plan.policy.reps;
         let wname = w.info.name;
         let on_phase = |phase: &str| progress.phase(rep, reps, &name, wname, phase);
-        let mut cx = TrialContext::new(workdir, &plan.policy, target, pool, &on_phase);
+        let mut cx = TrialContext::new(workdir.clone(), &plan.policy, target, pool, &on_phase);
         let res = workload.run(&mut cx);
         trial.phases = cx.into_phases();
-        res
+        match res {
+            Err(e) if is_enospc(&e) && crate::probe::sys::inodes_free(&workdir) == Some(0) => {
+                Err(e.context(
+                    "out of inodes while free blocks remain: give mkfs more inodes \
+                     (e.g. --mkfs-opt 'ext4=-N 2000000') or use a larger --size",
+                ))
+            }
+            other => other,
+        }
     })();
     let teardown = target.teardown();
     trial.provision = target.provision();
@@ -243,14 +251,18 @@ fn label_of(plan: &Plan, w: &crate::workload::WorkloadSpec) -> String {
     }
 }
 
-/// The error's whole chain, with ENOSPC spelled out as "filesystem full".
-pub fn describe_error(e: &anyhow::Error) -> String {
-    let full = e.chain().any(|c| {
+/// Whether an ENOSPC io::Error is anywhere in the chain.
+fn is_enospc(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.raw_os_error() == Some(libc::ENOSPC))
-    });
+    })
+}
+
+/// The error's whole chain, with ENOSPC spelled out as "filesystem full".
+pub fn describe_error(e: &anyhow::Error) -> String {
     let text = format!("{e:#}");
-    if full {
+    if is_enospc(e) {
         format!("filesystem full: {text}")
     } else {
         text

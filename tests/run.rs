@@ -321,3 +321,35 @@ fn sync_none_is_flagged_not_synced() {
         .any(|f| f == "not-synced"));
     assert!(table.contains("not synced"), "{table}");
 }
+
+#[test]
+fn running_out_of_inodes_fails_the_trial_with_a_clear_cause_and_cleans_up() {
+    let test = "running_out_of_inodes_fails_the_trial_with_a_clear_cause_and_cleans_up";
+    if common::skip_without_loop(test) || !common::fs_available(test, "ext4") {
+        return;
+    }
+    let dir = common::image_dir();
+    let out = Command::new(common::bin())
+        .args([
+            "run",
+            "bonnie-files:files=8",
+            "--fs",
+            "ext4",
+            "--size",
+            "128MiB",
+            "--reps",
+            "1",
+            "--quiet",
+        ])
+        .args(["--mkfs-opt", "ext4=-N 2048", "--image-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("filesystem full") && text.contains("out of inodes"),
+        "{text}"
+    );
+    common::assert_clean(dir.path());
+}

@@ -126,6 +126,21 @@ pub fn space(path: &Path) -> Result<Space> {
     })
 }
 
+/// Free inodes of the filesystem holding `path` (statvfs f_favail); `None` when unknown
+/// or when the filesystem does not count inodes (btrfs reports 0 total).
+pub fn inodes_free(path: &Path) -> Option<u64> {
+    let c = cpath(path).ok()?;
+    // SAFETY: statvfs fills the struct; c is a valid NUL-terminated path.
+    let st = unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
+            return None;
+        }
+        st
+    };
+    (st.f_files > 0).then_some(st.f_favail)
+}
+
 /// syncfs(2) on the filesystem holding `path`.
 pub fn syncfs(path: &Path) -> std::io::Result<()> {
     let f = std::fs::File::open(path)?;

@@ -24,7 +24,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             Ok(exit::OK)
         }
         Command::Cleanup(a) => {
-            let lines = fsarena::state::cleanup(&a.image_dir.join("state"))?;
+            let lines = fsarena::state::cleanup(&a.image_dir)?;
             if lines.is_empty() {
                 println!("nothing to clean up in {}", a.image_dir.display());
             }

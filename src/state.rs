@@ -133,14 +133,22 @@ impl State {
 
 /// Whether `dev` (e.g. `/dev/loop3`) is attached to `image`.
 fn loop_backs(dev: &str, image: &Path) -> bool {
-    let name = dev.trim_start_matches("/dev/");
-    std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
-        .map(|b| Path::new(b.trim()) == image)
-        .unwrap_or(false)
+    backing_file(dev).is_some_and(|b| b == image)
 }
 
-/// Loop devices whose backing file is `image`.
-pub fn loops_backing(image: &Path) -> Vec<String> {
+/// The backing file of a loop device, without the " (deleted)" the kernel appends once the
+/// file was unlinked while attached.
+fn backing_file(dev: &str) -> Option<PathBuf> {
+    let name = dev.trim_start_matches("/dev/");
+    let text = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
+    let text = text.trim_end_matches('\n');
+    Some(PathBuf::from(
+        text.strip_suffix(" (deleted)").unwrap_or(text),
+    ))
+}
+
+/// Every attached loop device with its backing file.
+fn attached_loops() -> Vec<(String, PathBuf)> {
     let Ok(entries) = std::fs::read_dir("/sys/block") else {
         return Vec::new();
     };
@@ -149,7 +157,16 @@ pub fn loops_backing(image: &Path) -> Vec<String> {
         .filter_map(|e| e.file_name().into_string().ok())
         .filter(|n| n.starts_with("loop"))
         .map(|n| format!("/dev/{n}"))
-        .filter(|d| loop_backs(d, image))
+        .filter_map(|d| backing_file(&d).map(|b| (d, b)))
+        .collect()
+}
+
+/// Loop devices whose backing file is `image`.
+pub fn loops_backing(image: &Path) -> Vec<String> {
+    attached_loops()
+        .into_iter()
+        .filter(|(_, b)| b == image)
+        .map(|(d, _)| d)
         .collect()
 }
 
@@ -264,12 +281,21 @@ fn pid_is_live_fsarena(pid: u32) -> bool {
             .unwrap_or(false)
 }
 
-/// Undoes everything recorded in the state files of `state_dir` whose run is no longer
-/// alive. Returns one line per action taken (or refused). Idempotent.
-pub fn cleanup(state_dir: &Path) -> Result<Vec<String>> {
+/// Undoes everything recorded in the state files of `<image_dir>/state` whose run is no
+/// longer alive, then [`sweep`]s `image_dir`. Returns one line per action taken (or
+/// refused). Idempotent.
+pub fn cleanup(image_dir: &Path) -> Result<Vec<String>> {
+    let (mut lines, live) = replay_state_files(&image_dir.join("state"));
+    lines.extend(sweep(image_dir, &live));
+    Ok(lines)
+}
+
+/// Replays the state files of dead runs; returns the lines and the ids of live runs.
+fn replay_state_files(state_dir: &Path) -> (Vec<String>, Vec<String>) {
     let mut lines = Vec::new();
+    let mut live = Vec::new();
     let Ok(entries) = std::fs::read_dir(state_dir) else {
-        return Ok(lines);
+        return (lines, live);
     };
     for entry in entries.flatten() {
         let path = entry.path();
@@ -287,6 +313,7 @@ pub fn cleanup(state_dir: &Path) -> Result<Vec<String>> {
             }
         };
         if pid_is_live_fsarena(data.pid) {
+            live.push(data.run_id.clone());
             lines.push(format!(
                 "run {} is still running (pid {}); left alone",
                 data.run_id, data.pid
@@ -308,7 +335,55 @@ pub fn cleanup(state_dir: &Path) -> Result<Vec<String>> {
             std::fs::remove_file(&path).ok();
         }
     }
-    Ok(lines)
+    (lines, live)
+}
+
+/// After the state files were replayed: unmounts what is still mounted under
+/// `<image_dir>/mnt` and detaches loop devices backed by images in `image_dir`, except those
+/// of runs still alive (`live` run ids). This catches a `mount` or `losetup` that was still
+/// running when fsarena was killed and finished after the state file was written.
+pub fn sweep(image_dir: &Path, live: &[String]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let Ok(dir) = image_dir.canonicalize() else {
+        return lines;
+    };
+    if !dir.join(MARKER).is_file() {
+        return lines;
+    }
+    let is_live = |p: &Path| {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        live.iter().any(|id| name.starts_with(id.as_str()))
+    };
+    let mnt = dir.join("mnt");
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut mounts: Vec<PathBuf> = text
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4).map(unescape_mount_path))
+        .map(PathBuf::from)
+        .filter(|m| m.starts_with(&mnt) && !is_live(m))
+        .collect();
+    mounts.sort_by_key(|m| std::cmp::Reverse(m.as_os_str().len()));
+    for m in mounts {
+        let r = Resource::Mount { path: m };
+        match undo(&r) {
+            Ok(_) => lines.push(format!("undid {} (not in a state file)", describe(&r))),
+            Err(e) => lines.push(format!("could not undo {}: {e:#}", describe(&r))),
+        }
+    }
+    for (device, image) in attached_loops() {
+        if image.parent() == Some(dir.as_path()) && !is_live(&image) {
+            let done = crate::cmd::run(&["losetup", "-d", &device]);
+            let r = Resource::Loop { device, image };
+            match done {
+                Ok(_) => lines.push(format!("undid {} (not in a state file)", describe(&r))),
+                Err(e) => lines.push(format!("could not undo {}: {e:#}", describe(&r))),
+            }
+        }
+    }
+    lines
 }
 
 /// A one-line description of a resource.
@@ -354,7 +429,7 @@ mod tests {
         st.add(Resource::Dir { path: work.clone() }).unwrap();
         // Pretend the run died: a state file whose pid is not a live fsarena.
         drop(st);
-        let lines = cleanup(&sdir).unwrap();
+        let lines = cleanup(&owned).unwrap();
         assert!(!img.exists() && !work.exists());
         assert!(
             foreign.exists(),
@@ -362,7 +437,7 @@ mod tests {
         );
         assert!(lines.iter().any(|l| l.contains("refusing")), "{lines:?}");
         // The state file is kept while something could not be undone; a second call is harmless.
-        let again = cleanup(&sdir).unwrap();
+        let again = cleanup(&owned).unwrap();
         assert!(again.iter().all(|l| !l.starts_with("undid")), "{again:?}");
     }
 

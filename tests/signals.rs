@@ -141,3 +141,34 @@ fn kill_9_then_cleanup_leaves_nothing() {
     assert!(again.status.success());
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to clean up"));
 }
+
+#[test]
+fn cleanup_sweeps_a_loop_device_missing_from_the_state_files() {
+    let test = "cleanup_sweeps_a_loop_device_missing_from_the_state_files";
+    if common::skip_without_loop(test) {
+        return;
+    }
+    let dir = common::image_dir();
+    fsarena::state::ensure_owned_dir(dir.path()).unwrap();
+    let img = dir.path().join("20000101-000000-dead-ext4-1.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(common::loops_under(dir.path()).len(), 1);
+    let out = Command::new(common::bin())
+        .arg("cleanup")
+        .arg("--image-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("not in a state file"), "{text}");
+    assert!(common::loops_under(dir.path()).is_empty(), "{text}");
+}

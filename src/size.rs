@@ -5,6 +5,14 @@
 //! A bare number is bytes; a `B` suffix is accepted.
 
 /// Parses a size such as `512MiB`, `4G`, `1.5GB` or `8192` into bytes.
+///
+/// ```
+/// use fsarena::size::parse_size;
+/// assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+/// assert_eq!(parse_size("4G"), Ok(4 << 30));
+/// assert_eq!(parse_size("2MB"), Ok(2_000_000));
+/// assert!(parse_size("12XB").is_err());
+/// ```
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t

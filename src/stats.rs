@@ -49,6 +49,12 @@ pub struct Describe {
 }
 
 /// Describes a non-empty sample; `None` when empty.
+///
+/// ```
+/// let d = fsarena::stats::describe(&[10.0, 12.0, 9.0, 11.0, 13.0]).unwrap();
+/// assert_eq!(d.median, 11.0);
+/// assert!((d.ci95_low.unwrap() - 9.036757).abs() < 1e-5); // R: t.test(x)$conf.int
+/// ```
 pub fn describe(xs: &[f64]) -> Option<Describe> {
     let n = xs.len();
     if n == 0 {

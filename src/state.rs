@@ -161,6 +161,30 @@ fn attached_loops() -> Vec<(String, PathBuf)> {
         .collect()
 }
 
+/// Detaches `dev` from `image` and waits until it is really gone. `losetup -d` on a device
+/// that someone still holds open (udev's blkid probing it after a write, for one) only marks
+/// it for autoclear and returns at once; the detach happens when the last opener closes it.
+/// Retries `losetup -d` while waiting, for up to 10 s.
+pub fn detach_loop(dev: &str, image: &Path) -> Result<()> {
+    for attempt in 0..200 {
+        if !loop_backs(dev, image) {
+            return Ok(());
+        }
+        if attempt % 20 == 0 {
+            if let Err(e) = crate::cmd::run(&["losetup", "-d", dev]) {
+                if !loop_backs(dev, image) {
+                    return Ok(());
+                }
+                if attempt >= 180 {
+                    return Err(e);
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    anyhow::bail!("{dev} is still attached to {} after 10 s", image.display())
+}
+
 /// Loop devices whose backing file is `image`.
 pub fn loops_backing(image: &Path) -> Vec<String> {
     attached_loops()
@@ -232,7 +256,7 @@ pub fn undo(r: &Resource) -> Result<bool> {
         }
         Resource::Loop { device, image } => {
             if loop_backs(device, image) {
-                crate::cmd::run(&["losetup", "-d", device])?;
+                detach_loop(device, image)?;
                 return Ok(true);
             }
             Ok(false)
@@ -241,7 +265,7 @@ pub fn undo(r: &Resource) -> Result<bool> {
             // A run killed between losetup and recording the device leaves an attached
             // loop device that only the image names: detach it first.
             for dev in loops_backing(path) {
-                crate::cmd::run(&["losetup", "-d", &dev])?;
+                detach_loop(&dev, path)?;
             }
             if path.exists() {
                 anyhow::ensure!(
@@ -375,7 +399,7 @@ pub fn sweep(image_dir: &Path, live: &[String]) -> Vec<String> {
     }
     for (device, image) in attached_loops() {
         if image.parent() == Some(dir.as_path()) && !is_live(&image) {
-            let done = crate::cmd::run(&["losetup", "-d", &device]);
+            let done = detach_loop(&device, &image);
             let r = Resource::Loop { device, image };
             match done {
                 Ok(_) => lines.push(format!("undid {} (not in a state file)", describe(&r))),

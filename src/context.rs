@@ -117,6 +117,34 @@ impl<'a> TrialContext<'a> {
         self.phases
     }
 
+    /// Attaches a workload-specific figure to the phase measured last (see
+    /// [`PhaseResult::extra`]).
+    pub fn note(&mut self, key: &str, value: f64) {
+        if let Some(p) = self.phases.last_mut() {
+            p.extra.insert(key.to_string(), value);
+        }
+    }
+
+    /// Replaces the target's filesystem by a freshly made one (loop: new image and mkfs;
+    /// tmpfs: new mount; directory: new work directory), for workloads whose original
+    /// started each part on a new filesystem. Untimed.
+    pub fn fresh_target(&mut self) -> Result<()> {
+        check_stop()?;
+        self.target.teardown()?;
+        self.workdir = self.target.prepare()?;
+        Ok(())
+    }
+
+    /// Drops caches (and remounts loop targets) outside any phase, as the cold policy does
+    /// before a phase; for workloads that drop caches inside a phase's steps, like
+    /// compilebench before each operation. A no-op when caches cannot be dropped.
+    pub fn reset_caches(&mut self) -> Result<()> {
+        if self.can_drop_caches {
+            self.target.reset()?;
+        }
+        Ok(())
+    }
+
     /// Phases measured so far (also when the workload failed part way).
     pub fn phases(&self) -> &[PhaseResult] {
         &self.phases

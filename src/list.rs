@@ -17,6 +17,9 @@ pub fn render() -> String {
                 ParamKind::Size => "size".to_string(),
                 ParamKind::Count => "count".to_string(),
                 ParamKind::Bool => "true|false".to_string(),
+                ParamKind::Float => "number".to_string(),
+                ParamKind::Text => "text".to_string(),
+                ParamKind::CountList => "count,count,…".to_string(),
                 ParamKind::Choice(c) => c.join("|"),
             };
             let default = if p.default.is_empty() {

@@ -137,4 +137,8 @@ pub struct PhaseResult {
     pub primary: String,
     /// Unit label for `ops_per_s` (e.g. `seeks/s`, `files/s`).
     pub ops_unit: String,
+    /// Workload-specific figures of the phase (Postmark's "files created per second",
+    /// Mongo's extents per file, …), summarised and reported like the standard metrics.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, f64>,
 }

@@ -155,8 +155,25 @@ pub fn summarize(trials: &[Trial]) -> Vec<Summary> {
                     }
                 }
             }
-            for (metric, get) in METRICS {
-                let xs: Vec<f64> = ps.iter().filter_map(|p| get(p)).collect();
+            let mut extras: Vec<&str> = Vec::new();
+            for p in &ps {
+                for k in p.extra.keys() {
+                    if !extras.contains(&k.as_str()) {
+                        extras.push(k);
+                    }
+                }
+            }
+            let standard = METRICS
+                .iter()
+                .map(|(metric, get)| (*metric, ps.iter().filter_map(|p| get(p)).collect()));
+            let extra = extras.iter().map(|k| {
+                (
+                    *k,
+                    ps.iter().filter_map(|p| p.extra.get(*k).copied()).collect(),
+                )
+            });
+            for (metric, xs) in standard.chain(extra) {
+                let xs: Vec<f64> = xs;
                 if let Some(stats) = describe(&xs) {
                     let noisy = stats.cv.is_some_and(|cv| cv > NOISY_CV);
                     out.push(Summary {

@@ -23,12 +23,14 @@ pub enum Op {
     Append,
     Rename,
     Mkdir,
+    Symlink,
+    Rmdir,
     Other,
 }
 
 impl Op {
     /// Every kind, in index order.
-    pub const ALL: [Op; 12] = [
+    pub const ALL: [Op; 14] = [
         Op::Read,
         Op::Write,
         Op::Create,
@@ -40,6 +42,8 @@ impl Op {
         Op::Append,
         Op::Rename,
         Op::Mkdir,
+        Op::Symlink,
+        Op::Rmdir,
         Op::Other,
     ];
 
@@ -57,6 +61,8 @@ impl Op {
             Op::Append => "append",
             Op::Rename => "rename",
             Op::Mkdir => "mkdir",
+            Op::Symlink => "symlink",
+            Op::Rmdir => "rmdir",
             Op::Other => "other",
         }
     }

@@ -74,6 +74,47 @@ pub fn unit_of(p: &PhaseResult) -> String {
     }
 }
 
+/// The workload-specific figures of workload `w` ([`PhaseResult::extra`]): one row per
+/// phase and figure, one column per target, medians over the repetitions.
+fn extra_table(run: &RunResult, w: &str, targets: &[&str]) -> Option<Table> {
+    let mut rows: Vec<(&str, &str)> = Vec::new();
+    for t in run.trials.iter().filter(|t| t.label == w) {
+        for p in &t.phases {
+            for k in p.extra.keys() {
+                if !rows.contains(&(p.name.as_str(), k.as_str())) {
+                    rows.push((&p.name, k));
+                }
+            }
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let mut table = Table::new();
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut header = vec![Cell::new("phase: figure")];
+    header.extend(targets.iter().map(Cell::new));
+    table.set_header(header);
+    for (phase, key) in rows {
+        let mut row = vec![Cell::new(format!("{phase}: {key}"))];
+        for target in targets {
+            row.push(Cell::new(
+                find(&run.summaries, target, w, phase, key).map_or_else(
+                    || "-".to_string(),
+                    |s| {
+                        let spread = s.stats.cv.map(|cv| format!(" ±{:.1}%", cv * 100.0));
+                        format!("{}{}", fmt_num(s.stats.median), spread.unwrap_or_default())
+                    },
+                ),
+            ));
+        }
+        table.add_row(row);
+    }
+    Some(table)
+}
+
 /// Renders every workload's table, then the legend of marks used.
 pub fn render(run: &RunResult) -> String {
     let mut out = String::new();
@@ -122,6 +163,7 @@ pub fn render(run: &RunResult) -> String {
                 targets.push(&t.target);
             }
         }
+        let targets = &targets;
         let params = trials.first().map(|t| {
             t.params
                 .iter()
@@ -141,7 +183,7 @@ pub fn render(run: &RunResult) -> String {
                 .map(|ph| Cell::new(format!("{}\n{}", ph.name, unit_of(ph)))),
         );
         table.set_header(header);
-        for target in targets {
+        for &target in targets {
             let ok = trials
                 .iter()
                 .filter(|t| t.target == target && t.status == "ok")
@@ -189,6 +231,9 @@ pub fn render(run: &RunResult) -> String {
             table.add_row(row);
         }
         let _ = writeln!(out, "{table}");
+        if let Some(extra) = extra_table(run, w, &targets) {
+            let _ = writeln!(out, "{extra}");
+        }
     }
     let _ = writeln!(
         out,

@@ -6,6 +6,7 @@
 pub mod bonnie;
 pub mod bonnie_files;
 pub mod params;
+pub mod tree;
 
 use crate::context::{PhaseSpec, TrialContext};
 use anyhow::Result;

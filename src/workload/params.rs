@@ -17,6 +17,13 @@ pub enum ParamKind {
     Choice(&'static [&'static str]),
     /// `true` or `false`.
     Bool,
+    /// A non-negative decimal number (`0.05`).
+    Float,
+    /// Free text, such as a path; an empty default means "not given".
+    Text,
+    /// Whole numbers separated by commas (`files=1,10,100`): the items after the first
+    /// have no `=` of their own.
+    CountList,
 }
 
 /// The declaration of one parameter.
@@ -37,6 +44,9 @@ pub enum Value {
     Count(u64),
     Choice(String),
     Bool(bool),
+    Float(f64),
+    Text(String),
+    CountList(Vec<u64>),
     /// Not given and without a fixed default.
     Derived,
 }
@@ -62,12 +72,48 @@ fn parse_value(spec: &ParamSpec, workload: &str, text: &str) -> Result<Value> {
             }
             Value::Choice(text.to_string())
         }
+        ParamKind::Float => match text.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Value::Float(x),
+            _ => return Err(bad(format!("'{text}' is not a non-negative number"))),
+        },
+        ParamKind::Text => Value::Text(text.to_string()),
+        ParamKind::CountList => Value::CountList(
+            text.split(',')
+                .map(|x| x.trim().parse::<u64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| bad(format!("'{text}' is not a list of whole numbers")))?,
+        ),
         ParamKind::Bool => match text {
             "true" | "yes" | "1" => Value::Bool(true),
             "false" | "no" | "0" => Value::Bool(false),
             _ => return Err(bad(format!("'{text}' is not true or false"))),
         },
     })
+}
+
+/// Splits `key=value,...` at commas, keeping the items of a [`ParamKind::CountList`] value
+/// (`files=1,10,100`) together with their key.
+fn join_list_items(specs: &[ParamSpec], text: &str) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    let mut in_list = false;
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item.split_once('=') {
+            None if in_list => {
+                let last = items.last_mut().expect("a list follows its key");
+                last.push(',');
+                last.push_str(item);
+            }
+            _ => {
+                in_list = item.split_once('=').is_some_and(|(k, _)| {
+                    specs
+                        .iter()
+                        .any(|s| s.name == k.trim() && matches!(s.kind, ParamKind::CountList))
+                });
+                items.push(item.to_string());
+            }
+        }
+    }
+    items
 }
 
 impl Params {
@@ -83,7 +129,8 @@ impl Params {
             };
             values.insert(spec.name, v);
         }
-        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        for item in join_list_items(specs, text) {
+            let item = item.as_str();
             let (key, val) = item.split_once('=').ok_or_else(|| {
                 usage(format!(
                     "{workload}: '{item}' is not key=value (e.g. {workload}:{}=...)",
@@ -132,6 +179,30 @@ impl Params {
         }
     }
 
+    /// A decimal parameter; `None` when derived and not given.
+    pub fn float(&self, name: &str) -> Option<f64> {
+        match self.get(name) {
+            Value::Float(x) => Some(*x),
+            _ => None,
+        }
+    }
+
+    /// A text parameter; `None` when not given (or given empty).
+    pub fn text(&self, name: &str) -> Option<&str> {
+        match self.get(name) {
+            Value::Text(t) if !t.is_empty() => Some(t),
+            _ => None,
+        }
+    }
+
+    /// A list parameter (empty when derived and not given).
+    pub fn counts(&self, name: &str) -> &[u64] {
+        match self.get(name) {
+            Value::CountList(v) => v,
+            _ => &[],
+        }
+    }
+
     /// A boolean parameter.
     pub fn flag(&self, name: &str) -> bool {
         matches!(self.get(name), Value::Bool(true))
@@ -147,6 +218,11 @@ impl Params {
                     Value::Count(n) => n.to_string(),
                     Value::Choice(c) => c.clone(),
                     Value::Bool(b) => b.to_string(),
+                    Value::Float(x) => x.to_string(),
+                    Value::Text(t) => t.clone(),
+                    Value::CountList(v) => {
+                        v.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+                    }
                     Value::Derived => "derived".to_string(),
                 };
                 (k.to_string(), text)
@@ -211,6 +287,46 @@ mod tests {
         assert_eq!(p.bytes("char_size"), None);
         assert!(p.flag("verify"));
         assert_eq!(p.to_text_map()["size"], "512MiB");
+    }
+
+    #[test]
+    fn floats_texts_and_lists() {
+        const MORE: &[ParamSpec] = &[
+            ParamSpec {
+                name: "files",
+                kind: ParamKind::CountList,
+                default: "1,10,100",
+                unit: "MiB",
+                help: "",
+            },
+            ParamSpec {
+                name: "scale",
+                kind: ParamKind::Float,
+                default: "1.0",
+                unit: "",
+                help: "",
+            },
+            ParamSpec {
+                name: "archive",
+                kind: ParamKind::Text,
+                default: "",
+                unit: "path",
+                help: "",
+            },
+        ];
+        let p = Params::parse("w", MORE, "").unwrap();
+        assert_eq!(p.counts("files"), &[1, 10, 100]);
+        assert_eq!((p.float("scale"), p.text("archive")), (Some(1.0), None));
+        let p = Params::parse("w", MORE, "files=5,6,7,scale=0.25,archive=/a b.tar").unwrap();
+        assert_eq!(p.counts("files"), &[5, 6, 7]);
+        assert_eq!(p.float("scale"), Some(0.25));
+        assert_eq!(p.text("archive"), Some("/a b.tar"));
+        assert_eq!(p.to_text_map()["files"], "5,6,7");
+        let p = Params::parse("w", MORE, "scale=2,files=9").unwrap();
+        assert_eq!(p.counts("files"), &[9]);
+        for bad in ["scale=-1", "scale=x", "files=1,x", "scale=1,2"] {
+            assert!(Params::parse("w", MORE, bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -1,0 +1,237 @@
+//! Whole-tree operations that several workloads time: walking with lstat, copying like
+//! `cp -r`, removing like `rm -r`. Each file or directory is one recorded operation.
+//!
+//! Directories are streamed (one `readdir` handle per level of depth), so memory does not
+//! grow with the number of files.
+
+use crate::context::Worker;
+use crate::probe::recorder::Op;
+use crate::workload::IoContext;
+use anyhow::Result;
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::Path;
+
+/// Buffer size of file copies: what coreutils `cp` uses on Linux (128 KiB).
+pub const COPY_BUFFER: usize = 128 << 10;
+
+/// What a tree operation touched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TreeCount {
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    /// File bytes (st_size of regular files).
+    pub bytes: u64,
+}
+
+/// Walks `root` depth-first in readdir order, lstat-ing every entry below it (one
+/// [`Op::Stat`] each), like `find -ls` or `du` does.
+pub fn stat_tree(w: &mut Worker, root: &Path) -> Result<TreeCount> {
+    let mut count = TreeCount::default();
+    stat_dir(w, root, &mut count)?;
+    Ok(count)
+}
+
+fn stat_dir(w: &mut Worker, dir: &Path, count: &mut TreeCount) -> Result<()> {
+    for entry in fs::read_dir(dir).on("readdir", dir)? {
+        w.check()?;
+        let path = entry.on("readdir", dir)?.path();
+        let t = w.start();
+        let md = fs::symlink_metadata(&path).on("lstat", &path)?;
+        w.done(Op::Stat, t, 0);
+        if md.is_dir() {
+            count.dirs += 1;
+            stat_dir(w, &path, count)?;
+        } else if md.file_type().is_symlink() {
+            count.symlinks += 1;
+        } else {
+            count.files += 1;
+            count.bytes += md.len();
+        }
+    }
+    Ok(())
+}
+
+/// Copies the tree `src` to `dst` (which must not exist) like `cp -r`: directories,
+/// regular files in [`COPY_BUFFER`] pieces with their permission bits, symlinks as
+/// symlinks. Each file copy is one [`Op::Create`] carrying the file's bytes; each directory
+/// one [`Op::Mkdir`]; each symlink one [`Op::Symlink`]. The sync policy applies per file.
+pub fn copy_tree(w: &mut Worker, src: &Path, dst: &Path) -> Result<TreeCount> {
+    let mut count = TreeCount::default();
+    let mut buf = vec![0u8; COPY_BUFFER];
+    let t = w.start();
+    fs::create_dir(dst).on("mkdir", dst)?;
+    w.done(Op::Mkdir, t, 0);
+    copy_dir(w, src, dst, &mut buf, &mut count)?;
+    Ok(count)
+}
+
+fn copy_dir(
+    w: &mut Worker,
+    src: &Path,
+    dst: &Path,
+    buf: &mut [u8],
+    count: &mut TreeCount,
+) -> Result<()> {
+    for entry in fs::read_dir(src).on("readdir", src)? {
+        w.check()?;
+        let entry = entry.on("readdir", src)?;
+        let (from, to) = (entry.path(), dst.join(entry.file_name()));
+        let t = w.start();
+        let ft = entry.file_type().on("lstat", &from)?;
+        if ft.is_dir() {
+            fs::create_dir(&to).on("mkdir", &to)?;
+            w.done(Op::Mkdir, t, 0);
+            count.dirs += 1;
+            copy_dir(w, &from, &to, buf, count)?;
+        } else if ft.is_symlink() {
+            let target = fs::read_link(&from).on("readlink", &from)?;
+            symlink(&target, &to).on("symlink", &to)?;
+            w.done(Op::Symlink, t, 0);
+            count.symlinks += 1;
+        } else {
+            let bytes = copy_file(w, &from, &to, buf)?;
+            w.done(Op::Create, t, bytes);
+            count.files += 1;
+            count.bytes += bytes;
+        }
+    }
+    w.after_dir_change(dst).on("fsync", dst)?;
+    Ok(())
+}
+
+/// Copies one regular file, keeping its permission bits; returns its size.
+pub fn copy_file(w: &mut Worker, from: &Path, to: &Path, buf: &mut [u8]) -> Result<u64> {
+    let mut input = File::open(from).on("open", from)?;
+    let mode = input.metadata().on("fstat", from)?.permissions().mode();
+    let mut out = File::create(to).on("create", to)?;
+    let mut bytes = 0u64;
+    loop {
+        let n = input.read(buf).on("read", from)?;
+        if n == 0 {
+            break;
+        }
+        out.write_all(&buf[..n]).on("write", to)?;
+        bytes += n as u64;
+    }
+    out.set_permissions(fs::Permissions::from_mode(mode & 0o7777))
+        .on("chmod", to)?;
+    w.after_write(&out).on("fsync", to)?;
+    w.end_file(&out).on("fsync", to)?;
+    Ok(bytes)
+}
+
+/// Removes `root` and everything below it like `rm -r`: files and symlinks are unlinked
+/// while their directory is read (one [`Op::Delete`] each), directories removed after
+/// their contents (one [`Op::Rmdir`] each, `root` included).
+pub fn remove_tree(w: &mut Worker, root: &Path) -> Result<TreeCount> {
+    let mut count = TreeCount::default();
+    remove_dir(w, root, &mut count)?;
+    Ok(count)
+}
+
+fn remove_dir(w: &mut Worker, dir: &Path, count: &mut TreeCount) -> Result<()> {
+    for entry in fs::read_dir(dir).on("readdir", dir)? {
+        w.check()?;
+        let entry = entry.on("readdir", dir)?;
+        let path = entry.path();
+        if entry.file_type().on("lstat", &path)?.is_dir() {
+            remove_dir(w, &path, count)?;
+        } else {
+            let t = w.start();
+            fs::remove_file(&path).on("unlink", &path)?;
+            w.done(Op::Delete, t, 0);
+            count.files += 1;
+        }
+    }
+    let t = w.start();
+    fs::remove_dir(dir).on("rmdir", dir)?;
+    w.done(Op::Rmdir, t, 0);
+    count.dirs += 1;
+    if let Some(parent) = dir.parent() {
+        w.after_dir_change(parent).on("fsync", parent)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{PhaseKind, PhaseSpec, Primary};
+    use crate::policy::{DataPolicy, SyncPolicy};
+    use crate::workload::testutil::in_context;
+    use std::sync::Mutex;
+
+    const SPEC: PhaseSpec = PhaseSpec {
+        name: "t",
+        kind: PhaseKind::Meta,
+        primary: Primary::OpsPerS,
+        ops_unit: "files/s",
+    };
+
+    #[test]
+    fn copy_stat_and_remove_a_tree() {
+        in_context(DataPolicy::Random, SyncPolicy::Each, |cx| {
+            let src = cx.workdir().join("src");
+            fs::create_dir_all(src.join("a/b")).unwrap();
+            fs::write(src.join("a/b/f"), vec![7u8; 300_000]).unwrap();
+            fs::write(src.join("g"), b"hello").unwrap();
+            fs::set_permissions(src.join("g"), fs::Permissions::from_mode(0o751)).unwrap();
+            symlink("a/b/f", src.join("link")).unwrap();
+            let dst = cx.workdir().join("dst");
+            let got = Mutex::new(Vec::new());
+            cx.phase(&SPEC, 1, |w| {
+                let copied = copy_tree(w, &src, &dst)?;
+                let seen = stat_tree(w, &dst)?;
+                let removed = remove_tree(w, &dst)?;
+                got.lock().unwrap().extend([copied, seen, removed]);
+                Ok(())
+            })
+            .unwrap();
+            let got = got.into_inner().unwrap();
+            let want = TreeCount {
+                files: 2,
+                dirs: 2,
+                symlinks: 1,
+                bytes: 300_005,
+            };
+            assert_eq!(got[0], want);
+            assert_eq!(got[1], want);
+            assert_eq!((got[2].files, got[2].dirs), (3, 3), "root counted as a dir");
+            assert!(!dst.exists());
+            let p = &cx.phases()[0];
+            let ops: Vec<_> = p
+                .lat_by_op
+                .iter()
+                .map(|o| (o.op.as_str(), o.count))
+                .collect();
+            for want in [("create", 2), ("mkdir", 3), ("symlink", 1), ("stat", 5)] {
+                assert!(ops.contains(&want), "{want:?} in {ops:?}");
+            }
+            assert!(
+                ops.iter().any(|(op, n)| *op == "fsync" && *n > 0),
+                "sync each"
+            );
+            assert_eq!(p.bytes_written, 300_005);
+        });
+    }
+
+    #[test]
+    fn copies_keep_modes_and_link_targets() {
+        in_context(DataPolicy::Random, SyncPolicy::None, |cx| {
+            let src = cx.workdir().join("s");
+            fs::create_dir(&src).unwrap();
+            fs::write(src.join("x"), b"1").unwrap();
+            fs::set_permissions(src.join("x"), fs::Permissions::from_mode(0o640)).unwrap();
+            symlink("/nowhere", src.join("l")).unwrap();
+            let dst = cx.workdir().join("d");
+            cx.phase(&SPEC, 1, |w| copy_tree(w, &src, &dst).map(|_| ()))
+                .unwrap();
+            let mode = fs::metadata(dst.join("x")).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o640);
+            assert_eq!(fs::read_link(dst.join("l")).unwrap(), Path::new("/nowhere"));
+        });
+    }
+}

@@ -231,7 +231,7 @@ pub fn render(run: &RunResult) -> String {
             table.add_row(row);
         }
         let _ = writeln!(out, "{table}");
-        if let Some(extra) = extra_table(run, w, &targets) {
+        if let Some(extra) = extra_table(run, w, targets) {
             let _ = writeln!(out, "{extra}");
         }
     }

@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod cmd;
 pub mod context;
+pub mod corpus;
 pub mod data;
 pub mod error;
 pub mod host;

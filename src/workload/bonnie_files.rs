@@ -202,7 +202,7 @@ const TAG_STAT: u64 = 0x7374_6174;
 const TAG_DELETE: u64 = 0x6465_6c65;
 
 /// The splitmix64 finaliser (Steele, Lea & Flood 2014): a bijective 64-bit mix.
-fn mix(mut x: u64) -> u64 {
+pub(crate) fn mix(mut x: u64) -> u64 {
     x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -210,7 +210,7 @@ fn mix(mut x: u64) -> u64 {
 }
 
 /// A hash of `key` and `i`.
-fn hash(key: u64, i: u64) -> u64 {
+pub(crate) fn hash(key: u64, i: u64) -> u64 {
     mix(key ^ mix(i))
 }
 

@@ -69,7 +69,21 @@ pub struct TrialContext<'a> {
     pool: DataPool,
     can_drop_caches: bool,
     phases: Vec<PhaseResult>,
+    /// Phases measured in parts, accumulated until [`TrialContext::finish_parts`].
+    parts: Vec<(PhaseSpec, Measured, u64)>,
     progress: &'a dyn Fn(&str),
+}
+
+/// What measuring one phase (or part of one) gave.
+struct Measured {
+    rec: Recorder,
+    wall_s: f64,
+    cpu_user_s: f64,
+    cpu_sys_s: f64,
+    /// Bytes the device read and wrote meanwhile.
+    dev: Option<(u64, u64)>,
+    flags: Vec<String>,
+    workers: usize,
 }
 
 impl<'a> TrialContext<'a> {
@@ -88,6 +102,7 @@ impl<'a> TrialContext<'a> {
             pool,
             can_drop_caches: sys::is_root(),
             phases: Vec::new(),
+            parts: Vec::new(),
             progress,
         }
     }
@@ -113,7 +128,8 @@ impl<'a> TrialContext<'a> {
     }
 
     /// The phases measured so far.
-    pub fn into_phases(self) -> Vec<PhaseResult> {
+    pub fn into_phases(mut self) -> Vec<PhaseResult> {
+        self.finish_parts();
         self.phases
     }
 
@@ -157,6 +173,59 @@ impl<'a> TrialContext<'a> {
     where
         F: Fn(&mut Worker) -> Result<()> + Sync,
     {
+        let m = self.measure(spec, workers, &f)?;
+        let r = self.phase_result(spec, m, None);
+        self.phases.push(r);
+        Ok(())
+    }
+
+    /// Measures one part of a phase that is made of separately timed parts (compilebench's
+    /// runs of "patch", interleaved with other operations): the policies apply to each part
+    /// as to a phase, and the parts of one name add up — operations, bytes, time, CPU,
+    /// device I/O, latency histograms — into one phase when [`Self::finish_parts`] is
+    /// called. Returns the part's wall time in seconds.
+    pub fn phase_part<F>(&mut self, spec: &PhaseSpec, workers: usize, f: F) -> Result<f64>
+    where
+        F: Fn(&mut Worker) -> Result<()> + Sync,
+    {
+        let m = self.measure(spec, workers, &f)?;
+        let wall_s = m.wall_s;
+        match self.parts.iter_mut().find(|(s, _, _)| s.name == spec.name) {
+            Some((_, acc, runs)) => {
+                acc.rec.append(&m.rec, acc.wall_s);
+                acc.wall_s += m.wall_s;
+                acc.cpu_user_s += m.cpu_user_s;
+                acc.cpu_sys_s += m.cpu_sys_s;
+                acc.dev = match (acc.dev, m.dev) {
+                    (Some((r0, w0)), Some((r1, w1))) => Some((r0 + r1, w0 + w1)),
+                    _ => None,
+                };
+                for f in m.flags {
+                    if !acc.flags.contains(&f) {
+                        acc.flags.push(f);
+                    }
+                }
+                *runs += 1;
+            }
+            None => self.parts.push((*spec, m, 1)),
+        }
+        Ok(wall_s)
+    }
+
+    /// Turns the parts measured with [`Self::phase_part`] into phases, in the order their
+    /// names first ran; each carries the number of parts as the extra figure `runs`.
+    pub fn finish_parts(&mut self) {
+        for (spec, m, runs) in std::mem::take(&mut self.parts) {
+            let r = self.phase_result(&spec, m, Some(runs));
+            self.phases.push(r);
+        }
+    }
+
+    /// Applies the cache policy, then runs and times the workers of one phase or part.
+    fn measure<F>(&mut self, spec: &PhaseSpec, workers: usize, f: &F) -> Result<Measured>
+    where
+        F: Fn(&mut Worker) -> Result<()> + Sync,
+    {
         let workers = workers.max(1);
         check_stop()?;
         (self.progress)(spec.name);
@@ -169,7 +238,7 @@ impl<'a> TrialContext<'a> {
                 }
             }
             CachePolicy::Warm if spec.kind == PhaseKind::Read => {
-                self.run_workers(workers, &f)?;
+                self.run_workers(workers, f)?;
                 flags.push("warm".to_string());
             }
             CachePolicy::Warm | CachePolicy::Keep => {}
@@ -177,31 +246,52 @@ impl<'a> TrialContext<'a> {
         let stat_path = self.target.device_stat();
         let dev0 = stat_path.as_deref().and_then(sys::device_bytes);
         let cpu0 = sys::cpu_times();
-        let (rec, wall_s) = self.run_workers(workers, &f)?;
+        let (rec, wall_s) = self.run_workers(workers, f)?;
         let cpu1 = sys::cpu_times();
         let dev1 = stat_path.as_deref().and_then(sys::device_bytes);
-        let space = sys::space(&self.workdir).ok();
-        let mut r = phase_result(spec, &rec, wall_s, workers);
-        r.cpu_user_s = cpu1.user_s - cpu0.user_s;
-        r.cpu_sys_s = cpu1.sys_s - cpu0.sys_s;
-        r.cpu_pct = if wall_s > 0.0 {
-            100.0 * (r.cpu_user_s + r.cpu_sys_s) / wall_s
+        let dev = match (dev0, dev1) {
+            (Some((r0, w0)), Some((r1, w1))) => {
+                Some((r1.saturating_sub(r0), w1.saturating_sub(w0)))
+            }
+            _ => None,
+        };
+        Ok(Measured {
+            rec,
+            wall_s,
+            cpu_user_s: cpu1.user_s - cpu0.user_s,
+            cpu_sys_s: cpu1.sys_s - cpu0.sys_s,
+            dev,
+            flags,
+            workers,
+        })
+    }
+
+    /// The result of a phase (or of its parts added up), with the state of the filesystem
+    /// after it and the honesty flags.
+    fn phase_result(&self, spec: &PhaseSpec, m: Measured, runs: Option<u64>) -> PhaseResult {
+        let mut r = phase_result(spec, &m.rec, m.wall_s, m.workers);
+        r.cpu_user_s = m.cpu_user_s;
+        r.cpu_sys_s = m.cpu_sys_s;
+        r.cpu_pct = if m.wall_s > 0.0 {
+            100.0 * (r.cpu_user_s + r.cpu_sys_s) / m.wall_s
         } else {
             0.0
         };
-        if let (Some((r0, w0)), Some((r1, w1))) = (dev0, dev1) {
-            r.dev_read_bytes = Some(r1.saturating_sub(r0));
-            r.dev_write_bytes = Some(w1.saturating_sub(w0));
+        if let Some((read, written)) = m.dev {
+            r.dev_read_bytes = Some(read);
+            r.dev_write_bytes = Some(written);
             if r.bytes_written > 0 {
-                r.write_amplification = Some(w1.saturating_sub(w0) as f64 / r.bytes_written as f64);
+                r.write_amplification = Some(written as f64 / r.bytes_written as f64);
             }
         }
-        r.space_used_bytes = space.map(|s| s.used_bytes());
+        r.space_used_bytes = sys::space(&self.workdir).ok().map(|s| s.used_bytes());
         r.dirty_bytes_end = sys::dirty_bytes();
-        r.flags.extend(flags);
+        r.flags.extend(m.flags);
+        if let Some(runs) = runs {
+            r.extra.insert("runs".into(), runs as f64);
+        }
         self.add_honesty_flags(spec, &mut r);
-        self.phases.push(r);
-        Ok(())
+        r
     }
 
     fn add_honesty_flags(&self, spec: &PhaseSpec, r: &mut PhaseResult) {

@@ -13,16 +13,17 @@
 //!
 //! | profile | files | dirs | bytes | sizes |
 //! |---|---|---|---|---|
-//! | `source-tree` | 21,280 | 1,300 | 222 MiB | log-normal, median 4 KiB, σ 1.25 |
+//! | `source-tree` | 21,280 | 1,263 | 222 MiB | log-normal, median 4,055 B, σ 1.41 |
 //! | `web-cache` | 250,000 | 16 × 256 | 3.1 GB | log-normal, median 3.4 KB, σ 1.6 |
 //! | `maildir` | 50,000 | 20 folders × cur/new/tmp | 250 MB | log-normal, median 3 KiB, σ 1.0 |
 //! | `media` | 300 | 20 | 1.65 GB | uniform 3–8 MB |
 //! | `desktop` | 20,000 | 2,000 | 1 GiB | log-normal, median 4 KiB, σ 2.35 |
 //!
 //! * `source-tree`: the file count and bytes of a clean Linux 2.6.20 tree (compilebench's
-//!   dataset: 21,280 files, 222 MiB); `.c`/`.h`/`.S`/`Makefile`/`Kconfig` names, a random
-//!   recursive directory tree at most 8 deep, files spread unevenly over directories, 1 in
-//!   500 files an executable script, a handful of relative symlinks.
+//!   dataset: 21,280 files in 1,263 directories at most 6 deep, 222 MiB, median file
+//!   4,055 B — counted from compilebench's `dataset-unpatched`); `.c`/`.h`/`.S`/`Makefile`/
+//!   `Kconfig` names, a random recursive directory tree, files spread unevenly over
+//!   directories, 1 in 500 files an executable script, a handful of relative symlinks.
 //! * `web-cache`: the 2001 article's squid cache (250,000 files, 3.1 GB), laid out as squid
 //!   does (`L1/L2/%08X`, 16 × 256 directories, files named by their swap file number). Each
 //!   leaf holds the same number of files, as in squid; here a leaf's numbers are contiguous,
@@ -409,11 +410,11 @@ impl Corpus {
         let bytes = |b: f64| (b * scale).round() as u64;
         let (dirs, files, symlink_dirs) = match profile {
             "source-tree" => {
-                let dirs = random_tree(key, scaled(1300, scale), 8);
+                let dirs = random_tree(key, scaled(1263, scale), 6);
                 let weights = lognormal_weights(key ^ 1, dirs.len());
                 let dist = SizeDist::LogNormal {
-                    median: 4096.0,
-                    sigma: 1.25,
+                    median: 4055.0,
+                    sigma: 1.41,
                     max: 1 << 20,
                 };
                 let n = scaled(21_280, scale);
@@ -694,7 +695,7 @@ mod tests {
             }
         }
         let src = Corpus::new("source-tree", 1.0, 42).unwrap().totals();
-        assert_eq!((src.files, src.dirs), (21_280, 1300));
+        assert_eq!((src.files, src.dirs), (21_280, 1263));
         let web = Corpus::new("web-cache", 1.0, 42).unwrap().totals();
         assert_eq!(web.dirs, 16 + 16 * 256);
     }
@@ -705,9 +706,9 @@ mod tests {
         let mut sizes: Vec<u64> = (0..c.files.len()).map(|i| c.files.size(i)).collect();
         sizes.sort_unstable();
         let median = sizes[sizes.len() / 2] as f64;
-        // The mean is fixed by the total (10.9 KB); the median of a log-normal with σ 1.25
-        // is mean / e^(σ²/2) ≈ 5.0 KB.
-        assert!((4000.0..6000.0).contains(&median), "median {median}");
+        // The mean is fixed by the total (10.96 KB); the median of a log-normal with σ 1.41
+        // is mean / e^(σ²/2) ≈ 4.05 KB, as in the real 2.6.20 tree.
+        assert!((3500.0..4700.0).contains(&median), "median {median}");
         let m = Corpus::new("media", 1.0, 42).unwrap();
         for i in 0..m.files.len() {
             let s = m.files.size(i);

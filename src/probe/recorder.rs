@@ -175,6 +175,16 @@ impl Recorder {
         };
     }
 
+    /// Adds the recorder of a later part of the same phase, which started `offset_s` seconds
+    /// (of this phase's measured time) after this one.
+    pub fn append(&mut self, other: &Recorder, offset_s: f64) {
+        let mut shifted = other.clone();
+        shifted.series = Series::new();
+        shifted.done_s = other.done_s.map(|(a, b)| (a + offset_s, b + offset_s));
+        self.merge(&shifted);
+        self.series.append(&other.series, (offset_s * 1e9) as u64);
+    }
+
     /// Bytes moved by operations of the given kinds.
     pub fn bytes_of(&self, kinds: &[Op]) -> u64 {
         kinds.iter().map(|k| self.per_op[*k as usize].1).sum()

@@ -87,6 +87,16 @@ impl Series {
         }
     }
 
+    /// Adds a series that started `offset_ns` after this one's start (the next part of a
+    /// phase measured in parts); its buckets land at their start times.
+    pub fn append(&mut self, other: &Series, offset_ns: u64) {
+        for (i, (&o, &b)) in other.ops.iter().zip(&other.bytes).enumerate() {
+            if o > 0 || b > 0 {
+                self.add(offset_ns + i as u64 * other.interval_ns, o, b);
+            }
+        }
+    }
+
     /// The series for a phase of `wall_ns`, coarsened to at most [`MAX_POINTS`] points.
     pub fn finish(&self, wall_ns: u64) -> SeriesOut {
         let mut s = self.clone();

@@ -5,6 +5,7 @@
 
 pub mod bonnie;
 pub mod bonnie_files;
+pub mod mt19937;
 pub mod params;
 pub mod tree;
 

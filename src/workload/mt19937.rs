@@ -1,0 +1,175 @@
+//! The Mersenne Twister MT19937 (Matsumoto & Nishimura 1998), and the draws Python's
+//! `random.Random` makes from it, so that workloads whose originals are seeded Python or C
+//! programs (compilebench's `random.Random(555)`) make exactly the same choices.
+
+const N: usize = 624;
+const M: usize = 397;
+
+/// MT19937 with 32-bit output.
+#[derive(Clone)]
+pub struct Mt19937 {
+    mt: [u32; N],
+    i: usize,
+}
+
+impl Mt19937 {
+    /// Seeded with `init_genrand(seed)` (the reference code's seeding by one word).
+    pub fn new(seed: u32) -> Self {
+        let mut mt = [0u32; N];
+        mt[0] = seed;
+        for i in 1..N {
+            mt[i] = 1_812_433_253u32
+                .wrapping_mul(mt[i - 1] ^ (mt[i - 1] >> 30))
+                .wrapping_add(i as u32);
+        }
+        Self { mt, i: N }
+    }
+
+    /// Seeded with `init_by_array(key)`, as Python's `random.seed(n)` does with the 32-bit
+    /// words of `n` (least significant first).
+    pub fn by_array(key: &[u32]) -> Self {
+        let mut s = Self::new(19_650_218);
+        let mt = &mut s.mt;
+        let (mut i, mut j) = (1usize, 0usize);
+        for _ in 0..N.max(key.len()) {
+            let prev = mt[i - 1] ^ (mt[i - 1] >> 30);
+            mt[i] = (mt[i] ^ prev.wrapping_mul(1_664_525))
+                .wrapping_add(key[j])
+                .wrapping_add(j as u32);
+            i += 1;
+            j += 1;
+            if i >= N {
+                mt[0] = mt[N - 1];
+                i = 1;
+            }
+            if j >= key.len() {
+                j = 0;
+            }
+        }
+        for _ in 0..N - 1 {
+            let prev = mt[i - 1] ^ (mt[i - 1] >> 30);
+            mt[i] = (mt[i] ^ prev.wrapping_mul(1_566_083_941)).wrapping_sub(i as u32);
+            i += 1;
+            if i >= N {
+                mt[0] = mt[N - 1];
+                i = 1;
+            }
+        }
+        mt[0] = 0x8000_0000;
+        s
+    }
+
+    /// Python's `random.Random(seed)` for a non-negative integer seed below 2^64.
+    pub fn python(seed: u64) -> Self {
+        let (lo, hi) = (seed as u32, (seed >> 32) as u32);
+        if hi == 0 {
+            Self::by_array(&[lo])
+        } else {
+            Self::by_array(&[lo, hi])
+        }
+    }
+
+    /// The next 32-bit output (`genrand_int32`).
+    pub fn next_u32(&mut self) -> u32 {
+        if self.i >= N {
+            self.twist();
+        }
+        let mut y = self.mt[self.i];
+        self.i += 1;
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c_5680;
+        y ^= (y << 15) & 0xefc6_0000;
+        y ^ (y >> 18)
+    }
+
+    fn twist(&mut self) {
+        const UPPER: u32 = 0x8000_0000;
+        const LOWER: u32 = 0x7fff_ffff;
+        for k in 0..N {
+            let y = (self.mt[k] & UPPER) | (self.mt[(k + 1) % N] & LOWER);
+            let mag = if y & 1 == 1 { 0x9908_b0df } else { 0 };
+            self.mt[k] = self.mt[(k + M) % N] ^ (y >> 1) ^ mag;
+        }
+        self.i = 0;
+    }
+
+    /// Python's `getrandbits(k)` for 1 ≤ k ≤ 32.
+    fn getrandbits(&mut self, k: u32) -> u32 {
+        debug_assert!((1..=32).contains(&k));
+        self.next_u32() >> (32 - k)
+    }
+
+    /// Python's `_randbelow(n)`: uniform in `[0, n)` by rejection (n ≥ 1, n < 2^32).
+    pub fn below(&mut self, n: u32) -> u32 {
+        debug_assert!(n >= 1);
+        let k = 32 - n.leading_zeros();
+        loop {
+            let r = self.getrandbits(k);
+            if r < n {
+                return r;
+            }
+        }
+    }
+
+    /// Python's `randint(a, b)`: uniform in `[a, b]`.
+    pub fn randint(&mut self, a: u32, b: u32) -> u32 {
+        a + self.below(b - a + 1)
+    }
+
+    /// Python's `choice(seq)`: the index of the chosen element (`len` ≥ 1).
+    pub fn choice(&mut self, len: usize) -> usize {
+        self.below(len as u32) as usize
+    }
+
+    /// Python's `shuffle(x)` (Fisher–Yates from the end).
+    pub fn shuffle<T>(&mut self, x: &mut [T]) {
+        for i in (1..x.len()).rev() {
+            let j = self.below(i as u32 + 1) as usize;
+            x.swap(i, j);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_outputs() {
+        // mt19937ar.c's test vector: init_by_array({0x123, 0x234, 0x345, 0x456}).
+        let mut mt = Mt19937::by_array(&[0x123, 0x234, 0x345, 0x456]);
+        let first: Vec<u32> = (0..5).map(|_| mt.next_u32()).collect();
+        assert_eq!(
+            first,
+            [
+                1_067_595_299,
+                955_945_823,
+                477_289_528,
+                4_107_218_783,
+                4_228_976_476
+            ]
+        );
+        // std::mt19937 default seed 5489: the 10000th output is 4123659995 (C++ standard).
+        let mut mt = Mt19937::new(5489);
+        let x = (0..10_000).map(|_| mt.next_u32()).last().unwrap();
+        assert_eq!(x, 4_123_659_995);
+    }
+
+    #[test]
+    fn matches_python_random() {
+        // python3 -c 'import random; r = random.Random(555);
+        //   print([r.randint(0, 3) for _ in range(8)], r.randint(100, 100000),
+        //         r.choice(range(7)), r.getrandbits(32))'
+        let mut r = Mt19937::python(555);
+        let ints: Vec<u32> = (0..8).map(|_| r.randint(0, 3)).collect();
+        assert_eq!(ints, [1, 2, 1, 1, 0, 1, 2, 3]);
+        let got = (r.randint(100, 100_000), r.choice(7), r.next_u32());
+        assert_eq!(got, (25_261, 4, 3_071_295_507));
+        // python3 -c 'import random; r = random.Random(555); x = list(range(10));
+        //   r.shuffle(x); print(x)'
+        let mut r = Mt19937::python(555);
+        let mut x: Vec<u32> = (0..10).collect();
+        r.shuffle(&mut x);
+        assert_eq!(x, [5, 7, 9, 6, 0, 8, 1, 2, 4, 3]);
+    }
+}

@@ -141,6 +141,13 @@ impl<'a> TrialContext<'a> {
         }
     }
 
+    /// Attaches a workload-specific figure to the last phase named `phase`.
+    pub fn note_phase(&mut self, phase: &str, key: &str, value: f64) {
+        if let Some(p) = self.phases.iter_mut().rev().find(|p| p.name == phase) {
+            p.extra.insert(key.to_string(), value);
+        }
+    }
+
     /// Replaces the target's filesystem by a freshly made one (loop: new image and mkfs;
     /// tmpfs: new mount; directory: new work directory), for workloads whose original
     /// started each part on a new filesystem. Untimed.

@@ -234,7 +234,7 @@ fn file_name(key: u64, i: u64, random_first: bool, out: &mut Vec<u8>) {
 /// invertible modulo 2^bits) restricted to `[0, n)` by cycle walking (Black & Rogaway
 /// 2002): re-apply until the value is below `n`, fewer than 2 times on average.
 #[derive(Clone, Copy, Debug)]
-struct Permutation {
+pub(crate) struct Permutation {
     n: u64,
     mask: u64,
     shift: u32,
@@ -242,7 +242,7 @@ struct Permutation {
 }
 
 impl Permutation {
-    fn new(n: u64, key: u64) -> Self {
+    pub(crate) fn new(n: u64, key: u64) -> Self {
         let bits = 64 - n.saturating_sub(1).leading_zeros();
         let mask = u64::MAX.checked_shr(64 - bits).unwrap_or(0);
         let keys = [1, 2, 3, 4].map(|round| hash(key, round));
@@ -263,7 +263,7 @@ impl Permutation {
     }
 
     /// The `i`-th element of the permutation (`i < n`).
-    fn get(&self, i: u64) -> u64 {
+    pub(crate) fn get(&self, i: u64) -> u64 {
         debug_assert!(i < self.n);
         let mut x = self.scramble(i);
         while x >= self.n {

@@ -54,6 +54,49 @@ fn stat_dir(w: &mut Worker, dir: &Path, count: &mut TreeCount) -> Result<()> {
     Ok(())
 }
 
+/// Reads every regular file below `root` in full, walking top-down in readdir order (like
+/// `tar cf - root | cat > /dev/null` or compilebench's read): one [`Op::Read`] per file,
+/// carrying its bytes, with reads of `buf.len()`.
+pub fn read_tree(w: &mut Worker, root: &Path, buf: &mut [u8]) -> Result<TreeCount> {
+    let mut count = TreeCount::default();
+    read_dir_files(w, root, buf, &mut count)?;
+    Ok(count)
+}
+
+fn read_dir_files(w: &mut Worker, dir: &Path, buf: &mut [u8], count: &mut TreeCount) -> Result<()> {
+    let mut subdirs = Vec::new();
+    for entry in fs::read_dir(dir).on("readdir", dir)? {
+        w.check()?;
+        let entry = entry.on("readdir", dir)?;
+        let path = entry.path();
+        let ft = entry.file_type().on("lstat", &path)?;
+        if ft.is_dir() {
+            subdirs.push(path);
+        } else if ft.is_file() {
+            let t = w.start();
+            let mut f = File::open(&path).on("open", &path)?;
+            let mut bytes = 0u64;
+            loop {
+                let n = f.read(buf).on("read", &path)?;
+                if n == 0 {
+                    break;
+                }
+                bytes += n as u64;
+            }
+            w.done(Op::Read, t, bytes);
+            count.files += 1;
+            count.bytes += bytes;
+        } else if ft.is_symlink() {
+            count.symlinks += 1;
+        }
+    }
+    for sub in subdirs {
+        count.dirs += 1;
+        read_dir_files(w, &sub, buf, count)?;
+    }
+    Ok(())
+}
+
 /// Copies the tree `src` to `dst` (which must not exist) like `cp -r`: directories,
 /// regular files in [`COPY_BUFFER`] pieces with their permission bits, symlinks as
 /// symlinks. Each file copy is one [`Op::Create`] carrying the file's bytes; each directory
@@ -185,6 +228,8 @@ mod tests {
             cx.phase(&SPEC, 1, |w| {
                 let copied = copy_tree(w, &src, &dst)?;
                 let seen = stat_tree(w, &dst)?;
+                let read = read_tree(w, &dst, &mut [0u8; 4096])?;
+                assert_eq!((read.files, read.bytes, read.dirs), (2, 300_005, 2));
                 let removed = remove_tree(w, &dst)?;
                 got.lock().unwrap().extend([copied, seen, removed]);
                 Ok(())
@@ -207,14 +252,20 @@ mod tests {
                 .iter()
                 .map(|o| (o.op.as_str(), o.count))
                 .collect();
-            for want in [("create", 2), ("mkdir", 3), ("symlink", 1), ("stat", 5)] {
+            for want in [
+                ("create", 2),
+                ("mkdir", 3),
+                ("symlink", 1),
+                ("stat", 5),
+                ("read", 2),
+            ] {
                 assert!(ops.contains(&want), "{want:?} in {ops:?}");
             }
             assert!(
                 ops.iter().any(|(op, n)| *op == "fsync" && *n > 0),
                 "sync each"
             );
-            assert_eq!(p.bytes_written, 300_005);
+            assert_eq!((p.bytes_written, p.bytes_read), (300_005, 300_005));
         });
     }
 

@@ -129,7 +129,7 @@ impl<'a> TrialContext<'a> {
 
     /// The phases measured so far.
     pub fn into_phases(mut self) -> Vec<PhaseResult> {
-        self.finish_parts();
+        self.finish_parts(&[]);
         self.phases
     }
 
@@ -219,10 +219,18 @@ impl<'a> TrialContext<'a> {
         Ok(wall_s)
     }
 
-    /// Turns the parts measured with [`Self::phase_part`] into phases, in the order their
-    /// names first ran; each carries the number of parts as the extra figure `runs`.
-    pub fn finish_parts(&mut self) {
-        for (spec, m, runs) in std::mem::take(&mut self.parts) {
+    /// Turns the parts measured with [`Self::phase_part`] into phases, in the order of
+    /// `order` (phases not in it follow in the order their names first ran); each carries
+    /// the number of parts as the extra figure `runs`.
+    pub fn finish_parts(&mut self, order: &[PhaseSpec]) {
+        let mut parts = std::mem::take(&mut self.parts);
+        parts.sort_by_key(|(s, _, _)| {
+            order
+                .iter()
+                .position(|o| o.name == s.name)
+                .unwrap_or(usize::MAX)
+        });
+        for (spec, m, runs) in parts {
             let r = self.phase_result(&spec, m, Some(runs));
             self.phases.push(r);
         }

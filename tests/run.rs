@@ -10,36 +10,7 @@ use std::process::Command;
 const BONNIE: &str = "bonnie:size=16MiB,chunk=8KiB,seeks=400,seekers=2";
 const FILES: &str = "bonnie-files:files=1,max_size=4KiB,min_size=1KiB";
 
-fn run_json(args: &[&str], image_dir: &Path) -> (Value, String) {
-    let json = image_dir.join("out.json");
-    let out = Command::new(common::bin())
-        .arg("run")
-        .args(args)
-        .arg("--image-dir")
-        .arg(image_dir)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .expect("run fsarena");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "fsarena {args:?} failed: {stderr}\n{stdout}"
-    );
-    let v: Value =
-        serde_json::from_slice(&std::fs::read(&json).expect("json written")).expect("valid json");
-    (v, stdout)
-}
-
-fn phase<'a>(trial: &'a Value, name: &str) -> &'a Value {
-    trial["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
-        .unwrap_or_else(|| panic!("no phase {name}"))
-}
+use common::phase;
 
 /// Checks the documented JSON fields and that the figures add up.
 fn check_run(v: &Value, targets: &[&str], reps: u64) {
@@ -156,7 +127,7 @@ fn tmpfs_end_to_end() {
         return;
     }
     let dir = common::image_dir();
-    let (v, table) = run_json(
+    let (v, table) = common::run_json(
         &[
             BONNIE, FILES, "--fs", "tmpfs", "--size", "128MiB", "--reps", "2", "--quiet",
         ],
@@ -181,7 +152,7 @@ fn loop_end_to_end(fs: &str) {
         return;
     }
     let dir = common::image_dir();
-    let (v, _) = run_json(
+    let (v, _) = common::run_json(
         &[
             BONNIE, FILES, "--fs", fs, "--size", "512MiB", "--reps", "2", "--quiet",
         ],
@@ -229,7 +200,7 @@ fn mkfs_and_mount_options_are_applied_and_recorded() {
         return;
     }
     let dir = common::image_dir();
-    let (v, _) = run_json(
+    let (v, _) = common::run_json(
         &[
             "bonnie:size=4MiB,seeks=10,char_size=0",
             "bonnie-files:files=1",
@@ -269,7 +240,7 @@ fn existing_directory_end_to_end_leaves_it_as_it_was() {
     std::fs::write(dir.path().join("keep.txt"), b"mine").unwrap();
     let img = common::image_dir();
     let d = dir.path().to_str().unwrap();
-    let (v, _) = run_json(
+    let (v, _) = common::run_json(
         &[
             BONNIE, FILES, "--dir", d, "--reps", "1", "--cache", "keep", "--quiet",
         ],
@@ -289,7 +260,7 @@ fn sync_none_is_flagged_not_synced() {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let img = common::image_dir();
     let d = dir.path().to_str().unwrap();
-    let (v, table) = run_json(
+    let (v, table) = common::run_json(
         &[
             "bonnie:size=4MiB,seeks=10,char_size=0",
             "bonnie-files:files=1",

@@ -305,10 +305,15 @@ impl Datasets {
             (PATCHED.1 * scale).round() as u64,
             &[1.0],
         );
+        // A patched file's size differs from its clean size (compilebench keeps only those).
+        let differ = |new: u64, old: u64| if new == old { new + 1 } else { new };
         let patched = chosen
             .iter()
             .enumerate()
-            .map(|(k, &i)| (corpus.file_path(clean, i), new_sizes.size(k as u64)))
+            .map(|(k, &i)| {
+                let size = differ(new_sizes.size(k as u64), clean.size(i));
+                (corpus.file_path(clean, i), size)
+            })
             .collect();
         // Compiled-only files of the unpatched tree: in about a quarter of the source
         // directories, weighted by their file counts.
@@ -354,7 +359,10 @@ impl Datasets {
         let compiled = names
             .iter()
             .enumerate()
-            .map(|(k, &i)| (corpus.file_path(&uc, i), pc_sizes.size(k as u64)))
+            .map(|(k, &i)| {
+                let size = differ(pc_sizes.size(k as u64), uc.size(i));
+                (corpus.file_path(&uc, i), size)
+            })
             .collect();
         Ok(Self {
             unpatched,
@@ -363,6 +371,51 @@ impl Datasets {
             compiled,
         })
     }
+}
+
+/// Writes fsarena's synthetic datasets for `scale` and the corpus `seed` (fsarena's
+/// `--seed`) as compilebench dataset files (`dataset-unpatched`, `-patched`,
+/// `-unpatched-compiled`, `-patched-compiled`) in `dir`, such that compilebench's own
+/// reductions leave exactly fsarena's four sets: the real compilebench run with `-s dir`
+/// then writes the same files, sizes and order as `compile:scale=…`.
+pub fn write_compilebench_datasets(scale: f64, seed: u64, dir: &Path) -> Result<()> {
+    let d = Datasets::generate(scale, seed)?;
+    let patched: HashSet<&str> = d.patched.iter().map(|(p, _)| p.as_str()).collect();
+    let unchanged: Vec<&(String, u64)> = d
+        .unpatched
+        .iter()
+        .filter(|(p, _)| !patched.contains(p.as_str()))
+        .collect();
+    let lines = |sets: Vec<Vec<&(String, u64)>>| -> String {
+        sets.into_iter()
+            .flatten()
+            .map(|(p, s)| format!("{p} {s}\n"))
+            .collect()
+    };
+    fn all(d: &Dataset) -> Vec<&(String, u64)> {
+        d.iter().collect()
+    }
+    let files = [
+        ("dataset-unpatched", lines(vec![all(&d.unpatched)])),
+        (
+            "dataset-patched",
+            lines(vec![unchanged.clone(), all(&d.patched)]),
+        ),
+        (
+            "dataset-unpatched-compiled",
+            lines(vec![all(&d.unpatched), all(&d.unpatched_compiled)]),
+        ),
+        (
+            "dataset-patched-compiled",
+            lines(vec![unchanged, all(&d.patched), all(&d.compiled)]),
+        ),
+    ];
+    fs::create_dir_all(dir).on("mkdir", dir)?;
+    for (name, text) in files {
+        let p = dir.join(name);
+        fs::write(&p, text).on("write", &p)?;
+    }
+    Ok(())
 }
 
 /// An insertion-ordered set of tree names with Python dict semantics: inserting an
@@ -671,7 +724,7 @@ impl CompileBench {
             rates.push((name, rate));
             total_runs += 1;
         }
-        cx.finish_parts();
+        cx.finish_parts(PHASES);
         note_compilebench_figures(cx, &rates);
         // Leave an empty work directory: remove the trees that are left (untimed).
         for tree in [
@@ -712,7 +765,7 @@ impl CompileBench {
                 rates.push(self.perform(cx, &step, true)?);
             }
         }
-        cx.finish_parts();
+        cx.finish_parts(PHASES);
         let mut trees = Vec::new();
         while let Some(Step::Delete { tree, .. }) = sim.step(Operation::Delete, &|_| false) {
             trees.push(tree);

@@ -122,7 +122,7 @@ impl Params {
     pub fn parse(workload: &str, specs: &[ParamSpec], text: &str) -> Result<Self> {
         let mut values = BTreeMap::new();
         for spec in specs {
-            let v = if spec.default.is_empty() {
+            let v = if spec.default.is_empty() && !matches!(spec.kind, ParamKind::Text) {
                 Value::Derived
             } else {
                 parse_value(spec, workload, spec.default)?

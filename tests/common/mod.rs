@@ -43,6 +43,11 @@ pub fn fs_available(test: &str, fs: &str) -> bool {
     }
 }
 
+/// Like [`fs_available`], and true for `tmpfs` (always there when loop targets are).
+pub fn fs_available_or_tmpfs(test: &str, fs: &str) -> bool {
+    fs == "tmpfs" || fs_available(test, fs)
+}
+
 /// A fresh image directory on a disk-backed filesystem (not tmpfs).
 pub fn image_dir() -> tempfile::TempDir {
     tempfile::Builder::new()
@@ -98,4 +103,38 @@ pub fn assert_clean(dir: &Path) {
 /// The fsarena binary under test.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_fsarena"))
+}
+
+/// Runs `fsarena run ARGS --image-dir DIR --json DIR/out.json`, asserts success, and returns
+/// the JSON and the printed table.
+pub fn run_json(args: &[&str], image_dir: &Path) -> (serde_json::Value, String) {
+    let json = image_dir.join("out.json");
+    let out = Command::new(bin())
+        .arg("run")
+        .args(args)
+        .arg("--image-dir")
+        .arg(image_dir)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run fsarena");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "fsarena {args:?} failed: {stderr}\n{stdout}"
+    );
+    let v =
+        serde_json::from_slice(&std::fs::read(&json).expect("json written")).expect("valid json");
+    (v, stdout)
+}
+
+/// The phase `name` of a trial in the JSON output.
+pub fn phase<'a>(trial: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    trial["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no phase {name}"))
 }

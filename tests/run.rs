@@ -4,7 +4,6 @@
 mod common;
 
 use serde_json::Value;
-use std::path::Path;
 use std::process::Command;
 
 const BONNIE: &str = "bonnie:size=16MiB,chunk=8KiB,seeks=400,seekers=2";

@@ -5,12 +5,16 @@
 #
 # usage: bench/validate-compile.sh /path/to/compilebench [FS...]   (as root)
 #   compilebench is Chris Mason's Python script (not shipped with fsarena).
-# env: SCALE (0.1), INITIAL (3), RUNS (30), REPS (3), SIZE (1G), OUT (/var/tmp/fsarena-cb)
+# env: SCALE (0.1), INITIAL (3), RUNS (30), REPS (3), SIZE (1G), OUT (/var/tmp/fsarena-cb),
+#      NOSYNC=1: compilebench -n against fsarena --sync none --cache keep (no syncs, no
+#      cache drops: what is left is each tool's own cost per file).
 set -euo pipefail
 CB=${1:?path to the compilebench script}; shift
 FSLIST=${*:-ext4 tmpfs}
 SCALE=${SCALE:-0.1} INITIAL=${INITIAL:-3} RUNS=${RUNS:-30} REPS=${REPS:-3} SIZE=${SIZE:-1G}
 OUT=${OUT:-/var/tmp/fsarena-cb}
+CB_OPTS=() FA_OPTS=()
+if [ "${NOSYNC:-0}" = 1 ]; then CB_OPTS=(-n); FA_OPTS=(--sync none --cache keep); fi
 cd "$(dirname "$0")/.."
 cargo build --release -q --examples --bins
 mkdir -p "$OUT"
@@ -38,11 +42,12 @@ make_fs() { # fresh filesystem, made as fsarena makes it
 for fs in $FSLIST; do
   for rep in $(seq 1 "$REPS"); do
     make_fs "$fs"
-    python3 "$CB" -D "$MNT/cb" -s "$DS" -i "$INITIAL" -r "$RUNS" > "$OUT/cb-$fs-$rep.txt" 2> "$OUT/cb-$fs-$rep.log"
+    python3 "$CB" -D "$MNT/cb" -s "$DS" -i "$INITIAL" -r "$RUNS" "${CB_OPTS[@]}" > "$OUT/cb-$fs-$rep.txt" 2> "$OUT/cb-$fs-$rep.log" \
+      || echo "compilebench failed on $fs (rep $rep): see $OUT/cb-$fs-$rep.log" >&2
     cleanup
   done
   ./target/release/fsarena run "compile:scale=$SCALE,initial_dirs=$INITIAL,runs=$RUNS" \
-    --fs "$fs" --size "$SIZE"iB --reps "$REPS" --quiet --image-dir "$OUT/fsarena" \
+    --fs "$fs" --size "$SIZE"iB --reps "$REPS" "${FA_OPTS[@]}" --quiet --image-dir "$OUT/fsarena" \
     --json "$OUT/fsarena-$fs.json" > "$OUT/fsarena-$fs.txt"
 done
 python3 bench/validate-compile.py "$OUT" $FSLIST

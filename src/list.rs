@@ -22,7 +22,9 @@ pub fn render() -> String {
                 ParamKind::CountList => "count,count,…".to_string(),
                 ParamKind::Choice(c) => c.join("|"),
             };
-            let default = if p.default.is_empty() {
+            let default = if p.default.is_empty() && matches!(p.kind, ParamKind::Text) {
+                "(none)"
+            } else if p.default.is_empty() {
                 "(derived)"
             } else {
                 p.default

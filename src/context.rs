@@ -469,6 +469,12 @@ impl Worker<'_> {
         self.rec.done(op, t, bytes);
     }
 
+    /// Records a part of a compound operation (see [`Recorder::part`]).
+    #[inline]
+    pub fn done_part(&mut self, op: Op, t: Instant, bytes: u64) {
+        self.rec.part(op, t, bytes);
+    }
+
     /// Records `ops` operations timed together from `t`.
     #[inline]
     pub fn done_batch(&mut self, op: Op, t: Instant, ops: u64, bytes: u64) {

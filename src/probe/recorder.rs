@@ -25,12 +25,14 @@ pub enum Op {
     Mkdir,
     Symlink,
     Rmdir,
+    /// A compound operation made of parts (a Postmark transaction).
+    Transaction,
     Other,
 }
 
 impl Op {
     /// Every kind, in index order.
-    pub const ALL: [Op; 14] = [
+    pub const ALL: [Op; 15] = [
         Op::Read,
         Op::Write,
         Op::Create,
@@ -44,6 +46,7 @@ impl Op {
         Op::Mkdir,
         Op::Symlink,
         Op::Rmdir,
+        Op::Transaction,
         Op::Other,
     ];
 
@@ -63,6 +66,7 @@ impl Op {
             Op::Mkdir => "mkdir",
             Op::Symlink => "symlink",
             Op::Rmdir => "rmdir",
+            Op::Transaction => "transaction",
             Op::Other => "other",
         }
     }
@@ -121,6 +125,22 @@ impl Recorder {
         let now = Instant::now();
         let lat = now.saturating_duration_since(began).as_nanos() as u64;
         self.record(op, lat, now, ops, bytes);
+    }
+
+    /// Records a part of a compound operation (a read inside a Postmark transaction): its
+    /// latency and count go to `op`'s histogram and its bytes to the phase, but it is not
+    /// counted in `ops` nor in the phase-wide histogram, whose samples are the compound
+    /// operations, recorded with [`Self::done`].
+    pub fn part(&mut self, op: Op, began: Instant, bytes: u64) {
+        let now = Instant::now();
+        let lat = now.saturating_duration_since(began).as_nanos() as u64;
+        self.bytes += bytes;
+        let slot = &mut self.per_op[op as usize];
+        slot.0 += 1;
+        slot.1 += bytes;
+        slot.2.record_ns(lat);
+        let at = now.saturating_duration_since(self.start).as_nanos() as u64;
+        self.series.add(at, 0, bytes);
     }
 
     /// Records an fsync/syncfs issued by the sync policy: its latency is kept under

@@ -8,6 +8,7 @@ pub mod bonnie_files;
 pub mod compile;
 pub mod mt19937;
 pub mod params;
+pub mod postmark;
 pub mod tree;
 
 use crate::context::{PhaseSpec, TrialContext};
@@ -46,7 +47,12 @@ pub struct WorkloadInfo {
 
 /// Every workload fsarena knows, in the order `fsarena list` shows them.
 pub fn registry() -> &'static [&'static WorkloadInfo] {
-    static ALL: &[&WorkloadInfo] = &[&bonnie::INFO, &bonnie_files::INFO, &compile::INFO];
+    static ALL: &[&WorkloadInfo] = &[
+        &bonnie::INFO,
+        &bonnie_files::INFO,
+        &compile::INFO,
+        &postmark::INFO,
+    ];
     ALL
 }
 

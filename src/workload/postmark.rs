@@ -1,0 +1,734 @@
+//! Postmark 1.5 (Jeffrey Katcher, NetApp TR3022, 1997; `postmark-1.51.c`, 2001): the
+//! small-file workload of mail, news and web servers.
+//!
+//! Faithful: the algorithm and the random choices of postmark 1.51. The generator is its
+//! Mersenne Twister with the 1999 `sgenrand` seeding, and RND(x) = genrand() mod x; the
+//! 2 × `size_high`-byte source buffer is drawn first (`32 + RND(95)` per byte), so with the
+//! same `seed` every name, size and choice is postmark's (checked against the Debian
+//! binary with strace). A pool of `number` files named by a counter (`s<RND(subdirs)>/`
+//! first when `subdirs` > 1, as postmark only uses subdirectories from 2 on), sizes
+//! `size_low + RND(size_high - size_low)`, in a table of 2 × `number` slots filled from a
+//! moving pointer; then `transactions`, each a read or append (`RND(10) < bias_read`; a
+//! file is picked by probing random slots until one is in use; an append adds
+//! `RND(size_high - size) + 1` bytes and is skipped when the file has reached
+//! `size_high`) and a create or delete (`RND(10) < bias_create`); a bias of -1 disables
+//! that half. Then every remaining file is deleted. Files are written from the start of
+//! the source buffer in `write_block` pieces and read in `read_block` pieces; with
+//! `buffering=true` through a stdio-like buffer of the file's `st_blksize` (glibc's
+//! choice, 4 KiB here), so the system calls are 4 KiB reads and writes as postmark's; with
+//! `false`, raw `read`/`write` of the block sizes. Opens are postmark's: `w`/`r`/`a`
+//! stdio modes, or `O_RDWR|O_CREAT` 0644, `O_RDONLY`, `O_RDWR|O_APPEND` unbuffered. Like
+//! postmark, a run that runs out of files stops and reports nothing (an error here).
+//!
+//! Figures: phases `create` (files/s: postmark's "creation alone"), `transactions`
+//! (transactions/s; each transaction is one operation, its read, append, create and delete
+//! parts keep their own latency histograms) and `delete` (files/s: "deletion alone"). The
+//! other rates postmark prints are extra figures: on `transactions` the per-second rates
+//! over the transaction time (`read_per_s`, `appended_per_s`, `created_mixed_per_s`,
+//! `deleted_mixed_per_s`, `transactions_per_s`); on `delete` those over the whole run
+//! (create + transactions + delete: `created_per_s`, `deleted_per_s`,
+//! `read_bytes_per_s`, `written_bytes_per_s`, `total_s`) and on `create`
+//! `created_alone_per_s`.
+//!
+//! Differs: nanosecond timers instead of postmark's `time()`, whose 1-second resolution
+//! makes any run under a few seconds meaningless (and whose `diff_time` turns 0 s into
+//! 1 s). The overall "deleted" figure counts deleted files: postmark prints the created
+//! count there. Postmark crashes (SIGFPE, `i % (transactions/10)`) with fewer than 10
+//! transactions; fsarena does not. Contents follow `--data`: the source buffer is filled
+//! from the data pool instead of printable random characters (the random draws are still
+//! made, so the choices stay postmark's), and, as in postmark, every write starts at the
+//! buffer's beginning. Postmark never syncs; under fsarena's default `--sync end` each
+//! phase ends with a syncfs inside its timing, `--sync each` fsyncs every written file
+//! and the directory after each create and delete, and `--sync none` is postmark.
+
+use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
+use crate::error::usage;
+use crate::probe::recorder::Op;
+use crate::workload::mt19937::Mt19937;
+use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
+use anyhow::{bail, Result};
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+const BIASES: &[&str] = &["-1", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10"];
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "number",
+        kind: ParamKind::Count,
+        default: "500",
+        unit: "files",
+        help: "files in the initial pool (set number)",
+    },
+    ParamSpec {
+        name: "transactions",
+        kind: ParamKind::Count,
+        default: "500",
+        unit: "transactions",
+        help: "transactions after the pool is made (set transactions)",
+    },
+    ParamSpec {
+        name: "size_low",
+        kind: ParamKind::Size,
+        default: "500",
+        unit: "bytes",
+        help: "smallest new file (set size LOW HIGH)",
+    },
+    ParamSpec {
+        name: "size_high",
+        kind: ParamKind::Size,
+        default: "10000",
+        unit: "bytes",
+        help: "largest new file; appends stop at this size",
+    },
+    ParamSpec {
+        name: "subdirs",
+        kind: ParamKind::Count,
+        default: "0",
+        unit: "directories",
+        help: "subdirectories s0..sN-1 (used from 2 on, as postmark)",
+    },
+    ParamSpec {
+        name: "read_block",
+        kind: ParamKind::Size,
+        default: "512",
+        unit: "bytes",
+        help: "read size (set read)",
+    },
+    ParamSpec {
+        name: "write_block",
+        kind: ParamKind::Size,
+        default: "512",
+        unit: "bytes",
+        help: "write size (set write)",
+    },
+    ParamSpec {
+        name: "bias_read",
+        kind: ParamKind::Choice(BIASES),
+        default: "5",
+        unit: "of 10",
+        help: "chance of read over append; -1 disables reads and appends",
+    },
+    ParamSpec {
+        name: "bias_create",
+        kind: ParamKind::Choice(BIASES),
+        default: "5",
+        unit: "of 10",
+        help: "chance of create over delete; -1 disables creates and deletes",
+    },
+    ParamSpec {
+        name: "buffering",
+        kind: ParamKind::Bool,
+        default: "true",
+        unit: "",
+        help: "stdio-like buffered I/O (true) or raw read/write (false)",
+    },
+    ParamSpec {
+        name: "seed",
+        kind: ParamKind::Count,
+        default: "42",
+        unit: "",
+        help: "postmark's random seed (set seed)",
+    },
+];
+
+const fn phase(name: &'static str, kind: PhaseKind, unit: &'static str) -> PhaseSpec {
+    PhaseSpec {
+        name,
+        kind,
+        primary: Primary::OpsPerS,
+        ops_unit: unit,
+    }
+}
+
+const CREATE: PhaseSpec = phase("create", PhaseKind::Write, "files/s");
+const TRANSACTIONS: PhaseSpec = phase("transactions", PhaseKind::Write, "transactions/s");
+const DELETE: PhaseSpec = phase("delete", PhaseKind::Meta, "files/s");
+const PHASES: &[PhaseSpec] = &[CREATE, TRANSACTIONS, DELETE];
+
+/// The `postmark` workload.
+pub static INFO: WorkloadInfo = WorkloadInfo {
+    name: "postmark",
+    about: "Postmark 1.5 (Katcher, NetApp): a pool of small files, then transactions of \
+            read-or-append and create-or-delete, then delete all",
+    params: PARAMS,
+    phases: PHASES,
+    build,
+};
+
+const MAX_FILES: u64 = 100_000_000;
+const MAX_SIZE: u64 = 1 << 30;
+
+#[derive(Clone, Debug)]
+struct Config {
+    number: u64,
+    transactions: u64,
+    low: u64,
+    high: u64,
+    subdirs: u64,
+    read_block: usize,
+    write_block: usize,
+    bias_read: i32,
+    bias_create: i32,
+    buffered: bool,
+    seed: u32,
+}
+
+fn build(p: &Params) -> Result<Box<dyn Workload>> {
+    let count = |k| p.count(k).expect("default");
+    let bytes = |k| p.bytes(k).expect("default");
+    let bias = |k| p.choice(k).parse::<i32>().expect("a listed bias");
+    let cfg = Config {
+        number: count("number"),
+        transactions: count("transactions"),
+        low: bytes("size_low"),
+        high: bytes("size_high"),
+        subdirs: count("subdirs"),
+        read_block: bytes("read_block") as usize,
+        write_block: bytes("write_block") as usize,
+        bias_read: bias("bias_read"),
+        bias_create: bias("bias_create"),
+        buffered: p.flag("buffering"),
+        seed: count("seed") as u32,
+    };
+    let problem = if cfg.number == 0 || cfg.number > MAX_FILES {
+        format!("number={}: must be 1 to {MAX_FILES}", cfg.number)
+    } else if cfg.low == 0 || cfg.low > cfg.high || cfg.high > MAX_SIZE {
+        format!(
+            "size_low={} size_high={}: need 1 ≤ size_low ≤ size_high ≤ 1GiB",
+            cfg.low, cfg.high
+        )
+    } else if cfg.read_block == 0 || cfg.write_block == 0 {
+        "read_block and write_block must be at least 1 byte".to_string()
+    } else if cfg.read_block > 64 << 20 || cfg.write_block > 64 << 20 {
+        "read_block and write_block must be at most 64MiB".to_string()
+    } else if cfg.subdirs > 100_000 {
+        format!("subdirs={}: at most 100000", cfg.subdirs)
+    } else if p.count("seed").expect("default") > u64::from(u32::MAX) {
+        "seed must fit 32 bits".to_string()
+    } else {
+        return Ok(Box::new(Postmark { cfg }));
+    };
+    Err(usage(format!("postmark: {problem}")))
+}
+
+struct Postmark {
+    cfg: Config,
+}
+
+/// A slot of postmark's file table.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    /// 0 = free.
+    size: u64,
+    /// The counter that names the file.
+    id: u64,
+    /// Its subdirectory (`s<sub>`), when subdirectories are used.
+    sub: Option<u32>,
+}
+
+/// Postmark's state: generator, file table and counters.
+struct State {
+    cfg: Config,
+    rnd: Mt19937,
+    table: Vec<Slot>,
+    allocated: usize,
+    created: u64,
+    deleted: u64,
+    read: u64,
+    appended: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+    /// The source buffer (2 × size_high bytes), filled from the data pool.
+    source: Vec<u8>,
+    read_buf: Vec<u8>,
+    root: PathBuf,
+}
+
+/// What one transaction did, for tests: (read-or-append, create-or-delete), as slot
+/// indices; `None` where the half was disabled or did nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Half {
+    Read(usize),
+    Append(usize, u64),
+    SkippedAppend(usize),
+    Create(usize),
+    CreateFailed,
+    Delete(usize),
+}
+
+impl State {
+    fn new(cfg: &Config, root: &Path) -> Self {
+        let mut rnd = Mt19937::sgenrand_1999(cfg.seed);
+        // initialize_file_source: one draw per byte of the 2 × size_high buffer.
+        for _ in 0..2 * cfg.high {
+            rnd.next_u32();
+        }
+        Self {
+            cfg: cfg.clone(),
+            rnd,
+            table: vec![Slot::default(); 2 * cfg.number as usize],
+            allocated: 0,
+            created: 0,
+            deleted: 0,
+            read: 0,
+            appended: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+            source: Vec::new(),
+            read_buf: vec![0; cfg.read_block],
+            root: root.to_path_buf(),
+        }
+    }
+
+    /// postmark's RND(x): genrand() mod x, and no draw at all for x = 0.
+    fn rnd(&mut self, x: u64) -> u64 {
+        if x > 0 {
+            u64::from(self.rnd.next_u32()) % x
+        } else {
+            0
+        }
+    }
+
+    fn path(&self, slot: &Slot) -> PathBuf {
+        match slot.sub {
+            Some(s) => self.root.join(format!("s{s}")).join(slot.id.to_string()),
+            None => self.root.join(slot.id.to_string()),
+        }
+    }
+
+    fn dir_of(&self, slot: &Slot) -> PathBuf {
+        match slot.sub {
+            Some(s) => self.root.join(format!("s{s}")),
+            None => self.root.clone(),
+        }
+    }
+
+    /// find_free_file: the next slot from the moving pointer, else the first free one.
+    fn find_free(&mut self) -> Option<usize> {
+        let n = self.table.len();
+        if self.allocated < n && self.table[self.allocated].size == 0 {
+            self.allocated += 1;
+            return Some(self.allocated - 1);
+        }
+        let i = self.table.iter().position(|s| s.size == 0)?;
+        self.allocated = i + 1;
+        Some(i)
+    }
+
+    /// find_used_file: probe random slots until one holds a file.
+    fn find_used(&mut self) -> usize {
+        loop {
+            let i = self.rnd(self.table.len() as u64) as usize;
+            if self.table[i].size != 0 {
+                return i;
+            }
+        }
+    }
+
+    /// create_file: name, size, write; returns the slot or `None` when the table is full.
+    /// Recorded as a part of a transaction when `part`, else as an operation.
+    fn create(&mut self, w: Option<&mut Worker>, part: bool) -> Result<Option<usize>> {
+        let Some(i) = self.find_free() else {
+            return Ok(None);
+        };
+        let sub = (self.cfg.subdirs > 1).then(|| self.rnd(self.cfg.subdirs) as u32);
+        self.created += 1;
+        let size = self.cfg.low + self.rnd(self.cfg.high - self.cfg.low);
+        self.table[i] = Slot {
+            size,
+            id: self.created,
+            sub,
+        };
+        if let Some(w) = w {
+            let slot = self.table[i];
+            let (path, dir) = (self.path(&slot), self.dir_of(&slot));
+            let t = w.start();
+            let f = if self.cfg.buffered {
+                File::create(&path)
+            } else {
+                OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .mode(0o644)
+                    .open(&path)
+            }
+            .on("create", &path)?;
+            self.write_blocks(w, f, size, &path)?;
+            w.after_dir_change(&dir).on("fsync", &dir)?;
+            if part {
+                w.done_part(Op::Create, t, size);
+            } else {
+                w.done(Op::Create, t, size);
+            }
+        }
+        self.bytes_written += size;
+        Ok(Some(i))
+    }
+
+    /// write_blocks / fwrite_blocks: `size` bytes from the start of the source buffer in
+    /// write_block pieces, then close.
+    fn write_blocks(&mut self, w: &mut Worker, f: File, size: u64, path: &Path) -> Result<()> {
+        let wb = self.cfg.write_block;
+        let blksize = f.metadata().on("fstat", path)?.blksize().max(512) as usize;
+        let mut out: Box<dyn Write> = if self.cfg.buffered {
+            Box::new(BufWriter::with_capacity(blksize, &f))
+        } else {
+            Box::new(&f)
+        };
+        let (mut left, mut offset) = (size as usize, 0usize);
+        while left >= wb {
+            out.write_all(&self.source[offset..offset + wb])
+                .on("write", path)?;
+            left -= wb;
+            offset += wb;
+        }
+        out.write_all(&self.source[offset..offset + left])
+            .on("write", path)?;
+        out.flush().on("write", path)?;
+        drop(out);
+        w.after_write(&f).on("fsync", path)?;
+        Ok(())
+    }
+
+    fn read_file(&mut self, w: Option<&mut Worker>, i: usize) -> Result<()> {
+        let slot = self.table[i];
+        if let Some(w) = w {
+            let path = self.path(&slot);
+            let t = w.start();
+            let f = File::open(&path).on("open", &path)?;
+            let rb = self.cfg.read_block;
+            let mut input: Box<dyn Read> = if self.cfg.buffered {
+                let blksize = f.metadata().on("fstat", &path)?.blksize().max(512) as usize;
+                Box::new(BufReader::with_capacity(blksize, f))
+            } else {
+                Box::new(f)
+            };
+            let mut left = slot.size as usize;
+            while left > 0 {
+                let n = left.min(rb);
+                input
+                    .read_exact(&mut self.read_buf[..n])
+                    .on("read", &path)?;
+                left -= n;
+            }
+            w.done_part(Op::Read, t, slot.size);
+        }
+        self.bytes_read += slot.size;
+        self.read += 1;
+        Ok(())
+    }
+
+    fn append_file(&mut self, w: Option<&mut Worker>, i: usize) -> Result<Half> {
+        let slot = self.table[i];
+        if slot.size >= self.cfg.high {
+            return Ok(Half::SkippedAppend(i));
+        }
+        let block = self.rnd(self.cfg.high - slot.size) + 1;
+        if let Some(w) = w {
+            let path = self.path(&slot);
+            let t = w.start();
+            let f = OpenOptions::new()
+                .read(!self.cfg.buffered)
+                .append(true)
+                .create(self.cfg.buffered)
+                .mode(0o644)
+                .open(&path)
+                .on("open", &path)?;
+            self.write_blocks(w, f, block, &path)?;
+            w.done_part(Op::Append, t, block);
+        }
+        self.table[i].size += block;
+        self.bytes_written += block;
+        self.appended += 1;
+        Ok(Half::Append(i, block))
+    }
+
+    fn delete_file(&mut self, w: Option<&mut Worker>, i: usize, part: bool) -> Result<()> {
+        let slot = self.table[i];
+        if slot.size == 0 {
+            return Ok(());
+        }
+        if let Some(w) = w {
+            let (path, dir) = (self.path(&slot), self.dir_of(&slot));
+            let t = w.start();
+            fs::remove_file(&path).on("unlink", &path)?;
+            w.after_dir_change(&dir).on("fsync", &dir)?;
+            if part {
+                w.done_part(Op::Delete, t, 0);
+            } else {
+                w.done(Op::Delete, t, 0);
+            }
+        }
+        self.table[i].size = 0;
+        self.deleted += 1;
+        Ok(())
+    }
+
+    /// One transaction; `w` is `None` to only make the choices (tests).
+    fn transaction(&mut self, mut w: Option<&mut Worker>) -> Result<[Option<Half>; 2]> {
+        let mut halves = [None, None];
+        if self.cfg.bias_read != -1 {
+            let read = (self.rnd(10) as i64) < i64::from(self.cfg.bias_read);
+            let i = self.find_used();
+            halves[0] = Some(if read {
+                self.read_file(w.as_deref_mut(), i)?;
+                Half::Read(i)
+            } else {
+                self.append_file(w.as_deref_mut(), i)?
+            });
+        }
+        if self.cfg.bias_create != -1 {
+            halves[1] = Some(if (self.rnd(10) as i64) < i64::from(self.cfg.bias_create) {
+                match self.create(w.as_deref_mut(), true)? {
+                    Some(i) => Half::Create(i),
+                    None => Half::CreateFailed,
+                }
+            } else {
+                let i = self.find_used();
+                self.delete_file(w, i, true)?;
+                Half::Delete(i)
+            });
+        }
+        Ok(halves)
+    }
+}
+
+impl Workload for Postmark {
+    fn run(&self, cx: &mut TrialContext) -> Result<()> {
+        let cfg = &self.cfg;
+        let root = cx.workdir().to_path_buf();
+        let mut state = State::new(cfg, &root);
+        state.source = vec![0; 2 * cfg.high as usize];
+        cx.data().source(0).fill(&mut state.source);
+        if cfg.subdirs > 1 {
+            for s in 0..cfg.subdirs {
+                let d = root.join(format!("s{s}"));
+                fs::create_dir(&d).on("mkdir", &d)?;
+            }
+        }
+        let state = Mutex::new(state);
+        let number = cfg.number;
+        cx.phase(&CREATE, 1, |w| {
+            let mut s = state.lock().unwrap();
+            for _ in 0..number {
+                w.check()?;
+                s.create(Some(w), false)?;
+            }
+            w.end_fs(&root).on("syncfs", &root)
+        })?;
+        let create_s = cx.phases().last().map_or(0.0, |p| p.wall_s);
+        cx.note("created_alone_per_s", per_s(number, create_s));
+        let transactions = cfg.transactions;
+        let done = Mutex::new(0u64);
+        cx.phase(&TRANSACTIONS, 1, |w| {
+            let mut s = state.lock().unwrap();
+            for _ in 0..transactions {
+                w.check()?;
+                if s.created == s.deleted {
+                    let n = *done.lock().unwrap();
+                    bail!(
+                        "postmark: out of files after {n} of {transactions} transactions; \
+                         increase number or decrease transactions (postmark reports nothing \
+                         either)"
+                    );
+                }
+                let t = w.start();
+                s.transaction(Some(w))?;
+                w.done(Op::Transaction, t, 0);
+                *done.lock().unwrap() += 1;
+            }
+            w.end_fs(&root).on("syncfs", &root)
+        })?;
+        let t_s = cx.phases().last().map_or(0.0, |p| p.wall_s);
+        let (created_pool, deleted_before) = {
+            let s = state.lock().unwrap();
+            let (created, deleted, read, appended) = (s.created, s.deleted, s.read, s.appended);
+            drop(s);
+            cx.note("transactions_per_s", per_s(transactions, t_s));
+            cx.note("read_per_s", per_s(read, t_s));
+            cx.note("appended_per_s", per_s(appended, t_s));
+            cx.note("created_mixed_per_s", per_s(created - number, t_s));
+            cx.note("deleted_mixed_per_s", per_s(deleted, t_s));
+            (created, deleted)
+        };
+        cx.phase(&DELETE, 1, |w| {
+            let mut s = state.lock().unwrap();
+            for i in 0..s.table.len() {
+                w.check()?;
+                s.delete_file(Some(w), i, false)?;
+            }
+            w.end_fs(&root).on("syncfs", &root)
+        })?;
+        let delete_s = cx.phases().last().map_or(0.0, |p| p.wall_s);
+        let s = state.into_inner().unwrap();
+        let total_s = create_s + t_s + delete_s;
+        cx.note(
+            "deleted_alone_per_s",
+            per_s(s.deleted - deleted_before, delete_s),
+        );
+        cx.note("created_per_s", per_s(created_pool, total_s));
+        cx.note("deleted_per_s", per_s(s.deleted, total_s));
+        cx.note(
+            "read_bytes_per_s",
+            s.bytes_read as f64 / total_s.max(f64::MIN_POSITIVE),
+        );
+        cx.note(
+            "written_bytes_per_s",
+            s.bytes_written as f64 / total_s.max(f64::MIN_POSITIVE),
+        );
+        cx.note("total_s", total_s);
+        if cfg.subdirs > 1 {
+            for sub in 0..cfg.subdirs {
+                let d = root.join(format!("s{sub}"));
+                fs::remove_dir(&d).on("rmdir", &d)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn per_s(n: u64, s: f64) -> f64 {
+    if s > 0.0 {
+        n as f64 / s
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::exit_code;
+    use crate::policy::{DataPolicy, SyncPolicy};
+    use crate::result::PhaseResult;
+    use crate::workload::testutil::in_context;
+    use crate::workload::WorkloadSpec;
+
+    fn config(params: &str) -> Config {
+        let spec = WorkloadSpec::parse(&format!("postmark:{params}")).unwrap();
+        let (_, p) = (spec.info, spec.params);
+        let count = |k| p.count(k).unwrap();
+        Config {
+            number: count("number"),
+            transactions: count("transactions"),
+            low: p.bytes("size_low").unwrap(),
+            high: p.bytes("size_high").unwrap(),
+            subdirs: count("subdirs"),
+            read_block: p.bytes("read_block").unwrap() as usize,
+            write_block: p.bytes("write_block").unwrap() as usize,
+            bias_read: p.choice("bias_read").parse().unwrap(),
+            bias_create: p.choice("bias_create").parse().unwrap(),
+            buffered: p.flag("buffering"),
+            seed: count("seed") as u32,
+        }
+    }
+
+    /// The choices postmark 1.51 makes for seed 42 with its defaults: the pool's first
+    /// sizes (seen with strace of the Debian binary: 1390, 4732, 3583, 6507, 9640), and
+    /// the first transactions.
+    #[test]
+    fn choices_for_seed_42_are_postmarks() {
+        let cfg = config("number=5,transactions=4");
+        let mut s = State::new(&cfg, Path::new("/x"));
+        for _ in 0..5 {
+            s.create(None, false).unwrap();
+        }
+        let sizes: Vec<u64> = s.table[..5].iter().map(|x| x.size).collect();
+        assert_eq!(sizes, [1390, 4732, 3583, 6507, 9640]);
+        // strace of `postmark` (number 5, seed 42): the first transaction appends 586
+        // bytes to file 2, then deletes file 5.
+        let first = s.transaction(None).unwrap();
+        assert_eq!(first, [Some(Half::Append(1, 586)), Some(Half::Delete(4))]);
+        assert_eq!(s.table[1].size, 4732 + 586);
+    }
+
+    #[test]
+    fn subdirectories_from_two_on_and_table_of_twice_number() {
+        let cfg = config("number=10,subdirs=1");
+        let mut s = State::new(&cfg, Path::new("/x"));
+        s.create(None, false).unwrap();
+        assert_eq!(s.table.len(), 20);
+        assert_eq!(s.path(&s.table[0]), Path::new("/x/1"));
+        let cfg = config("number=10,subdirs=3");
+        let mut s = State::new(&cfg, Path::new("/x"));
+        s.create(None, false).unwrap();
+        let p = s.path(&s.table[0]);
+        assert!(p.starts_with("/x/s0") || p.starts_with("/x/s1") || p.starts_with("/x/s2"));
+    }
+
+    fn run(params: &str, sync: SyncPolicy) -> (Vec<PhaseResult>, Vec<PathBuf>) {
+        let spec = WorkloadSpec::parse(&format!("postmark:{params}")).unwrap();
+        let workload = (spec.info.build)(&spec.params).unwrap();
+        in_context(DataPolicy::Random, sync, |cx| {
+            workload.run(cx).unwrap();
+            let left = fs::read_dir(cx.workdir()).unwrap();
+            let left = left.map(|e| e.unwrap().path()).collect();
+            (cx.phases().to_vec(), left)
+        })
+    }
+
+    #[test]
+    fn end_to_end_counts_add_up() {
+        for buffering in ["true", "false"] {
+            let params = format!("number=200,transactions=600,subdirs=4,buffering={buffering}");
+            let (phases, left) = run(&params, SyncPolicy::End);
+            let names: Vec<_> = phases.iter().map(|p| p.name.as_str()).collect();
+            assert_eq!(names, ["create", "transactions", "delete"]);
+            let (c, t, d) = (&phases[0], &phases[1], &phases[2]);
+            assert_eq!(c.ops, 200);
+            assert_eq!(t.ops, 600);
+            let ops = |p: &PhaseResult, op: &str| {
+                p.lat_by_op
+                    .iter()
+                    .find(|o| o.op == op)
+                    .map_or(0, |o| o.count)
+            };
+            assert!(ops(t, "read") + ops(t, "append") <= 600);
+            assert!(
+                ops(t, "read") > 200 && ops(t, "append") > 100,
+                "bias 5 of 10"
+            );
+            assert_eq!(ops(t, "create") + ops(t, "delete"), 600);
+            // Every file created is deleted: pool + mixed creates = mixed + final deletes.
+            assert_eq!(200 + ops(t, "create"), ops(t, "delete") + d.ops);
+            assert_eq!(t.extra["transactions_per_s"], t.ops_per_s);
+            assert!(d.extra["deleted_per_s"] > 0.0 && d.extra["written_bytes_per_s"] > 0.0);
+            assert!(t.bytes_read > 0 && t.bytes_written > 0);
+            assert!(left.is_empty(), "left behind: {left:?}");
+        }
+    }
+
+    #[test]
+    fn running_out_of_files_is_an_error() {
+        let spec = WorkloadSpec::parse("postmark:number=2,transactions=100,bias_create=0").unwrap();
+        let workload = (spec.info.build)(&spec.params).unwrap();
+        let err = in_context(DataPolicy::Random, SyncPolicy::None, |cx| {
+            workload.run(cx).unwrap_err().to_string()
+        });
+        assert!(err.contains("out of files"), "{err}");
+    }
+
+    #[test]
+    fn bad_parameters_are_usage_errors() {
+        for bad in [
+            "number=0",
+            "size_low=2000,size_high=1000",
+            "size_low=0",
+            "read_block=0",
+            "bias_read=11",
+            "bias_create=-2",
+            "seed=5000000000",
+            "subdirs=100001",
+        ] {
+            let err = WorkloadSpec::parse(&format!("postmark:{bad}")).err();
+            let err = err.unwrap_or_else(|| panic!("{bad} was accepted"));
+            assert_eq!(exit_code(&err), 2, "{bad}: {err:#}");
+        }
+    }
+}

@@ -187,7 +187,6 @@ def main():
             fcpu = statistics.median(x[2] for x in fa)
             print(f"| {fs} | {name} | {pw:.3f} | {ptps} | {pcpu:.3f} | {fw:.3f} | {fw / pw:.2f} "
                   f"| {ftps:.0f} | {fcpu:.3f} | {fs_w:.3f} |")
-    os.rmdir(os.path.join(WORK, "img")) if os.path.isdir(os.path.join(WORK, "img")) else None
 
 
 if __name__ == "__main__":

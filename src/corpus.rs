@@ -589,10 +589,26 @@ impl Corpus {
         join(&self.dirs[set.dir_of(i)].path, &set.name(i))
     }
 
-    /// Every entry in creation order: each directory (parents first), then its files and
-    /// symlinks. This is also the order of a `tar` of the tree.
+    /// The directories depth first (each followed by its subdirectories' subtrees, in index
+    /// order), the order in which `tar c` visits a tree.
+    fn dir_order(&self) -> Vec<usize> {
+        let mut children = vec![Vec::new(); self.dirs.len()];
+        for (d, dir) in self.dirs.iter().enumerate().skip(1) {
+            children[dir.parent].push(d);
+        }
+        let (mut order, mut stack) = (Vec::with_capacity(self.dirs.len()), vec![0usize]);
+        while let Some(d) = stack.pop() {
+            order.push(d);
+            stack.extend(children[d].iter().rev());
+        }
+        order
+    }
+
+    /// Every entry in creation order: each directory, then its files and symlinks, then its
+    /// subdirectories' entries, depth first. This is also the order of a `tar c` of the
+    /// tree: a directory's entries are contiguous.
     pub fn entries(&self) -> impl Iterator<Item = Entry> + '_ {
-        (0..self.dirs.len()).flat_map(move |d| {
+        self.dir_order().into_iter().flat_map(move |d| {
             let dir = (d > 0).then(|| Entry::Dir {
                 path: self.dirs[d].path.clone(),
             });

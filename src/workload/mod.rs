@@ -10,6 +10,7 @@ pub mod mt19937;
 pub mod params;
 pub mod postmark;
 pub mod tree;
+pub mod untar;
 
 use crate::context::{PhaseSpec, TrialContext};
 use anyhow::Result;
@@ -52,6 +53,7 @@ pub fn registry() -> &'static [&'static WorkloadInfo] {
         &bonnie_files::INFO,
         &compile::INFO,
         &postmark::INFO,
+        &untar::INFO,
     ];
     ALL
 }

@@ -102,6 +102,10 @@ impl DataSource {
     }
 }
 
+/// Lines in the set of common lines of [`DataPolicy::Text`], and their share of all lines.
+const COMMON_LINES: usize = 400;
+const COMMON_SHARE: f64 = 0.65;
+
 /// Source-code-like text: identifiers, keywords and punctuation with a skewed word
 /// frequency, indented lines. It compresses roughly like real C source.
 fn fill_text(buf: &mut [u8], rng: &mut Xoshiro256PlusPlus) {
@@ -129,10 +133,7 @@ fn fill_text(buf: &mut [u8], rng: &mut Xoshiro256PlusPlus) {
                 .collect()
         })
         .collect();
-    let mut out = Vec::with_capacity(buf.len() + 64);
-    let mut indent = 0usize;
-    while out.len() < buf.len() {
-        out.extend(std::iter::repeat_n(b'\t', indent));
+    let line = |rng: &mut Xoshiro256PlusPlus, out: &mut Vec<u8>| {
         let words = rng.gen_range(2..10);
         for _ in 0..words {
             let r: f64 = rng.gen();
@@ -145,6 +146,26 @@ fn fill_text(buf: &mut [u8], rng: &mut Xoshiro256PlusPlus) {
                 let rank = (vocab.len() as f64 * r.powi(6)) as usize;
                 out.extend_from_slice(vocab[rank.min(vocab.len() - 1)].as_bytes());
             }
+        }
+    };
+    // Real code repeats whole lines (includes, error paths, closing braces, boilerplate):
+    // a share of lines comes from a set of common lines, chosen with a skewed rank.
+    let common: Vec<Vec<u8>> = (0..COMMON_LINES)
+        .map(|_| {
+            let mut l = Vec::new();
+            line(rng, &mut l);
+            l
+        })
+        .collect();
+    let mut out = Vec::with_capacity(buf.len() + 64);
+    let mut indent = 0usize;
+    while out.len() < buf.len() {
+        out.extend(std::iter::repeat_n(b'\t', indent));
+        if rng.gen::<f64>() < COMMON_SHARE {
+            let rank = (COMMON_LINES as f64 * rng.gen::<f64>().powi(3)) as usize;
+            out.extend_from_slice(&common[rank.min(COMMON_LINES - 1)]);
+        } else {
+            line(rng, &mut out);
         }
         out.push(b'\n');
         indent = match rng.gen_range(0..6) {

@@ -5,6 +5,7 @@
 
 pub mod bonnie;
 pub mod bonnie_files;
+pub mod mongo;
 pub mod params;
 pub mod tree;
 
@@ -44,7 +45,7 @@ pub struct WorkloadInfo {
 
 /// Every workload fsarena knows, in the order `fsarena list` shows them.
 pub fn registry() -> &'static [&'static WorkloadInfo] {
-    static ALL: &[&WorkloadInfo] = &[&bonnie::INFO, &bonnie_files::INFO];
+    static ALL: &[&WorkloadInfo] = &[&bonnie::INFO, &bonnie_files::INFO, &mongo::INFO];
     ALL
 }
 

@@ -102,11 +102,10 @@ fn make_file(w: &mut Worker, path: &Path, size: u64) -> Result<()> {
     Ok(())
 }
 
-/// Copy: `cp -r testdir1-j testdir2-j` ([`tree::copy_tree`]).
+/// Copy: `cp -r testdir1-j testdir2-j` ([`tree::copy_tree`], which applies the sync
+/// policy).
 pub fn copy(w: &mut Worker, trees: &Trees) -> Result<()> {
-    let dst = trees.dst(w.idx);
-    tree::copy_tree(w, &trees.src(w.idx), &dst)?;
-    w.end_fs(&dst).on("syncfs", &dst)?;
+    tree::copy_tree(w, &trees.src(w.idx), &trees.dst(w.idx))?;
     Ok(())
 }
 

@@ -56,7 +56,15 @@ fn check_set2(phases: &[Value], procs: u64) {
     let names: Vec<_> = phases.iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["create_2", "copy_2", "symlinks_2", "read_2", "stats_2", "rename_2", "delete_2"]
+        [
+            "create_2",
+            "copy_2",
+            "symlinks_2",
+            "read_2",
+            "stats_2",
+            "rename_2",
+            "delete_2"
+        ]
     );
     let (f, b, d) = (SET2.0 * procs, SET2.1 * procs, SET2.2 * procs);
     let create = phase(phases, "create_2");
@@ -86,7 +94,13 @@ fn mongo_on_tmpfs() {
     }
     let dir = common::image_dir();
     let v = run_json(
-        &["mongo:set=2,scale=0.01,procs=2", "--fs", "tmpfs", "--size", "64MiB"],
+        &[
+            "mongo:set=2,scale=0.01,procs=2",
+            "--fs",
+            "tmpfs",
+            "--size",
+            "64MiB",
+        ],
         dir.path(),
     );
     let phases = phases(&v);
@@ -107,7 +121,13 @@ fn mongo_all_sets_on_ext4_each_on_a_fresh_filesystem() {
     }
     let dir = common::image_dir();
     let v = run_json(
-        &["mongo:set=all,scale=0.01", "--fs", "ext4", "--size", "256MiB"],
+        &[
+            "mongo:set=all,scale=0.01",
+            "--fs",
+            "ext4",
+            "--size",
+            "256MiB",
+        ],
         dir.path(),
     );
     let phases = phases(&v);

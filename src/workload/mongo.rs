@@ -10,7 +10,7 @@
 //!   write buffer 4096. `set=all` runs the four in order, each after `cx.fresh_target()`
 //!   (a new mkfs on loop targets, as mongo.pl's umount/mkfs/mount), each with its own
 //!   seven phases named `create_<set>` … `delete_<set>`; `set=N` runs only set N's.
-//! * **The tree** is reiser_fract_tree's, draw for draw (see [`fract_tree`]): glibc
+//! * **The tree** is reiser_fract_tree's, draw for draw (see `mongo/fract_tree.rs`): glibc
 //!   `rand()` reproduced exactly, `srand(seed)` with `seed=1` as the original, so the same
 //!   directories `d<N>`, files `1`, `2`, … and sizes in the same order — pinned in the
 //!   tests against a C model that calls glibc itself (`bench/mongo_fract_tree.c`). Files are
@@ -57,6 +57,10 @@
 //! * **Out of space** fails the trial (the original printed a warning and went on).
 //! * **`scale`** multiplies each set's total bytes (not the file-size parameters), for
 //!   short runs; `scale=1` is the original.
+//!
+//! Inodes: set 1 at scale 1 needs 3 × 67,295 per tree (files, copies, links); ext4 gives
+//! one per 16 KiB, so images under ~3.2 GiB need e.g. `--mkfs-opt 'ext4=-N 300000'`.
+//! Validation against the shell tools: `docs/validation.d/mongo.md`.
 
 mod fract_tree;
 mod ops;

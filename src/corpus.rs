@@ -630,7 +630,8 @@ impl Corpus {
 
     /// Writes the corpus below `root` (which must exist): directories (one [`Op::Mkdir`]
     /// each), files filled from the worker's data stream (one [`Op::Create`] each, with its
-    /// bytes), symlinks ([`Op::Symlink`]). The sync policy applies per file and directory.
+    /// bytes), symlinks ([`Op::Symlink`]). Under `--sync each` every file is fsynced; under
+    /// `end` the caller ends its phase with a syncfs.
     pub fn write(&self, w: &mut Worker, root: &Path) -> Result<TreeCount> {
         let mut count = TreeCount::default();
         for entry in self.entries() {
@@ -664,7 +665,8 @@ impl Corpus {
 pub const WRITE_PIECE: usize = 1 << 20;
 
 /// Creates `path` with `mode` and `size` bytes from the worker's data stream, written in
-/// pieces of at most [`WRITE_PIECE`]; applies the sync policy (`after_write`, `end_file`).
+/// pieces of at most [`WRITE_PIECE`]; fsyncs it under `--sync each` (under `end` the
+/// caller ends its phase with one syncfs, not an fsync per file).
 pub fn write_file(w: &mut Worker, path: &Path, size: u64, mode: u32) -> Result<()> {
     let mut f = File::options()
         .write(true)
@@ -679,7 +681,6 @@ pub fn write_file(w: &mut Worker, path: &Path, size: u64, mode: u32) -> Result<(
         left -= n as u64;
     }
     w.after_write(&f).on("fsync", path)?;
-    w.end_file(&f).on("fsync", path)?;
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 pub mod bonnie;
 pub mod bonnie_files;
 pub mod compile;
+pub mod mongo;
 pub mod mt19937;
 pub mod params;
 pub mod postmark;
@@ -51,8 +52,9 @@ pub fn registry() -> &'static [&'static WorkloadInfo] {
     static ALL: &[&WorkloadInfo] = &[
         &bonnie::INFO,
         &bonnie_files::INFO,
-        &compile::INFO,
         &postmark::INFO,
+        &mongo::INFO,
+        &compile::INFO,
         &untar::INFO,
     ];
     ALL

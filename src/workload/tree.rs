@@ -100,7 +100,10 @@ fn read_dir_files(w: &mut Worker, dir: &Path, buf: &mut [u8], count: &mut TreeCo
 /// Copies the tree `src` to `dst` (which must not exist) like `cp -r`: directories,
 /// regular files in [`COPY_BUFFER`] pieces with their permission bits, symlinks as
 /// symlinks. Each file copy is one [`Op::Create`] carrying the file's bytes; each directory
-/// one [`Op::Mkdir`]; each symlink one [`Op::Symlink`]. The sync policy applies per file.
+/// one [`Op::Mkdir`]; each symlink one [`Op::Symlink`]. Sync policy: under `each` every
+/// file and directory is fsynced as it is written; under `end` one syncfs ends the copy
+/// (as the tree-writing phases of bonnie-files do), not an fsync per file, which would
+/// make a copy of many small files a test of fsync.
 pub fn copy_tree(w: &mut Worker, src: &Path, dst: &Path) -> Result<TreeCount> {
     let mut count = TreeCount::default();
     let mut buf = vec![0u8; COPY_BUFFER];
@@ -108,6 +111,7 @@ pub fn copy_tree(w: &mut Worker, src: &Path, dst: &Path) -> Result<TreeCount> {
     fs::create_dir(dst).on("mkdir", dst)?;
     w.done(Op::Mkdir, t, 0);
     copy_dir(w, src, dst, &mut buf, &mut count)?;
+    w.end_fs(dst).on("syncfs", dst)?;
     Ok(count)
 }
 
@@ -135,7 +139,7 @@ fn copy_dir(
             w.done(Op::Symlink, t, 0);
             count.symlinks += 1;
         } else {
-            let bytes = copy_file(w, &from, &to, buf)?;
+            let bytes = copy_contents(w, &from, &to, buf)?.1;
             w.done(Op::Create, t, bytes);
             count.files += 1;
             count.bytes += bytes;
@@ -145,8 +149,17 @@ fn copy_dir(
     Ok(())
 }
 
-/// Copies one regular file, keeping its permission bits; returns its size.
+/// Copies one regular file, keeping its permission bits; returns its size. The sync
+/// policy applies to the file (`end`: fsync it at the end).
 pub fn copy_file(w: &mut Worker, from: &Path, to: &Path, buf: &mut [u8]) -> Result<u64> {
+    let (out, bytes) = copy_contents(w, from, to, buf)?;
+    w.end_file(&out).on("fsync", to)?;
+    Ok(bytes)
+}
+
+/// Copies one regular file with its permission bits (fsync under `--sync each`); returns
+/// the open copy and its size.
+fn copy_contents(w: &mut Worker, from: &Path, to: &Path, buf: &mut [u8]) -> Result<(File, u64)> {
     let mut input = File::open(from).on("open", from)?;
     let mode = input.metadata().on("fstat", from)?.permissions().mode();
     let mut out = File::create(to).on("create", to)?;
@@ -162,8 +175,7 @@ pub fn copy_file(w: &mut Worker, from: &Path, to: &Path, buf: &mut [u8]) -> Resu
     out.set_permissions(fs::Permissions::from_mode(mode & 0o7777))
         .on("chmod", to)?;
     w.after_write(&out).on("fsync", to)?;
-    w.end_file(&out).on("fsync", to)?;
-    Ok(bytes)
+    Ok((out, bytes))
 }
 
 /// Removes `root` and everything below it like `rm -r`: files and symlinks are unlinked
@@ -266,6 +278,23 @@ mod tests {
                 "sync each"
             );
             assert_eq!((p.bytes_written, p.bytes_read), (300_005, 300_005));
+        });
+    }
+
+    #[test]
+    fn a_copy_under_sync_end_ends_with_one_syncfs() {
+        in_context(DataPolicy::Random, SyncPolicy::End, |cx| {
+            let src = cx.workdir().join("s");
+            fs::create_dir(&src).unwrap();
+            for i in 0..20 {
+                fs::write(src.join(i.to_string()), b"data").unwrap();
+            }
+            let dst = cx.workdir().join("d");
+            cx.phase(&SPEC, 1, |w| copy_tree(w, &src, &dst).map(|_| ()))
+                .unwrap();
+            let p = &cx.phases()[0];
+            let fsyncs = p.lat_by_op.iter().find(|o| o.op == "fsync");
+            assert_eq!(fsyncs.map(|o| o.count), Some(1), "{:?}", p.lat_by_op);
         });
     }
 

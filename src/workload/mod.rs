@@ -5,7 +5,9 @@
 
 pub mod bonnie;
 pub mod bonnie_files;
+pub mod dbrandom;
 pub mod params;
+pub mod smallfiles;
 pub mod tree;
 
 use crate::context::{PhaseSpec, TrialContext};
@@ -44,7 +46,12 @@ pub struct WorkloadInfo {
 
 /// Every workload fsarena knows, in the order `fsarena list` shows them.
 pub fn registry() -> &'static [&'static WorkloadInfo] {
-    static ALL: &[&WorkloadInfo] = &[&bonnie::INFO, &bonnie_files::INFO];
+    static ALL: &[&WorkloadInfo] = &[
+        &bonnie::INFO,
+        &bonnie_files::INFO,
+        &smallfiles::INFO,
+        &dbrandom::INFO,
+    ];
     ALL
 }
 

@@ -25,7 +25,7 @@ DB_FILES=${DB_FILES:-"1 10 100 250 500"}   # MiB, random.c's files
 DB_CYCLES=${DB_CYCLES:-100}
 DB_TRIES=${DB_TRIES:-100}
 DB_BLOCK=${DB_BLOCK:-16384}
-EXT4_INODES=450000                          # 405,000 files need more than mkfs's default
+EXT4_INODES=450000   # for smallfiles: 405,000 files need more than mkfs's default 65,536
 for tool in fs_mark fio; do command -v $tool >/dev/null || { echo "needs $tool" >&2; exit 1; }; done
 cargo build --release -q
 BIN=$PWD/target/release/fsarena
@@ -40,12 +40,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-make_fs() { # like fsarena: preallocated image, direct-io loop, no discard, no lazy init
-  mkdir -p "$MNT"
+make_fs() { # fs, extra mkfs.ext4 options; like fsarena: preallocated image, direct-io
+  mkdir -p "$MNT"            # loop, no discard, no lazy init
   if [ "$1" = tmpfs ]; then mount -t tmpfs -o size=1G tmpfs "$MNT"; return; fi
   fallocate -l 1G "$WORK/img"
   DEV=$(losetup --find --show --direct-io=on "$WORK/img")
-  mkfs.ext4 -F -q -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 -N $EXT4_INODES "$DEV"
+  mkfs.ext4 -F -q -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "${@:2}" "$DEV"
   mount -t ext4 "$DEV" "$MNT"
 }
 drop_fs() {
@@ -60,10 +60,34 @@ cold() { # what fsarena --cache cold does before a phase: sync, drop caches, rem
 }
 fsarena() { # fs, json, args...
   local fs=$1 json=$2; shift 2
-  local t=(--fs "$fs" --size 1GiB)
-  if [ "$fs" = ext4 ]; then t+=(--mkfs-opt "ext4=-N $EXT4_INODES"); fi
-  "$BIN" run "$@" "${t[@]}" --reps 1 --data zeros --image-dir "$WORK/fsarena" --quiet \
+  "$BIN" run "$@" --fs "$fs" --size 1GiB --reps 1 --data zeros --image-dir "$WORK/fsarena" --quiet \
     --json "$json" > /dev/null
+}
+
+rotate() { # rep, items...: the items rotated by rep - 1, so no tool always runs first
+  local r=$(( ($1 - 1) % ($# - 1) )); shift
+  echo "${@:r+1}" "${@:1:r}"
+}
+
+sf_fsmark() { # fs_mark's create loop; files stay (-k) until the filesystem goes
+  echo "smallfiles $name on $fs, rep $rep: fs_mark -S $method" >&2
+  make_fs "$fs" -N $EXT4_INODES
+  # -p 10 -r 8: 10-byte names (2 time-stamp characters and 8 random ones), close to
+  # fsarena's f<index>; -w 16384 writes a 4 KiB file in one write(2), as fsarena does.
+  fs_mark -d "$MNT/fsm" -n "$n" -s "$size" -w 16384 -S "$method" -D "$dirs" -N 100 \
+    -p 10 -r 8 -k -L 1 > "$OUT/fsmark-$name-$fs-$rep.txt" 2>&1 ||
+    { cat "$OUT/fsmark-$name-$fs-$rep.txt" >&2; exit 1; }
+  drop_fs
+}
+sf_fsarena() { # shape: flat (every directory a child of the root, like fs_mark -D) or tree
+  local shape=$1 fanout
+  fanout=$([ "$shape" = flat ] && echo "$dirs" || echo 10)
+  echo "smallfiles $name on $fs, rep $rep: fsarena $shape --sync $sync" >&2
+  local inodes=()
+  if [ "$fs" = ext4 ]; then inodes=(--mkfs-opt "ext4=-N $EXT4_INODES"); fi
+  fsarena "$fs" "$OUT/sf-$name-$shape-$fs-$rep.json" \
+    "smallfiles:files=$n,per_dir=100,fanout=$fanout,size_min=$size,size_max=$size" \
+    --sync "$sync" --cache keep "${inodes[@]}"
 }
 
 if [[ " $PARTS " == *" smallfiles "* ]]; then
@@ -73,25 +97,44 @@ if [[ " $PARTS " == *" smallfiles "* ]]; then
       method=$([ "$sync" = each ] && echo 1 || echo 0)
       dirs=$((n / 100))
       for rep in $(seq "$REPS"); do
-        echo "smallfiles $name on $fs, rep $rep: fs_mark -S $method" >&2
-        make_fs "$fs"
-        # -p 10 -r 8: 10-byte names (2 time-stamp characters and 8 random ones), close to
-        # fsarena's f<index>; -w 16384 writes a 4 KiB file in one write(2), as fsarena does.
-        fs_mark -d "$MNT/fsm" -n "$n" -s "$size" -w 16384 -S "$method" -D "$dirs" -N 100 \
-          -p 10 -r 8 -k -L 1 > "$OUT/fsmark-$name-$fs-$rep.txt" 2>&1 ||
-          { cat "$OUT/fsmark-$name-$fs-$rep.txt" >&2; exit 1; }
-        drop_fs
-        for shape in flat tree; do
-          fanout=$([ $shape = flat ] && echo $dirs || echo 10)
-          echo "smallfiles $name on $fs, rep $rep: fsarena $shape --sync $sync" >&2
-          fsarena "$fs" "$OUT/sf-$name-$shape-$fs-$rep.json" \
-            "smallfiles:files=$n,per_dir=100,fanout=$fanout,size_min=$size,size_max=$size" \
-            --sync "$sync" --cache keep
+        for run in $(rotate "$rep" fsmark flat tree); do
+          case $run in
+            fsmark) sf_fsmark ;;
+            *) sf_fsarena "$run" ;;
+          esac
         done
       done
     done
   done
 fi
+
+db_fsarena() {
+  echo "dbrandom on $fs, $mode, rep $rep: fsarena" >&2
+  local cache
+  cache=$([ "$mode" = cold ] && echo cold || echo keep)
+  fsarena "$fs" "$OUT/db-$fs-$mode-$rep.json" \
+    "dbrandom:files=$list,cycles=$DB_CYCLES,tries=$DB_TRIES,block=$DB_BLOCK" \
+    --sync end --cache "$cache"
+}
+db_fio() { # durable: sync (O_SYNC writes) or fsync (fio's --fsync=1)
+  local durable=$1 k=0 inval=0
+  echo "dbrandom on $fs, $mode, rep $rep: fio --$durable=1" >&2
+  make_fs "$fs"
+  for m in $DB_FILES; do # the article's dd, synced like fsarena's create (--sync end)
+    dd if=/dev/zero of="$MNT/$k-$m.dat" bs=1M count="$m" conv=fsync status=none
+    k=$((k + 1))
+  done
+  if [ "$mode" = cold ]; then cold; inval=1; fi
+  # ioengine=sync: lseek + read/write, as random.c. blockalign=1: byte offsets.
+  # fadvise_hint=0: no POSIX_FADV_RANDOM (random.c gives no hint, so readahead works as
+  # for it). random:N switches to a random file every N I/Os (one cycle's reads + writes).
+  fio --name=dbrandom --directory="$MNT" --filename="$names" --ioengine=sync \
+    --rw=randrw --rwmixread=80 --bs="$DB_BLOCK" --blockalign=1 --norandommap \
+    --fadvise_hint=0 --file_service_type=random:$per_file --io_size=${io_kib}k \
+    --"$durable"=1 --invalidate=$inval --output-format=json \
+    > "$OUT/fio-$durable-$fs-$mode-$rep.json"
+  drop_fs
+}
 
 if [[ " $PARTS " == *" dbrandom "* ]]; then
   list=$(echo $DB_FILES | tr ' ' ,)
@@ -105,29 +148,11 @@ if [[ " $PARTS " == *" dbrandom "* ]]; then
     modes=$([ "$fs" = tmpfs ] && echo warm || echo "cold warm")
     for mode in $modes; do
       for rep in $(seq "$REPS"); do
-        echo "dbrandom on $fs, $mode, rep $rep: fsarena" >&2
-        cache=$([ $mode = cold ] && echo cold || echo keep)
-        fsarena "$fs" "$OUT/db-$fs-$mode-$rep.json" \
-          "dbrandom:files=$list,cycles=$DB_CYCLES,tries=$DB_TRIES,block=$DB_BLOCK" \
-          --sync end --cache "$cache"
-        for durable in sync fsync; do
-          echo "dbrandom on $fs, $mode, rep $rep: fio --$durable=1" >&2
-          make_fs "$fs"
-          k=0
-          for m in $DB_FILES; do
-            dd if=/dev/zero of="$MNT/$k-$m.dat" bs=1M count="$m" conv=fsync status=none
-            k=$((k + 1))
-          done
-          if [ $mode = cold ]; then cold; inval=1; else inval=0; fi
-          # ioengine=sync: lseek + read/write, as random.c. blockalign=1: byte offsets.
-          # fadvise_hint=0: no POSIX_FADV_RANDOM (random.c gives no hint, so readahead
-          # works as for it). random:N switches to a random file every N I/Os (a cycle).
-          fio --name=dbrandom --directory="$MNT" --filename="$names" --ioengine=sync \
-            --rw=randrw --rwmixread=80 --bs="$DB_BLOCK" --blockalign=1 --norandommap \
-            --fadvise_hint=0 --file_service_type=random:$per_file --io_size=${io_kib}k \
-            --"$durable"=1 --invalidate=$inval --output-format=json \
-            > "$OUT/fio-$durable-$fs-$mode-$rep.json"
-          drop_fs
+        for run in $(rotate "$rep" fsarena sync fsync); do
+          case $run in
+            fsarena) db_fsarena ;;
+            *) db_fio "$run" ;;
+          esac
         done
       done
     done

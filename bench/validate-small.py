@@ -7,7 +7,11 @@ without its "App Overhead" (name generation, a mkdir per file, gettimeofday), i.
 files / (time spent in creat + write + fsync + close).
 
 dbrandom vs fio: p50/p99 latencies in microseconds (fsarena's HDR histograms; fio's clat
-percentiles, or its sync latency percentiles) and reads/s = reads / run time."""
+percentiles, or its sync latency percentiles) and reads/s = reads / run time. A "warm" run
+whose device counters show reads (fsarena: dev_read_bytes of the random phase; fio: the
+loop device's read_ios in disk_util) was not warm -- on a shared machine another process's
+drop_caches evicted the files -- and is left out of the medians; the table says how many
+runs were kept."""
 import glob, json, re, statistics, sys
 
 out_dir, reps, fslist = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
@@ -74,8 +78,8 @@ scen = sorted({re.match(r"fsmark-(\w+)-", f.split("/")[-1]).group(1)
 if scen:
     print("\n### smallfiles create vs fs_mark (files/s)\n")
     print("| scenario | fs | fs_mark Files/sec | fs_mark w/o app overhead | fsarena flat | "
-          "flat / fs_mark | fsarena tree | fsarena fsyncs/file, p50 µs |")
-    print("|---|---|---|---|---|---|---|---|")
+          "flat / fs_mark | flat / w/o overhead | fsarena tree | fsarena fsyncs/file, p50 µs |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for sc in scen:
         for fs in fslist:
             fm = [fsmark(f) for f in files(f"fsmark-{sc}-{fs}-*.txt")]
@@ -93,20 +97,24 @@ if scen:
                 n = [o["count"] / op(p, "create")["count"] for o, p in zip(fsyncs, flat)]
                 syncs = "%.2f, %s" % (med(n), cell([o["lat_us"]["p50"] for o in fsyncs]))
             print(f"| {sc} | {fs} | {cell(a)} | {cell(b)} | {cell(fl)} | {ratio(fl, a)} | "
-                  f"{cell(tr)} | {syncs} |")
+                  f"{ratio(fl, b)} | {cell(tr)} | {syncs} |")
 
 # ---- dbrandom vs fio
 runs = files("db-*.json")
 if runs:
     print("\n### dbrandom vs fio (latency µs, p50 / p99; reads/s)\n")
-    print("| fs | cache | tool | reads/s | read p50 | read p99 | write p50 | write p99 | "
-          "fsync p50 | fsync p99 | ios: reads/writes/fsyncs |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| fs | cache | tool | runs kept | reads/s | read p50 | read p99 | write p50 | "
+          "write p99 | fsync p50 | fsync p99 | ios: reads/writes/fsyncs |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for fs in fslist:
         for mode in ("cold", "warm"):
             ours = [phase(f, "random") for f in files(f"db-{fs}-{mode}-*.json")]
             if not ours:
                 continue
+            total = len(ours)
+            if mode == "warm":
+                ours = [p for p in ours if (p.get("dev_read_bytes") or 0) < 1 << 20]
+            kept = f"{len(ours)} of {total}"
             rows = []
             pct = lambda o, k: o["lat_us"][k] if o else None
             rps = [op(p, "read")["count"] / p["wall_s"] for p in ours]
@@ -114,13 +122,20 @@ if runs:
             w = [op(p, "write") for p in ours]
             s = [op(p, "fsync") for p in ours]
             ios = "%d/%d/%d" % (r[0]["count"], w[0]["count"], s[0]["count"])
-            rows.append(("fsarena dbrandom", rps,
+            rows.append(("fsarena dbrandom", kept, rps,
                          [pct(o, "p50") for o in r], [pct(o, "p99") for o in r],
                          [pct(o, "p50") for o in w], [pct(o, "p99") for o in w],
                          [pct(o, "p50") for o in s], [pct(o, "p99") for o in s], ios))
             for durable in ("sync", "fsync"):
-                jobs = [json.load(open(f))["jobs"][0]
-                        for f in files(f"fio-{durable}-{fs}-{mode}-*.json")]
+                runs = [json.load(open(f)) for f in files(f"fio-{durable}-{fs}-{mode}-*.json")]
+                if not runs:
+                    continue
+                dev_reads = lambda r: sum(d["read_ios"] for d in r.get("disk_util", []))
+                if mode == "warm":
+                    jobs = [r["jobs"][0] for r in runs if dev_reads(r) < 256]
+                else:
+                    jobs = [r["jobs"][0] for r in runs]
+                kept = f"{len(jobs)} of {len(runs)}"
                 if not jobs:
                     continue
                 cp = lambda j, d, k: j[d]["clat_ns"]["percentile"][k] / 1e3
@@ -130,13 +145,13 @@ if runs:
                 ios = "%d/%d/%d" % (jobs[0]["read"]["total_ios"], jobs[0]["write"]["total_ios"],
                                     jobs[0]["sync"]["total_ios"])
                 label = "fio --sync=1 (O_SYNC writes)" if durable == "sync" else "fio --fsync=1"
-                rows.append((label, rps,
+                rows.append((label, kept, rps,
                              [cp(j, "read", "50.000000") for j in jobs],
                              [cp(j, "read", "99.000000") for j in jobs],
                              [cp(j, "write", "50.000000") for j in jobs],
                              [cp(j, "write", "99.000000") for j in jobs],
                              [sp(j, "50.000000") for j in jobs],
                              [sp(j, "99.000000") for j in jobs], ios))
-            for label, *cols, ios in rows:
-                print(f"| {fs} | {mode} | {label} | " + " | ".join(cell(c) for c in cols)
+            for label, kept, *cols, ios in rows:
+                print(f"| {fs} | {mode} | {label} | {kept} | " + " | ".join(cell(c) for c in cols)
                       + f" | {ios} |")

@@ -68,6 +68,11 @@ def op(p, name):
     return None
 
 
+def dev_reads(fio_run):
+    """Read I/Os of the devices under a fio run (its disk_util section)."""
+    return sum(d["read_ios"] for d in fio_run.get("disk_util", []))
+
+
 def files(pattern):
     return sorted(glob.glob(f"{out_dir}/{pattern}"))
 
@@ -130,7 +135,6 @@ if runs:
                 runs = [json.load(open(f)) for f in files(f"fio-{durable}-{fs}-{mode}-*.json")]
                 if not runs:
                     continue
-                dev_reads = lambda r: sum(d["read_ios"] for d in r.get("disk_util", []))
                 if mode == "warm":
                     jobs = [r["jobs"][0] for r in runs if dev_reads(r) < 256]
                 else:
@@ -155,3 +159,31 @@ if runs:
             for label, kept, *cols, ios in rows:
                 print(f"| {fs} | {mode} | {label} | {kept} | " + " | ".join(cell(c) for c in cols)
                       + f" | {ios} |")
+
+# ---- dbrandom vs fio O_SYNC, paired by repetition (adjacent in time, so they share the
+# host's momentary flush latency): fio's write+sync p50 over dbrandom's write p50 + fsync
+# p50, and reads/s.
+if runs:
+    print("\n### dbrandom vs fio --sync=1, paired by repetition\n")
+    print("| fs | cache | rep | dbrandom write+fsync p50 µs | fio O_SYNC write p50 µs | ratio | "
+          "dbrandom reads/s | fio reads/s | ratio |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for fs in fslist:
+        for mode in ("cold", "warm"):
+            for rep in range(1, reps + 1):
+                a, b = files(f"db-{fs}-{mode}-{rep}.json"), files(f"fio-sync-{fs}-{mode}-{rep}.json")
+                if not a or not b:
+                    continue
+                p, r = phase(a[0], "random"), json.load(open(b[0]))
+                j = r["jobs"][0]
+                warm_miss = mode == "warm" and ((p.get("dev_read_bytes") or 0) >= 1 << 20 or
+                                                dev_reads(r) >= 256)
+                if warm_miss:
+                    continue
+                ours = op(p, "write")["lat_us"]["p50"] + op(p, "fsync")["lat_us"]["p50"]
+                theirs = j["write"]["clat_ns"]["percentile"]["50.000000"] / 1e3
+                rps = op(p, "read")["count"] / p["wall_s"]
+                frps = j["read"]["total_ios"] / (j["job_runtime"] / 1e3)
+                f = lambda x: f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+                print(f"| {fs} | {mode} | {rep} | {f(ours)} | {f(theirs)} | "
+                      f"{theirs / ours:.2f} | {rps:.0f} | {frps:.0f} | {frps / rps:.2f} |")

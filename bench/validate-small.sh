@@ -25,6 +25,7 @@ DB_FILES=${DB_FILES:-"1 10 100 250 500"}   # MiB, random.c's files
 DB_CYCLES=${DB_CYCLES:-100}
 DB_TRIES=${DB_TRIES:-100}
 DB_BLOCK=${DB_BLOCK:-16384}
+DB_MODES=${DB_MODES:-"cold warm"}           # on tmpfs only warm: drop_caches keeps tmpfs data
 EXT4_INODES=450000   # for smallfiles: 405,000 files need more than mkfs's default 65,536
 for tool in fs_mark fio; do command -v $tool >/dev/null || { echo "needs $tool" >&2; exit 1; }; done
 cargo build --release -q
@@ -145,7 +146,7 @@ if [[ " $PARTS " == *" dbrandom "* ]]; then
   io_kib=$((ios * DB_BLOCK / 1024))
   per_file=$((DB_TRIES * 5 / 4))
   for fs in $FSLIST; do
-    modes=$([ "$fs" = tmpfs ] && echo warm || echo "cold warm")
+    modes=$([ "$fs" = tmpfs ] && echo warm || echo "$DB_MODES")
     for mode in $modes; do
       for rep in $(seq "$REPS"); do
         for run in $(rotate "$rep" fsarena sync fsync); do

@@ -19,11 +19,11 @@
 //!   directory), written in one `write(2)` per MiB with `--data` bytes, and closed (one
 //!   [`Op::Create`] carrying its bytes). Sizes are uniform in [`size_min`, `size_max`], drawn
 //!   from a keyed hash of (seed, index): the same in every repetition.
-//! * `stat`: walks the tree in readdir order and lstats every entry ([`tree::stat_tree`],
+//! * `stat`: walks the tree in readdir order and lstats every entry ([`stat_tree`],
 //!   like `find -ls`); the counts are checked against the tree's shape.
 //! * `read`: only when `size_max > 0`; opens and reads every file to its end, in creation
 //!   order (directory by directory, `openat`), one [`Op::Read`] each; the bytes are checked.
-//! * `delete`: `rm -r` of the whole tree ([`tree::remove_tree`], readdir order), checked.
+//! * `delete`: `rm -r` of the whole tree ([`remove_tree`], readdir order), checked.
 //!
 //! Operations are files and directories alike (`entries/s`); each phase that touches every
 //! file also notes `files_per_s` = files ÷ phase time, the figure fs_mark prints.

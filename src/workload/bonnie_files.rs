@@ -460,7 +460,7 @@ impl Instance {
 }
 
 /// Writes `size` bytes of the worker's data stream to `f` in pieces of `chunk`.
-fn write_data(w: &mut Worker, mut f: &File, size: u64, chunk: usize) -> io::Result<()> {
+pub(crate) fn write_data(w: &mut Worker, mut f: &File, size: u64, chunk: usize) -> io::Result<()> {
     let mut left = size;
     while left > 0 {
         let len = left.min(chunk as u64) as usize;
@@ -480,19 +480,19 @@ fn entry_name(entry: &std::fs::DirEntry, out: &mut Vec<u8>) -> bool {
 }
 
 /// A name built by this file: NUL-terminated, without interior NULs.
-fn cstr(name: &[u8]) -> &CStr {
+pub(crate) fn cstr(name: &[u8]) -> &CStr {
     CStr::from_bytes_with_nul(name).expect("names are NUL-terminated and NUL-free")
 }
 
 /// A directory open for `*at` system calls, so that each operation resolves one short
 /// relative name, as bonnie++ does after its chdir, rather than a long absolute path.
-struct DirFd {
+pub(crate) struct DirFd {
     file: File,
     path: PathBuf,
 }
 
 impl DirFd {
-    fn open(path: &Path) -> Result<Self> {
+    pub(crate) fn open(path: &Path) -> Result<Self> {
         use std::os::unix::fs::OpenOptionsExt;
         let mut opts = std::fs::OpenOptions::new();
         opts.read(true).custom_flags(libc::O_DIRECTORY);
@@ -506,12 +506,12 @@ impl DirFd {
     }
 
     /// "`op` PATH" for error messages; `name` may end in its NUL.
-    fn what(&self, op: &str, name: &[u8]) -> String {
+    pub(crate) fn what(&self, op: &str, name: &[u8]) -> String {
         let name = OsStr::from_bytes(name.strip_suffix(&[0]).unwrap_or(name));
         format!("{op} {}", self.path.join(name).display())
     }
 
-    fn open_at(&self, name: &CStr, flags: libc::c_int) -> io::Result<File> {
+    pub(crate) fn open_at(&self, name: &CStr, flags: libc::c_int) -> io::Result<File> {
         // SAFETY: `name` is NUL-terminated and the directory descriptor is open.
         let fd = unsafe { libc::openat(self.file.as_raw_fd(), name.as_ptr(), flags, 0o600) };
         if fd < 0 {
@@ -522,7 +522,7 @@ impl DirFd {
     }
 
     /// open(O_CREAT|O_EXCL|O_WRONLY, 0600), as bonnie++ 2.00a.
-    fn create(&self, name: &CStr) -> io::Result<File> {
+    pub(crate) fn create(&self, name: &CStr) -> io::Result<File> {
         self.open_at(
             name,
             libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC,

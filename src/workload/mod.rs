@@ -6,10 +6,12 @@
 pub mod bonnie;
 pub mod bonnie_files;
 pub mod compile;
+pub mod dbrandom;
 pub mod mongo;
 pub mod mt19937;
 pub mod params;
 pub mod postmark;
+pub mod smallfiles;
 pub mod tree;
 pub mod untar;
 
@@ -54,8 +56,10 @@ pub fn registry() -> &'static [&'static WorkloadInfo] {
         &bonnie_files::INFO,
         &postmark::INFO,
         &mongo::INFO,
-        &compile::INFO,
+        &dbrandom::INFO,
+        &smallfiles::INFO,
         &untar::INFO,
+        &compile::INFO,
     ];
     ALL
 }

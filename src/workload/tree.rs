@@ -180,7 +180,8 @@ fn copy_contents(w: &mut Worker, from: &Path, to: &Path, buf: &mut [u8]) -> Resu
 
 /// Removes `root` and everything below it like `rm -r`: files and symlinks are unlinked
 /// while their directory is read (one [`Op::Delete`] each), directories removed after
-/// their contents (one [`Op::Rmdir`] each, `root` included).
+/// their contents (one [`Op::Rmdir`] each, `root` included). Under `--sync each` the
+/// directory is fsynced after each unlink and the parent after each rmdir.
 pub fn remove_tree(w: &mut Worker, root: &Path) -> Result<TreeCount> {
     let mut count = TreeCount::default();
     remove_dir(w, root, &mut count)?;
@@ -198,6 +199,7 @@ fn remove_dir(w: &mut Worker, dir: &Path, count: &mut TreeCount) -> Result<()> {
             let t = w.start();
             fs::remove_file(&path).on("unlink", &path)?;
             w.done(Op::Delete, t, 0);
+            w.after_dir_change(dir).on("fsync", dir)?;
             count.files += 1;
         }
     }

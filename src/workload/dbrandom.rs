@@ -1,0 +1,536 @@
+//! Random database-like I/O: the `random.c` loop of Ricardo Galli's "Ext2, ReiserFS and XFS
+//! Benchmarks" (bulma.net, 22 May 2001): files of 1, 10, 100, 250 and 500 MB, and 100
+//! cycles that each pick a random file and do 100 random `lseek`+`read`s of 16 KB in it,
+//! a quarter of them written back in place and followed by `fsync`.
+//!
+//! Faithful: the algorithm of `random.c`, draw for draw. Each cycle draws the file
+//! (`rand() % NFILES`), opens it `O_RDWR` and fstats it for its size; each try draws a byte
+//! offset uniform in [0, size) — not aligned to anything — `lseek`s there and does one
+//! `read(2)` of `block` bytes (short at the end of the file), then draws whether to write
+//! back (`rand() % 4 == 0`; here `write_pct`% of tries); a write-back `lseek`s back and
+//! `write(2)`s the whole buffer — all `block` bytes even after a short read, so files grow
+//! slowly past their end, as in the original — and fsyncs the file. `block` defaults to
+//! 16 KiB; `block=16536` is the original's `BSIZE` (16,536 bytes, probably meant to be
+//! 16,384). Buffered I/O, no `O_DIRECT`, no fadvise. `warmup` passes run unmeasured before
+//! the measured one, as the article ran the program three times "to get the cache populated"
+//! before timing three runs.
+//!
+//! Recorded: each cycle's open+fstat is one [`Op::Open`]; each `lseek`+`read` one
+//! [`Op::Read`] (bytes read); each write-back's `lseek`+`write` one [`Op::Write`] and its
+//! `fsync` one [`Op::Fsync`], so read, write and fsync latencies are separate in
+//! `lat_by_op` (add the write and fsync percentiles' samples for "write+fsync"). All of them
+//! count as operations (`ops/s`); the phase notes `tries_per_s` (tries ÷ time, the unit of
+//! work of `random.c`) and `growth_bytes` (how much the files grew past their end).
+//!
+//! Phases: `create` writes the files (`<index>-<MiB>.dat`) in 1 MiB `write(2)`s with
+//! `--data` bytes — the article used `dd if=/dev/zero bs=1M` — applying the sync policy
+//! (`end`: fsync each file at its end, inside the timing). `random` is the loop. Its fsyncs
+//! belong to the workload and are done whatever `--sync` says (so `--sync none` only affects
+//! `create`, although the `random` phase is still labelled not-synced); nothing else in it
+//! needs syncing. `--cache cold` drops caches (and remounts) before `random`, which also
+//! discards what warm-up passes loaded: use `warmup` with `--cache keep`.
+//!
+//! Differs: draws come from a keyed hash of (seed, pass, draw number) with Lemire's
+//! multiply-shift instead of glibc `rand()` seeded with the time, so every repetition does
+//! the same I/O (warm-up pass `p` uses stream `p`, the measured pass stream 0). Each cycle
+//! closes its file; `random.c` never closed them. The printed listing does not compile as
+//! published (`if((fd=open(...) < 0)` misses a parenthesis, `seek(` should be `lseek(`);
+//! this follows its evident intent. `files` is in MiB (2^20 bytes); the article's `dd
+//! bs=1M` made MiB too. `scale` multiplies every size (rounded to a byte).
+
+use crate::context::{check_stop, PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
+use crate::error::usage;
+use crate::probe::recorder::Op;
+use crate::size::format_size;
+use crate::workload::bonnie_files::{hash, write_data};
+use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
+use anyhow::Result;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Most files the list may name.
+const MAX_FILES: usize = 1000;
+/// Largest `block`.
+const MAX_BLOCK: u64 = 64 << 20;
+/// Most warm-up passes.
+const MAX_WARMUP: u64 = 1000;
+/// Piece size of the create phase's writes (`dd bs=1M`).
+const CREATE_CHUNK: usize = 1 << 20;
+/// Key of the draw streams.
+const TAG_DRAWS: u64 = 0x6462_7261_6e64_6f6d;
+
+const fn param(
+    name: &'static str,
+    kind: ParamKind,
+    default: &'static str,
+    unit: &'static str,
+    help: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind,
+        default,
+        unit,
+        help,
+    }
+}
+
+const PARAMS: &[ParamSpec] = &[
+    param(
+        "files",
+        ParamKind::CountList,
+        "1,10,100,250,500",
+        "MiB",
+        "file sizes (random.c: 1,10,100,250,500)",
+    ),
+    param(
+        "scale",
+        ParamKind::Float,
+        "1.0",
+        "×",
+        "multiplies every file size; each scaled file must hold at least one block",
+    ),
+    param(
+        "cycles",
+        ParamKind::Count,
+        "100",
+        "cycles",
+        "cycles, each on a randomly chosen file",
+    ),
+    param(
+        "tries",
+        ParamKind::Count,
+        "100",
+        "tries",
+        "random reads per cycle",
+    ),
+    param(
+        "block",
+        ParamKind::Size,
+        "16KiB",
+        "bytes",
+        "bytes per read and write-back, ≤ 64MiB (random.c's BSIZE was 16536)",
+    ),
+    param(
+        "write_pct",
+        ParamKind::Count,
+        "25",
+        "%",
+        "percentage of reads written back at the same offset and fsynced",
+    ),
+    param(
+        "warmup",
+        ParamKind::Count,
+        "0",
+        "passes",
+        "unmeasured passes before the measured one (the article ran 3; use --cache keep)",
+    ),
+];
+
+const CREATE: PhaseSpec = PhaseSpec {
+    name: "create",
+    kind: PhaseKind::Write,
+    primary: Primary::MbPerS,
+    ops_unit: "writes/s",
+};
+const RANDOM: PhaseSpec = PhaseSpec {
+    name: "random",
+    kind: PhaseKind::Write,
+    primary: Primary::OpsPerS,
+    ops_unit: "ops/s",
+};
+const PHASES: &[PhaseSpec] = &[CREATE, RANDOM];
+
+/// The `dbrandom` workload as `fsarena list` shows it and `run` builds it.
+pub static INFO: WorkloadInfo = WorkloadInfo {
+    name: "dbrandom",
+    about: "random lseek/read/write+fsync on files of 1-500 MiB, like a small database \
+            (random.c, Galli 2001)",
+    params: PARAMS,
+    phases: PHASES,
+    build,
+};
+
+/// The validated `dbrandom` configuration.
+#[derive(Clone, Debug)]
+pub struct DbRandom {
+    /// The `files` list as given (MiB), for names.
+    mib: Vec<u64>,
+    /// Scaled sizes in bytes.
+    sizes: Vec<u64>,
+    cycles: u64,
+    tries: u64,
+    block: usize,
+    write_pct: u64,
+    warmup: u64,
+}
+
+fn build(p: &Params) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(DbRandom::from_params(p)?))
+}
+
+impl DbRandom {
+    /// Checks the parameters; a violation is a usage error (exit code 2).
+    pub fn from_params(p: &Params) -> Result<Self> {
+        let count = |k| p.count(k).expect("counts have defaults");
+        let mib = p.counts("files").to_vec();
+        let scale = p.float("scale").expect("scale has a default");
+        let block = p.bytes("block").expect("block has a default");
+        let (cycles, tries) = (count("cycles"), count("tries"));
+        let (write_pct, warmup) = (count("write_pct"), count("warmup"));
+        let sizes: Vec<u64> = mib
+            .iter()
+            .map(|&m| (m as f64 * (1u64 << 20) as f64 * scale).round() as u64)
+            .collect();
+        let f = format_size;
+        let small = mib.iter().zip(&sizes).find(|(_, &s)| s < block);
+        let problem = if mib.is_empty() || mib.len() > MAX_FILES {
+            format!("files: give 1 to {MAX_FILES} sizes in MiB")
+        } else if let Some((m, s)) = small {
+            format!(
+                "files={m} MiB × scale={scale} is {}, smaller than block={}",
+                f(*s),
+                f(block)
+            )
+        } else if block == 0 || block > MAX_BLOCK {
+            format!("block={}: must be 1 B to {}", f(block), f(MAX_BLOCK))
+        } else if cycles == 0 || tries == 0 {
+            "cycles and tries must be at least 1".to_string()
+        } else if write_pct > 100 {
+            format!("write_pct={write_pct}: must be 0 to 100")
+        } else if warmup > MAX_WARMUP {
+            format!("warmup={warmup}: at most {MAX_WARMUP}")
+        } else {
+            return Ok(Self {
+                mib,
+                sizes,
+                cycles,
+                tries,
+                block: block as usize,
+                write_pct,
+                warmup,
+            });
+        };
+        Err(usage(format!("dbrandom: {problem}")))
+    }
+
+    fn path(&self, dir: &Path, k: usize) -> PathBuf {
+        dir.join(format!("{k}-{}.dat", self.mib[k]))
+    }
+}
+
+impl Workload for DbRandom {
+    fn run(&self, cx: &mut TrialContext) -> Result<()> {
+        let dir = cx.workdir().to_path_buf();
+        let seed = cx.seed();
+        cx.phase(&CREATE, 1, |w| {
+            (0..self.sizes.len()).try_for_each(|k| self.create(w, &self.path(&dir, k), k))
+        })?;
+        for pass in 1..=self.warmup {
+            self.pass(&mut Unmeasured, &dir, Draws::new(seed, pass))?;
+        }
+        cx.phase(&RANDOM, 1, |w| self.pass(w, &dir, Draws::new(seed, 0)))?;
+        let tries = (self.cycles * self.tries) as f64;
+        if let Some(wall_s) = cx.phases().last().map(|p| p.wall_s).filter(|&s| s > 0.0) {
+            cx.note("tries_per_s", tries / wall_s);
+        }
+        let mut grown = 0;
+        for (k, size) in self.sizes.iter().enumerate() {
+            let path = self.path(&dir, k);
+            grown += std::fs::metadata(&path).on("stat", &path)?.len() - size;
+        }
+        cx.note("growth_bytes", grown as f64);
+        Ok(())
+    }
+}
+
+impl DbRandom {
+    /// Writes file `k` in 1 MiB pieces, applying the sync policy.
+    fn create(&self, w: &mut Worker, path: &Path, k: usize) -> Result<()> {
+        let f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .on("create", path)?;
+        let mut left = self.sizes[k];
+        while left > 0 {
+            w.check()?;
+            let len = left.min(CREATE_CHUNK as u64);
+            let t = w.start();
+            write_data(w, &f, len, CREATE_CHUNK).on("write", path)?;
+            w.done(Op::Write, t, len);
+            w.after_write(&f).on("fsync", path)?;
+            left -= len;
+        }
+        w.end_file(&f).on("fsync", path)
+    }
+
+    /// One run of `random.c`: `cycles` cycles of `tries` tries, drawing from `draws`.
+    fn pass<S: Sink>(&self, s: &mut S, dir: &Path, mut draws: Draws) -> Result<()> {
+        let mut buf = vec![0u8; self.block];
+        for _ in 0..self.cycles {
+            let k = draws.file(self.sizes.len());
+            let path = self.path(dir, k);
+            let t = Instant::now();
+            let mut file = open_rw(&path)?;
+            let size = file.metadata().on("fstat", &path)?.len();
+            s.record(Op::Open, t, 0);
+            for _ in 0..self.tries {
+                s.check()?;
+                let (off, write) = draws.try_(size, self.write_pct);
+                let t = Instant::now();
+                file.seek(SeekFrom::Start(off)).on("lseek", &path)?;
+                let got = file.read(&mut buf).on("read", &path)?;
+                s.record(Op::Read, t, got as u64);
+                if write {
+                    let t = Instant::now();
+                    file.seek(SeekFrom::Start(off)).on("lseek", &path)?;
+                    file.write_all(&buf).on("write", &path)?;
+                    s.record(Op::Write, t, self.block as u64);
+                    let t = Instant::now();
+                    file.sync_all().on("fsync", &path)?;
+                    s.record(Op::Fsync, t, 0);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn open_rw(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .on("open", path)
+}
+
+/// Where a pass reports its operations: a phase's worker, or nowhere (warm-up).
+trait Sink {
+    fn record(&mut self, op: Op, t: Instant, bytes: u64);
+    fn check(&self) -> Result<()>;
+}
+
+impl Sink for Worker<'_> {
+    fn record(&mut self, op: Op, t: Instant, bytes: u64) {
+        self.done(op, t, bytes);
+    }
+    fn check(&self) -> Result<()> {
+        Worker::check(self)
+    }
+}
+
+/// A warm-up pass: nothing recorded; stops on SIGINT.
+struct Unmeasured;
+
+impl Sink for Unmeasured {
+    fn record(&mut self, _: Op, _: Instant, _: u64) {}
+    fn check(&self) -> Result<()> {
+        check_stop()
+    }
+}
+
+/// The pseudo-random draws of one pass, in `random.c`'s order: per cycle the file, per try
+/// the offset and then whether to write back. Draw `n` of stream `key` is
+/// `hash(key, n)` mapped to `[0, bound)` by Lemire's multiply-shift.
+#[derive(Clone, Debug)]
+pub struct Draws {
+    key: u64,
+    n: u64,
+}
+
+impl Draws {
+    /// The draws of pass `pass` (0 is the measured pass) for `seed`.
+    pub fn new(seed: u64, pass: u64) -> Self {
+        Self {
+            key: hash(seed ^ TAG_DRAWS, pass),
+            n: 0,
+        }
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        let r = u128::from(hash(self.key, self.n));
+        self.n += 1;
+        ((r * u128::from(bound)) >> 64) as u64
+    }
+
+    /// The file of the next cycle (`rand() % NFILES`).
+    pub fn file(&mut self, files: usize) -> usize {
+        self.below(files as u64) as usize
+    }
+
+    /// The next try in a file of `size` bytes: the offset (`rand() % fsize`) and whether to
+    /// write back (`rand() % 4 == 0` for 25%).
+    pub fn try_(&mut self, size: u64, write_pct: u64) -> (u64, bool) {
+        let off = self.below(size);
+        (off, self.below(100) < write_pct)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::exit_code;
+    use crate::policy::{DataPolicy, SyncPolicy};
+    use crate::result::PhaseResult;
+    use crate::workload::testutil::in_context;
+    use crate::workload::WorkloadSpec;
+
+    #[test]
+    fn the_draws_for_a_seed_are_pinned() {
+        let mut d = Draws::new(42, 0);
+        let file = d.file(5);
+        let tries: Vec<_> = (0..4).map(|_| d.try_(1 << 20, 25)).collect();
+        let file2 = d.file(5);
+        // Also computed by an independent Python reimplementation of the documented
+        // formula; a change here changes the I/O of every dbrandom run.
+        let want = vec![
+            (815_239, false),
+            (321_919, false),
+            (351_077, true),
+            (661_398, false),
+        ];
+        assert_eq!((file, tries, file2), (1, want, 4), "update only on purpose");
+    }
+
+    #[test]
+    fn draws_are_uniform_and_depend_on_seed_and_pass() {
+        let mut d = Draws::new(1, 0);
+        let mut files = [0u32; 5];
+        for _ in 0..50_000 {
+            files[d.file(5)] += 1;
+        }
+        assert!(
+            files.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{files:?}"
+        );
+        let (mut writes, mut high) = (0, 0);
+        for _ in 0..100_000 {
+            let (off, w) = d.try_(1000, 25);
+            assert!(off < 1000);
+            writes += u32::from(w);
+            high += u32::from(off >= 500);
+        }
+        assert!((24_000..26_000).contains(&writes), "{writes} write-backs");
+        assert!((49_000..51_000).contains(&high), "{high} in the upper half");
+        let seq = |seed, pass| {
+            let mut d = Draws::new(seed, pass);
+            (0..20).map(|_| d.try_(1 << 30, 25).0).collect::<Vec<_>>()
+        };
+        assert_eq!(seq(1, 0), seq(1, 0));
+        assert_ne!(seq(1, 0), seq(2, 0));
+        assert_ne!(seq(1, 0), seq(1, 1));
+        let none = (0..1000).all(|_| !d.try_(10, 0).1);
+        let all = (0..1000).all(|_| d.try_(10, 100).1);
+        assert!(none && all, "write_pct 0 and 100");
+    }
+
+    fn run(params: &str, sync: SyncPolicy) -> (Vec<PhaseResult>, Vec<u64>) {
+        let spec = WorkloadSpec::parse(&format!("dbrandom:{params}")).unwrap();
+        let workload = (spec.info.build)(&spec.params).unwrap();
+        in_context(DataPolicy::Random, sync, |cx| {
+            workload.run(cx).unwrap();
+            let mut sizes: Vec<_> = std::fs::read_dir(cx.workdir())
+                .unwrap()
+                .map(|e| e.unwrap().metadata().unwrap().len())
+                .collect();
+            sizes.sort();
+            (cx.phases().to_vec(), sizes)
+        })
+    }
+
+    fn count(p: &PhaseResult, op: &str) -> u64 {
+        p.lat_by_op
+            .iter()
+            .find(|o| o.op == op)
+            .map_or(0, |o| o.count)
+    }
+
+    #[test]
+    fn end_to_end_reads_writes_back_and_fsyncs() {
+        let (phases, sizes) = run("files=1,2,cycles=20,tries=50,write_pct=30", SyncPolicy::End);
+        let names: Vec<_> = phases.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["create", "random"]);
+        let create = &phases[0];
+        assert_eq!((create.bytes, create.ops), (3 << 20, 3));
+        assert_eq!(count(create, "fsync"), 2, "--sync end: one fsync per file");
+        let r = &phases[1];
+        let (reads, writes) = (count(r, "read"), count(r, "write"));
+        assert_eq!((count(r, "open"), reads), (20, 1000));
+        assert!((200..400).contains(&writes), "{writes} write-backs of 1000");
+        assert_eq!(count(r, "fsync"), writes, "one fsync per write-back");
+        assert_eq!(r.ops, 20 + reads + 2 * writes);
+        assert_eq!(r.bytes_written, writes * 16384);
+        assert!(r.bytes_read > 900 * 16384 && r.bytes_read <= 1000 * 16384);
+        let growth = r.extra["growth_bytes"];
+        assert_eq!(sizes.iter().sum::<u64>() as f64, (3 << 20) as f64 + growth);
+        assert!(sizes[0] >= 1 << 20 && sizes[1] >= 2 << 20, "{sizes:?}");
+        assert!((r.extra["tries_per_s"] - 1000.0 / r.wall_s).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_same_seed_does_the_same_io_and_warmup_is_unmeasured() {
+        let a = run("files=1,cycles=10,tries=30,block=16536", SyncPolicy::None);
+        let b = run("files=1,cycles=10,tries=30,block=16536", SyncPolicy::None);
+        let ops = |r: &(Vec<PhaseResult>, Vec<u64>)| {
+            let p = &r.0[1];
+            (
+                count(p, "write"),
+                p.bytes_read,
+                p.extra["growth_bytes"],
+                r.1.clone(),
+            )
+        };
+        assert_eq!(ops(&a), ops(&b));
+        let (phases, _) = run("files=1,cycles=10,tries=30,warmup=2", SyncPolicy::None);
+        assert_eq!(
+            count(&phases[1], "read"),
+            300,
+            "warm-up passes are not recorded"
+        );
+        assert_eq!(
+            count(&phases[0], "fsync"),
+            0,
+            "--sync none: create is not synced"
+        );
+    }
+
+    #[test]
+    fn scale_multiplies_the_sizes() {
+        let p = Params::parse("dbrandom", PARAMS, "files=1,10,scale=0.5").unwrap();
+        let d = DbRandom::from_params(&p).unwrap();
+        assert_eq!(d.sizes, [1 << 19, 5 << 20]);
+        let p = Params::parse("dbrandom", PARAMS, "").unwrap();
+        let d = DbRandom::from_params(&p).unwrap();
+        assert_eq!(d.mib, [1, 10, 100, 250, 500]);
+        assert_eq!(
+            (d.cycles, d.tries, d.block, d.write_pct, d.warmup),
+            (100, 100, 16384, 25, 0)
+        );
+    }
+
+    #[test]
+    fn bad_parameters_are_usage_errors() {
+        for bad in [
+            "files=0",
+            "files=1,scale=0.01",
+            "scale=0",
+            "scale=-1",
+            "block=0",
+            "block=128MiB",
+            "cycles=0",
+            "tries=0",
+            "write_pct=101",
+            "warmup=1001",
+            "files=1,x",
+            "seeks=3",
+        ] {
+            let err = WorkloadSpec::parse(&format!("dbrandom:{bad}")).err();
+            let err = err.unwrap_or_else(|| panic!("{bad} was accepted"));
+            assert_eq!(exit_code(&err), 2, "{bad}: {err:#}");
+        }
+        assert!(WorkloadSpec::parse("dbrandom:files=1,scale=0.016,block=16KiB").is_ok());
+    }
+}

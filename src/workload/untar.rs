@@ -454,29 +454,37 @@ impl Dir {
         Ok(Dir(f))
     }
 
-    /// Opens (making it when `create`) the subdirectory `name`, refusing symlinks.
+    /// Opens the subdirectory `name`, refusing symlinks; when it is missing and `create`,
+    /// makes it first. Returns whether it was made.
     fn sub(&self, name: &[u8], create: bool, mode: u32) -> io::Result<(Dir, bool)> {
         let c = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        let mut made = false;
-        if create {
-            // SAFETY: valid descriptor and NUL-terminated name.
-            if unsafe { libc::mkdirat(self.0.as_raw_fd(), c.as_ptr(), mode as libc::mode_t) } == 0 {
-                made = true;
-            } else {
-                let e = io::Error::last_os_error();
-                if e.raw_os_error() != Some(libc::EEXIST) {
-                    return Err(e);
-                }
-            }
-        }
         let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: as above.
-        let fd = unsafe { libc::openat(self.0.as_raw_fd(), c.as_ptr(), flags) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
+        let open = || {
+            // SAFETY: valid descriptor and NUL-terminated name.
+            let fd = unsafe { libc::openat(self.0.as_raw_fd(), c.as_ptr(), flags) };
+            if fd < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                // SAFETY: a new descriptor nothing else owns.
+                Ok(Dir(unsafe { File::from_raw_fd(fd) }))
+            }
+        };
+        match open() {
+            Err(e) if create && e.raw_os_error() == Some(libc::ENOENT) => {
+                // SAFETY: valid descriptor and NUL-terminated name.
+                if unsafe { libc::mkdirat(self.0.as_raw_fd(), c.as_ptr(), mode as libc::mode_t) }
+                    != 0
+                {
+                    let e = io::Error::last_os_error();
+                    if e.raw_os_error() != Some(libc::EEXIST) {
+                        return Err(e);
+                    }
+                    return open().map(|d| (d, false));
+                }
+                open().map(|d| (d, true))
+            }
+            other => other.map(|d| (d, false)),
         }
-        // SAFETY: a new descriptor nothing else owns.
-        Ok((Dir(unsafe { File::from_raw_fd(fd) }), made))
     }
 
     fn unlink(&self, name: &CString) {
@@ -514,6 +522,34 @@ fn set_times(dir: &Dir, name: &CString, mtime: i64, nofollow: bool) -> io::Resul
     Ok(())
 }
 
+/// Opens the directory `dirs` below the root, making missing ones (counted in `counts`),
+/// never through a symlink.
+fn walk_to(
+    root_dir: &Dir,
+    dirs: &[Vec<u8>],
+    what: &str,
+    shown: &str,
+    root: &Path,
+    counts: &mut Counts,
+) -> Result<Dir> {
+    let mut parent = Dir(root_dir.0.try_clone().context("dup")?);
+    for (i, d) in dirs.iter().enumerate() {
+        let (next, made) = parent.sub(d, true, 0o755).map_err(|e| {
+            let p = String::from_utf8_lossy(&dirs[..=i].join(&b'/')).into_owned();
+            if e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::ENOTDIR) {
+                anyhow!("refusing {what} '{shown}': '{p}' is not a directory (a symlink?)")
+            } else {
+                anyhow!(e).context(format!("mkdir {}", root.join(&p).display()))
+            }
+        })?;
+        if made {
+            counts.dirs += 1;
+        }
+        parent = next;
+    }
+    Ok(parent)
+}
+
 /// Extracts the tar stream `input` below `root` (an existing directory); see the module
 /// documentation for what is done and refused.
 pub fn extract(w: &mut Worker, mut input: Box<dyn Read + '_>, root: &Path) -> Result<Counts> {
@@ -524,9 +560,10 @@ pub fn extract(w: &mut Worker, mut input: Box<dyn Read + '_>, root: &Path) -> Re
     let (mut long_name, mut long_link): (Option<Vec<u8>>, Option<Vec<u8>>) = (None, None);
     let mut pax: Vec<(String, Vec<u8>)> = Vec::new();
     // Directories' mtimes, set after everything else (their contents change them).
-    let mut dir_times: Vec<(Vec<Vec<u8>>, i64)> = Vec::new();
+    let mut dir_times: Vec<(Vec<Vec<u8>>, i64, u32)> = Vec::new();
     let mut offset = 0u64;
     let mut zero_blocks = 0;
+    let mut cached_parent: Option<(Vec<Vec<u8>>, Dir)> = None;
     loop {
         w.check()?;
         match input.read(&mut block[..1]) {
@@ -610,23 +647,12 @@ pub fn extract(w: &mut Worker, mut input: Box<dyn Read + '_>, root: &Path) -> Re
         };
         let shown = String::from_utf8_lossy(&h.name).into_owned();
         let (leaf, dirs) = parts.split_last().expect("not empty");
-        // Walk to the parent, making missing directories, never through a symlink.
-        let mut parent = Dir(root_dir.0.try_clone().context("dup")?);
-        for (i, d) in dirs.iter().enumerate() {
-            let (next, made) = parent.sub(d, true, 0o755).map_err(|e| {
-                let p = String::from_utf8_lossy(&dirs[..=i].join(&b'/')).into_owned();
-                if e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::ENOTDIR)
-                {
-                    anyhow!("refusing {what} '{shown}': '{p}' is not a directory (a symlink?)")
-                } else {
-                    anyhow!(e).context(format!("mkdir {}", root.join(&p).display()))
-                }
-            })?;
-            if made {
-                counts.dirs += 1;
-            }
-            parent = next;
-        }
+        // Walk to the parent, making missing directories, never through a symlink; the
+        // last parent is kept, as a directory's entries are usually contiguous.
+        let parent = match cached_parent.take() {
+            Some((p, d)) if p.as_slice() == dirs => d,
+            _ => walk_to(&root_dir, dirs, what, &shown, root, &mut counts)?,
+        };
         let leaf_c = cpath(leaf)?;
         let target = root.join(String::from_utf8_lossy(&parts.join(&b'/')).as_ref());
         let parent_path = target.parent().unwrap_or(root).to_path_buf();
@@ -639,7 +665,7 @@ pub fn extract(w: &mut Worker, mut input: Box<dyn Read + '_>, root: &Path) -> Re
                 let _ = made;
                 w.done(Op::Mkdir, t, 0);
                 counts.dirs += 1;
-                dir_times.push((parts.clone(), h.mtime));
+                dir_times.push((parts.clone(), h.mtime, h.mode & 0o7777));
                 w.after_dir_change(&parent_path).on("fsync", &parent_path)?;
             }
             b'2' => {
@@ -743,18 +769,20 @@ pub fn extract(w: &mut Worker, mut input: Box<dyn Read + '_>, root: &Path) -> Re
                 counts.bytes += h.size;
                 w.after_dir_change(&parent_path).on("fsync", &parent_path)?;
                 offset += data_len;
+                cached_parent = Some((dirs.to_vec(), parent));
                 continue;
             }
             _ => {
                 counts.skipped += 1;
             }
         }
+        cached_parent = Some((dirs.to_vec(), parent));
         skip(&mut input, data_len, "an entry's data")?;
         offset += data_len;
     }
-    // Directories' times last, deepest first, as tar does.
-    dir_times.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
-    for (parts, mtime) in dir_times {
+    // Directories' modes and times last, deepest first, as tar does.
+    dir_times.sort_by_key(|(p, _, _)| std::cmp::Reverse(p.len()));
+    for (parts, mtime, mode) in dir_times {
         let (leaf, dirs) = parts.split_last().expect("not empty");
         let mut d = Dir(root_dir.0.try_clone().context("dup")?);
         for c in dirs {
@@ -763,7 +791,12 @@ pub fn extract(w: &mut Worker, mut input: Box<dyn Read + '_>, root: &Path) -> Re
                 .context("reopening a directory for its time")?
                 .0;
         }
-        set_times(&d, &cpath(leaf)?, mtime, true).context("setting a directory's time")?;
+        let leaf = cpath(leaf)?;
+        // SAFETY: valid descriptor and NUL-terminated name.
+        if unsafe { libc::fchmodat(d.0.as_raw_fd(), leaf.as_ptr(), mode as libc::mode_t, 0) } != 0 {
+            return Err(io::Error::last_os_error()).context("setting a directory's mode");
+        }
+        set_times(&d, &leaf, mtime, true).context("setting a directory's time")?;
     }
     Ok(counts)
 }

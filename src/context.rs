@@ -243,7 +243,6 @@ impl<'a> TrialContext<'a> {
     {
         let workers = workers.max(1);
         check_stop()?;
-        (self.progress)(spec.name);
         let mut flags = Vec::new();
         match self.policy.cache {
             CachePolicy::Cold => {
@@ -258,6 +257,8 @@ impl<'a> TrialContext<'a> {
             }
             CachePolicy::Warm | CachePolicy::Keep => {}
         }
+        // Announced once the target is ready and the measured run begins.
+        (self.progress)(spec.name);
         let stat_path = self.target.device_stat();
         let dev0 = stat_path.as_deref().and_then(sys::device_bytes);
         let cpu0 = sys::cpu_times();

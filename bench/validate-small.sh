@@ -3,7 +3,7 @@
 # filesystem (a fresh 1 GiB ext4 loop image made the way fsarena makes its own, and tmpfs),
 # alternating the tools repetition by repetition. Root. Raw outputs go to $OUT (default
 # /tmp/fsarena-validate-small); bench/validate-small.py prints the tables used in
-# docs/validation.d/smallfiles-dbrandom.md.
+# docs/validation.md (the smallfiles and dbrandom section).
 #
 #  * smallfiles create rate vs fs_mark 3.3 (Debian fsmark): same file count, size and sync
 #    method; fs_mark -D/-N puts 100 files in each of files/100 subdirectories of one

@@ -60,7 +60,7 @@
 //!
 //! Inodes: set 1 at scale 1 needs 3 × 67,295 per tree (files, copies, links); ext4 gives
 //! one per 16 KiB, so images under ~3.2 GiB need e.g. `--mkfs-opt 'ext4=-N 300000'`.
-//! Validation against the shell tools: `docs/validation.d/mongo.md`.
+//! Validation against the shell tools: `docs/validation.md (the mongo section)`.
 
 mod fract_tree;
 mod ops;

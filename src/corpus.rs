@@ -32,10 +32,11 @@
 //!   delivery agents make them.
 //! * `media`: photo/music folders of 3–8 MB files (pair it with `--data random`: media is
 //!   incompressible).
-//! * `desktop`: mixed document tree with log-normal sizes, median 4 KiB and σ = 2.35
-//!   (natural log): the shape Douceur & Bolosky reported for file sizes by count over
-//!   140 million files on 10,568 desktop file systems ("A Large-Scale Study of File-System
-//!   Contents", SIGMETRICS 1999); sizes capped at 256 MiB.
+//! * `desktop`: mixed document tree with log-normal sizes — the shape Douceur & Bolosky
+//!   found for file sizes by count over 140 million files on 10,568 desktop file systems
+//!   ("A Large-Scale Study of File-System Contents", SIGMETRICS 1999). The parameters
+//!   (median 4 KiB, σ = 2.35 of the natural log, capped at 256 MiB) are fsarena's choice,
+//!   in line with the 4 KiB median such studies report, not their fitted values.
 
 use crate::context::Worker;
 use crate::error::usage;

@@ -11,6 +11,10 @@ pub const DEFAULT_IMAGE_DIR: &str = "/var/tmp/fsarena";
 #[derive(Debug, Parser)]
 #[command(name = "fsarena", version, about, max_term_width = 100)]
 pub struct Cli {
+    /// The result database (SQLite). `run` stores every trial in it; `history` and `show`
+    /// read it.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -24,6 +28,75 @@ pub enum Command {
     List,
     /// Undo what a killed run left behind (mounts, loop devices, images, work directories).
     Cleanup(CleanupArgs),
+    /// List the stored runs: id, date, host, targets, workloads, status.
+    History,
+    /// Print the tables of a stored run.
+    Show(ShowArgs),
+    /// Compare two runs, or two targets: medians, ratio B/A with its 95% confidence
+    /// interval, and a verdict only where the difference is significant.
+    Compare(CompareArgs),
+    /// Write a stored run's report: a self-contained HTML file, and each chart as SVG or PNG.
+    Report(ReportArgs),
+    /// Export a stored run as JSON, tidy CSV or Bonnie++ CSV.
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: a run (id, unique prefix, `last`), or RUN:TARGET.
+    #[arg(value_name = "A")]
+    pub a: String,
+    /// The candidate: a run, or RUN:TARGET (e.g. `last:ext4 last:xfs`).
+    #[arg(value_name = "B")]
+    pub b: String,
+    /// Exit with status 1 when some metric of B is significantly slower than A by more than
+    /// PCT percent.
+    #[arg(long, value_name = "PCT")]
+    pub fail_if_slower: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run: its id, a unique prefix of it, or `last`.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// Write the HTML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write every chart as a PNG file into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+    /// Write every chart as an SVG file into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("format").required(true).args(["json", "csv", "bonnie_csv"])))]
+pub struct ExportArgs {
+    /// The run: its id, a unique prefix of it, or `last`.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// The whole run as JSON (the same document as `run --json`).
+    #[arg(long)]
+    pub json: bool,
+    /// Tidy CSV: one row per run × target × workload × repetition × phase × metric.
+    #[arg(long)]
+    pub csv: bool,
+    /// Bonnie++ 2.00 CSV lines (format 1.98) of the run's bonnie and bonnie-files trials,
+    /// for bon_csv2html and bon_csv2txt.
+    #[arg(long)]
+    pub bonnie_csv: bool,
+    /// Write to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run: its id, a unique prefix of it, or `last`.
+    #[arg(value_name = "RUN")]
+    pub run: String,
 }
 
 #[derive(Debug, Args)]
@@ -75,6 +148,9 @@ pub struct RunArgs {
     /// Write the whole run as JSON to PATH.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write the HTML report to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
     /// No progress lines; only the result tables.
     #[arg(long)]
     pub quiet: bool,

@@ -431,6 +431,7 @@ fn phase_result(spec: &PhaseSpec, rec: &Recorder, wall_s: f64, workers: usize) -
                 op: op.name().to_string(),
                 count,
                 lat_us: h.percentiles_us().unwrap_or_default(),
+                buckets: h.buckets(),
             })
             .collect(),
         series: rec.series().finish((wall_s * 1e9) as u64),

@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod compare;
 pub mod context;
 pub mod corpus;
 pub mod data;
@@ -22,5 +23,6 @@ pub mod signals;
 pub mod size;
 pub mod state;
 pub mod stats;
+pub mod store;
 pub mod target;
 pub mod workload;

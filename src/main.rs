@@ -3,6 +3,7 @@
 use clap::Parser;
 use fsarena::cli::{Cli, Command};
 use fsarena::error::{exit, exit_code};
+use fsarena::store::Store;
 use fsarena::{plan::Plan, report, run};
 
 fn main() {
@@ -17,8 +18,72 @@ fn main() {
     std::process::exit(code);
 }
 
+/// The database `--db` names, or the default one.
+fn db_path(cli_db: &Option<std::path::PathBuf>) -> std::path::PathBuf {
+    cli_db
+        .clone()
+        .unwrap_or_else(|| fsarena::store::DEFAULT_DB.into())
+}
+
+fn write_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    std::fs::write(path, bytes).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+}
+
 fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
+        Command::History => {
+            let store = Store::open(&db_path(&cli.db))?;
+            print!("{}", fsarena::store::render_history(&store.history()?));
+            Ok(exit::OK)
+        }
+        Command::Show(a) => {
+            let store = Store::open(&db_path(&cli.db))?;
+            print!("{}", report::terminal::render(&store.load(&a.run)?));
+            Ok(exit::OK)
+        }
+        Command::Compare(a) => {
+            let store = Store::open(&db_path(&cli.db))?;
+            let (text, regressed) =
+                fsarena::compare::command(&store, &a.a, &a.b, a.fail_if_slower)?;
+            print!("{text}");
+            Ok(if regressed { exit::FAILURE } else { exit::OK })
+        }
+        Command::Report(a) => {
+            let store = Store::open(&db_path(&cli.db))?;
+            let run = store.load(&a.run)?;
+            if a.html.is_none() && a.png.is_none() && a.svg.is_none() {
+                print!("{}", report::terminal::render(&run));
+            }
+            if let Some(path) = &a.html {
+                write_file(path, report::html::render(&run)?.as_bytes())?;
+                println!("wrote {}", path.display());
+            }
+            if a.png.is_some() || a.svg.is_some() {
+                for f in report::charts::write(&run, a.svg.as_deref(), a.png.as_deref())? {
+                    println!("wrote {}", f.display());
+                }
+            }
+            Ok(exit::OK)
+        }
+        Command::Export(a) => {
+            let store = Store::open(&db_path(&cli.db))?;
+            let run = store.load(&a.run)?;
+            let bytes = if a.csv {
+                report::csv::export(&run)?
+            } else if a.bonnie_csv {
+                report::bonnie_csv::export(&run)?
+            } else {
+                report::json::export(&run)?
+            };
+            match &a.output {
+                Some(path) => write_file(path, &bytes)?,
+                None => {
+                    use std::io::Write;
+                    std::io::stdout().write_all(&bytes)?;
+                }
+            }
+            Ok(exit::OK)
+        }
         Command::List => {
             print!("{}", fsarena::list::render());
             Ok(exit::OK)
@@ -44,11 +109,26 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             } else {
                 &run::StderrProgress
             };
-            let result = run::execute(&plan, std::env::args().collect(), progress)?;
+            let path = db_path(&cli.db);
+            let mut store = match Store::open(&path) {
+                Ok(s) => Some(s),
+                // The default database is a convenience: without it the run still reports.
+                Err(e) if cli.db.is_none() => {
+                    eprintln!("fsarena: warning: results will not be stored: {e:#}");
+                    None
+                }
+                Err(e) => return Err(e),
+            };
+            let result = run::execute(&plan, std::env::args().collect(), progress, store.as_mut())?;
             print!("{}", report::terminal::render(&result));
+            if store.is_some() {
+                println!("run {} stored in {}", result.run_id, path.display());
+            }
             if let Some(path) = &plan.json {
-                std::fs::write(path, report::json::export(&result)?)
-                    .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+                write_file(path, &report::json::export(&result)?)?;
+            }
+            if let Some(path) = &plan.html {
+                write_file(path, report::html::render(&result)?.as_bytes())?;
             }
             Ok(match result.status.as_str() {
                 "complete" => exit::OK,

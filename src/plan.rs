@@ -24,6 +24,7 @@ pub struct Plan {
     pub policy: Policy,
     pub image_dir: PathBuf,
     pub json: Option<PathBuf>,
+    pub html: Option<PathBuf>,
     pub quiet: bool,
 }
 
@@ -172,6 +173,7 @@ impl Plan {
             policy,
             image_dir: a.image_dir.clone(),
             json: a.json.clone(),
+            html: a.html.clone(),
             quiet: a.quiet,
         })
     }

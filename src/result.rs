@@ -95,6 +95,10 @@ pub struct OpLatency {
     pub op: String,
     pub count: u64,
     pub lat_us: Percentiles,
+    /// The HDR histogram's non-empty buckets (ns, count), so that percentiles can be
+    /// recomputed and histograms merged later (`LatencyHistogram::from_buckets`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buckets: Vec<(u64, u64)>,
 }
 
 /// The probe's figures for one phase.

@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::plan::Plan;
 use crate::result::{RunResult, Trial};
 use crate::state::State;
+use crate::store::Store;
 use crate::target::{self, Env, Target};
 use anyhow::{Context, Result};
 use std::sync::Arc;
@@ -59,6 +60,7 @@ pub fn execute(
     plan: &Plan,
     command_line: Vec<String>,
     progress: &dyn Progress,
+    mut store: Option<&mut Store>,
 ) -> Result<RunResult> {
     let run_id = new_run_id();
     let state = Arc::new(open_state(plan, &run_id)?);
@@ -86,7 +88,18 @@ pub fn execute(
         .iter()
         .map(|s| target::build(s, &env))
         .collect();
-    let outcome = run_trials(plan, &mut targets, &mut result, progress);
+    if let Some(s) = store.as_deref_mut() {
+        let infos: Vec<_> = targets.iter().map(|t| t.info().clone()).collect();
+        s.begin_run(&result, &infos)
+            .context("recording the run in the result database")?;
+    }
+    let outcome = run_trials(
+        plan,
+        &mut targets,
+        &mut result,
+        progress,
+        store.as_deref_mut(),
+    );
     for t in targets.iter_mut() {
         if let Err(e) = t.teardown() {
             progress.note(&format!(
@@ -107,6 +120,13 @@ pub fn execute(
         Ok(()) => "complete",
     }
     .into();
+    if let Some(s) = store {
+        if let Err(e) = s.finish_run(&result) {
+            progress.note(&format!(
+                "could not mark the run finished in the database: {e:#}"
+            ));
+        }
+    }
     if let Err(e) = outcome {
         if result.status != "interrupted" {
             return Err(e);
@@ -143,6 +163,7 @@ fn run_trials(
     targets: &mut [Box<dyn Target>],
     result: &mut RunResult,
     progress: &dyn Progress,
+    mut store: Option<&mut Store>,
 ) -> Result<()> {
     for t in targets.iter_mut() {
         check_stop()?;
@@ -169,6 +190,12 @@ fn run_trials(
                         "{} {} rep {rep}: {} ({err})",
                         trial.target, trial.workload, trial.status
                     ));
+                }
+                if let Some(s) = store.as_deref_mut() {
+                    // Committed now: a run killed later keeps this trial.
+                    if let Err(e) = s.add_trial(&result.run_id, &trial) {
+                        progress.note(&format!("could not store the trial: {e:#}"));
+                    }
                 }
                 result.trials.push(trial);
                 if interrupted {

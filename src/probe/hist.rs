@@ -77,6 +77,16 @@ impl LatencyHistogram {
         })
     }
 
+    /// A histogram rebuilt from [`Self::buckets`] (bucket-exact: percentiles and merges of
+    /// the rebuilt histogram equal the original's).
+    pub fn from_buckets(buckets: &[(u64, u64)]) -> Self {
+        let mut h = Self::new();
+        for &(v, n) in buckets {
+            h.h.saturating_record_n(v.clamp(1, MAX_NS), n);
+        }
+        h
+    }
+
     /// Non-empty buckets as (highest equivalent value in ns, count), for storage and re-merging.
     pub fn buckets(&self) -> Vec<(u64, u64)> {
         self.h

@@ -116,6 +116,8 @@ pub fn run_json(args: &[&str], image_dir: &Path) -> (serde_json::Value, String) 
         .arg(image_dir)
         .arg("--json")
         .arg(&json)
+        .arg("--db")
+        .arg(image_dir.join("results.db"))
         .output()
         .expect("run fsarena");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -137,4 +139,26 @@ pub fn phase<'a>(trial: &'a serde_json::Value, name: &str) -> &'a serde_json::Va
         .iter()
         .find(|p| p["name"] == name)
         .unwrap_or_else(|| panic!("no phase {name}"))
+}
+
+/// The id of the run in `tests/fixtures/run.json`: bonnie, bonnie-files and postmark, three
+/// repetitions each on an ext4 loop image and on tmpfs (recorded with
+/// `fsarena run bonnie:size=32MiB bonnie-files:files=1 postmark:number=300,transactions=600
+/// --fs ext4,tmpfs --size 256MiB --reps 3`; histogram buckets kept for bonnie's first
+/// repetition only, to keep the file small).
+pub const FIXTURE_RUN: &str = "20261123-023431-455e";
+
+/// A result database in `dir` holding the fixture run; returns its path.
+pub fn fixture_db(dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run.json"),
+    )
+    .unwrap();
+    let run: fsarena::result::RunResult = serde_json::from_str(&text).unwrap();
+    let path = dir.join("fixture.db");
+    fsarena::store::Store::open(&path)
+        .unwrap()
+        .import(&run)
+        .unwrap();
+    path
 }

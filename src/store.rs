@@ -1,0 +1,637 @@
+//! The result store: every run in a SQLite database (`./fsarena.db` by default, `--db`).
+//!
+//! Schema (version in `PRAGMA user_version`, migrated forward on open; WAL journal, so
+//! readers never block the run that writes):
+//! * `runs`: id, times, status, fsarena version, command line, host, policy (JSON), the
+//!   writing process's pid and host (to tell an interrupted run from a running one);
+//! * `targets`: per run and target, the target's description (mkfs and mount options,
+//!   device rate, …) as JSON;
+//! * `trials`: per run, target, workload, repetition: status, error, parameters,
+//!   provisioning figures, peak RSS;
+//! * `phases`: per trial and phase: the headline figures as columns (wall_s, ops, bytes,
+//!   ops_per_s, mb_per_s, cpu_pct) and the whole phase result as JSON — per-operation HDR
+//!   histogram buckets, the time series, device counters, flags and extra figures.
+//!
+//! Each trial is written in one transaction as soon as it finishes, so a run killed half
+//! way keeps every completed trial; a run still marked `running` whose process is gone is
+//! reported as `interrupted`.
+
+use crate::error::usage;
+use crate::result::{HostInfo, PhaseResult, Provision, RunResult, TargetInfo, Trial};
+use anyhow::{bail, Context, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::Path;
+
+/// The default database, relative to the working directory.
+pub const DEFAULT_DB: &str = "fsarena.db";
+
+/// The schema version this build writes.
+const SCHEMA_VERSION: i64 = 1;
+
+const MIGRATIONS: &[&str] = &[
+    // 0 → 1
+    "CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        status TEXT NOT NULL,
+        fsarena_version TEXT NOT NULL,
+        command_line TEXT NOT NULL,
+        host TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        can_drop_caches INTEGER NOT NULL,
+        pid INTEGER NOT NULL,
+        hostname TEXT NOT NULL
+    );
+    CREATE TABLE targets (
+        run_id TEXT NOT NULL REFERENCES runs(id),
+        position INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        info TEXT NOT NULL,
+        PRIMARY KEY (run_id, name)
+    );
+    CREATE TABLE trials (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES runs(id),
+        target TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        label TEXT NOT NULL,
+        params TEXT NOT NULL,
+        rep INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        error TEXT,
+        provision TEXT NOT NULL,
+        peak_rss_bytes INTEGER NOT NULL
+    );
+    CREATE INDEX trials_by_run ON trials(run_id);
+    CREATE TABLE phases (
+        id INTEGER PRIMARY KEY,
+        trial_id INTEGER NOT NULL REFERENCES trials(id),
+        position INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        wall_s REAL NOT NULL,
+        ops INTEGER NOT NULL,
+        bytes INTEGER NOT NULL,
+        ops_per_s REAL NOT NULL,
+        mb_per_s REAL NOT NULL,
+        cpu_pct REAL NOT NULL,
+        result TEXT NOT NULL
+    );
+    CREATE INDEX phases_by_trial ON phases(trial_id);",
+];
+
+/// An open result database.
+pub struct Store {
+    conn: Connection,
+}
+
+/// One line of `fsarena history`.
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    pub id: String,
+    pub started_at: String,
+    pub hostname: String,
+    pub status: String,
+    pub targets: Vec<String>,
+    pub workloads: Vec<String>,
+    pub trials: u64,
+}
+
+impl Store {
+    /// Opens (creating and migrating when needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path)
+            .with_context(|| format!("opening the result database {}", path.display()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        if mode.to_lowercase() != "wal" {
+            bail!(
+                "{}: could not switch to WAL journaling ({mode})",
+                path.display()
+            );
+        }
+        conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
+        let mut store = Self { conn };
+        store
+            .migrate()
+            .with_context(|| format!("migrating {}", path.display()))?;
+        Ok(store)
+    }
+
+    /// Brings the schema to [`SCHEMA_VERSION`]. The version is read inside an immediate
+    /// (write-locked) transaction, so two processes opening a new database at once — a run
+    /// and a `history` — do not both create the tables.
+    fn migrate(&mut self) -> Result<()> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version > SCHEMA_VERSION {
+            bail!(
+                "the database has schema version {version}, newer than this fsarena knows \
+                 ({SCHEMA_VERSION}); use a newer fsarena"
+            );
+        }
+        for v in version..SCHEMA_VERSION {
+            tx.execute_batch(MIGRATIONS[v as usize])?;
+            tx.pragma_update(None, "user_version", v + 1)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
+    }
+
+    /// Records a run that starts (status `running`) with its targets.
+    pub fn begin_run(&self, run: &RunResult, targets: &[TargetInfo]) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO runs (id, started_at, status, fsarena_version, command_line, host, \
+             policy, can_drop_caches, pid, hostname) VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                run.run_id,
+                run.started_at,
+                run.fsarena_version,
+                serde_json::to_string(&run.command_line)?,
+                serde_json::to_string(&run.host)?,
+                serde_json::to_string(&run.policy)?,
+                run.can_drop_caches,
+                std::process::id(),
+                run.host.hostname,
+            ],
+        )?;
+        self.save_targets(&run.run_id, targets)
+    }
+
+    /// Replaces the run's target descriptions (after calibration they know more).
+    pub fn save_targets(&self, run_id: &str, targets: &[TargetInfo]) -> Result<()> {
+        for (i, t) in targets.iter().enumerate() {
+            self.conn.execute(
+                "INSERT OR REPLACE INTO targets (run_id, position, name, info) VALUES (?1, ?2, ?3, ?4)",
+                params![run_id, i as i64, t.name, serde_json::to_string(t)?],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Stores one finished trial and its phases in one transaction.
+    pub fn add_trial(&mut self, run_id: &str, trial: &Trial) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO trials (run_id, target, workload, label, params, rep, status, error, \
+             provision, peak_rss_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                run_id,
+                trial.target,
+                trial.workload,
+                trial.label,
+                serde_json::to_string(&trial.params)?,
+                trial.rep,
+                trial.status,
+                trial.error,
+                serde_json::to_string(&trial.provision)?,
+                trial.peak_rss_bytes as i64,
+            ],
+        )?;
+        let trial_id = tx.last_insert_rowid();
+        for (i, p) in trial.phases.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO phases (trial_id, position, name, wall_s, ops, bytes, ops_per_s, \
+                 mb_per_s, cpu_pct, result) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    trial_id,
+                    i as i64,
+                    p.name,
+                    p.wall_s,
+                    p.ops as i64,
+                    p.bytes as i64,
+                    p.ops_per_s,
+                    p.mb_per_s,
+                    p.cpu_pct,
+                    serde_json::to_string(p)?,
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Marks the run finished with `status`.
+    pub fn finish_run(&self, run: &RunResult) -> Result<()> {
+        self.save_targets(&run.run_id, &run.targets)?;
+        self.conn.execute(
+            "UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1",
+            params![run.run_id, run.status, run.finished_at],
+        )?;
+        Ok(())
+    }
+
+    /// Stores a whole finished run at once (a run read back from `--json`, test fixtures).
+    pub fn import(&mut self, run: &RunResult) -> Result<()> {
+        self.begin_run(run, &run.targets)?;
+        for t in &run.trials {
+            self.add_trial(&run.run_id, t)?;
+        }
+        self.finish_run(run)
+    }
+
+    /// The id a user's `RUN` names: `last`, an id, or a unique prefix of one.
+    pub fn resolve(&self, run: &str) -> Result<String> {
+        if run == "last" {
+            return self
+                .conn
+                .query_row(
+                    "SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .ok_or_else(|| usage("the result database holds no runs yet"));
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id")?;
+        let ids: Vec<String> = stmt
+            .query_map([run], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        match ids.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(usage(format!(
+                "no run '{run}' in the result database (see `fsarena history`)"
+            ))),
+            many => Err(usage(format!(
+                "'{run}' matches {} runs ({}); give more of the id",
+                many.len(),
+                many.join(", ")
+            ))),
+        }
+    }
+
+    /// A run's status as shown: `running` only while its process lives, else `interrupted`.
+    fn shown_status(status: String, pid: i64, hostname: &str) -> String {
+        if status != "running" {
+            return status;
+        }
+        let here = crate::host::host_info().hostname == hostname;
+        let alive = here && Path::new(&format!("/proc/{pid}")).exists();
+        if alive {
+            status
+        } else {
+            "interrupted".into()
+        }
+    }
+
+    /// Every run, newest first.
+    pub fn history(&self) -> Result<Vec<RunSummary>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, started_at, hostname, status, pid FROM runs ORDER BY started_at DESC, id DESC",
+        )?;
+        let rows: Vec<(String, String, String, String, i64)> = stmt
+            .query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut out = Vec::new();
+        for (id, started_at, hostname, status, pid) in rows {
+            let status = Self::shown_status(status, pid, &hostname);
+            let targets = self.strings(
+                "SELECT name FROM targets WHERE run_id = ?1 ORDER BY position",
+                &id,
+            )?;
+            let workloads = self.strings(
+                "SELECT label FROM trials WHERE run_id = ?1 GROUP BY label ORDER BY min(id)",
+                &id,
+            )?;
+            let trials: i64 = self.conn.query_row(
+                "SELECT count(*) FROM trials WHERE run_id = ?1",
+                [&id],
+                |r| r.get(0),
+            )?;
+            out.push(RunSummary {
+                id,
+                started_at,
+                hostname,
+                status,
+                targets,
+                workloads,
+                trials: trials as u64,
+            });
+        }
+        Ok(out)
+    }
+
+    fn strings(&self, sql: &str, arg: &str) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare(sql)?;
+        let v = stmt
+            .query_map([arg], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(v)
+    }
+
+    /// Loads a stored run (`RUN` as for [`Self::resolve`]), summaries recomputed.
+    pub fn load(&self, run: &str) -> Result<RunResult> {
+        let id = self.resolve(run)?;
+        let (
+            started_at,
+            finished_at,
+            status,
+            version,
+            command_line,
+            host,
+            policy,
+            can_drop,
+            pid,
+            hostname,
+        ): (
+            String,
+            Option<String>,
+            String,
+            String,
+            String,
+            String,
+            String,
+            bool,
+            i64,
+            String,
+        ) = self.conn.query_row(
+            "SELECT started_at, finished_at, status, fsarena_version, command_line, host, policy, \
+             can_drop_caches, pid, hostname FROM runs WHERE id = ?1",
+            [&id],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                    r.get(8)?,
+                    r.get(9)?,
+                ))
+            },
+        )?;
+        let targets: Vec<TargetInfo> = self
+            .strings(
+                "SELECT info FROM targets WHERE run_id = ?1 ORDER BY position",
+                &id,
+            )?
+            .iter()
+            .map(|s| serde_json::from_str(s))
+            .collect::<serde_json::Result<_>>()?;
+        let mut stmt = self.conn.prepare(
+            "SELECT id, target, workload, label, params, rep, status, error, provision, peak_rss_bytes \
+             FROM trials WHERE run_id = ?1 ORDER BY id",
+        )?;
+        type Row = (
+            i64,
+            String,
+            String,
+            String,
+            String,
+            u32,
+            String,
+            Option<String>,
+            String,
+            i64,
+        );
+        let rows: Vec<Row> = stmt
+            .query_map([&id], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                    r.get(7)?,
+                    r.get(8)?,
+                    r.get(9)?,
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut trials = Vec::new();
+        for (tid, target, workload, label, params, rep, tstatus, error, provision, rss) in rows {
+            let mut pstmt = self
+                .conn
+                .prepare("SELECT result FROM phases WHERE trial_id = ?1 ORDER BY position")?;
+            let phases: Vec<PhaseResult> = pstmt
+                .query_map([tid], |r| r.get::<_, String>(0))?
+                .map(|s| Ok(serde_json::from_str(&s?)?))
+                .collect::<Result<_>>()?;
+            trials.push(Trial {
+                target,
+                workload,
+                label,
+                params: serde_json::from_str(&params)?,
+                rep,
+                status: tstatus,
+                error,
+                provision: serde_json::from_str::<Provision>(&provision)?,
+                phases,
+                peak_rss_bytes: rss as u64,
+            });
+        }
+        let summaries = crate::stats::summarize(&trials);
+        Ok(RunResult {
+            fsarena_version: version,
+            run_id: id,
+            started_at,
+            finished_at,
+            status: Self::shown_status(status, pid, &hostname),
+            command_line: serde_json::from_str(&command_line)?,
+            host: serde_json::from_str::<HostInfo>(&host)?,
+            policy: serde_json::from_str(&policy)?,
+            can_drop_caches: can_drop,
+            targets,
+            trials,
+            summaries,
+        })
+    }
+}
+
+/// `fsarena history`'s table.
+pub fn render_history(runs: &[RunSummary]) -> String {
+    use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+    if runs.is_empty() {
+        return "no runs stored yet\n".into();
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header([
+            "run",
+            "started (UTC)",
+            "host",
+            "targets",
+            "workloads",
+            "trials",
+            "status",
+        ]);
+    for r in runs {
+        t.add_row(vec![
+            r.id.clone(),
+            r.started_at
+                .get(..19)
+                .unwrap_or(&r.started_at)
+                .replace('T', " "),
+            r.hostname.clone(),
+            r.targets.join(","),
+            r.workloads.join(" "),
+            r.trials.to_string(),
+            r.status.clone(),
+        ]);
+    }
+    format!("{t}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{OpLatency, PhaseResult};
+
+    fn sample_run(id: &str) -> RunResult {
+        RunResult {
+            fsarena_version: "0.1.0".into(),
+            run_id: id.into(),
+            started_at: format!("2026-11-23T00:00:0{}+00:00", id.len() % 10),
+            finished_at: None,
+            status: "running".into(),
+            command_line: vec!["fsarena".into(), "run".into()],
+            host: crate::host::host_info(),
+            policy: Default::default(),
+            can_drop_caches: true,
+            targets: vec![TargetInfo {
+                name: "ext4".into(),
+                fstype: "ext4".into(),
+                kind: "loop".into(),
+                mkfs_opts: vec!["-F".into()],
+                ..Default::default()
+            }],
+            trials: Vec::new(),
+            summaries: Vec::new(),
+        }
+    }
+
+    fn sample_trial(rep: u32) -> Trial {
+        Trial {
+            target: "ext4".into(),
+            workload: "bonnie".into(),
+            label: "bonnie".into(),
+            params: [("size".to_string(), "1MiB".to_string())].into(),
+            rep,
+            status: "ok".into(),
+            error: None,
+            provision: Provision {
+                mkfs_s: Some(0.5),
+                ..Default::default()
+            },
+            phases: vec![PhaseResult {
+                name: "write_block".into(),
+                wall_s: 1.5,
+                ops: 100,
+                bytes: 1 << 20,
+                mb_per_s: 100.0 + f64::from(rep),
+                primary: "mb_per_s".into(),
+                lat_by_op: vec![OpLatency {
+                    op: "write".into(),
+                    count: 100,
+                    lat_us: Default::default(),
+                    buckets: vec![(1000, 60), (2047, 40)],
+                }],
+                ..Default::default()
+            }],
+            peak_rss_bytes: 1234,
+        }
+    }
+
+    #[test]
+    fn migrates_an_empty_file_and_round_trips_a_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.db");
+        std::fs::write(&path, b"").unwrap();
+        let mut s = Store::open(&path).unwrap();
+        assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
+        let mut run = sample_run("20261123-000000-abcd");
+        s.begin_run(&run, &run.targets.clone()).unwrap();
+        for rep in 1..=3 {
+            s.add_trial(&run.run_id, &sample_trial(rep)).unwrap();
+        }
+        run.status = "complete".into();
+        run.finished_at = Some("later".into());
+        s.finish_run(&run).unwrap();
+        drop(s);
+        let s = Store::open(&path).unwrap();
+        let back = s.load("2026").unwrap();
+        assert_eq!(back.run_id, run.run_id);
+        assert_eq!((back.status.as_str(), back.trials.len()), ("complete", 3));
+        let p = &back.trials[2].phases[0];
+        assert_eq!((p.mb_per_s, p.lat_by_op[0].buckets.len()), (103.0, 2));
+        assert_eq!(back.trials[0].provision.mkfs_s, Some(0.5));
+        assert_eq!(back.targets[0].mkfs_opts, ["-F"]);
+        let med = back
+            .summaries
+            .iter()
+            .find(|x| x.phase == "write_block" && x.metric == "mb_per_s")
+            .unwrap();
+        assert_eq!((med.stats.n, med.stats.median), (3, 102.0));
+        assert_eq!(s.resolve("last").unwrap(), run.run_id);
+    }
+
+    #[test]
+    fn prefixes_history_and_dead_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("h.db")).unwrap();
+        for id in [
+            "20261123-010000-aaaa",
+            "20261123-010000-aabb",
+            "20261123-020000-cccc",
+        ] {
+            let run = sample_run(id);
+            s.begin_run(&run, &run.targets).unwrap();
+        }
+        s.add_trial("20261123-020000-cccc", &sample_trial(1))
+            .unwrap();
+        assert!(s.resolve("20261123-01").is_err(), "ambiguous");
+        assert_eq!(
+            s.resolve("20261123-010000-aab").unwrap(),
+            "20261123-010000-aabb"
+        );
+        assert!(s.resolve("1999").is_err());
+        // This process is alive: its runs are still running.
+        let h = s.history().unwrap();
+        assert_eq!(h.len(), 3);
+        assert!(h.iter().all(|r| r.status == "running"));
+        let c = h.iter().find(|r| r.id.ends_with("cccc")).unwrap();
+        assert_eq!(
+            (c.trials, c.workloads.clone()),
+            (1, vec!["bonnie".to_string()])
+        );
+        // A run written by a process that is gone is shown as interrupted.
+        s.conn
+            .execute("UPDATE runs SET pid = 999999999 WHERE id LIKE '%aaaa'", [])
+            .unwrap();
+        let h = s.history().unwrap();
+        let a = h.iter().find(|r| r.id.ends_with("aaaa")).unwrap();
+        assert_eq!(a.status, "interrupted");
+        assert!(render_history(&h).contains("interrupted"));
+    }
+
+    #[test]
+    fn newer_schemas_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("n.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.pragma_update(None, "user_version", 99).unwrap();
+        }
+        let err = Store::open(&path).err().unwrap();
+        assert!(format!("{err:#}").contains("newer"), "{err:#}");
+    }
+}

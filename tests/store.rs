@@ -1,0 +1,129 @@
+//! The result store end to end: runs land in the database, `history` and `show` read them,
+//! and a run killed with SIGKILL keeps its completed trials and shows as interrupted while
+//! readers query the database during the run.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn fsarena(args: &[&str], db: &std::path::Path) -> (bool, String) {
+    let out = Command::new(common::bin())
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("run fsarena");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+#[test]
+fn runs_are_stored_and_shown() {
+    if common::skip_without_loop("runs_are_stored_and_shown") {
+        return;
+    }
+    let dir = common::image_dir();
+    let db = dir.path().join("r.db");
+    let (v, table) = common::run_json(
+        &[
+            "bonnie-files:files=1",
+            "--fs",
+            "tmpfs",
+            "--size",
+            "64MiB",
+            "--reps",
+            "2",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    let id = v["run_id"].as_str().unwrap();
+    assert!(table.contains(&format!("run {id} stored in")), "{table}");
+    let (ok, hist) = fsarena(&["history"], &dir.path().join("results.db"));
+    assert!(
+        ok && hist.contains(id) && hist.contains("complete"),
+        "{hist}"
+    );
+    assert!(
+        hist.contains("tmpfs") && hist.contains("bonnie-files"),
+        "{hist}"
+    );
+    let prefix = &id[..id.len() - 2];
+    let (ok, shown) = fsarena(&["show", prefix], &dir.path().join("results.db"));
+    assert!(
+        ok && shown.contains("seq_create") && shown.contains(id),
+        "{shown}"
+    );
+    let (ok, err) = fsarena(&["show", "nope"], &db);
+    assert!(!ok && err.contains("no run"), "{err}");
+    common::assert_clean(dir.path());
+}
+
+#[test]
+fn a_killed_run_keeps_its_trials() {
+    if common::skip_without_loop("a_killed_run_keeps_its_trials") {
+        return;
+    }
+    let dir = common::image_dir();
+    let db = dir.path().join("k.db");
+    let mut child = Command::new(common::bin())
+        .args([
+            "run",
+            "bonnie-files:files=2",
+            "--fs",
+            "tmpfs",
+            "--size",
+            "64MiB",
+        ])
+        .args(["--reps", "500", "--quiet", "--image-dir"])
+        .arg(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    // Read the database while the run writes to it, until two trials are in.
+    let start = Instant::now();
+    let trials = loop {
+        let (ok, hist) = fsarena(&["history"], &db);
+        let line = hist
+            .lines()
+            .find(|l| l.contains("running"))
+            .map(String::from);
+        if ok {
+            if let Some(l) = line {
+                let n: Vec<u64> = l
+                    .split(['│', '┆'])
+                    .filter_map(|c| c.trim().parse().ok())
+                    .collect();
+                if n.first().is_some_and(|&n| n >= 2) {
+                    break n[0];
+                }
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no trials stored: {hist}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (ok, shown) = fsarena(&["show", "last"], &db);
+    assert!(ok, "{shown}");
+    assert!(shown.contains("seq_create"), "{shown}");
+    let (_, hist) = fsarena(&["history"], &db);
+    assert!(hist.contains("interrupted"), "{hist}");
+    assert!(trials >= 2);
+    let out = Command::new(common::bin())
+        .arg("cleanup")
+        .arg("--image-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    common::assert_clean(dir.path());
+}

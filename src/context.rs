@@ -17,7 +17,8 @@ use crate::target::Target;
 use anyhow::{anyhow, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Phases shorter than this are flagged `short`.
@@ -51,6 +52,24 @@ pub struct PhaseSpec {
     pub primary: Primary,
     /// What one operation is, for `ops_per_s` labels (`seeks/s`, `files/s`).
     pub ops_unit: &'static str,
+}
+
+/// One worker's count of operations done, alone on its cache line: the worker stores into
+/// it (a plain store, no lock, no shared line), a progress display reads it.
+#[derive(Default)]
+#[repr(align(128))]
+struct LiveCell(AtomicU64);
+
+/// The operations done so far by the workers of the phase now running.
+static LIVE: Mutex<Option<Arc<[LiveCell]>>> = Mutex::new(None);
+
+/// Operations done so far in the phase now running (for progress displays; 0 between
+/// phases). Never called from the workers' hot path.
+pub fn live_ops() -> u64 {
+    let guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    guard.as_ref().map_or(0, |cells| {
+        cells.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+    })
 }
 
 /// Set by SIGINT/SIGTERM; checked by workers and the runner.
@@ -339,14 +358,27 @@ where
     F: Fn(&mut Worker) -> Result<()> + Sync,
 {
     let abort = AtomicBool::new(false);
+    let live: Arc<[LiveCell]> = (0..n).map(|_| LiveCell::default()).collect();
+    *LIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&live));
+    // Built before the clock starts: allocating histograms is not the filesystem's time.
+    let recorders: Vec<Mutex<Option<Recorder>>> = (0..n)
+        .map(|_| Mutex::new(Some(Recorder::new(Instant::now()))))
+        .collect();
     let start = Instant::now();
     let run_one = |idx: usize| -> Result<Recorder> {
+        let mut rec = recorders[idx]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .expect("each worker takes its recorder once");
+        rec.restart(start);
         let mut w = Worker {
             idx,
-            rec: Recorder::new(start),
+            rec,
             sync,
             data: pool.source(idx as u64),
             abort: &abort,
+            live: &live[idx].0,
         };
         let res = f(&mut w);
         w.rec.finish();
@@ -370,6 +402,7 @@ where
         })
     };
     let wall_s = start.elapsed().as_secs_f64();
+    *LIVE.lock().unwrap_or_else(|e| e.into_inner()) = None;
     let mut merged = Recorder::new(start);
     let mut first_err = None;
     for r in results {
@@ -456,6 +489,8 @@ pub struct Worker<'a> {
     sync: SyncPolicy,
     data: DataSource,
     abort: &'a AtomicBool,
+    /// Where this worker publishes its operation count for progress displays.
+    live: &'a AtomicU64,
 }
 
 impl Worker<'_> {
@@ -469,6 +504,7 @@ impl Worker<'_> {
     #[inline]
     pub fn done(&mut self, op: Op, t: Instant, bytes: u64) {
         self.rec.done(op, t, bytes);
+        self.live.store(self.rec.ops, Ordering::Relaxed);
     }
 
     /// Records a part of a compound operation (see [`Recorder::part`]).
@@ -481,6 +517,7 @@ impl Worker<'_> {
     #[inline]
     pub fn done_batch(&mut self, op: Op, t: Instant, ops: u64, bytes: u64) {
         self.rec.done_batch(op, t, ops, bytes);
+        self.live.store(self.rec.ops, Ordering::Relaxed);
     }
 
     /// This worker's stream of pattern bytes.

@@ -16,6 +16,7 @@ pub mod list;
 pub mod plan;
 pub mod policy;
 pub mod probe;
+pub mod progress;
 pub mod report;
 pub mod result;
 pub mod run;

@@ -104,11 +104,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             let a = *a;
             let plan = Plan::from_args(&a)?;
             fsarena::signals::install()?;
-            let progress: &dyn run::Progress = if plan.quiet {
-                &run::Silent
-            } else {
-                &run::StderrProgress
-            };
+            let progress = fsarena::progress::for_stderr(plan.quiet);
             let path = db_path(&cli.db);
             let mut store = match Store::open(&path) {
                 Ok(s) => Some(s),
@@ -119,7 +115,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 }
                 Err(e) => return Err(e),
             };
-            let result = run::execute(&plan, std::env::args().collect(), progress, store.as_mut())?;
+            let result = run::execute(
+                &plan,
+                std::env::args().collect(),
+                progress.as_ref(),
+                store.as_mut(),
+            );
+            progress.finish();
+            let result = result?;
             print!("{}", report::terminal::render(&result));
             if store.is_some() {
                 println!("run {} stored in {}", result.run_id, path.display());

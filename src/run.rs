@@ -9,6 +9,7 @@ use crate::context::{check_stop, TrialContext};
 use crate::data::DataPool;
 use crate::error::Error;
 use crate::plan::Plan;
+use crate::progress::{PhaseStart, Progress};
 use crate::result::{RunResult, Trial};
 use crate::state::State;
 use crate::store::Store;
@@ -24,34 +25,6 @@ pub fn new_run_id() -> String {
         now.format("%Y%m%d-%H%M%S"),
         rand::random::<u16>()
     )
-}
-
-/// Where progress lines go.
-pub trait Progress {
-    /// A phase starts.
-    fn phase(&self, rep: u32, reps: u32, target: &str, workload: &str, phase: &str);
-    /// Anything else worth a line (provisioning, calibration, failures).
-    fn note(&self, msg: &str);
-}
-
-/// Progress on stderr, one plain line per step.
-pub struct StderrProgress;
-
-impl Progress for StderrProgress {
-    fn phase(&self, rep: u32, reps: u32, target: &str, workload: &str, phase: &str) {
-        eprintln!("fsarena: [rep {rep}/{reps}] {target} {workload}: {phase}");
-    }
-    fn note(&self, msg: &str) {
-        eprintln!("fsarena: {msg}");
-    }
-}
-
-/// No progress output (`--quiet`).
-pub struct Silent;
-
-impl Progress for Silent {
-    fn phase(&self, _: u32, _: u32, _: &str, _: &str, _: &str) {}
-    fn note(&self, _: &str) {}
 }
 
 /// Runs the plan. Returns the run's results also when trials failed or the run was
@@ -179,11 +152,14 @@ fn run_trials(
         }
     }
     let reps = plan.policy.reps;
+    progress.start(u64::from(reps) * (targets.len() * plan.workloads.len()) as u64);
     for rep in 1..=reps {
         for t in targets.iter_mut() {
             for w in &plan.workloads {
                 check_stop()?;
-                let trial = run_trial(plan, t.as_mut(), w, rep, progress);
+                let expected = expected_ops(&result.trials, &t.info().name, &label_of(plan, w));
+                let trial = run_trial(plan, t.as_mut(), w, rep, progress, &expected);
+                progress.trial_done();
                 let interrupted = trial.status == "interrupted";
                 if let Some(err) = &trial.error {
                     progress.note(&format!(
@@ -213,6 +189,7 @@ fn run_trial(
     w: &crate::workload::WorkloadSpec,
     rep: u32,
     progress: &dyn Progress,
+    expected: &[(String, u64)],
 ) -> Trial {
     let name = target.info().name.clone();
     let mut trial = Trial {
@@ -234,7 +211,16 @@ fn run_trial(
         let pool = DataPool::new(plan.policy.data, plan.policy.seed);
         let reps = plan.policy.reps;
         let wname = w.info.name;
-        let on_phase = |phase: &str| progress.phase(rep, reps, &name, wname, phase);
+        let on_phase = |phase: &str| {
+            progress.phase(&PhaseStart {
+                rep,
+                reps,
+                target: &name,
+                workload: wname,
+                phase,
+                expected_ops: expected.iter().find(|(p, _)| p == phase).map(|e| e.1),
+            })
+        };
         let mut cx = TrialContext::new(workdir.clone(), &plan.policy, target, pool, &on_phase);
         let res = workload.run(&mut cx);
         trial.phases = cx.into_phases();
@@ -261,6 +247,19 @@ fn run_trial(
         trial.error = Some(describe_error(&e));
     }
     trial
+}
+
+/// Operations per phase of the latest successful trial of workload `label`, on `target`
+/// when it has one, else on any target: the amount of work progress bars expect.
+fn expected_ops(done: &[Trial], target: &str, label: &str) -> Vec<(String, u64)> {
+    let ok = |t: &&Trial| t.label == label && t.status == "ok";
+    done.iter()
+        .rev()
+        .filter(ok)
+        .find(|t| t.target == target)
+        .or_else(|| done.iter().rev().find(ok))
+        .map(|t| t.phases.iter().map(|p| (p.name.clone(), p.ops)).collect())
+        .unwrap_or_default()
 }
 
 /// The name reports group a workload's trials under: its name, or the spec as typed when

@@ -1,0 +1,362 @@
+//! What a run shows while it works.
+//!
+//! * [`Bars`] on a terminal: a line for the run (trials done, elapsed time, ETA of the
+//!   whole run) and one for the phase now running (target, workload, repetition, phase,
+//!   operations done — a bar when the amount of work is known, else a spinner — and
+//!   elapsed time). The phase's count is read from the workers' live counters
+//!   ([`crate::context::live_ops`]) ten times a second; the workers never wait for it.
+//! * [`Lines`] when stderr is not a terminal (logs, CI): one plain line per phase and
+//!   note, no escape codes.
+//! * [`Silent`] for `--quiet`.
+//!
+//! The amount of a phase's work is "known" when an earlier repetition of the same workload
+//! ran the same phase: its operation count is the bar's length (same target preferred).
+//! The run's ETA is the mean time per finished trial times the trials left, counting down
+//! from the last finished trial; it appears after the first trial and sharpens as trials
+//! finish.
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A phase about to be measured.
+pub struct PhaseStart<'a> {
+    pub rep: u32,
+    pub reps: u32,
+    pub target: &'a str,
+    pub workload: &'a str,
+    pub phase: &'a str,
+    /// Operations the phase is expected to do, when an earlier repetition tells.
+    pub expected_ops: Option<u64>,
+}
+
+/// Where progress goes.
+pub trait Progress: Sync {
+    /// The run starts with `trials` trials to do.
+    fn start(&self, _trials: u64) {}
+    /// A phase starts (its cache policy applied, the clock about to start).
+    fn phase(&self, p: &PhaseStart);
+    /// A trial finished.
+    fn trial_done(&self) {}
+    /// Anything else worth a line (provisioning, calibration, failures).
+    fn note(&self, msg: &str);
+    /// The run is over: remove any live display.
+    fn finish(&self) {}
+}
+
+/// The display for this process: bars when stderr is a terminal, plain lines otherwise,
+/// nothing with `quiet`. Colours follow `NO_COLOR` (<https://no-color.org>).
+pub fn for_stderr(quiet: bool) -> Box<dyn Progress> {
+    if quiet {
+        Box::new(Silent)
+    } else if std::io::stderr().is_terminal() {
+        let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        Box::new(Bars::new(ProgressDrawTarget::stderr(), colour))
+    } else {
+        Box::new(Lines)
+    }
+}
+
+/// One plain line per phase and note, on stderr.
+pub struct Lines;
+
+/// The plain line of a phase.
+pub fn phase_line(p: &PhaseStart) -> String {
+    format!(
+        "[rep {}/{}] {} {}: {}",
+        p.rep, p.reps, p.target, p.workload, p.phase
+    )
+}
+
+impl Progress for Lines {
+    fn phase(&self, p: &PhaseStart) {
+        eprintln!("fsarena: {}", phase_line(p));
+    }
+    fn note(&self, msg: &str) {
+        eprintln!("fsarena: {msg}");
+    }
+}
+
+/// No progress output (`--quiet`).
+pub struct Silent;
+
+impl Progress for Silent {
+    fn phase(&self, _: &PhaseStart) {}
+    fn note(&self, _: &str) {}
+}
+
+/// Live bars on a terminal.
+pub struct Bars {
+    multi: MultiProgress,
+    run: ProgressBar,
+    phase: ProgressBar,
+    colour: bool,
+    clock: Arc<Mutex<RunClock>>,
+    stop: Arc<AtomicBool>,
+    ticker: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// The run's timing, for its ETA.
+struct RunClock {
+    started: Instant,
+    trials: u64,
+    done: u64,
+    /// When the latest trial finished.
+    last_done: Instant,
+}
+
+impl RunClock {
+    /// Mean time per finished trial × trials left, minus the time since the latest trial
+    /// finished (never below zero).
+    fn eta(&self, now: Instant) -> Option<Duration> {
+        if self.done == 0 || self.done >= self.trials {
+            return None;
+        }
+        let per = self.last_done.duration_since(self.started).as_secs_f64() / self.done as f64;
+        let left = per * (self.trials - self.done) as f64
+            - now.duration_since(self.last_done).as_secs_f64();
+        Some(Duration::from_secs_f64(left.max(0.0)))
+    }
+
+    /// The run line's message.
+    fn message(&self, now: Instant) -> String {
+        let eta = self.eta(now).map_or_else(
+            || "ETA after the first trial".to_string(),
+            |d| format!("ETA {}", fmt_duration(d)),
+        );
+        format!(
+            "trial {}/{} · {eta}",
+            (self.done + 1).min(self.trials),
+            self.trials
+        )
+    }
+}
+
+/// `1h02m`, `3m05s`, `42s`.
+fn fmt_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+impl Bars {
+    /// Bars drawn to `target`, coloured or not.
+    pub fn new(target: ProgressDrawTarget, colour: bool) -> Self {
+        let multi = MultiProgress::with_draw_target(target);
+        let run = multi.add(ProgressBar::new(0));
+        run.set_style(Self::style(colour, "run   {elapsed_precise} {msg}"));
+        let phase = multi.add(ProgressBar::new_spinner());
+        phase.set_style(Self::style(colour, "{spinner} {msg}"));
+        let stop = Arc::new(AtomicBool::new(false));
+        let now = Instant::now();
+        let clock = Arc::new(Mutex::new(RunClock {
+            started: now,
+            trials: 0,
+            done: 0,
+            last_done: now,
+        }));
+        let ticker = {
+            let (phase, run) = (phase.clone(), run.clone());
+            let (stop, clock) = (Arc::clone(&stop), Arc::clone(&clock));
+            std::thread::Builder::new()
+                .name("fsarena-progress".into())
+                .spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        phase.set_position(crate::context::live_ops());
+                        let c = clock.lock().unwrap_or_else(|e| e.into_inner());
+                        if c.trials > 0 {
+                            run.set_message(c.message(Instant::now()));
+                        }
+                        drop(c);
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                })
+                .ok()
+        };
+        Self {
+            multi,
+            run,
+            phase,
+            colour,
+            clock,
+            stop,
+            ticker: Mutex::new(ticker),
+        }
+    }
+
+    fn style(colour: bool, template: &str) -> ProgressStyle {
+        let template = if colour {
+            template.replace("{bar:30}", "{bar:30.cyan/blue}")
+        } else {
+            template.to_string()
+        };
+        ProgressStyle::with_template(&template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ")
+    }
+
+    fn update_run(&self) {
+        let c = self.clock.lock().unwrap_or_else(|e| e.into_inner());
+        let eta = c.eta(Instant::now()).map_or_else(
+            || "ETA after the first trial".to_string(),
+            |d| format!("ETA {}", fmt_duration(d)),
+        );
+        self.run.set_message(format!(
+            "trial {}/{} · {eta}",
+            (c.done + 1).min(c.trials),
+            c.trials
+        ));
+    }
+}
+
+impl Progress for Bars {
+    fn start(&self, trials: u64) {
+        {
+            let mut c = self.clock.lock().unwrap_or_else(|e| e.into_inner());
+            c.trials = trials;
+            c.started = Instant::now();
+        }
+        self.run.set_length(trials);
+        self.run.reset_elapsed();
+        self.update_run();
+        self.run.enable_steady_tick(Duration::from_millis(500));
+    }
+
+    fn phase(&self, p: &PhaseStart) {
+        let what = phase_line(p);
+        self.phase.reset();
+        self.phase.set_position(0);
+        match p.expected_ops {
+            Some(n) if n > 0 => {
+                self.phase.set_length(n);
+                self.phase.set_style(Self::style(
+                    self.colour,
+                    "{msg} [{bar:30}] {human_pos}/{human_len} ops {elapsed}",
+                ));
+            }
+            _ => {
+                self.phase.unset_length();
+                self.phase.set_style(Self::style(
+                    self.colour,
+                    "{spinner} {msg} {human_pos} ops {elapsed}",
+                ));
+            }
+        }
+        self.phase.set_message(what);
+        self.phase.enable_steady_tick(Duration::from_millis(200));
+    }
+
+    fn trial_done(&self) {
+        self.clock.lock().unwrap_or_else(|e| e.into_inner()).done += 1;
+        self.run.inc(1);
+        self.update_run();
+    }
+
+    fn note(&self, msg: &str) {
+        // Printed above the bars, which stay at the bottom.
+        if self.multi.println(format!("fsarena: {msg}")).is_err() {
+            eprintln!("fsarena: {msg}");
+        }
+    }
+
+    fn finish(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.ticker.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            t.join().ok();
+        }
+        self.phase.finish_and_clear();
+        self.run.finish_and_clear();
+        self.multi.clear().ok();
+    }
+}
+
+impl Drop for Bars {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eta_from_finished_trials() {
+        let t0 = Instant::now();
+        let mut c = RunClock {
+            started: t0,
+            trials: 10,
+            done: 0,
+            last_done: t0,
+        };
+        assert_eq!(
+            c.eta(t0 + Duration::from_secs(5)),
+            None,
+            "no trial done yet"
+        );
+        assert!(c.message(t0).contains("after the first trial"));
+        c.done = 2;
+        c.last_done = t0 + Duration::from_secs(20);
+        // 2 trials in 20 s: 10 s each, 8 left; it counts down meanwhile, never below 0.
+        assert_eq!(
+            c.eta(t0 + Duration::from_secs(20)),
+            Some(Duration::from_secs(80))
+        );
+        assert_eq!(
+            c.eta(t0 + Duration::from_secs(50)),
+            Some(Duration::from_secs(50))
+        );
+        assert_eq!(c.eta(t0 + Duration::from_secs(500)), Some(Duration::ZERO));
+        assert_eq!(
+            c.message(t0 + Duration::from_secs(20)),
+            "trial 3/10 · ETA 1m20s"
+        );
+        c.done = 10;
+        assert_eq!(c.eta(t0 + Duration::from_secs(99)), None, "all done");
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(fmt_duration(Duration::from_secs(42)), "42s");
+        assert_eq!(fmt_duration(Duration::from_secs(185)), "3m05s");
+        assert_eq!(fmt_duration(Duration::from_secs(3720)), "1h02m");
+    }
+
+    #[test]
+    fn plain_lines_name_everything() {
+        let p = PhaseStart {
+            rep: 2,
+            reps: 3,
+            target: "xfs",
+            workload: "bonnie",
+            phase: "rewrite",
+            expected_ops: Some(5),
+        };
+        assert_eq!(phase_line(&p), "[rep 2/3] xfs bonnie: rewrite");
+    }
+
+    #[test]
+    fn bars_draw_without_colour_when_asked() {
+        let bars = Bars::new(ProgressDrawTarget::hidden(), false);
+        bars.start(4);
+        bars.phase(&PhaseStart {
+            rep: 1,
+            reps: 2,
+            target: "ext4",
+            workload: "smallfiles",
+            phase: "create",
+            expected_ops: Some(1000),
+        });
+        assert_eq!(bars.phase.length(), Some(1000));
+        bars.trial_done();
+        assert_eq!(bars.run.position(), 1);
+        bars.finish();
+    }
+}

@@ -1,0 +1,121 @@
+//! What a run shows while it works: plain lines without escape codes when stderr is not a
+//! terminal, live bars on a terminal (a pseudo-terminal made by `script`), no colour with
+//! `NO_COLOR`, nothing with `--quiet`. Runs in a plain directory (`--dir`), so no root is
+//! needed.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+/// `fsarena run … --dir WORK` with two repetitions of a small bonnie-files.
+fn run_args(dir: &Path) -> Vec<String> {
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    [
+        "run",
+        "bonnie-files:files=1",
+        "--dir",
+        work.to_str().unwrap(),
+        "--reps",
+        "2",
+        "--cache",
+        "keep",
+        "--image-dir",
+        dir.join("img").to_str().unwrap(),
+        "--db",
+        dir.join("p.db").to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn logs_get_plain_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(common::bin())
+        .args(run_args(dir.path()))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let line = format!(
+        "fsarena: [rep 1/2] dir:{} bonnie-files: seq_create\n",
+        dir.path().join("work").display()
+    );
+    assert!(err.contains(&line), "{err}");
+    assert!(err.contains("[rep 2/2]"), "{err}");
+    assert!(!err.contains('\x1b'), "escape codes in a log: {err:?}");
+
+    let quiet = Command::new(common::bin())
+        .args(run_args(dir.path()))
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(quiet.status.success());
+    assert_eq!(String::from_utf8_lossy(&quiet.stderr), "", "--quiet");
+}
+
+/// Runs fsarena under `script`, which gives it a pseudo-terminal; returns what it drew.
+fn on_a_terminal(dir: &Path, no_color: bool) -> Option<String> {
+    if Command::new("script").arg("--version").output().is_err() {
+        println!("SKIP: progress bars on a terminal: `script` (util-linux) not found");
+        return None;
+    }
+    let cmd = std::iter::once(common::bin().to_str().unwrap().to_string())
+        .chain(run_args(dir))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let log = dir.join("typescript");
+    let mut c = Command::new("script");
+    c.arg("-qec")
+        .arg(format!("stty cols 160 rows 40; {cmd}"))
+        .arg(&log);
+    if no_color {
+        c.env("NO_COLOR", "1");
+    } else {
+        c.env_remove("NO_COLOR");
+    }
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    Some(String::from_utf8_lossy(&std::fs::read(&log).unwrap()).into_owned())
+}
+
+#[test]
+fn terminals_get_bars_and_no_colour_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(drawn) = on_a_terminal(dir.path(), false) else {
+        return;
+    };
+    assert!(drawn.contains("trial 1/2"), "{drawn}");
+    assert!(drawn.contains("bonnie-files: seq_delete"), "{drawn}");
+    assert!(drawn.contains(" ops "), "{drawn}");
+    assert!(
+        regex_free_sgr_colour(&drawn).is_some(),
+        "the bar of a repeated phase is coloured: {drawn:?}"
+    );
+    assert!(drawn.contains("\x1b["), "a terminal display redraws in place");
+
+    let dir = tempfile::tempdir().unwrap();
+    let drawn = on_a_terminal(dir.path(), true).unwrap();
+    assert!(drawn.contains("trial 1/2"), "{drawn}");
+    let colour = regex_free_sgr_colour(&drawn);
+    assert!(colour.is_none(), "colour with NO_COLOR: {colour:?}");
+}
+
+/// The first SGR colour sequence (`ESC [ 3x m`, `ESC [ 9x m`, …) in `s`, if any.
+fn regex_free_sgr_colour(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    (0..b.len().saturating_sub(3)).find_map(|i| {
+        if b[i] != 0x1b || b[i + 1] != b'[' {
+            return None;
+        }
+        let end = b[i + 2..].iter().position(|c| c.is_ascii_alphabetic())? + i + 2;
+        let params = &s[i + 2..end];
+        let colour = b[end] == b'm'
+            && params
+                .split(';')
+                .any(|p| p.len() == 2 && matches!(&p[..1], "3" | "4" | "9"));
+        colour.then(|| format!("{:?}", &s[i..=end]))
+    })
+}

@@ -131,7 +131,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 write_file(path, &report::json::export(&result)?)?;
             }
             if let Some(path) = &plan.html {
-                write_file(path, report::html::render(&result)?.as_bytes())?;
+                // Reports read the store when there is one: the HTML of `run --html` and of
+                // a later `report --html` are the same.
+                let stored = match &store {
+                    Some(s) => s.load(&result.run_id)?,
+                    None => result.clone(),
+                };
+                write_file(path, report::html::render(&stored)?.as_bytes())?;
+                println!("wrote {}", path.display());
             }
             Ok(match result.status.as_str() {
                 "complete" => exit::OK,

@@ -15,7 +15,8 @@
 //! * Only trials that finished (`ok`) are written: a failed trial's figures are partial.
 //! * As bonnie++: throughput in K/s with K = 1024 bytes, truncated to an integer; seeks/s
 //!   with no decimal from 1000 up and one below; files/s truncated; %CPU truncated; the
-//!   maximum latency of each test with a unit (`us`, `ms`, `s`), truncated.
+//!   maximum latency of each test with a unit (`us`, `ms`, `s`), truncated
+//!   ([`max_latency_us`]).
 //! * Unlike bonnie++: a test fsarena did not run is an empty field and never "+++++" (a
 //!   short phase is timed and written like any other: bonnie++ hid phases under 0.5 s);
 //!   the version field says `fsarena-VERSION`, not a bonnie++ version; fields 6 (I/O chunk)
@@ -205,6 +206,21 @@ pub fn cpu_text(p: &PhaseResult) -> String {
     (p.cpu_pct.max(0.0) as u64).to_string()
 }
 
+/// The slowest timed operation of a test, in µs, as bonnie++ reports the maximum latency
+/// per test: the largest maximum over the phase's operation kinds, so that timed parts
+/// that are not counted as operations (seek write-backs) are in; the sync policy's fsyncs
+/// (`fsync`), which bonnie++ does not time per operation, are out. Falls back to the
+/// phase-wide `lat_us` when there is no per-kind breakdown.
+pub fn max_latency_us(p: &PhaseResult) -> Option<f64> {
+    let per_op = p
+        .lat_by_op
+        .iter()
+        .filter(|o| o.op != "fsync")
+        .map(|o| o.lat_us.max)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    per_op.or(p.lat_us.map(|l| l.max))
+}
+
 /// The value of a size parameter in bytes (`32MiB`), if the trial has it.
 fn param_bytes(t: &Trial, key: &str) -> Option<u64> {
     t.params.get(key).and_then(|v| parse_size(v).ok())
@@ -248,7 +264,7 @@ fn io_fields(f: &mut [String], t: &Trial) {
             kib_per_s_text(p)
         };
         f[col + 1] = cpu_text(p);
-        f[COL_PUTC_LATENCY + i] = opt(p.lat_us.map(|l| latency_text(l.max)));
+        f[COL_PUTC_LATENCY + i] = opt(max_latency_us(p).map(latency_text));
     }
 }
 
@@ -276,7 +292,7 @@ fn file_fields(f: &mut [String], t: &Trial) {
             f[col] = (p.ops_per_s.max(0.0) as u64).to_string();
         }
         f[col + 1] = cpu_text(p);
-        f[COL_SEQ_CREATE_LATENCY + i] = opt(p.lat_us.map(|l| latency_text(l.max)));
+        f[COL_SEQ_CREATE_LATENCY + i] = opt(max_latency_us(p).map(latency_text));
     }
 }
 
@@ -455,6 +471,27 @@ mod tests {
         assert_eq!(kib_per_s_text(&phase("x", 0.0, 1, 0.0, 1.0)), "");
         assert_eq!(field_text("a,b\nc", 100), "a_b_c");
         assert_eq!(field_text("abcdef", 3), "abc");
+    }
+
+    #[test]
+    fn latency_is_the_slowest_timed_operation_but_not_the_sync() {
+        use crate::result::OpLatency;
+        let op = |name: &str, max: f64| OpLatency {
+            op: name.into(),
+            count: 0,
+            lat_us: Percentiles {
+                max,
+                ..Default::default()
+            },
+            buckets: vec![],
+        };
+        let mut p = phase("seeks", 1.0, 0, 1.0, 12.0);
+        assert_eq!(max_latency_us(&p), Some(12.0));
+        p.lat_by_op = vec![op("seek", 12.0), op("write", 630.0), op("fsync", 75000.0)];
+        assert_eq!(max_latency_us(&p), Some(630.0));
+        p.lat_us = None;
+        p.lat_by_op.clear();
+        assert_eq!(max_latency_us(&p), None);
     }
 
     #[test]

@@ -98,6 +98,7 @@ fn metric(name: &str, value: Value, unit: &str, better: Better) -> Metric {
 fn standard_unit(name: &str, p: &PhaseResult) -> (String, Better) {
     let (unit, better) = match name {
         "wall_s" => ("s", Better::Lower),
+        "ops_per_s" if p.ops_unit.is_empty() => ("ops/s", Better::Higher),
         "ops_per_s" => (p.ops_unit.as_str(), Better::Higher),
         "mb_per_s" => ("MB/s", Better::Higher),
         "cpu_pct" => ("%", Better::None),
@@ -105,11 +106,6 @@ fn standard_unit(name: &str, p: &PhaseResult) -> (String, Better) {
         "write_amplification" => ("ratio", Better::Lower),
         "dirty_bytes_end" => ("bytes", Better::None),
         _ => ("", Better::None),
-    };
-    let unit = if unit.is_empty() && name == "ops_per_s" {
-        "ops/s"
-    } else {
-        unit
     };
     (unit.to_string(), better)
 }
@@ -470,6 +466,11 @@ mod tests {
             ("MB/s", Better::Higher)
         );
         assert_eq!(extra_unit("fragmentation"), ("", Better::None));
+        let plain = phase_metrics(&PhaseResult::default());
+        assert_eq!(
+            plain.iter().find(|m| m.name == "ops_per_s").unwrap().unit,
+            "ops/s"
+        );
         // No write amplification when nothing was written: no row rather than an empty one.
         assert!(ms.iter().all(|m| m.name != "write_amplification"));
     }

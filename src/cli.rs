@@ -80,11 +80,14 @@ pub struct ExportArgs {
     /// The whole run as JSON (the same document as `run --json`).
     #[arg(long)]
     pub json: bool,
-    /// Tidy CSV: one row per run × target × workload × repetition × phase × metric.
+    /// Tidy CSV with a header: one row per run × target × workload × repetition × phase ×
+    /// metric, values in full precision, every trial (see its trial_status column). Columns
+    /// and metrics: docs/export.md.
     #[arg(long)]
     pub csv: bool,
-    /// Bonnie++ 2.00 CSV lines (format 1.98) of the run's bonnie and bonnie-files trials,
-    /// for bon_csv2html and bon_csv2txt.
+    /// Bonnie++ 2.00 CSV lines (format 1.98) for bon_csv2html and bon_csv2txt: one per
+    /// target × repetition, joining its finished bonnie and bonnie-files trials; a test not
+    /// run is an empty field, never "+++++".
     #[arg(long)]
     pub bonnie_csv: bool,
     /// Write to FILE instead of standard output.

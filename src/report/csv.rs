@@ -1,9 +1,518 @@
-//! Tidy CSV export.
+//! Tidy CSV export (`fsarena export RUN --csv`): one row per run × target × workload ×
+//! repetition × phase × metric, in long format, so that pandas (`pd.read_csv`), R
+//! (`read.csv`) and spreadsheets can filter and pivot it without knowing fsarena's JSON.
+//!
+//! The columns are [`COLUMNS`]; docs/export.md says what each holds. Fields are quoted as
+//! RFC 4180 says (a field holding a comma, a double quote, CR or LF is put in double quotes,
+//! its quotes doubled), because target names, parameters and error messages are user input.
+//! Lines end with LF. Numbers keep full precision: integers as integers, floats in Rust's
+//! shortest round-trip form (`{}`); a value that is NaN or infinite is left out (no row).
+//!
+//! Every trial is exported, whatever its status: the `trial_status` column tells which rows
+//! come from a failed or interrupted trial (the summaries leave those out). Such a trial
+//! also gets one row with metric `error` and its message in the `error` column.
 
-use crate::result::RunResult;
-use anyhow::{bail, Result};
+use crate::result::{PhaseResult, RunResult, TargetInfo, Trial};
+use crate::stats::METRICS;
+use anyhow::Result;
 
-/// One row per run × target × workload × repetition × phase × metric.
-pub fn export(_run: &RunResult) -> Result<Vec<u8>> {
-    bail!("CSV export is not built yet")
+/// The header, in order.
+pub const COLUMNS: &[&str] = &[
+    "run_id",
+    "started_at",
+    "host",
+    "kernel",
+    "target",
+    "fstype",
+    "mkfs_opts",
+    "mount_opts",
+    "workload",
+    "params",
+    "rep",
+    "trial_status",
+    "phase",
+    "metric",
+    "value",
+    "unit",
+    "better",
+    "flags",
+    "error",
+];
+
+/// Which direction of a metric is the good one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+    /// Neither: a count, a size, a CPU share.
+    None,
+}
+
+impl Better {
+    fn as_str(self) -> &'static str {
+        match self {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+            Better::None => "none",
+        }
+    }
+}
+
+/// A value as written: integers stay integers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Int(u64),
+    Float(f64),
+}
+
+impl Value {
+    /// The text of the value, or `None` when it is NaN or infinite.
+    pub fn text(self) -> Option<String> {
+        match self {
+            Value::Int(n) => Some(n.to_string()),
+            Value::Float(x) if x.is_finite() => Some(format!("{x}")),
+            Value::Float(_) => None,
+        }
+    }
+}
+
+/// One metric of one phase.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metric {
+    pub name: String,
+    pub value: Value,
+    pub unit: String,
+    pub better: Better,
+}
+
+fn metric(name: &str, value: Value, unit: &str, better: Better) -> Metric {
+    Metric {
+        name: name.to_string(),
+        value,
+        unit: unit.to_string(),
+        better,
+    }
+}
+
+/// Unit and direction of one of [`crate::stats::METRICS`].
+fn standard_unit(name: &str, p: &PhaseResult) -> (String, Better) {
+    let (unit, better) = match name {
+        "wall_s" => ("s", Better::Lower),
+        "ops_per_s" if p.ops_unit.is_empty() => ("ops/s", Better::Higher),
+        "ops_per_s" => (p.ops_unit.as_str(), Better::Higher),
+        "mb_per_s" => ("MB/s", Better::Higher),
+        "cpu_pct" => ("%", Better::None),
+        n if n.starts_with("lat_") => ("us", Better::Lower),
+        "write_amplification" => ("ratio", Better::Lower),
+        "dirty_bytes_end" => ("bytes", Better::None),
+        _ => ("", Better::None),
+    };
+    (unit.to_string(), better)
+}
+
+/// Unit and direction of a workload's extra figure, read from its name's suffix.
+pub fn extra_unit(name: &str) -> (&'static str, Better) {
+    if name.ends_with("_mb_per_s") {
+        ("MB/s", Better::Higher)
+    } else if name.ends_with("bytes_per_s") {
+        ("bytes/s", Better::Higher)
+    } else if name.ends_with("_per_s") {
+        ("/s", Better::Higher)
+    } else if name.ends_with("_s") {
+        ("s", Better::Lower)
+    } else if name.ends_with("_bytes") {
+        ("bytes", Better::None)
+    } else if name.ends_with("_kib") {
+        ("KiB", Better::None)
+    } else {
+        ("", Better::None)
+    }
+}
+
+/// Every metric of a phase, in export order: [`crate::stats::METRICS`], then the other
+/// probe figures, then the workload's extra figures (by name), then per operation kind its
+/// count and latency percentiles (`ops:write`, `lat_p50_us:write`, …).
+pub fn phase_metrics(p: &PhaseResult) -> Vec<Metric> {
+    let mut out = Vec::new();
+    for (name, get) in METRICS {
+        if let Some(x) = get(p) {
+            let (unit, better) = standard_unit(name, p);
+            out.push(metric(name, Value::Float(x), &unit, better));
+        }
+    }
+    let lat = p.lat_us;
+    let more: [(&str, Option<Value>, &str, Better); 13] = [
+        (
+            "lat_p90_us",
+            lat.map(|l| Value::Float(l.p90)),
+            "us",
+            Better::Lower,
+        ),
+        (
+            "lat_p999_us",
+            lat.map(|l| Value::Float(l.p999)),
+            "us",
+            Better::Lower,
+        ),
+        ("ops", Some(Value::Int(p.ops)), "ops", Better::None),
+        ("bytes", Some(Value::Int(p.bytes)), "bytes", Better::None),
+        (
+            "bytes_read",
+            Some(Value::Int(p.bytes_read)),
+            "bytes",
+            Better::None,
+        ),
+        (
+            "bytes_written",
+            Some(Value::Int(p.bytes_written)),
+            "bytes",
+            Better::None,
+        ),
+        (
+            "cpu_user_s",
+            Some(Value::Float(p.cpu_user_s)),
+            "s",
+            Better::None,
+        ),
+        (
+            "cpu_sys_s",
+            Some(Value::Float(p.cpu_sys_s)),
+            "s",
+            Better::None,
+        ),
+        (
+            "dev_read_bytes",
+            p.dev_read_bytes.map(Value::Int),
+            "bytes",
+            Better::None,
+        ),
+        (
+            "dev_write_bytes",
+            p.dev_write_bytes.map(Value::Int),
+            "bytes",
+            Better::None,
+        ),
+        (
+            "space_used_bytes",
+            p.space_used_bytes.map(Value::Int),
+            "bytes",
+            Better::None,
+        ),
+        (
+            "first_done_s",
+            p.first_done_s.map(Value::Float),
+            "s",
+            Better::Lower,
+        ),
+        (
+            "last_done_s",
+            p.last_done_s.map(Value::Float),
+            "s",
+            Better::Lower,
+        ),
+    ];
+    for (name, v, unit, better) in more {
+        if let Some(v) = v {
+            out.push(metric(name, v, unit, better));
+        }
+    }
+    for (name, x) in &p.extra {
+        let (unit, better) = extra_unit(name);
+        out.push(metric(name, Value::Float(*x), unit, better));
+    }
+    for op in &p.lat_by_op {
+        let l = op.lat_us;
+        out.push(metric(
+            &format!("ops:{}", op.op),
+            Value::Int(op.count),
+            "ops",
+            Better::None,
+        ));
+        for (q, x) in [
+            ("p50", l.p50),
+            ("p90", l.p90),
+            ("p99", l.p99),
+            ("p999", l.p999),
+            ("max", l.max),
+        ] {
+            out.push(metric(
+                &format!("lat_{q}_us:{}", op.op),
+                Value::Float(x),
+                "us",
+                Better::Lower,
+            ));
+        }
+    }
+    out
+}
+
+/// Appends one field, quoted when RFC 4180 needs it.
+pub fn push_field(line: &mut String, field: &str) {
+    if field.contains([',', '"', '\n', '\r']) {
+        line.push('"');
+        line.push_str(&field.replace('"', "\"\""));
+        line.push('"');
+    } else {
+        line.push_str(field);
+    }
+}
+
+/// One CSV line of `fields`, ending with LF.
+pub fn line<S: AsRef<str>>(fields: &[S]) -> String {
+    let mut out = String::new();
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_field(&mut out, f.as_ref());
+    }
+    out.push('\n');
+    out
+}
+
+/// `k=v;k=v`, in key order.
+pub fn params_text(t: &Trial) -> String {
+    t.params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// The columns that are the same for every row of a trial (up to `trial_status`).
+fn trial_fields(run: &RunResult, t: &Trial) -> Vec<String> {
+    let target = run.targets.iter().find(|x| x.name == t.target);
+    let info = |f: fn(&TargetInfo) -> String| target.map(f).unwrap_or_default();
+    vec![
+        run.run_id.clone(),
+        run.started_at.clone(),
+        run.host.hostname.clone(),
+        run.host.kernel.clone(),
+        t.target.clone(),
+        info(|x| x.fstype.clone()),
+        info(|x| x.mkfs_opts.join(" ")),
+        info(|x| x.mount_opts.clone()),
+        t.label.clone(),
+        params_text(t),
+        t.rep.to_string(),
+        t.status.clone(),
+    ]
+}
+
+/// One row per run × target × workload × repetition × phase × metric, with a header.
+pub fn export(run: &RunResult) -> Result<Vec<u8>> {
+    let mut out = line(COLUMNS);
+    for t in &run.trials {
+        let base = trial_fields(run, t);
+        for p in &t.phases {
+            let flags = p.flags.join(";");
+            for m in phase_metrics(p) {
+                let Some(value) = m.value.text() else {
+                    continue;
+                };
+                let mut row = base.clone();
+                row.extend([
+                    p.name.clone(),
+                    m.name,
+                    value,
+                    m.unit,
+                    m.better.as_str().to_string(),
+                    flags.clone(),
+                    String::new(),
+                ]);
+                out.push_str(&line(&row));
+            }
+        }
+        if t.status != "ok" {
+            let mut row = base;
+            row.extend(["", "error", "", "", "", ""].map(String::from));
+            row.push(t.error.clone().unwrap_or_else(|| t.status.clone()));
+            out.push_str(&line(&row));
+        }
+    }
+    Ok(out.into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::hist::Percentiles;
+    use crate::result::OpLatency;
+
+    /// Splits CSV text into records of fields (RFC 4180), to check what we write.
+    fn parse(text: &str) -> Vec<Vec<String>> {
+        let mut records = Vec::new();
+        let (mut record, mut field) = (Vec::new(), String::new());
+        let mut chars = text.chars().peekable();
+        let mut quoted = false;
+        while let Some(c) = chars.next() {
+            match (quoted, c) {
+                (true, '"') if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    field.push('"');
+                }
+                (true, '"') => quoted = false,
+                (true, c) => field.push(c),
+                (false, '"') => quoted = true,
+                (false, ',') => record.push(std::mem::take(&mut field)),
+                (false, '\n') => {
+                    record.push(std::mem::take(&mut field));
+                    records.push(std::mem::take(&mut record));
+                }
+                (false, c) => field.push(c),
+            }
+        }
+        records
+    }
+
+    fn pct(x: f64) -> Percentiles {
+        Percentiles {
+            p50: x,
+            p90: x,
+            p99: x,
+            p999: x,
+            max: x,
+        }
+    }
+
+    fn trial(target: &str, status: &str, phases: Vec<PhaseResult>) -> Trial {
+        Trial {
+            target: target.into(),
+            workload: "bonnie".into(),
+            label: "bonnie".into(),
+            params: [("size", "1MiB"), ("odd", "a,b=\"c\"")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            rep: 2,
+            status: status.into(),
+            error: (status != "ok").then(|| "disk full,\n\"ENOSPC\"".into()),
+            provision: Default::default(),
+            phases,
+            peak_rss_bytes: 0,
+        }
+    }
+
+    fn run(trials: Vec<Trial>) -> RunResult {
+        let text = include_str!("../../tests/fixtures/run.json");
+        let mut r: RunResult = serde_json::from_str(text).unwrap();
+        r.trials = trials;
+        r
+    }
+
+    #[test]
+    fn quoting_follows_rfc4180() {
+        assert_eq!(line(&["a", "b c", ""]), "a,b c,\n");
+        assert_eq!(line(&["x,y"]), "\"x,y\"\n");
+        assert_eq!(line(&["say \"hi\""]), "\"say \"\"hi\"\"\"\n");
+        assert_eq!(line(&["two\nlines", "cr\r"]), "\"two\nlines\",\"cr\r\"\n");
+        let nasty = ["ext4,\"fast\"\nnew", "plain", "a\"b"];
+        assert_eq!(parse(&line(&nasty)), vec![nasty.to_vec()]);
+    }
+
+    #[test]
+    fn numbers_keep_full_precision_and_skip_non_finite() {
+        assert_eq!(
+            Value::Float(0.1 + 0.2).text().unwrap(),
+            "0.30000000000000004"
+        );
+        assert_eq!(
+            Value::Float(15351962.106091501).text().unwrap(),
+            "15351962.106091501"
+        );
+        assert_eq!(Value::Float(2.0).text().unwrap(), "2");
+        assert_eq!(Value::Int(u64::MAX).text().unwrap(), "18446744073709551615");
+        let x = 1.0 / 3.0;
+        assert_eq!(Value::Float(x).text().unwrap().parse::<f64>().unwrap(), x);
+        assert_eq!(Value::Float(f64::NAN).text(), None);
+        assert_eq!(Value::Float(f64::INFINITY).text(), None);
+    }
+
+    #[test]
+    fn metric_names_units_and_directions() {
+        let p = PhaseResult {
+            name: "seeks".into(),
+            wall_s: 2.0,
+            ops_per_s: 100.0,
+            ops_unit: "seeks/s".into(),
+            lat_us: Some(pct(5.0)),
+            lat_by_op: vec![OpLatency {
+                op: "seek".into(),
+                count: 200,
+                lat_us: pct(7.5),
+                buckets: vec![],
+            }],
+            extra: [
+                ("read_bytes_per_s".to_string(), 3.0),
+                ("total_s".into(), f64::NAN),
+            ]
+            .into_iter()
+            .collect(),
+            ..Default::default()
+        };
+        let ms = phase_metrics(&p);
+        let get = |n: &str| ms.iter().find(|m| m.name == n).unwrap().clone();
+        assert_eq!(get("ops_per_s").unit, "seeks/s");
+        assert_eq!(get("ops_per_s").better, Better::Higher);
+        assert_eq!(get("wall_s").better, Better::Lower);
+        assert_eq!(get("lat_p99_us").value, Value::Float(5.0));
+        assert_eq!(get("ops:seek").value, Value::Int(200));
+        assert_eq!(get("lat_max_us:seek").value, Value::Float(7.5));
+        assert_eq!(get("lat_max_us:seek").unit, "us");
+        assert_eq!(get("read_bytes_per_s").unit, "bytes/s");
+        assert_eq!(extra_unit("total_s"), ("s", Better::Lower));
+        assert_eq!(
+            extra_unit("compilebench_mb_per_s"),
+            ("MB/s", Better::Higher)
+        );
+        assert_eq!(extra_unit("fragmentation"), ("", Better::None));
+        let plain = phase_metrics(&PhaseResult::default());
+        assert_eq!(
+            plain.iter().find(|m| m.name == "ops_per_s").unwrap().unit,
+            "ops/s"
+        );
+        // No write amplification when nothing was written: no row rather than an empty one.
+        assert!(ms.iter().all(|m| m.name != "write_amplification"));
+    }
+
+    #[test]
+    fn rows_carry_trial_columns_and_failed_trials_say_why() {
+        let phase = PhaseResult {
+            name: "write_block".into(),
+            wall_s: 1.5,
+            flags: vec!["short".into(), "not-synced".into()],
+            extra: [("nan_per_s".to_string(), f64::NAN)].into_iter().collect(),
+            ..Default::default()
+        };
+        let r = run(vec![
+            trial("ext4", "ok", vec![phase.clone()]),
+            trial("my,dir", "failed", vec![phase]),
+        ]);
+        let text = String::from_utf8(export(&r).unwrap()).unwrap();
+        let rows = parse(&text);
+        assert_eq!(rows[0], COLUMNS);
+        assert!(rows.iter().all(|r| r.len() == COLUMNS.len()));
+        let col = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();
+        let wall = rows.iter().find(|r| r[col("metric")] == "wall_s").unwrap();
+        assert_eq!(wall[col("target")], "ext4");
+        assert_eq!(wall[col("fstype")], "ext4");
+        assert_eq!(wall[col("value")], "1.5");
+        assert_eq!(wall[col("params")], "odd=a,b=\"c\";size=1MiB");
+        assert_eq!(wall[col("rep")], "2");
+        assert_eq!(wall[col("flags")], "short;not-synced");
+        assert!(rows.iter().all(|r| r[col("metric")] != "nan_per_s"));
+        let err: Vec<_> = rows
+            .iter()
+            .filter(|r| r[col("metric")] == "error")
+            .collect();
+        assert_eq!(err.len(), 1);
+        assert_eq!(err[0][col("target")], "my,dir");
+        assert_eq!(err[0][col("trial_status")], "failed");
+        assert_eq!(err[0][col("error")], "disk full,\n\"ENOSPC\"");
+        assert_eq!(err[0][col("value")], "");
+        // The failed trial's measured phase is still there, marked by its status.
+        assert!(rows
+            .iter()
+            .any(|r| r[col("target")] == "my,dir" && r[col("metric")] == "wall_s"));
+    }
 }

@@ -79,7 +79,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 Some(path) => write_file(path, &bytes)?,
                 None => {
                     use std::io::Write;
-                    std::io::stdout().write_all(&bytes)?;
+                    let mut out = std::io::stdout().lock();
+                    match out.write_all(&bytes).and_then(|_| out.flush()) {
+                        // A reader that stops early (`| head`) is not an error.
+                        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                        other => other?,
+                    }
                 }
             }
             Ok(exit::OK)

@@ -94,7 +94,10 @@ fn terminals_get_bars_and_no_colour_when_asked() {
         regex_free_sgr_colour(&drawn).is_some(),
         "the bar of a repeated phase is coloured: {drawn:?}"
     );
-    assert!(drawn.contains("\x1b["), "a terminal display redraws in place");
+    assert!(
+        drawn.contains("\x1b["),
+        "a terminal display redraws in place"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let drawn = on_a_terminal(dir.path(), true).unwrap();

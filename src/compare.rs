@@ -53,6 +53,9 @@ pub struct Comparison {
     /// Workloads and phases measured on one side only ("ext4 postmark", "ext4 bonnie/seeks").
     pub only_a: Vec<String>,
     pub only_b: Vec<String>,
+    /// Metrics measured on one side only, by name (`write_amplification` needs a device).
+    pub metrics_only_a: Vec<String>,
+    pub metrics_only_b: Vec<String>,
     /// Differences between A and B other than the targets, which mix causes.
     pub warnings: Vec<String>,
     pub fail_if_slower: Option<f64>,
@@ -110,6 +113,8 @@ pub fn compare_runs(
         rows: Vec::new(),
         only_a: Vec::new(),
         only_b: Vec::new(),
+        metrics_only_a: Vec::new(),
+        metrics_only_b: Vec::new(),
         fail_if_slower,
     };
     for (ta, tb) in c.pairs.clone() {
@@ -306,8 +311,16 @@ fn compare_targets(c: &mut Comparison, ta: &str, tb: &str) {
                 c.only_a.push(format!("{ta} {w}/{p}"));
                 continue;
             };
+            for (m, _) in metrics_b {
+                if find(metrics_a, m).is_none() && !c.metrics_only_b.contains(m) {
+                    c.metrics_only_b.push(m.clone());
+                }
+            }
             for (m, xa) in metrics_a {
                 let Some(xb) = find(metrics_b, m) else {
+                    if !c.metrics_only_a.contains(m) {
+                        c.metrics_only_a.push(m.clone());
+                    }
                     continue;
                 };
                 let row = compare_metric(ta, tb, w, p, m, xa, xb, c.fail_if_slower);

@@ -75,6 +75,20 @@ fn header(c: &Comparison) -> String {
     if !c.only_b.is_empty() {
         let _ = writeln!(s, "only in B (not compared): {}", c.only_b.join(", "));
     }
+    if !c.metrics_only_a.is_empty() {
+        let _ = writeln!(
+            s,
+            "metrics only in A (not compared): {}",
+            c.metrics_only_a.join(", ")
+        );
+    }
+    if !c.metrics_only_b.is_empty() {
+        let _ = writeln!(
+            s,
+            "metrics only in B (not compared): {}",
+            c.metrics_only_b.join(", ")
+        );
+    }
     s
 }
 

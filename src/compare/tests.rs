@@ -211,6 +211,7 @@ fn zeros_single_repetitions_and_failed_trials() {
         "n/a (zero values)"
     );
     assert!(c.rows.iter().all(|r| r.metric != "x_per_s"), "only in B");
+    assert_eq!(c.metrics_only_b, ["x_per_s"]);
     let text = render::render(&c);
     assert!(
         !text.to_lowercase().contains("nan") && !text.contains("inf"),

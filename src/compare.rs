@@ -374,7 +374,7 @@ fn mixed_causes(a: &RunResult, b: &RunResult) -> Vec<String> {
     let mut diffs = Vec::new();
     let mut differ = |what: &str, x: String, y: String| {
         if x != y {
-            diffs.push(format!("{what} {x} vs {y}"));
+            diffs.push(format!("{what} ({x} vs {y})"));
         }
     };
     differ("host", a.host.hostname.clone(), b.host.hostname.clone());
@@ -409,7 +409,8 @@ fn mixed_causes(a: &RunResult, b: &RunResult) -> Vec<String> {
     let mut warnings = Vec::new();
     if !diffs.is_empty() {
         warnings.push(format!(
-            "A and B differ in {}: the differences below mix these causes with the targets'",
+            "A and B differ in {}: differences below may come from these, not only from \
+             what you meant to compare",
             diffs.join(", ")
         ));
     }

@@ -233,3 +233,19 @@ fn bad_targets_runs_and_thresholds_are_usage_errors() {
     assert_eq!(code, 2);
     assert!(err.contains("percentage of 0 or more"), "{err}");
 }
+
+#[test]
+fn help_names_the_method() {
+    for flag in ["-h", "--help"] {
+        let out = Command::new(common::bin())
+            .args(["compare", flag])
+            .output()
+            .expect("run fsarena");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}");
+        assert!(
+            text.contains("Welch's t on the logarithms") && text.contains("Welch-Satterthwaite"),
+            "{flag}: {text}"
+        );
+    }
+}

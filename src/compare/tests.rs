@@ -235,9 +235,9 @@ fn mixed_causes_are_named() {
     let w = mixed_causes(&a, &b);
     assert_eq!(w.len(), 2, "{w:?}");
     assert!(
-        w[0].contains("kernel 6.18 vs 6.19")
-            && w[0].contains("cache policy cold vs warm")
-            && w[0].contains("seed 42 vs 7")
+        w[0].contains("kernel (6.18 vs 6.19)")
+            && w[0].contains("cache policy (cold vs warm)")
+            && w[0].contains("seed (42 vs 7)")
             && !w[0].contains("host"),
         "{w:?}"
     );

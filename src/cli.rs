@@ -69,9 +69,10 @@ pub struct CompareArgs {
     #[arg(value_name = "B")]
     pub b: String,
     /// Exit with status 1 when some metric that has a better side is significantly worse in
-    /// B (95% interval excludes 1) and its estimate is worse by more than PCT percent of A: a
-    /// rate's drop (1 - B/A)·100 or a time's rise (B/A - 1)·100. The output lists them. CPU%
-    /// and dirty bytes never count.
+    /// B (95% interval excludes 1) and its estimate lost more than PCT percent (0 ≤ PCT < 100)
+    /// of A's speed: (1 - B/A)·100 for rates, (1 - A/B)·100 for times and latencies, so 1.25
+    /// times the wall time and 0.8 times the throughput are both 20% slower. The output lists
+    /// them. CPU% and dirty bytes never count.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 }

@@ -83,9 +83,10 @@ pub fn command(
 /// Loads both sides and compares them (see the module docs).
 pub fn compare(store: &Store, a: &str, b: &str, fail_if_slower: Option<f64>) -> Result<Comparison> {
     if let Some(p) = fail_if_slower {
-        if !p.is_finite() || p < 0.0 {
+        if !(0.0..100.0).contains(&p) {
             return Err(usage(format!(
-                "--fail-if-slower takes a percentage of 0 or more, not {p}"
+                "--fail-if-slower takes a percentage from 0 up to (not including) 100, not {p}: \
+                 it is the share of speed lost (a phase 4 times as slow lost 75%)"
             )));
         }
     }

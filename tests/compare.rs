@@ -192,19 +192,31 @@ fn fail_if_slower_sets_the_exit_code() {
     // ext4 → tmpfs: nothing is worse at all.
     let (code, out, _) = compare(&db, &[&ext4, &tmpfs, "--fail-if-slower", "0"]);
     assert_eq!(code, 0, "{out}");
-    // tmpfs → ext4: seeks run at 8.6% of tmpfs's rate (91.4% slower).
+    // tmpfs → ext4: seeks run at 8.6% of tmpfs's rate and take 11.67 times as long; both
+    // are 91.4% slower.
     let (code, out, err) = compare(&db, &[&tmpfs, &ext4, "--fail-if-slower", "90"]);
     assert_eq!(code, 1, "{err}");
-    let listed = "tmpfs→ext4 bonnie seeks ops_per_s: slower by 91.4%";
-    assert!(out.contains(listed), "{out}");
+    for m in ["ops_per_s", "wall_s"] {
+        let listed = format!("tmpfs→ext4 bonnie seeks {m}: slower by 91.4%");
+        assert!(out.contains(&listed), "{out}");
+    }
     assert!(out.contains("slower by 91.4% > 90% !"), "{out}");
-    let (code, out, _) = compare(&db, &[&tmpfs, &ext4, "--fail-if-slower", "95"]);
-    assert_eq!(code, 1, "durations still exceed 95%: {out}");
-    assert!(!out.contains("seeks ops_per_s: slower by"), "{out}");
     assert!(
-        out.contains("bonnie seeks wall_s: slower by 1066.6%"),
+        out.contains("15 metric(s) of B significantly worse"),
         "{out}"
     );
+    // At 95% the seek rate no longer counts; tail latencies (up to 99.3% slower) still do.
+    let (code, out, _) = compare(&db, &[&tmpfs, &ext4, "--fail-if-slower", "95"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("seeks ops_per_s: slower by"), "{out}");
+    assert!(
+        out.contains("bonnie seeks lat_p99_us: slower by 99.3%"),
+        "{out}"
+    );
+    // Above the largest loss nothing fails.
+    let (code, out, _) = compare(&db, &[&tmpfs, &ext4, "--fail-if-slower", "99.5"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("no metric of B is significantly worse than A by more than 99.5%"));
     // Without the option a slower B is reported, not failed.
     let (code, out, _) = compare(&db, &[&tmpfs, &ext4]);
     assert_eq!(code, 0, "{out}");
@@ -231,7 +243,10 @@ fn bad_targets_runs_and_thresholds_are_usage_errors() {
     assert!(err.contains("give RUN or RUN:TARGET"), "{err}");
     let (code, _, err) = compare(&db, &["last", "last", "--fail-if-slower=-5"]);
     assert_eq!(code, 2);
-    assert!(err.contains("percentage of 0 or more"), "{err}");
+    assert!(err.contains("from 0 up to (not including) 100"), "{err}");
+    let (code, _, err) = compare(&db, &["last", "last", "--fail-if-slower", "100"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not 100"), "{err}");
 }
 
 #[test]

@@ -47,13 +47,14 @@ impl Sense {
         }
     }
 
-    /// How much worse B is than A in percent of A's figure for a ratio B/A: a rate's drop
-    /// (1 − r)·100, a duration's or cost's rise (r − 1)·100; `None` when B is not worse or
-    /// the metric has no better side.
+    /// How much worse B is than A, in percent, for a ratio B/A: the share of "goodness" lost,
+    /// (1 − r)·100 for a rate and (1 − 1/r)·100 for a duration or a cost, so that a phase
+    /// that takes 1.25 times as long and its throughput at 0.8 times both count as 20% slower.
+    /// `None` when B is not worse or the metric has no better side. Always below 100.
     pub fn worse_pct(self, ratio: f64) -> Option<f64> {
         match self {
             Self::Rate if ratio < 1.0 => Some((1.0 - ratio) * 100.0),
-            Self::Duration | Self::LowerBetter if ratio > 1.0 => Some((ratio - 1.0) * 100.0),
+            Self::Duration | Self::LowerBetter if ratio > 1.0 => Some((1.0 - 1.0 / ratio) * 100.0),
             _ => None,
         }
     }
@@ -144,7 +145,11 @@ mod tests {
         assert_eq!(Sense::Rate.worse_pct(1.2), None);
         assert_eq!(
             Sense::Duration.worse_pct(1.25).map(|p| p.round()),
-            Some(25.0)
+            Some(20.0)
+        );
+        assert_eq!(
+            Sense::LowerBetter.worse_pct(2.0).map(|p| p.round()),
+            Some(50.0)
         );
         assert_eq!(Sense::LowerBetter.worse_pct(0.9), None);
         assert_eq!(Sense::Neutral.worse_pct(5.0), None);

@@ -324,27 +324,30 @@ fn compare_targets(c: &mut Comparison, ta: &str, tb: &str) {
                     }
                     continue;
                 };
-                let row = compare_metric(ta, tb, w, p, m, xa, xb, c.fail_if_slower);
-                c.rows.push(row);
+                let median = |xs: &[f64]| describe(xs).map_or(0.0, |d| d.median);
+                let (ratio, verdict) = verdict::judge(m, xa, xb);
+                c.rows.push(Row {
+                    target_a: ta.to_string(),
+                    target_b: tb.to_string(),
+                    workload: w.clone(),
+                    phase: p.clone(),
+                    metric: m.clone(),
+                    median_a: median(xa),
+                    median_b: median(xb),
+                    n_a: xa.len(),
+                    n_b: xb.len(),
+                    ratio,
+                    regression: is_regression(&verdict, c.fail_if_slower),
+                    verdict,
+                });
             }
         }
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn compare_metric(
-    ta: &str,
-    tb: &str,
-    workload: &str,
-    phase: &str,
-    metric: &str,
-    xa: &[f64],
-    xb: &[f64],
-    fail_if_slower: Option<f64>,
-) -> Row {
-    let median = |xs: &[f64]| describe(xs).map_or(0.0, |d| d.median);
-    let (ratio, verdict) = verdict::judge(metric, xa, xb);
-    let regression = match (&verdict, fail_if_slower) {
+/// Whether a verdict is a regression beyond `--fail-if-slower`'s percentage.
+fn is_regression(verdict: &Verdict, fail_if_slower: Option<f64>) -> bool {
+    match (verdict, fail_if_slower) {
         (
             Verdict::Significant {
                 worse_pct: Some(w), ..
@@ -352,20 +355,6 @@ fn compare_metric(
             Some(limit),
         ) => *w > limit,
         _ => false,
-    };
-    Row {
-        target_a: ta.to_string(),
-        target_b: tb.to_string(),
-        workload: workload.to_string(),
-        phase: phase.to_string(),
-        metric: metric.to_string(),
-        median_a: median(xa),
-        median_b: median(xb),
-        n_a: xa.len(),
-        n_b: xb.len(),
-        ratio,
-        verdict,
-        regression,
     }
 }
 
@@ -415,33 +404,40 @@ fn mixed_causes(a: &RunResult, b: &RunResult) -> Vec<String> {
             diffs.join(", ")
         ));
     }
+    warnings.extend(parameter_differences(a, b));
+    warnings
+}
+
+fn params_text(p: &BTreeMap<String, String>) -> String {
+    if p.is_empty() {
+        return "(none)".into();
+    }
+    let kv: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    kv.join(",")
+}
+
+/// A warning for each common workload whose parameters differ between the runs.
+fn parameter_differences(a: &RunResult, b: &RunResult) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
     for t in a.trials.iter().filter(|t| t.status == "ok") {
-        let other = b
+        let Some(u) = b
             .trials
             .iter()
-            .find(|u| u.status == "ok" && u.label == t.label);
-        if let Some(u) = other {
-            let text = |p: &BTreeMap<String, String>| {
-                if p.is_empty() {
-                    return "(none)".to_string();
-                }
-                p.iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            };
-            let w = format!(
-                "workload {} ran with different parameters: {} vs {}",
-                t.label,
-                text(&t.params),
-                text(&u.params)
-            );
-            if t.params != u.params && !warnings.contains(&w) {
-                warnings.push(w);
-            }
+            .find(|u| u.status == "ok" && u.label == t.label)
+        else {
+            continue;
+        };
+        let w = format!(
+            "workload {} ran with different parameters: {} vs {}",
+            t.label,
+            params_text(&t.params),
+            params_text(&u.params)
+        );
+        if t.params != u.params && !out.contains(&w) {
+            out.push(w);
         }
     }
-    warnings
+    out
 }
 
 #[cfg(test)]

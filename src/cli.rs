@@ -42,15 +42,37 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = "\
+Method: for each workload, phase and metric that both sides measured (successful repetitions \
+only), B/A is the ratio of the geometric means over the repetitions and its 95% confidence \
+interval is Welch's t on the logarithms: exp(mean ln B - mean ln A +/- t(0.975, df) * se), \
+se = sqrt(s_A^2/n_A + s_B^2/n_B) of the logs, df by Welch-Satterthwaite. The verdict names a \
+direction (faster/slower for rates and times, better/worse for write amplification, more/less \
+for CPU% and other figures without a better side) only when the interval excludes 1; with one \
+repetition on a side it cannot judge. Figures with zero values have no logarithm: n/a, or \
+equal when all are zero. See docs/compare.md.
+
+Examples:
+  fsarena compare last:ext4 last:xfs                  two targets of the last run
+  fsarena compare 20261123-0254 last                  two runs, targets matched by name
+  fsarena compare BASELINE last --fail-if-slower 10   in CI: exit 1 on a regression")]
+#[command(after_help = "\
+The 95% interval is Welch's t on the logarithms of the repetitions' values (Welch-Satterthwaite \
+degrees of freedom); see --help for the method.")]
 pub struct CompareArgs {
-    /// The baseline: a run (id, unique prefix, `last`), or RUN:TARGET.
+    /// The baseline: a run (id, unique id prefix, or `last`), or RUN:TARGET (`last:ext4`).
+    /// Whole runs on both sides are compared target by target, matched by name.
     #[arg(value_name = "A")]
     pub a: String,
-    /// The candidate: a run, or RUN:TARGET (e.g. `last:ext4 last:xfs`).
+    /// The candidate: a run, or RUN:TARGET (e.g. `last:ext4 last:xfs`). With a target on one
+    /// side only, the other side uses the target of that name, or its only target.
     #[arg(value_name = "B")]
     pub b: String,
-    /// Exit with status 1 when some metric of B is significantly slower than A by more than
-    /// PCT percent.
+    /// Exit with status 1 when some metric that has a better side is significantly worse in
+    /// B (95% interval excludes 1) and its estimate lost more than PCT percent (0 ≤ PCT < 100)
+    /// of A's speed: (1 - B/A)·100 for rates, (1 - A/B)·100 for times and latencies, so 1.25
+    /// times the wall time and 0.8 times the throughput are both 20% slower. The output lists
+    /// them. CPU% and dirty bytes never count.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 }

@@ -1,15 +1,444 @@
-//! `fsarena compare A B`: statistical comparison of two runs or targets.
+//! `fsarena compare A B`: statistical comparison of two runs, or of two targets.
+//!
+//! A and B are each a run (`last`, an id or a unique prefix of one) or `RUN:TARGET`. Whole
+//! runs are matched target by target by name; with a target on one side only, the other
+//! side uses the target of that name, or its only target. For every workload × phase ×
+//! metric that both sides measured (successful trials only; the metrics of
+//! [`crate::stats::METRICS`] and the phases' extra figures) the comparison gives both
+//! medians, the ratio of geometric means B/A with its 95% interval from Welch's t on the
+//! logarithms ([`welch`]), and a verdict that names a direction only where the interval
+//! excludes 1 ([`verdict`]). `--fail-if-slower PCT` makes the command fail when some metric
+//! that has a better side is significantly worse in B by more than PCT percent.
 
+mod render;
+pub mod verdict;
+pub mod welch;
+
+use crate::error::usage;
+use crate::result::RunResult;
+use crate::stats::{describe, METRICS};
 use crate::store::Store;
-use anyhow::{bail, Result};
+use anyhow::Result;
+use std::collections::BTreeMap;
+use verdict::Verdict;
+use welch::LogRatio;
+
+/// One compared metric of one workload phase.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub target_a: String,
+    pub target_b: String,
+    pub workload: String,
+    pub phase: String,
+    pub metric: String,
+    pub median_a: f64,
+    pub median_b: f64,
+    pub n_a: usize,
+    pub n_b: usize,
+    /// The ratio B/A of geometric means and its interval, where defined.
+    pub ratio: Option<LogRatio>,
+    pub verdict: Verdict,
+    /// Significantly worse by more than the `--fail-if-slower` percentage.
+    pub regression: bool,
+}
+
+/// The whole comparison, ready to render.
+#[derive(Clone, Debug)]
+pub struct Comparison {
+    pub a: RunResult,
+    pub b: RunResult,
+    /// The compared (A target, B target) pairs.
+    pub pairs: Vec<(String, String)>,
+    pub rows: Vec<Row>,
+    /// Workloads and phases measured on one side only ("ext4 postmark", "ext4 bonnie/seeks").
+    pub only_a: Vec<String>,
+    pub only_b: Vec<String>,
+    /// Metrics measured on one side only, by name (`write_amplification` needs a device).
+    pub metrics_only_a: Vec<String>,
+    pub metrics_only_b: Vec<String>,
+    /// Differences between A and B other than the targets, which mix causes.
+    pub warnings: Vec<String>,
+    pub fail_if_slower: Option<f64>,
+}
+
+impl Comparison {
+    /// Whether some metric regressed beyond the `--fail-if-slower` threshold.
+    pub fn regressed(&self) -> bool {
+        self.rows.iter().any(|r| r.regression)
+    }
+}
 
 /// Compares `a` and `b` (RUN or RUN:TARGET) from the store; returns the text to print and
 /// whether some metric of B is significantly slower than A by more than `fail_if_slower` %.
 pub fn command(
-    _store: &Store,
-    _a: &str,
-    _b: &str,
-    _fail_if_slower: Option<f64>,
+    store: &Store,
+    a: &str,
+    b: &str,
+    fail_if_slower: Option<f64>,
 ) -> Result<(String, bool)> {
-    bail!("compare is not built yet")
+    let c = compare(store, a, b, fail_if_slower)?;
+    Ok((render::render(&c), c.regressed()))
 }
+
+/// Loads both sides and compares them (see the module docs).
+pub fn compare(store: &Store, a: &str, b: &str, fail_if_slower: Option<f64>) -> Result<Comparison> {
+    if let Some(p) = fail_if_slower {
+        if !(0.0..100.0).contains(&p) {
+            return Err(usage(format!(
+                "--fail-if-slower takes a percentage from 0 up to (not including) 100, not {p}: \
+                 it is the share of speed lost (a phase 4 times as slow lost 75%)"
+            )));
+        }
+    }
+    let (run_a, target_a) = split_spec(a)?;
+    let (run_b, target_b) = split_spec(b)?;
+    let a = store.load(run_a)?;
+    let b = store.load(run_b)?;
+    compare_runs(a, target_a, b, target_b, fail_if_slower)
+}
+
+/// Compares two loaded runs, each whole (`None`) or one target of it.
+pub fn compare_runs(
+    a: RunResult,
+    target_a: Option<&str>,
+    b: RunResult,
+    target_b: Option<&str>,
+    fail_if_slower: Option<f64>,
+) -> Result<Comparison> {
+    let pairs = pair_targets(&a, target_a, &b, target_b)?;
+    let mut c = Comparison {
+        warnings: mixed_causes(&a, &b),
+        a,
+        b,
+        pairs,
+        rows: Vec::new(),
+        only_a: Vec::new(),
+        only_b: Vec::new(),
+        metrics_only_a: Vec::new(),
+        metrics_only_b: Vec::new(),
+        fail_if_slower,
+    };
+    for (ta, tb) in c.pairs.clone() {
+        compare_targets(&mut c, &ta, &tb);
+    }
+    if c.rows.is_empty() {
+        return Err(usage(format!(
+            "A and B have no workload phase in common: A measured {}; B measured {}",
+            listing(&c.only_a),
+            listing(&c.only_b)
+        )));
+    }
+    Ok(c)
+}
+
+fn listing(v: &[String]) -> String {
+    if v.is_empty() {
+        "nothing that succeeded".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// `RUN` or `RUN:TARGET` (run ids hold no colon).
+fn split_spec(spec: &str) -> Result<(&str, Option<&str>)> {
+    match spec.split_once(':') {
+        None => Ok((spec, None)),
+        Some((run, target)) if !run.is_empty() && !target.is_empty() => Ok((run, Some(target))),
+        Some(_) => Err(usage(format!(
+            "'{spec}': give RUN or RUN:TARGET (e.g. last:ext4)"
+        ))),
+    }
+}
+
+/// The run's target names, in the run's order.
+fn target_names(run: &RunResult) -> Vec<&str> {
+    let mut names: Vec<&str> = run.targets.iter().map(|t| t.name.as_str()).collect();
+    for t in &run.trials {
+        if !names.contains(&t.target.as_str()) {
+            names.push(&t.target);
+        }
+    }
+    names
+}
+
+fn check_target(run: &RunResult, target: &str) -> Result<String> {
+    let names = target_names(run);
+    if names.contains(&target) {
+        Ok(target.to_string())
+    } else {
+        Err(usage(format!(
+            "run {} has no target '{target}'; its targets: {}",
+            run.run_id,
+            names.join(", ")
+        )))
+    }
+}
+
+/// The target of the side given as a whole run when the other side named `other`.
+fn counterpart(run: &RunResult, other: &str) -> Result<String> {
+    let names = target_names(run);
+    match names.as_slice() {
+        _ if names.contains(&other) => Ok(other.to_string()),
+        [only] => Ok(only.to_string()),
+        _ => Err(usage(format!(
+            "run {} has no target '{other}' and more than one target ({}); name one as RUN:TARGET",
+            run.run_id,
+            names.join(", ")
+        ))),
+    }
+}
+
+fn pair_targets(
+    a: &RunResult,
+    ta: Option<&str>,
+    b: &RunResult,
+    tb: Option<&str>,
+) -> Result<Vec<(String, String)>> {
+    Ok(match (ta, tb) {
+        (Some(x), Some(y)) => vec![(check_target(a, x)?, check_target(b, y)?)],
+        (Some(x), None) => {
+            let x = check_target(a, x)?;
+            let y = counterpart(b, &x)?;
+            vec![(x, y)]
+        }
+        (None, Some(y)) => {
+            let y = check_target(b, y)?;
+            vec![(counterpart(a, &y)?, y)]
+        }
+        (None, None) => {
+            let bs = target_names(b);
+            let common: Vec<(String, String)> = target_names(a)
+                .into_iter()
+                .filter(|t| bs.contains(t))
+                .map(|t| (t.to_string(), t.to_string()))
+                .collect();
+            if common.is_empty() {
+                return Err(usage(format!(
+                    "runs {} ({}) and {} ({}) have no target name in common; \
+                     compare RUN:TARGET RUN:TARGET",
+                    a.run_id,
+                    target_names(a).join(", "),
+                    b.run_id,
+                    bs.join(", ")
+                )));
+            }
+            common
+        }
+    })
+}
+
+/// A run's per-repetition values of one target: workload → phase → metric → values, each
+/// level in the run's order (metrics as in [`METRICS`], then the extra figures by name).
+type Samples = Vec<(String, Vec<(String, Vec<(String, Vec<f64>)>)>)>;
+
+fn samples(run: &RunResult, target: &str) -> Samples {
+    let ok: Vec<_> = run
+        .trials
+        .iter()
+        .filter(|t| t.target == target && t.status == "ok")
+        .collect();
+    let mut labels: Vec<&str> = Vec::new();
+    for t in &ok {
+        if !labels.contains(&t.label.as_str()) {
+            labels.push(&t.label);
+        }
+    }
+    let mut out = Vec::new();
+    for label in labels {
+        let trials: Vec<_> = ok.iter().filter(|t| t.label == label).collect();
+        let mut phases: Vec<&str> = Vec::new();
+        for t in &trials {
+            for p in &t.phases {
+                if !phases.contains(&p.name.as_str()) {
+                    phases.push(&p.name);
+                }
+            }
+        }
+        let mut by_phase = Vec::new();
+        for phase in phases {
+            let ps: Vec<_> = trials
+                .iter()
+                .filter_map(|t| t.phases.iter().find(|p| p.name == phase))
+                .collect();
+            let mut metrics: Vec<(String, Vec<f64>)> = METRICS
+                .iter()
+                .map(|(m, get)| (m.to_string(), ps.iter().filter_map(|p| get(p)).collect()))
+                .collect();
+            let mut extra: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+            for p in &ps {
+                for (k, v) in &p.extra {
+                    extra.entry(k).or_default().push(*v);
+                }
+            }
+            metrics.extend(extra.into_iter().map(|(k, v)| (k.to_string(), v)));
+            metrics.retain(|(_, v)| !v.is_empty());
+            by_phase.push((phase.to_string(), metrics));
+        }
+        out.push((label.to_string(), by_phase));
+    }
+    out
+}
+
+fn find<'a, T>(v: &'a [(String, T)], key: &str) -> Option<&'a T> {
+    v.iter().find(|(k, _)| k == key).map(|(_, t)| t)
+}
+
+/// Adds the rows of one target pair, and what only one side measured.
+fn compare_targets(c: &mut Comparison, ta: &str, tb: &str) {
+    let sa = samples(&c.a, ta);
+    let sb = samples(&c.b, tb);
+    for (w, _) in &sa {
+        if find(&sb, w).is_none() {
+            c.only_a.push(format!("{ta} {w}"));
+        }
+    }
+    for (w, phases_b) in &sb {
+        let Some(phases_a) = find(&sa, w) else {
+            c.only_b.push(format!("{tb} {w}"));
+            continue;
+        };
+        for (p, _) in phases_b {
+            if find(phases_a, p).is_none() {
+                c.only_b.push(format!("{tb} {w}/{p}"));
+            }
+        }
+    }
+    for (w, phases_a) in &sa {
+        let Some(phases_b) = find(&sb, w) else {
+            continue;
+        };
+        for (p, metrics_a) in phases_a {
+            let Some(metrics_b) = find(phases_b, p) else {
+                c.only_a.push(format!("{ta} {w}/{p}"));
+                continue;
+            };
+            for (m, _) in metrics_b {
+                if find(metrics_a, m).is_none() && !c.metrics_only_b.contains(m) {
+                    c.metrics_only_b.push(m.clone());
+                }
+            }
+            for (m, xa) in metrics_a {
+                let Some(xb) = find(metrics_b, m) else {
+                    if !c.metrics_only_a.contains(m) {
+                        c.metrics_only_a.push(m.clone());
+                    }
+                    continue;
+                };
+                let median = |xs: &[f64]| describe(xs).map_or(0.0, |d| d.median);
+                let (ratio, verdict) = verdict::judge(m, xa, xb);
+                c.rows.push(Row {
+                    target_a: ta.to_string(),
+                    target_b: tb.to_string(),
+                    workload: w.clone(),
+                    phase: p.clone(),
+                    metric: m.clone(),
+                    median_a: median(xa),
+                    median_b: median(xb),
+                    n_a: xa.len(),
+                    n_b: xb.len(),
+                    ratio,
+                    regression: is_regression(&verdict, c.fail_if_slower),
+                    verdict,
+                });
+            }
+        }
+    }
+}
+
+/// Whether a verdict is a regression beyond `--fail-if-slower`'s percentage.
+fn is_regression(verdict: &Verdict, fail_if_slower: Option<f64>) -> bool {
+    match (verdict, fail_if_slower) {
+        (
+            Verdict::Significant {
+                worse_pct: Some(w), ..
+            },
+            Some(limit),
+        ) => *w > limit,
+        _ => false,
+    }
+}
+
+/// What differs between the runs besides the targets: host, kernel, policies, version,
+/// whether caches could be dropped, and each common workload's parameters.
+fn mixed_causes(a: &RunResult, b: &RunResult) -> Vec<String> {
+    let mut diffs = Vec::new();
+    let mut differ = |what: &str, x: String, y: String| {
+        if x != y {
+            diffs.push(format!("{what} ({x} vs {y})"));
+        }
+    };
+    differ("host", a.host.hostname.clone(), b.host.hostname.clone());
+    differ("kernel", a.host.kernel.clone(), b.host.kernel.clone());
+    differ("cpu", a.host.cpu_model.clone(), b.host.cpu_model.clone());
+    differ(
+        "cache policy",
+        a.policy.cache.to_string(),
+        b.policy.cache.to_string(),
+    );
+    differ(
+        "sync policy",
+        a.policy.sync.to_string(),
+        b.policy.sync.to_string(),
+    );
+    differ(
+        "data policy",
+        a.policy.data.to_string(),
+        b.policy.data.to_string(),
+    );
+    differ("seed", a.policy.seed.to_string(), b.policy.seed.to_string());
+    differ(
+        "caches dropped",
+        a.can_drop_caches.to_string(),
+        b.can_drop_caches.to_string(),
+    );
+    differ(
+        "fsarena",
+        a.fsarena_version.clone(),
+        b.fsarena_version.clone(),
+    );
+    let mut warnings = Vec::new();
+    if !diffs.is_empty() {
+        warnings.push(format!(
+            "A and B differ in {}: differences below may come from these, not only from \
+             what you meant to compare",
+            diffs.join(", ")
+        ));
+    }
+    warnings.extend(parameter_differences(a, b));
+    warnings
+}
+
+fn params_text(p: &BTreeMap<String, String>) -> String {
+    if p.is_empty() {
+        return "(none)".into();
+    }
+    let kv: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    kv.join(",")
+}
+
+/// A warning for each common workload whose parameters differ between the runs.
+fn parameter_differences(a: &RunResult, b: &RunResult) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in a.trials.iter().filter(|t| t.status == "ok") {
+        let Some(u) = b
+            .trials
+            .iter()
+            .find(|u| u.status == "ok" && u.label == t.label)
+        else {
+            continue;
+        };
+        let w = format!(
+            "workload {} ran with different parameters: {} vs {}",
+            t.label,
+            params_text(&t.params),
+            params_text(&u.params)
+        );
+        if t.params != u.params && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,254 @@
+//! The text of `fsarena compare`: a header naming A and B, warnings about mixed causes, one
+//! table row per compared metric, a tally of the verdicts and the `--fail-if-slower` result.
+
+use super::verdict::Verdict;
+use super::{Comparison, Row};
+use crate::report::terminal::fmt_num;
+use crate::result::RunResult;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use std::fmt::Write;
+
+/// A figure with three or four significant digits; tiny ones in exponent form.
+fn fmt_sig(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 {
+        "0".into()
+    } else if a < 1e-3 {
+        format!("{v:.2e}")
+    } else if a < 1.0 {
+        let decimals = (2.0 - a.log10().floor()) as usize;
+        format!("{v:.decimals$}")
+    } else {
+        fmt_num(v)
+    }
+}
+
+fn side(label: &str, run: &RunResult, targets: &[&str]) -> String {
+    let started = run.started_at.get(..19).unwrap_or(&run.started_at);
+    let t = if targets.len() == 1 {
+        format!("target {}", targets[0])
+    } else {
+        format!("targets {}", targets.join(", "))
+    };
+    let fs: Vec<String> = targets
+        .iter()
+        .filter_map(|n| run.targets.iter().find(|t| t.name == *n))
+        .map(|t| {
+            if t.fstype == t.kind {
+                t.fstype.clone()
+            } else {
+                format!("{} {}", t.fstype, t.kind)
+            }
+        })
+        .collect();
+    let fs = if fs.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", fs.join(", "))
+    };
+    format!(
+        "{label}: run {}, {t}{fs}; host {}, kernel {}, started {} UTC, {}\n",
+        run.run_id,
+        run.host.hostname,
+        run.host.kernel,
+        started.replace('T', " "),
+        run.status
+    )
+}
+
+fn header(c: &Comparison) -> String {
+    let ta: Vec<&str> = c.pairs.iter().map(|p| p.0.as_str()).collect();
+    let tb: Vec<&str> = c.pairs.iter().map(|p| p.1.as_str()).collect();
+    let mut s = side("A", &c.a, &ta) + &side("B", &c.b, &tb);
+    s += "B/A is the ratio of geometric means over the repetitions; its 95% CI comes from \
+          Welch's t on the logarithms (Welch-Satterthwaite df). A verdict names a direction \
+          only where the CI excludes 1.\n";
+    if c.a.run_id == c.b.run_id && c.pairs.iter().all(|(x, y)| x == y) {
+        s += "note: A and B are the same measurements; no difference is expected\n";
+    }
+    for w in &c.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    if !c.only_a.is_empty() {
+        let _ = writeln!(s, "only in A (not compared): {}", c.only_a.join(", "));
+    }
+    if !c.only_b.is_empty() {
+        let _ = writeln!(s, "only in B (not compared): {}", c.only_b.join(", "));
+    }
+    if !c.metrics_only_a.is_empty() {
+        let _ = writeln!(
+            s,
+            "metrics only in A (not compared): {}",
+            c.metrics_only_a.join(", ")
+        );
+    }
+    if !c.metrics_only_b.is_empty() {
+        let _ = writeln!(
+            s,
+            "metrics only in B (not compared): {}",
+            c.metrics_only_b.join(", ")
+        );
+    }
+    s
+}
+
+fn verdict_cell(r: &Row, limit: Option<f64>) -> String {
+    match (&r.verdict, r.regression, limit) {
+        (
+            Verdict::Significant {
+                worse_pct: Some(w), ..
+            },
+            true,
+            Some(l),
+        ) => format!("{} by {w:.1}% > {l}% !", r.verdict.text()),
+        _ => r.verdict.text(),
+    }
+}
+
+fn table(c: &Comparison) -> Table {
+    let with_target = c.pairs.len() > 1;
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut head = vec![];
+    if with_target {
+        head.push("target");
+    }
+    head.extend([
+        "workload", "phase", "metric", "median A", "median B", "B/A", "95% CI", "n A/B", "verdict",
+    ]);
+    t.set_header(head);
+    let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+    for r in &c.rows {
+        let mut row = Vec::new();
+        if with_target {
+            row.push(Cell::new(&r.target_a));
+        }
+        let (ratio, ci) = match &r.ratio {
+            Some(l) => (
+                fmt_sig(l.ratio),
+                l.ci.map_or("—".into(), |(lo, hi)| {
+                    format!("{} – {}", fmt_sig(lo), fmt_sig(hi))
+                }),
+            ),
+            None => ("—".into(), "—".into()),
+        };
+        row.extend([
+            Cell::new(&r.workload),
+            Cell::new(&r.phase),
+            Cell::new(&r.metric),
+            right(fmt_sig(r.median_a)),
+            right(fmt_sig(r.median_b)),
+            right(ratio),
+            right(ci),
+            right(format!("{}/{}", r.n_a, r.n_b)),
+            Cell::new(verdict_cell(r, c.fail_if_slower)),
+        ]);
+        t.add_row(row);
+    }
+    t
+}
+
+/// The verdicts in the order the tally lists them.
+const TALLY_ORDER: &[&str] = &[
+    "faster",
+    "slower",
+    "better",
+    "worse",
+    "more",
+    "less",
+    "no significant",
+    "cannot",
+    "equal",
+    "n/a",
+];
+
+fn tally(rows: &[Row]) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for r in rows {
+        let text = r.verdict.text();
+        match counts.iter_mut().find(|(t, _)| *t == text) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((text, 1)),
+        }
+    }
+    let rank = |t: &str| TALLY_ORDER.iter().position(|p| t.starts_with(p));
+    counts.sort_by_key(|(t, _)| rank(t));
+    let parts: Vec<String> = counts.iter().map(|(t, n)| format!("{n} {t}")).collect();
+    format!("{} metrics: {}\n", rows.len(), parts.join(", "))
+}
+
+fn regressions(c: &Comparison) -> String {
+    let Some(limit) = c.fail_if_slower else {
+        return String::new();
+    };
+    let bad: Vec<&Row> = c.rows.iter().filter(|r| r.regression).collect();
+    if bad.is_empty() {
+        return format!("--fail-if-slower {limit}: no metric of B is significantly worse than A by more than {limit}%\n");
+    }
+    let mut s = format!(
+        "--fail-if-slower {limit}: {} metric(s) of B significantly worse than A by more than {limit}%:\n",
+        bad.len()
+    );
+    for r in bad {
+        let pct = match r.verdict {
+            Verdict::Significant {
+                worse_pct: Some(w), ..
+            } => w,
+            _ => 0.0,
+        };
+        let ci = r
+            .ratio
+            .and_then(|l| l.ci)
+            .map_or(String::new(), |(lo, hi)| {
+                format!(", 95% CI of B/A {} – {}", fmt_sig(lo), fmt_sig(hi))
+            });
+        let target = if r.target_a == r.target_b {
+            r.target_a.clone()
+        } else {
+            format!("{}→{}", r.target_a, r.target_b)
+        };
+        let _ = writeln!(
+            s,
+            "  {target} {} {} {}: {} by {pct:.1}% (median {} → {}{ci})",
+            r.workload,
+            r.phase,
+            r.metric,
+            r.verdict.text(),
+            fmt_sig(r.median_a),
+            fmt_sig(r.median_b)
+        );
+    }
+    s
+}
+
+/// The whole text printed by `fsarena compare`.
+pub fn render(c: &Comparison) -> String {
+    format!(
+        "{}{}\n{}{}",
+        header(c),
+        table(c),
+        tally(&c.rows),
+        regressions(c)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_sig;
+
+    #[test]
+    fn figures_keep_three_significant_digits() {
+        for (v, want) in [
+            (0.0, "0"),
+            (0.016_04, "0.0160"),
+            (0.3456, "0.346"),
+            (1.2345, "1.234"),
+            (12304.4, "12304"),
+            (2.5e-5, "2.50e-5"),
+            (-0.5, "-0.500"),
+        ] {
+            assert_eq!(fmt_sig(v), want, "{v}");
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! Unit tests of the comparison on runs built in memory.
+
+use super::*;
+use crate::result::{PhaseResult, TargetInfo, Trial};
+
+/// One repetition's figures of a phase: throughput `v` MB/s over one second of work.
+fn phase(name: &str, v: f64) -> PhaseResult {
+    PhaseResult {
+        name: name.into(),
+        wall_s: 100.0 / v,
+        ops_per_s: v * 10.0,
+        mb_per_s: v,
+        cpu_pct: 50.0,
+        dirty_bytes_end: 0,
+        primary: "mb_per_s".into(),
+        ..Default::default()
+    }
+}
+
+/// A run whose `(target, workload, phase, values)` entries each become one trial per value.
+fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])]) -> RunResult {
+    let mut trials = Vec::new();
+    for (target, label, ph, values) in data {
+        for (i, v) in values.iter().enumerate() {
+            trials.push(Trial {
+                target: target.to_string(),
+                workload: label.to_string(),
+                label: label.to_string(),
+                params: Default::default(),
+                rep: i as u32 + 1,
+                status: "ok".into(),
+                error: None,
+                provision: Default::default(),
+                phases: vec![phase(ph, *v)],
+                peak_rss_bytes: 0,
+            });
+        }
+    }
+    RunResult {
+        fsarena_version: "0.1.0".into(),
+        run_id: id.into(),
+        started_at: "2026-11-23T01:00:00+00:00".into(),
+        finished_at: None,
+        status: "complete".into(),
+        command_line: vec![],
+        host: crate::result::HostInfo {
+            hostname: "h1".into(),
+            kernel: "6.18".into(),
+            ..Default::default()
+        },
+        policy: Default::default(),
+        can_drop_caches: true,
+        targets: targets
+            .iter()
+            .map(|t| TargetInfo {
+                name: t.to_string(),
+                fstype: t.to_string(),
+                kind: "loop".into(),
+                ..Default::default()
+            })
+            .collect(),
+        trials,
+        summaries: vec![],
+    }
+}
+
+const BASE: &[f64] = &[100.0, 101.0, 99.0];
+const SLOWER_20: &[f64] = &[80.0, 80.8, 79.2];
+
+fn row<'a>(c: &'a Comparison, target: &str, metric: &str) -> &'a Row {
+    c.rows
+        .iter()
+        .find(|r| r.target_a == target && r.metric == metric)
+        .unwrap_or_else(|| panic!("no row {target} {metric}"))
+}
+
+fn err_text(r: Result<Comparison>) -> (String, i32) {
+    let e = r.expect_err("an error");
+    (format!("{e:#}"), crate::error::exit_code(&e))
+}
+
+#[test]
+fn whole_runs_are_matched_by_target_name() {
+    let a = run(
+        "A",
+        &["ext4", "xfs"],
+        &[("ext4", "w", "p", BASE), ("xfs", "w", "p", BASE)],
+    );
+    let b = run(
+        "B",
+        &["btrfs", "ext4"],
+        &[("btrfs", "w", "p", BASE), ("ext4", "w", "p", SLOWER_20)],
+    );
+    let c = compare_runs(a, None, b, None, None).unwrap();
+    assert_eq!(c.pairs, [("ext4".to_string(), "ext4".to_string())]);
+    let r = row(&c, "ext4", "mb_per_s");
+    assert_eq!((r.n_a, r.n_b, r.median_a, r.median_b), (3, 3, 100.0, 80.0));
+    assert_eq!(r.verdict.text(), "slower");
+    assert_eq!(row(&c, "ext4", "wall_s").verdict.text(), "slower");
+    // cpu_pct is 50 in every repetition on both sides: no spread and no difference.
+    let cpu = row(&c, "ext4", "cpu_pct");
+    assert_eq!(cpu.verdict, Verdict::NoDifference);
+    assert_eq!(cpu.ratio.unwrap().ci, Some((1.0, 1.0)));
+}
+
+#[test]
+fn a_target_on_one_side_picks_the_same_name_or_the_only_target() {
+    let a = run(
+        "A",
+        &["ext4", "xfs"],
+        &[("ext4", "w", "p", BASE), ("xfs", "w", "p", BASE)],
+    );
+    let single = run("B", &["btrfs"], &[("btrfs", "w", "p", BASE)]);
+    let c = compare_runs(a.clone(), Some("xfs"), single.clone(), None, None).unwrap();
+    assert_eq!(c.pairs, [("xfs".to_string(), "btrfs".to_string())]);
+    let c = compare_runs(a.clone(), None, a.clone(), Some("xfs"), None).unwrap();
+    assert_eq!(c.pairs, [("xfs".to_string(), "xfs".to_string())]);
+    let (msg, code) = err_text(compare_runs(single, Some("btrfs"), a, None, None));
+    assert_eq!(code, crate::error::exit::USAGE);
+    assert!(
+        msg.contains("no target 'btrfs'") && msg.contains("ext4, xfs"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unknown_targets_and_nothing_in_common_are_usage_errors() {
+    let a = run("A", &["ext4", "xfs"], &[("ext4", "w", "p", BASE)]);
+    let (msg, code) = err_text(compare_runs(a.clone(), Some("zfs"), a.clone(), None, None));
+    assert_eq!(code, crate::error::exit::USAGE);
+    assert!(
+        msg.contains("run A has no target 'zfs'; its targets: ext4, xfs"),
+        "{msg}"
+    );
+    let b = run("B", &["btrfs"], &[("btrfs", "w", "p", BASE)]);
+    let (msg, code) = err_text(compare_runs(a.clone(), None, b, None, None));
+    assert_eq!(code, crate::error::exit::USAGE);
+    assert!(msg.contains("no target name in common"), "{msg}");
+    let other = run("C", &["ext4"], &[("ext4", "v", "p", BASE)]);
+    let (msg, code) = err_text(compare_runs(a, None, other, None, None));
+    assert_eq!(code, crate::error::exit::USAGE);
+    assert!(
+        msg.contains("no workload phase in common") && msg.contains("ext4 v"),
+        "{msg}"
+    );
+    assert!(split_spec("last:").is_err() && split_spec(":ext4").is_err());
+    assert_eq!(split_spec("last:ext4").unwrap(), ("last", Some("ext4")));
+    assert_eq!(split_spec("2026").unwrap(), ("2026", None));
+}
+
+#[test]
+fn fail_if_slower_counts_significant_losses_beyond_the_threshold() {
+    let a = run("A", &["ext4"], &[("ext4", "w", "p", BASE)]);
+    let b = run("B", &["ext4"], &[("ext4", "w", "p", SLOWER_20)]);
+    let at = |limit| compare_runs(a.clone(), None, b.clone(), None, limit).unwrap();
+    let c = at(Some(10.0));
+    assert!(c.regressed());
+    // A 20% lower throughput and a 1.25 times longer wall time are both 20% slower.
+    assert!(row(&c, "ext4", "mb_per_s").regression && row(&c, "ext4", "wall_s").regression);
+    let text = render::render(&c);
+    assert!(
+        text.contains("ext4 w p mb_per_s: slower by 20.0%"),
+        "{text}"
+    );
+    assert!(text.contains("ext4 w p wall_s: slower by 20.0%"), "{text}");
+    assert!(at(Some(19.9)).regressed());
+    assert!(!at(Some(20.1)).regressed());
+    assert!(!at(Some(30.0)).regressed());
+    assert!(!at(None).regressed());
+    // B faster: nothing regresses even at 0%.
+    let c = compare_runs(b.clone(), None, a.clone(), None, Some(0.0)).unwrap();
+    assert!(!c.regressed());
+    assert_eq!(row(&c, "ext4", "mb_per_s").verdict.text(), "faster");
+}
+
+#[test]
+fn figures_without_a_better_side_never_regress() {
+    let mut a = run("A", &["ext4"], &[("ext4", "w", "p", BASE)]);
+    let mut b = a.clone();
+    for (i, t) in b.trials.iter_mut().enumerate() {
+        t.phases[0].cpu_pct = 90.0 + i as f64;
+        t.phases[0].dirty_bytes_end = 1 << 20;
+    }
+    for t in &mut a.trials {
+        t.phases[0].dirty_bytes_end = 4096;
+    }
+    let c = compare_runs(a, None, b, None, Some(0.0)).unwrap();
+    assert_eq!(row(&c, "ext4", "cpu_pct").verdict.text(), "more");
+    assert_eq!(row(&c, "ext4", "dirty_bytes_end").verdict.text(), "more");
+    assert!(!c.regressed());
+}
+
+#[test]
+fn zeros_single_repetitions_and_failed_trials() {
+    let mut a = run("A", &["ext4"], &[("ext4", "w", "p", BASE)]);
+    let mut b = run("B", &["ext4"], &[("ext4", "w", "p", &[100.0])]);
+    a.trials[0].phases[0].dirty_bytes_end = 8192;
+    // A failed trial with absurd figures is left out.
+    let mut failed = a.trials[0].clone();
+    failed.status = "failed".into();
+    failed.phases[0].mb_per_s = 1e9;
+    a.trials.push(failed);
+    b.trials[0].phases[0].extra.insert("x_per_s".into(), 5.0);
+    let c = compare_runs(a, None, b, None, Some(0.0)).unwrap();
+    let r = row(&c, "ext4", "mb_per_s");
+    assert_eq!((r.n_a, r.n_b), (3, 1));
+    assert_eq!(r.verdict, Verdict::CannotJudge);
+    assert_eq!(
+        row(&c, "ext4", "dirty_bytes_end").verdict.text(),
+        "n/a (zero values)"
+    );
+    assert!(c.rows.iter().all(|r| r.metric != "x_per_s"), "only in B");
+    assert_eq!(c.metrics_only_b, ["x_per_s"]);
+    let text = render::render(&c);
+    assert!(
+        !text.to_lowercase().contains("nan") && !text.contains("inf"),
+        "{text}"
+    );
+    assert!(text.contains("cannot judge (1 repetition)"), "{text}");
+}
+
+#[test]
+fn mixed_causes_are_named() {
+    let a = run("A", &["ext4"], &[("ext4", "w", "p", BASE)]);
+    let mut b = a.clone();
+    b.run_id = "B".into();
+    assert!(mixed_causes(&a, &b).is_empty());
+    b.host.kernel = "6.19".into();
+    b.policy.cache = crate::policy::CachePolicy::Warm;
+    b.policy.seed = 7;
+    for t in &mut b.trials {
+        t.params.insert("size".into(), "1MiB".into());
+    }
+    let w = mixed_causes(&a, &b);
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].contains("kernel (6.18 vs 6.19)")
+            && w[0].contains("cache policy (cold vs warm)")
+            && w[0].contains("seed (42 vs 7)")
+            && !w[0].contains("host"),
+        "{w:?}"
+    );
+    assert_eq!(
+        w[1],
+        "workload w ran with different parameters: (none) vs size=1MiB"
+    );
+    let text = render::render(&compare_runs(a, None, b, None, None).unwrap());
+    assert!(text.contains("warning: A and B differ in kernel"), "{text}");
+}
+
+#[test]
+fn one_sided_workloads_and_phases_are_listed() {
+    let a = run(
+        "A",
+        &["ext4"],
+        &[
+            ("ext4", "w", "p", BASE),
+            ("ext4", "w", "q", BASE),
+            ("ext4", "v", "p", BASE),
+        ],
+    );
+    let b = run(
+        "B",
+        &["ext4"],
+        &[("ext4", "w", "p", BASE), ("ext4", "u", "p", BASE)],
+    );
+    let c = compare_runs(a, None, b, None, None).unwrap();
+    assert_eq!(c.only_a, ["ext4 v", "ext4 w/q"]);
+    assert_eq!(c.only_b, ["ext4 u"]);
+    assert!(c
+        .rows
+        .iter()
+        .all(|r| (r.workload.as_str(), r.phase.as_str()) == ("w", "p")));
+    // Metrics in the order of stats::METRICS.
+    let order: Vec<&str> = c.rows.iter().map(|r| r.metric.as_str()).collect();
+    assert_eq!(
+        order,
+        [
+            "wall_s",
+            "ops_per_s",
+            "mb_per_s",
+            "cpu_pct",
+            "dirty_bytes_end"
+        ]
+    );
+}

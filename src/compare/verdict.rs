@@ -1,0 +1,199 @@
+//! What a metric's move means: which direction is better, the words for it, and the verdict
+//! on one metric's two samples.
+//!
+//! A verdict names a direction only when the 95% interval of the ratio excludes 1 (see
+//! [`super::welch`]); with one repetition on either side it says significance cannot be
+//! judged. Values that are zero or negative have no logarithm: two all-zero samples are
+//! `equal`, anything else with such values is `n/a`.
+
+use super::welch::{self, LogRatio};
+
+/// Which way a metric improves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sense {
+    /// A rate, higher is faster: `ops_per_s`, `mb_per_s`, extra figures ending `_per_s`.
+    Rate,
+    /// A duration, lower is faster: `wall_s`, `total_s` and other `_s` figures, `lat_*`.
+    Duration,
+    /// Lower is better but it is no speed: `write_amplification`.
+    LowerBetter,
+    /// Neither better nor worse (`cpu_pct`, `dirty_bytes_end`, counts): "more" or "less".
+    Neutral,
+}
+
+impl Sense {
+    /// The sense of a metric of [`crate::stats::METRICS`] or of a phase's extra figures.
+    pub fn of(metric: &str) -> Self {
+        if metric.ends_with("_per_s") {
+            Self::Rate
+        } else if metric.starts_with("lat_") || metric.ends_with("_s") {
+            Self::Duration
+        } else if metric == "write_amplification" {
+            Self::LowerBetter
+        } else {
+            Self::Neutral
+        }
+    }
+
+    /// The word for B moving up (`up`) or down against A.
+    fn word(self, up: bool) -> &'static str {
+        match (self, up) {
+            (Self::Rate, true) | (Self::Duration, false) => "faster",
+            (Self::Rate, false) | (Self::Duration, true) => "slower",
+            (Self::LowerBetter, true) => "worse",
+            (Self::LowerBetter, false) => "better",
+            (Self::Neutral, true) => "more",
+            (Self::Neutral, false) => "less",
+        }
+    }
+
+    /// How much worse B is than A, in percent, for a ratio B/A: the share of "goodness" lost,
+    /// (1 − r)·100 for a rate and (1 − 1/r)·100 for a duration or a cost, so that a phase
+    /// that takes 1.25 times as long and its throughput at 0.8 times both count as 20% slower.
+    /// `None` when B is not worse or the metric has no better side. Always below 100.
+    pub fn worse_pct(self, ratio: f64) -> Option<f64> {
+        match self {
+            Self::Rate if ratio < 1.0 => Some((1.0 - ratio) * 100.0),
+            Self::Duration | Self::LowerBetter if ratio > 1.0 => Some((1.0 - 1.0 / ratio) * 100.0),
+            _ => None,
+        }
+    }
+}
+
+/// The verdict on one metric.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// The interval excludes 1: B is `word` ("faster", "worse", "more", …) than A;
+    /// `worse_pct` is set when B is worse (see [`Sense::worse_pct`]).
+    Significant {
+        word: &'static str,
+        worse_pct: Option<f64>,
+    },
+    /// The interval contains 1.
+    NoDifference,
+    /// One repetition on a side: no interval.
+    CannotJudge,
+    /// Both samples are all zeros.
+    Equal,
+    /// Zero, negative or non-finite values: no ratio on a log scale.
+    NotApplicable(&'static str),
+}
+
+impl Verdict {
+    /// The text shown in the table.
+    pub fn text(&self) -> String {
+        match self {
+            Self::Significant { word, .. } => (*word).to_string(),
+            Self::NoDifference => "no significant difference".into(),
+            Self::CannotJudge => "cannot judge (1 repetition)".into(),
+            Self::Equal => "equal (all zero)".into(),
+            Self::NotApplicable(why) => format!("n/a ({why})"),
+        }
+    }
+}
+
+/// The verdict and, where it exists, the ratio with its interval.
+pub fn judge(metric: &str, a: &[f64], b: &[f64]) -> (Option<LogRatio>, Verdict) {
+    let all = a.iter().chain(b);
+    if all.clone().any(|x| !x.is_finite()) {
+        return (None, Verdict::NotApplicable("non-finite values"));
+    }
+    if all.clone().all(|x| *x == 0.0) {
+        return (None, Verdict::Equal);
+    }
+    if all.clone().any(|x| *x < 0.0) {
+        return (None, Verdict::NotApplicable("negative values"));
+    }
+    let Some(r) = welch::log_ratio(a, b) else {
+        return (None, Verdict::NotApplicable("zero values"));
+    };
+    let verdict = match r.significant() {
+        None => Verdict::CannotJudge,
+        Some(false) => Verdict::NoDifference,
+        Some(true) => {
+            let sense = Sense::of(metric);
+            Verdict::Significant {
+                word: sense.word(r.ratio > 1.0),
+                worse_pct: sense.worse_pct(r.ratio),
+            }
+        }
+    };
+    (Some(r), verdict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn senses_of_the_metrics() {
+        for (m, s) in [
+            ("ops_per_s", Sense::Rate),
+            ("mb_per_s", Sense::Rate),
+            ("transactions_per_s", Sense::Rate),
+            ("wall_s", Sense::Duration),
+            ("total_s", Sense::Duration),
+            ("lat_p99_us", Sense::Duration),
+            ("write_amplification", Sense::LowerBetter),
+            ("cpu_pct", Sense::Neutral),
+            ("dirty_bytes_end", Sense::Neutral),
+            ("files", Sense::Neutral),
+        ] {
+            assert_eq!(Sense::of(m), s, "{m}");
+        }
+        assert_eq!(Sense::Rate.worse_pct(0.8).map(|p| p.round()), Some(20.0));
+        assert_eq!(Sense::Rate.worse_pct(1.2), None);
+        assert_eq!(
+            Sense::Duration.worse_pct(1.25).map(|p| p.round()),
+            Some(20.0)
+        );
+        assert_eq!(
+            Sense::LowerBetter.worse_pct(2.0).map(|p| p.round()),
+            Some(50.0)
+        );
+        assert_eq!(Sense::LowerBetter.worse_pct(0.9), None);
+        assert_eq!(Sense::Neutral.worse_pct(5.0), None);
+    }
+
+    #[test]
+    fn verdicts() {
+        let slow = [100.0, 101.0, 99.0];
+        let fast = [200.0, 202.0, 198.0];
+        let sig = |m: &str, a: &[f64], b: &[f64]| judge(m, a, b).1;
+        assert_eq!(
+            sig("mb_per_s", &slow, &fast),
+            Verdict::Significant {
+                word: "faster",
+                worse_pct: None
+            }
+        );
+        let Verdict::Significant { word, worse_pct } = sig("mb_per_s", &fast, &slow) else {
+            panic!()
+        };
+        assert_eq!(word, "slower");
+        assert!((worse_pct.unwrap() - 50.0).abs() < 0.5);
+        assert_eq!(sig("wall_s", &slow, &fast).text(), "slower");
+        assert_eq!(sig("lat_p50_us", &fast, &slow).text(), "faster");
+        assert_eq!(sig("write_amplification", &slow, &fast).text(), "worse");
+        let Verdict::Significant { word, worse_pct } = sig("cpu_pct", &slow, &fast) else {
+            panic!()
+        };
+        assert_eq!((word, worse_pct), ("more", None));
+        assert_eq!(sig("dirty_bytes_end", &fast, &slow).text(), "less");
+        assert_eq!(sig("mb_per_s", &slow, &slow), Verdict::NoDifference);
+        assert_eq!(sig("mb_per_s", &[100.0], &fast), Verdict::CannotJudge);
+        assert_eq!(sig("dirty_bytes_end", &[0.0, 0.0], &[0.0]), Verdict::Equal);
+        assert_eq!(
+            sig("dirty_bytes_end", &[0.0, 4096.0], &[8192.0, 4096.0]).text(),
+            "n/a (zero values)"
+        );
+        assert_eq!(
+            sig("x", &[-1.0, 1.0], &[1.0, 2.0]).text(),
+            "n/a (negative values)"
+        );
+        assert_eq!(
+            sig("x", &[f64::INFINITY], &[1.0]).text(),
+            "n/a (non-finite values)"
+        );
+    }
+}

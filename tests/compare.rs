@@ -1,0 +1,266 @@
+//! `fsarena compare` end to end on the fixture run (bonnie, bonnie-files and postmark, three
+//! repetitions each on ext4 and tmpfs): targets of one run, a run against itself, the exit
+//! codes of `--fail-if-slower`, and the errors for bad targets and runs.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+/// Runs `fsarena --db DB compare ARGS`; returns the exit code, stdout and stderr.
+fn compare(db: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(common::bin())
+        .arg("--db")
+        .arg(db)
+        .arg("compare")
+        .args(args)
+        .output()
+        .expect("run fsarena");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn fixture() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::fixture_db(dir.path());
+    (dir, db)
+}
+
+fn spec(target: &str) -> String {
+    format!("{}:{target}", common::FIXTURE_RUN)
+}
+
+/// The table row of `workload phase metric`, split into its cells.
+fn row(out: &str, workload: &str, phase: &str, metric: &str) -> Vec<String> {
+    out.lines()
+        .map(|l| {
+            l.split(['│', '┆'])
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect::<Vec<_>>()
+        })
+        .find(|cells| cells.len() > 3 && cells[..3] == [workload, phase, metric])
+        .unwrap_or_else(|| panic!("no row {workload} {phase} {metric} in\n{out}"))
+}
+
+/// Verdicts that claim a direction.
+const DIRECTIONS: &[&str] = &["faster", "slower", "better", "worse", "more", "less"];
+
+#[test]
+fn two_targets_of_one_run() {
+    let (_dir, db) = fixture();
+    let (code, out, err) = compare(&db, &[&spec("ext4"), &spec("tmpfs")]);
+    assert_eq!(code, 0, "{err}");
+    let id = common::FIXTURE_RUN;
+    assert!(
+        out.contains(&format!(
+            "A: run {id}, target ext4 (ext4 loop); host vm, kernel 6.18.44-fc-v595"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("B: run {id}, target tmpfs (tmpfs); host vm")),
+        "{out}"
+    );
+    assert!(!out.contains("warning"), "same run, same host: {out}");
+    // tmpfs has no block device, so no write amplification.
+    assert!(
+        out.contains("metrics only in A (not compared): write_amplification"),
+        "{out}"
+    );
+    // Every workload × phase of the fixture, each with its metrics in METRICS order.
+    for (w, phases) in [
+        (
+            "bonnie",
+            &[
+                "write_char",
+                "write_block",
+                "rewrite",
+                "read_char",
+                "read_block",
+                "seeks",
+            ][..],
+        ),
+        (
+            "bonnie-files",
+            &[
+                "seq_create",
+                "seq_stat",
+                "seq_delete",
+                "rand_create",
+                "rand_stat",
+                "rand_delete",
+            ],
+        ),
+        ("postmark", &["create", "transactions", "delete"]),
+    ] {
+        for p in phases {
+            for m in [
+                "wall_s",
+                "ops_per_s",
+                "mb_per_s",
+                "cpu_pct",
+                "dirty_bytes_end",
+            ] {
+                row(&out, w, p, m);
+            }
+        }
+    }
+    // tmpfs reads seek positions about 12 times as fast: a significant difference.
+    let seeks = row(&out, "bonnie", "seeks", "ops_per_s");
+    assert_eq!(
+        seeks[3..],
+        ["12304", "200213", "11.67", "2.430 – 56.01", "3/3", "faster"]
+    );
+    // A shorter wall time is faster too, a lower latency as well.
+    assert_eq!(row(&out, "bonnie", "seeks", "wall_s")[8], "faster");
+    assert_eq!(
+        row(&out, "bonnie-files", "seq_stat", "lat_p50_us")[8],
+        "faster"
+    );
+    // CPU% is no speed: more or less, never faster.
+    assert_eq!(row(&out, "bonnie", "seeks", "cpu_pct")[8], "more");
+    // An interval that spans 1 gives no verdict.
+    let rc = row(&out, "bonnie", "read_char", "mb_per_s");
+    assert_eq!(
+        rc[6..],
+        ["0.516 – 2.832", "3/3", "no significant difference"]
+    );
+    // Extra figures, zeros and all-zero figures.
+    assert_eq!(
+        row(&out, "postmark", "transactions", "transactions_per_s")[8],
+        "faster"
+    );
+    assert_eq!(row(&out, "postmark", "delete", "total_s")[8], "faster");
+    assert_eq!(
+        row(&out, "bonnie-files", "seq_stat", "mb_per_s")[5..],
+        ["—", "—", "3/3", "equal (all zero)"]
+    );
+    assert_eq!(
+        row(&out, "bonnie", "seeks", "dirty_bytes_end")[8],
+        "n/a (zero values)"
+    );
+    assert!(
+        out.contains("132 metrics: 63 faster, 7 more, 42 no significant difference"),
+        "{out}"
+    );
+    assert!(!out.to_lowercase().contains("nan"), "{out}");
+}
+
+#[test]
+fn a_run_against_itself_differs_nowhere() {
+    let (_dir, db) = fixture();
+    let (code, out, err) = compare(&db, &["last", "last", "--fail-if-slower", "0"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("targets ext4, tmpfs"), "{out}");
+    assert!(out.contains("A and B are the same measurements"), "{out}");
+    let mut rows = 0;
+    let body = out
+        .lines()
+        .filter(|l| l.starts_with('│') && !l.contains("median A"));
+    for line in body {
+        let verdict = line
+            .split('┆')
+            .next_back()
+            .unwrap()
+            .trim_end_matches('│')
+            .trim();
+        assert!(
+            !DIRECTIONS.iter().any(|d| verdict.starts_with(d)),
+            "a difference claimed between identical samples: {line}"
+        );
+        rows += 1;
+    }
+    // Every metric of both targets.
+    assert_eq!(rows, 270, "{out}");
+    let tally =
+        "270 metrics: 243 no significant difference, 14 equal (all zero), 13 n/a (zero values)";
+    assert!(out.contains(tally), "{out}");
+    assert!(
+        out.contains("no metric of B is significantly worse than A by more than 0%"),
+        "{out}"
+    );
+}
+
+#[test]
+fn fail_if_slower_sets_the_exit_code() {
+    let (_dir, db) = fixture();
+    let (ext4, tmpfs) = (spec("ext4"), spec("tmpfs"));
+    // ext4 → tmpfs: nothing is worse at all.
+    let (code, out, _) = compare(&db, &[&ext4, &tmpfs, "--fail-if-slower", "0"]);
+    assert_eq!(code, 0, "{out}");
+    // tmpfs → ext4: seeks run at 8.6% of tmpfs's rate and take 11.67 times as long; both
+    // are 91.4% slower.
+    let (code, out, err) = compare(&db, &[&tmpfs, &ext4, "--fail-if-slower", "90"]);
+    assert_eq!(code, 1, "{err}");
+    for m in ["ops_per_s", "wall_s"] {
+        let listed = format!("tmpfs→ext4 bonnie seeks {m}: slower by 91.4%");
+        assert!(out.contains(&listed), "{out}");
+    }
+    assert!(out.contains("slower by 91.4% > 90% !"), "{out}");
+    assert!(
+        out.contains("15 metric(s) of B significantly worse"),
+        "{out}"
+    );
+    // At 95% the seek rate no longer counts; tail latencies (up to 99.3% slower) still do.
+    let (code, out, _) = compare(&db, &[&tmpfs, &ext4, "--fail-if-slower", "95"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(!out.contains("seeks ops_per_s: slower by"), "{out}");
+    assert!(
+        out.contains("bonnie seeks lat_p99_us: slower by 99.3%"),
+        "{out}"
+    );
+    // Above the largest loss nothing fails.
+    let (code, out, _) = compare(&db, &[&tmpfs, &ext4, "--fail-if-slower", "99.5"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("no metric of B is significantly worse than A by more than 99.5%"));
+    // Without the option a slower B is reported, not failed.
+    let (code, out, _) = compare(&db, &[&tmpfs, &ext4]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("63 slower"), "{out}");
+}
+
+#[test]
+fn bad_targets_runs_and_thresholds_are_usage_errors() {
+    let (_dir, db) = fixture();
+    let (code, out, err) = compare(&db, &[&spec("xfs"), &spec("ext4")]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains(&format!(
+            "run {} has no target 'xfs'; its targets: ext4, tmpfs",
+            common::FIXTURE_RUN
+        )),
+        "{err}"
+    );
+    let (code, _, err) = compare(&db, &["nope", "last"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no run 'nope'"), "{err}");
+    let (code, _, err) = compare(&db, &["last:", "last"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("give RUN or RUN:TARGET"), "{err}");
+    let (code, _, err) = compare(&db, &["last", "last", "--fail-if-slower=-5"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("from 0 up to (not including) 100"), "{err}");
+    let (code, _, err) = compare(&db, &["last", "last", "--fail-if-slower", "100"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not 100"), "{err}");
+}
+
+#[test]
+fn help_names_the_method() {
+    for flag in ["-h", "--help"] {
+        let out = Command::new(common::bin())
+            .args(["compare", flag])
+            .output()
+            .expect("run fsarena");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}");
+        assert!(
+            text.contains("Welch's t on the logarithms") && text.contains("Welch-Satterthwaite"),
+            "{flag}: {text}"
+        );
+    }
+}

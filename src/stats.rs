@@ -107,6 +107,43 @@ pub struct Summary {
 /// Reads one metric from a phase result.
 pub type MetricFn = fn(&PhaseResult) -> Option<f64>;
 
+/// Which direction of a metric is the good one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+    /// Neither: a count, a size, a CPU share or CPU time.
+    None,
+}
+
+impl Better {
+    /// `higher`, `lower` or `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Better::Higher => "higher",
+            Better::Lower => "lower",
+            Better::None => "none",
+        }
+    }
+}
+
+/// Which way the metric `name` improves, from its name — the one rule for every report
+/// and comparison: rates (`…_per_s`) are better higher; times (`…_s`, `lat_…`) and
+/// `write_amplification` lower; CPU figures (`cpu_…`), counts and sizes have no better
+/// side. A per-operation metric `lat_p99_us:write` goes by its part before the colon.
+pub fn better(name: &str) -> Better {
+    let base = name.split(':').next().unwrap_or(name);
+    if base.starts_with("cpu_") {
+        Better::None
+    } else if base.ends_with("_per_s") {
+        Better::Higher
+    } else if base.starts_with("lat_") || base.ends_with("_s") || base == "write_amplification" {
+        Better::Lower
+    } else {
+        Better::None
+    }
+}
+
 /// The metrics summarised for every phase.
 pub const METRICS: &[(&str, MetricFn)] = &[
     ("wall_s", |p| Some(p.wall_s)),
@@ -212,6 +249,27 @@ mod tests {
         let one = describe(&[5.0]).unwrap();
         assert_eq!((one.stddev, one.ci95_low, one.cv), (None, None, None));
         assert!(describe(&[]).is_none());
+    }
+
+    #[test]
+    fn which_way_is_better() {
+        for (name, b) in [
+            ("ops_per_s", Better::Higher),
+            ("mb_per_s", Better::Higher),
+            ("read_bytes_per_s", Better::Higher),
+            ("wall_s", Better::Lower),
+            ("total_s", Better::Lower),
+            ("lat_p99_us", Better::Lower),
+            ("lat_max_us:write", Better::Lower),
+            ("write_amplification", Better::Lower),
+            ("cpu_pct", Better::None),
+            ("cpu_user_s", Better::None),
+            ("dirty_bytes_end", Better::None),
+            ("ops:write", Better::None),
+            ("extents_per_file", Better::None),
+        ] {
+            assert_eq!(better(name), b, "{name}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! `equal`, anything else with such values is `n/a`.
 
 use super::welch::{self, LogRatio};
+use crate::stats::{better, Better};
 
 /// Which way a metric improves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,16 +23,14 @@ pub enum Sense {
 }
 
 impl Sense {
-    /// The sense of a metric of [`crate::stats::METRICS`] or of a phase's extra figures.
+    /// The sense of a metric of [`crate::stats::METRICS`] or of a phase's extra figures:
+    /// its better side from [`crate::stats::better`], and whether it is a speed.
     pub fn of(metric: &str) -> Self {
-        if metric.ends_with("_per_s") {
-            Self::Rate
-        } else if metric.starts_with("lat_") || metric.ends_with("_s") {
-            Self::Duration
-        } else if metric == "write_amplification" {
-            Self::LowerBetter
-        } else {
-            Self::Neutral
+        match better(metric) {
+            Better::Higher => Self::Rate,
+            Better::Lower if metric == "write_amplification" => Self::LowerBetter,
+            Better::Lower => Self::Duration,
+            Better::None => Self::Neutral,
         }
     }
 

@@ -13,7 +13,7 @@
 //! also gets one row with metric `error` and its message in the `error` column.
 
 use crate::result::{PhaseResult, RunResult, TargetInfo, Trial};
-use crate::stats::METRICS;
+use crate::stats::{better, Better, METRICS};
 use anyhow::Result;
 
 /// The header, in order.
@@ -38,25 +38,6 @@ pub const COLUMNS: &[&str] = &[
     "flags",
     "error",
 ];
-
-/// Which direction of a metric is the good one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Better {
-    Higher,
-    Lower,
-    /// Neither: a count, a size, a CPU share.
-    None,
-}
-
-impl Better {
-    fn as_str(self) -> &'static str {
-        match self {
-            Better::Higher => "higher",
-            Better::Lower => "lower",
-            Better::None => "none",
-        }
-    }
-}
 
 /// A value as written: integers stay integers.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -85,47 +66,48 @@ pub struct Metric {
     pub better: Better,
 }
 
-fn metric(name: &str, value: Value, unit: &str, better: Better) -> Metric {
+/// A metric with its unit; which way is better follows from the name
+/// ([`crate::stats::better`]).
+fn metric(name: &str, value: Value, unit: &str) -> Metric {
     Metric {
         name: name.to_string(),
         value,
         unit: unit.to_string(),
-        better,
+        better: better(name),
     }
 }
 
-/// Unit and direction of one of [`crate::stats::METRICS`].
-fn standard_unit(name: &str, p: &PhaseResult) -> (String, Better) {
-    let (unit, better) = match name {
-        "wall_s" => ("s", Better::Lower),
-        "ops_per_s" if p.ops_unit.is_empty() => ("ops/s", Better::Higher),
-        "ops_per_s" => (p.ops_unit.as_str(), Better::Higher),
-        "mb_per_s" => ("MB/s", Better::Higher),
-        "cpu_pct" => ("%", Better::None),
-        n if n.starts_with("lat_") => ("us", Better::Lower),
-        "write_amplification" => ("ratio", Better::Lower),
-        "dirty_bytes_end" => ("bytes", Better::None),
-        _ => ("", Better::None),
-    };
-    (unit.to_string(), better)
+/// The unit of one of [`crate::stats::METRICS`].
+fn standard_unit<'a>(name: &str, p: &'a PhaseResult) -> &'a str {
+    match name {
+        "wall_s" => "s",
+        "ops_per_s" if p.ops_unit.is_empty() => "ops/s",
+        "ops_per_s" => p.ops_unit.as_str(),
+        "mb_per_s" => "MB/s",
+        "cpu_pct" => "%",
+        n if n.starts_with("lat_") => "us",
+        "write_amplification" => "ratio",
+        "dirty_bytes_end" => "bytes",
+        _ => "",
+    }
 }
 
-/// Unit and direction of a workload's extra figure, read from its name's suffix.
-pub fn extra_unit(name: &str) -> (&'static str, Better) {
+/// The unit of a workload's extra figure, read from its name's suffix.
+pub fn extra_unit(name: &str) -> &'static str {
     if name.ends_with("_mb_per_s") {
-        ("MB/s", Better::Higher)
+        "MB/s"
     } else if name.ends_with("bytes_per_s") {
-        ("bytes/s", Better::Higher)
+        "bytes/s"
     } else if name.ends_with("_per_s") {
-        ("/s", Better::Higher)
+        "/s"
     } else if name.ends_with("_s") {
-        ("s", Better::Lower)
+        "s"
     } else if name.ends_with("_bytes") {
-        ("bytes", Better::None)
+        "bytes"
     } else if name.ends_with("_kib") {
-        ("KiB", Better::None)
+        "KiB"
     } else {
-        ("", Better::None)
+        ""
     }
 }
 
@@ -136,98 +118,36 @@ pub fn phase_metrics(p: &PhaseResult) -> Vec<Metric> {
     let mut out = Vec::new();
     for (name, get) in METRICS {
         if let Some(x) = get(p) {
-            let (unit, better) = standard_unit(name, p);
-            out.push(metric(name, Value::Float(x), &unit, better));
+            out.push(metric(name, Value::Float(x), standard_unit(name, p)));
         }
     }
-    let lat = p.lat_us;
-    let more: [(&str, Option<Value>, &str, Better); 13] = [
-        (
-            "lat_p90_us",
-            lat.map(|l| Value::Float(l.p90)),
-            "us",
-            Better::Lower,
-        ),
-        (
-            "lat_p999_us",
-            lat.map(|l| Value::Float(l.p999)),
-            "us",
-            Better::Lower,
-        ),
-        ("ops", Some(Value::Int(p.ops)), "ops", Better::None),
-        ("bytes", Some(Value::Int(p.bytes)), "bytes", Better::None),
-        (
-            "bytes_read",
-            Some(Value::Int(p.bytes_read)),
-            "bytes",
-            Better::None,
-        ),
-        (
-            "bytes_written",
-            Some(Value::Int(p.bytes_written)),
-            "bytes",
-            Better::None,
-        ),
-        (
-            "cpu_user_s",
-            Some(Value::Float(p.cpu_user_s)),
-            "s",
-            Better::None,
-        ),
-        (
-            "cpu_sys_s",
-            Some(Value::Float(p.cpu_sys_s)),
-            "s",
-            Better::None,
-        ),
-        (
-            "dev_read_bytes",
-            p.dev_read_bytes.map(Value::Int),
-            "bytes",
-            Better::None,
-        ),
-        (
-            "dev_write_bytes",
-            p.dev_write_bytes.map(Value::Int),
-            "bytes",
-            Better::None,
-        ),
-        (
-            "space_used_bytes",
-            p.space_used_bytes.map(Value::Int),
-            "bytes",
-            Better::None,
-        ),
-        (
-            "first_done_s",
-            p.first_done_s.map(Value::Float),
-            "s",
-            Better::Lower,
-        ),
-        (
-            "last_done_s",
-            p.last_done_s.map(Value::Float),
-            "s",
-            Better::Lower,
-        ),
+    let (lat, int, float) = (p.lat_us, Value::Int, Value::Float);
+    let more: [(&str, Option<Value>, &str); 13] = [
+        ("lat_p90_us", lat.map(|l| float(l.p90)), "us"),
+        ("lat_p999_us", lat.map(|l| float(l.p999)), "us"),
+        ("ops", Some(int(p.ops)), "ops"),
+        ("bytes", Some(int(p.bytes)), "bytes"),
+        ("bytes_read", Some(int(p.bytes_read)), "bytes"),
+        ("bytes_written", Some(int(p.bytes_written)), "bytes"),
+        ("cpu_user_s", Some(float(p.cpu_user_s)), "s"),
+        ("cpu_sys_s", Some(float(p.cpu_sys_s)), "s"),
+        ("dev_read_bytes", p.dev_read_bytes.map(int), "bytes"),
+        ("dev_write_bytes", p.dev_write_bytes.map(int), "bytes"),
+        ("space_used_bytes", p.space_used_bytes.map(int), "bytes"),
+        ("first_done_s", p.first_done_s.map(float), "s"),
+        ("last_done_s", p.last_done_s.map(float), "s"),
     ];
-    for (name, v, unit, better) in more {
+    for (name, v, unit) in more {
         if let Some(v) = v {
-            out.push(metric(name, v, unit, better));
+            out.push(metric(name, v, unit));
         }
     }
     for (name, x) in &p.extra {
-        let (unit, better) = extra_unit(name);
-        out.push(metric(name, Value::Float(*x), unit, better));
+        out.push(metric(name, float(*x), extra_unit(name)));
     }
     for op in &p.lat_by_op {
         let l = op.lat_us;
-        out.push(metric(
-            &format!("ops:{}", op.op),
-            Value::Int(op.count),
-            "ops",
-            Better::None,
-        ));
+        out.push(metric(&format!("ops:{}", op.op), int(op.count), "ops"));
         for (q, x) in [
             ("p50", l.p50),
             ("p90", l.p90),
@@ -235,12 +155,7 @@ pub fn phase_metrics(p: &PhaseResult) -> Vec<Metric> {
             ("p999", l.p999),
             ("max", l.max),
         ] {
-            out.push(metric(
-                &format!("lat_{q}_us:{}", op.op),
-                Value::Float(x),
-                "us",
-                Better::Lower,
-            ));
+            out.push(metric(&format!("lat_{q}_us:{}", op.op), float(x), "us"));
         }
     }
     out
@@ -460,12 +375,10 @@ mod tests {
         assert_eq!(get("lat_max_us:seek").value, Value::Float(7.5));
         assert_eq!(get("lat_max_us:seek").unit, "us");
         assert_eq!(get("read_bytes_per_s").unit, "bytes/s");
-        assert_eq!(extra_unit("total_s"), ("s", Better::Lower));
-        assert_eq!(
-            extra_unit("compilebench_mb_per_s"),
-            ("MB/s", Better::Higher)
-        );
-        assert_eq!(extra_unit("fragmentation"), ("", Better::None));
+        let extra = |n: &str| (extra_unit(n), better(n));
+        assert_eq!(extra("total_s"), ("s", Better::Lower));
+        assert_eq!(extra("compilebench_mb_per_s"), ("MB/s", Better::Higher));
+        assert_eq!(extra("fragmentation"), ("", Better::None));
         let plain = phase_metrics(&PhaseResult::default());
         assert_eq!(
             plain.iter().find(|m| m.name == "ops_per_s").unwrap().unit,

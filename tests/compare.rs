@@ -72,32 +72,9 @@ fn two_targets_of_one_run() {
         "{out}"
     );
     // Every workload × phase of the fixture, each with its metrics in METRICS order.
-    for (w, phases) in [
-        (
-            "bonnie",
-            &[
-                "write_char",
-                "write_block",
-                "rewrite",
-                "read_char",
-                "read_block",
-                "seeks",
-            ][..],
-        ),
-        (
-            "bonnie-files",
-            &[
-                "seq_create",
-                "seq_stat",
-                "seq_delete",
-                "rand_create",
-                "rand_stat",
-                "rand_delete",
-            ],
-        ),
-        ("postmark", &["create", "transactions", "delete"]),
-    ] {
-        for p in phases {
+    for w in ["bonnie", "bonnie-files", "postmark"] {
+        let info = fsarena::workload::find(w).unwrap();
+        for p in info.phases.iter().map(|p| p.name) {
             for m in [
                 "wall_s",
                 "ops_per_s",

@@ -46,34 +46,9 @@ fn fnv1a(bytes: &[u8]) -> String {
     format!("{h:016x}")
 }
 
-/// Splits CSV text into records (RFC 4180: quoted fields may hold commas, quotes, newlines).
+/// Splits CSV text into records; the CSV must end with LF.
 fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    let mut records = Vec::new();
-    let (mut record, mut field) = (Vec::new(), String::new());
-    let mut chars = text.chars().peekable();
-    let mut quoted = false;
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            (true, '"') => quoted = false,
-            (true, c) => field.push(c),
-            (false, '"') => quoted = true,
-            (false, ',') => record.push(std::mem::take(&mut field)),
-            (false, '\n') => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-            }
-            (false, c) => field.push(c),
-        }
-    }
-    assert!(
-        field.is_empty() && record.is_empty(),
-        "CSV must end with LF"
-    );
-    records
+    fsarena::report::csv::read(text).expect("CSV must end with LF")
 }
 
 /// Lines shown in full in the CSV snapshot; the rest is pinned by count and digest.

@@ -38,25 +38,20 @@ pub const IO_WORKLOAD: &str = "bonnie";
 /// The workload that fills the file-test fields.
 pub const FILE_WORKLOAD: &str = "bonnie-files";
 
-/// `bonnie`'s phases in bonnie++'s column order (putc, write(2), rewrite, getc, read(2),
-/// seeks): fields 9–20 and latencies 38–43.
-pub const IO_PHASES: [&str; 6] = [
-    "write_char",
-    "write_block",
-    "rewrite",
-    "read_char",
-    "read_block",
-    "seeks",
-];
-/// `bonnie-files`' phases in bonnie++'s column order: fields 26–37 and latencies 44–49.
-pub const FILE_PHASES: [&str; 6] = [
-    "seq_create",
-    "seq_stat",
-    "seq_delete",
-    "rand_create",
-    "rand_stat",
-    "rand_delete",
-];
+/// `bonnie`'s phases, which the workload runs in bonnie++'s column order (putc, write(2),
+/// rewrite, getc, read(2), seeks): fields 9–20 and latencies 38–43.
+fn io_phases() -> impl Iterator<Item = &'static str> {
+    crate::workload::bonnie::INFO.phases.iter().map(|p| p.name)
+}
+
+/// `bonnie-files`' phases, in bonnie++'s column order too: fields 26–37 and latencies
+/// 44–49.
+fn file_phases() -> impl Iterator<Item = &'static str> {
+    crate::workload::bonnie_files::INFO
+        .phases
+        .iter()
+        .map(|p| p.name)
+}
 
 /// Field indices (bonnie++'s `COL_*` where it has them).
 const COL_IO_PARAMS: usize = 5;
@@ -251,10 +246,10 @@ fn io_fields(f: &mut [String], t: &Trial) {
     f[COL_IO_PARAMS + 1] = opt(chunk.map(chunk_text));
     f[COL_IO_PARAMS + 2] = opt(param_count(t, "seeks"));
     f[COL_IO_PARAMS + 3] = opt(param_count(t, "seekers"));
-    for (i, name) in IO_PHASES.iter().enumerate() {
+    for (i, name) in io_phases().enumerate() {
         let Some(p) = find(t, name) else { continue };
         let col = COL_PUTC + 2 * i;
-        f[col] = if *name == "seeks" {
+        f[col] = if name == "seeks" {
             if timed(p) && p.ops_per_s.is_finite() {
                 seeks_text(p.ops_per_s)
             } else {
@@ -285,7 +280,7 @@ fn file_fields(f: &mut [String], t: &Trial) {
         _ => String::new(),
     };
     f[COL_NUM_FILES + 4] = opt(param_bytes(t, "chunk").map(chunk_text));
-    for (i, name) in FILE_PHASES.iter().enumerate() {
+    for (i, name) in file_phases().enumerate() {
         let Some(p) = find(t, name) else { continue };
         let col = COL_SEQ_CREATE + 2 * i;
         if timed(p) && p.ops_per_s.is_finite() {
@@ -364,6 +359,7 @@ pub fn export(run: &RunResult) -> Result<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::probe::hist::Percentiles;
+    use crate::report::fixture_with as run;
 
     fn phase(name: &str, wall_s: f64, bytes: u64, ops_per_s: f64, max_us: f64) -> PhaseResult {
         PhaseResult {
@@ -423,13 +419,6 @@ mod tests {
             phases,
             peak_rss_bytes: 0,
         }
-    }
-
-    fn run(trials: Vec<Trial>) -> RunResult {
-        let text = include_str!("../../tests/fixtures/run.json");
-        let mut r: RunResult = serde_json::from_str(text).unwrap();
-        r.trials = trials;
-        r
     }
 
     #[test]
@@ -492,6 +481,32 @@ mod tests {
         p.lat_us = None;
         p.lat_by_op.clear();
         assert_eq!(max_latency_us(&p), None);
+    }
+
+    #[test]
+    fn workload_phases_come_in_bonnies_column_order() {
+        assert_eq!(
+            io_phases().collect::<Vec<_>>(),
+            [
+                "write_char",
+                "write_block",
+                "rewrite",
+                "read_char",
+                "read_block",
+                "seeks"
+            ]
+        );
+        assert_eq!(
+            file_phases().collect::<Vec<_>>(),
+            [
+                "seq_create",
+                "seq_stat",
+                "seq_delete",
+                "rand_create",
+                "rand_stat",
+                "rand_delete"
+            ]
+        );
     }
 
     #[test]

@@ -214,6 +214,36 @@ fn trial_fields(run: &RunResult, t: &Trial) -> Vec<String> {
     ]
 }
 
+/// Reads CSV as [`export`] writes it (RFC 4180: quoted fields may hold commas, doubled
+/// quotes and newlines; every record ends with LF) into records of fields.
+pub fn read(text: &str) -> Result<Vec<Vec<String>>> {
+    let mut records = Vec::new();
+    let (mut record, mut field) = (Vec::new(), String::new());
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    if quoted || !field.is_empty() || !record.is_empty() {
+        anyhow::bail!("CSV must end with LF, outside quotes");
+    }
+    Ok(records)
+}
+
 /// One row per run × target × workload × repetition × phase × metric, with a header.
 pub fn export(run: &RunResult) -> Result<Vec<u8>> {
     let mut out = line(COLUMNS);
@@ -252,33 +282,8 @@ pub fn export(run: &RunResult) -> Result<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::probe::hist::Percentiles;
+    use crate::report::fixture_with as run;
     use crate::result::OpLatency;
-
-    /// Splits CSV text into records of fields (RFC 4180), to check what we write.
-    fn parse(text: &str) -> Vec<Vec<String>> {
-        let mut records = Vec::new();
-        let (mut record, mut field) = (Vec::new(), String::new());
-        let mut chars = text.chars().peekable();
-        let mut quoted = false;
-        while let Some(c) = chars.next() {
-            match (quoted, c) {
-                (true, '"') if chars.peek() == Some(&'"') => {
-                    chars.next();
-                    field.push('"');
-                }
-                (true, '"') => quoted = false,
-                (true, c) => field.push(c),
-                (false, '"') => quoted = true,
-                (false, ',') => record.push(std::mem::take(&mut field)),
-                (false, '\n') => {
-                    record.push(std::mem::take(&mut field));
-                    records.push(std::mem::take(&mut record));
-                }
-                (false, c) => field.push(c),
-            }
-        }
-        records
-    }
 
     fn pct(x: f64) -> Percentiles {
         Percentiles {
@@ -308,13 +313,6 @@ mod tests {
         }
     }
 
-    fn run(trials: Vec<Trial>) -> RunResult {
-        let text = include_str!("../../tests/fixtures/run.json");
-        let mut r: RunResult = serde_json::from_str(text).unwrap();
-        r.trials = trials;
-        r
-    }
-
     #[test]
     fn quoting_follows_rfc4180() {
         assert_eq!(line(&["a", "b c", ""]), "a,b c,\n");
@@ -322,7 +320,9 @@ mod tests {
         assert_eq!(line(&["say \"hi\""]), "\"say \"\"hi\"\"\"\n");
         assert_eq!(line(&["two\nlines", "cr\r"]), "\"two\nlines\",\"cr\r\"\n");
         let nasty = ["ext4,\"fast\"\nnew", "plain", "a\"b"];
-        assert_eq!(parse(&line(&nasty)), vec![nasty.to_vec()]);
+        assert_eq!(read(&line(&nasty)).unwrap(), vec![nasty.to_vec()]);
+        assert!(read("a,b").is_err(), "no final LF");
+        assert!(read("\"open\n").is_err(), "unterminated quote");
     }
 
     #[test]
@@ -402,7 +402,7 @@ mod tests {
             trial("my,dir", "failed", vec![phase]),
         ]);
         let text = String::from_utf8(export(&r).unwrap()).unwrap();
-        let rows = parse(&text);
+        let rows = read(&text).unwrap();
         assert_eq!(rows[0], COLUMNS);
         assert!(rows.iter().all(|r| r.len() == COLUMNS.len()));
         let col = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();

@@ -6,3 +6,13 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod terminal;
+
+/// The fixture run (`tests/fixtures/run.json`: its host, policy and targets) with `trials`
+/// in place of its own.
+#[cfg(test)]
+pub(crate) fn fixture_with(trials: Vec<crate::result::Trial>) -> crate::result::RunResult {
+    let text = include_str!("../../tests/fixtures/run.json");
+    let mut r: crate::result::RunResult = serde_json::from_str(text).unwrap();
+    r.trials = trials;
+    r
+}

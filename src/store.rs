@@ -17,7 +17,7 @@
 //! reported as `interrupted`.
 
 use crate::error::usage;
-use crate::result::{HostInfo, PhaseResult, Provision, RunResult, TargetInfo, Trial};
+use crate::result::{PhaseResult, RunResult, TargetInfo, Trial};
 use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
@@ -335,125 +335,76 @@ impl Store {
     /// Loads a stored run (`RUN` as for [`Self::resolve`]), summaries recomputed.
     pub fn load(&self, run: &str) -> Result<RunResult> {
         let id = self.resolve(run)?;
-        let (
-            started_at,
-            finished_at,
-            status,
-            version,
-            command_line,
-            host,
-            policy,
-            can_drop,
-            pid,
-            hostname,
-        ): (
-            String,
-            Option<String>,
-            String,
-            String,
-            String,
-            String,
-            String,
-            bool,
-            i64,
-            String,
-        ) = self.conn.query_row(
+        let (mut result, pid, hostname): (RunResult, i64, String) = self.conn.query_row(
             "SELECT started_at, finished_at, status, fsarena_version, command_line, host, policy, \
              can_drop_caches, pid, hostname FROM runs WHERE id = ?1",
             [&id],
             |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                    r.get(8)?,
-                    r.get(9)?,
-                ))
+                let run = RunResult {
+                    fsarena_version: r.get(3)?,
+                    run_id: id.clone(),
+                    started_at: r.get(0)?,
+                    finished_at: r.get(1)?,
+                    status: r.get(2)?,
+                    command_line: json(r, 4)?,
+                    host: json(r, 5)?,
+                    policy: json(r, 6)?,
+                    can_drop_caches: r.get(7)?,
+                    targets: Vec::new(),
+                    trials: Vec::new(),
+                    summaries: Vec::new(),
+                };
+                Ok((run, r.get(8)?, r.get(9)?))
             },
         )?;
-        let targets: Vec<TargetInfo> = self
-            .strings(
-                "SELECT info FROM targets WHERE run_id = ?1 ORDER BY position",
-                &id,
-            )?
-            .iter()
-            .map(|s| serde_json::from_str(s))
-            .collect::<serde_json::Result<_>>()?;
-        let mut stmt = self.conn.prepare(
-            "SELECT id, target, workload, label, params, rep, status, error, provision, peak_rss_bytes \
-             FROM trials WHERE run_id = ?1 ORDER BY id",
+        result.status = Self::shown_status(std::mem::take(&mut result.status), pid, &hostname);
+        let mut targets = self
+            .conn
+            .prepare("SELECT info FROM targets WHERE run_id = ?1 ORDER BY position")?;
+        result.targets = targets
+            .query_map([&id], |r| json(r, 0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut trials = self.conn.prepare(
+            "SELECT id, target, workload, label, params, rep, status, error, provision, \
+             peak_rss_bytes FROM trials WHERE run_id = ?1 ORDER BY id",
         )?;
-        type Row = (
-            i64,
-            String,
-            String,
-            String,
-            String,
-            u32,
-            String,
-            Option<String>,
-            String,
-            i64,
-        );
-        let rows: Vec<Row> = stmt
+        let rows: Vec<(i64, Trial)> = trials
             .query_map([&id], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                    r.get(8)?,
-                    r.get(9)?,
-                ))
+                let trial = Trial {
+                    target: r.get(1)?,
+                    workload: r.get(2)?,
+                    label: r.get(3)?,
+                    params: json(r, 4)?,
+                    rep: r.get(5)?,
+                    status: r.get(6)?,
+                    error: r.get(7)?,
+                    provision: json(r, 8)?,
+                    phases: Vec::new(),
+                    peak_rss_bytes: r.get::<_, i64>(9)? as u64,
+                };
+                Ok((r.get(0)?, trial))
             })?
             .collect::<rusqlite::Result<_>>()?;
-        let mut trials = Vec::new();
-        for (tid, target, workload, label, params, rep, tstatus, error, provision, rss) in rows {
-            let mut pstmt = self
-                .conn
-                .prepare("SELECT result FROM phases WHERE trial_id = ?1 ORDER BY position")?;
-            let phases: Vec<PhaseResult> = pstmt
-                .query_map([tid], |r| r.get::<_, String>(0))?
-                .map(|s| Ok(serde_json::from_str(&s?)?))
-                .collect::<Result<_>>()?;
-            trials.push(Trial {
-                target,
-                workload,
-                label,
-                params: serde_json::from_str(&params)?,
-                rep,
-                status: tstatus,
-                error,
-                provision: serde_json::from_str::<Provision>(&provision)?,
-                phases,
-                peak_rss_bytes: rss as u64,
-            });
+        let mut phases = self
+            .conn
+            .prepare("SELECT result FROM phases WHERE trial_id = ?1 ORDER BY position")?;
+        for (trial_id, mut trial) in rows {
+            trial.phases = phases
+                .query_map([trial_id], |r| json::<PhaseResult>(r, 0))?
+                .collect::<rusqlite::Result<_>>()?;
+            result.trials.push(trial);
         }
-        let summaries = crate::stats::summarize(&trials);
-        Ok(RunResult {
-            fsarena_version: version,
-            run_id: id,
-            started_at,
-            finished_at,
-            status: Self::shown_status(status, pid, &hostname),
-            command_line: serde_json::from_str(&command_line)?,
-            host: serde_json::from_str::<HostInfo>(&host)?,
-            policy: serde_json::from_str(&policy)?,
-            can_drop_caches: can_drop,
-            targets,
-            trials,
-            summaries,
-        })
+        result.summaries = crate::stats::summarize(&result.trials);
+        Ok(result)
     }
+}
+
+/// Column `i` of a row, a JSON text, parsed.
+fn json<T: serde::de::DeserializeOwned>(r: &rusqlite::Row, i: usize) -> rusqlite::Result<T> {
+    let text: String = r.get(i)?;
+    serde_json::from_str(&text).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    })
 }
 
 /// `fsarena history`'s table.
@@ -494,7 +445,7 @@ pub fn render_history(runs: &[RunSummary]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{OpLatency, PhaseResult};
+    use crate::result::{OpLatency, PhaseResult, Provision};
 
     fn sample_run(id: &str) -> RunResult {
         RunResult {

@@ -63,8 +63,12 @@ pub fn execute(
         .collect();
     if let Some(s) = store.as_deref_mut() {
         let infos: Vec<_> = targets.iter().map(|t| t.info().clone()).collect();
-        s.begin_run(&result, &infos)
-            .context("recording the run in the result database")?;
+        if let Err(e) = s.begin_run(&result, &infos) {
+            // Nothing is provisioned yet: only the empty state file is to go.
+            drop(targets);
+            state.finish()?;
+            return Err(e.context("recording the run in the result database"));
+        }
     }
     let outcome = run_trials(
         plan,

@@ -114,12 +114,7 @@ fn kill_9_then_cleanup_leaves_nothing() {
         !common::images_under(dir.path()).is_empty(),
         "and the image"
     );
-    let out = Command::new(common::bin())
-        .arg("cleanup")
-        .arg("--image-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = common::cleanup(dir.path());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -132,12 +127,7 @@ fn kill_9_then_cleanup_leaves_nothing() {
     );
     common::assert_clean(dir.path());
     // Idempotent.
-    let again = Command::new(common::bin())
-        .arg("cleanup")
-        .arg("--image-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let again = common::cleanup(dir.path());
     assert!(again.status.success());
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to clean up"));
 }
@@ -162,12 +152,7 @@ fn cleanup_sweeps_a_loop_device_missing_from_the_state_files() {
         .unwrap();
     assert!(out.status.success());
     assert_eq!(common::loops_under(dir.path()).len(), 1);
-    let out = Command::new(common::bin())
-        .arg("cleanup")
-        .arg("--image-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = common::cleanup(dir.path());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("not in a state file"), "{text}");
     assert!(common::loops_under(dir.path()).is_empty(), "{text}");

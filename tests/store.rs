@@ -118,12 +118,53 @@ fn a_killed_run_keeps_its_trials() {
     let (_, hist) = fsarena(&["history"], &db);
     assert!(hist.contains("interrupted"), "{hist}");
     assert!(trials >= 2);
-    let out = Command::new(common::bin())
-        .arg("cleanup")
-        .arg("--image-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    assert!(common::cleanup(dir.path()).status.success());
     common::assert_clean(dir.path());
+}
+
+#[test]
+fn a_database_that_refuses_the_run_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("refuses.db");
+    // A valid, migrated database whose runs table refuses every insert.
+    drop(fsarena::store::Store::open(&db).unwrap());
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON runs \
+             BEGIN SELECT RAISE(ABORT, 'refused by test'); END;",
+        )
+        .unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let img = dir.path().join("img");
+    let (ok, text) = fsarena(
+        &[
+            "run",
+            "bonnie-files:files=1",
+            "--reps",
+            "1",
+            "--quiet",
+            "--dir",
+            work.to_str().unwrap(),
+            "--image-dir",
+            img.to_str().unwrap(),
+        ],
+        &db,
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("recording the run in the result database") && text.contains("refused"),
+        "{text}"
+    );
+    // No run's state file (the directory's ownership marker may stay), and the directory
+    // target untouched.
+    let states: Vec<std::path::PathBuf> = std::fs::read_dir(img.join("state"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(states, Vec::<std::path::PathBuf>::new());
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
 }

@@ -100,6 +100,16 @@ pub fn assert_clean(dir: &Path) {
     assert_eq!(images_under(dir), Vec::<PathBuf>::new(), "images left");
 }
 
+/// Runs `fsarena cleanup --image-dir DIR`.
+pub fn cleanup(dir: &Path) -> std::process::Output {
+    Command::new(bin())
+        .arg("cleanup")
+        .arg("--image-dir")
+        .arg(dir)
+        .output()
+        .expect("run fsarena cleanup")
+}
+
 /// The fsarena binary under test.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_fsarena"))

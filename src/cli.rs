@@ -35,8 +35,6 @@ pub enum Command {
     /// Compare two runs, or two targets: medians, ratio B/A with its 95% confidence
     /// interval, and a verdict only where the difference is significant.
     Compare(CompareArgs),
-    /// Write a stored run's report: a self-contained HTML file, and each chart as SVG or PNG.
-    Report(ReportArgs),
     /// Export a stored run as JSON, tidy CSV or Bonnie++ CSV.
     Export(ExportArgs),
 }
@@ -75,22 +73,6 @@ pub struct CompareArgs {
     /// them. CPU% and dirty bytes never count.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
-}
-
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// The run: its id, a unique prefix of it, or `last`.
-    #[arg(value_name = "RUN")]
-    pub run: String,
-    /// Write the HTML report to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// Write every chart as a PNG file into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub png: Option<PathBuf>,
-    /// Write every chart as an SVG file into DIR.
-    #[arg(long, value_name = "DIR")]
-    pub svg: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -173,9 +155,6 @@ pub struct RunArgs {
     /// Write the whole run as JSON to PATH.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
-    /// Write the HTML report to PATH.
-    #[arg(long, value_name = "PATH")]
-    pub html: Option<PathBuf>,
     /// No progress lines; only the result tables.
     #[arg(long)]
     pub quiet: bool,

@@ -48,23 +48,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             print!("{text}");
             Ok(if regressed { exit::FAILURE } else { exit::OK })
         }
-        Command::Report(a) => {
-            let store = Store::open(&db_path(&cli.db))?;
-            let run = store.load(&a.run)?;
-            if a.html.is_none() && a.png.is_none() && a.svg.is_none() {
-                print!("{}", report::terminal::render(&run));
-            }
-            if let Some(path) = &a.html {
-                write_file(path, report::html::render(&run)?.as_bytes())?;
-                println!("wrote {}", path.display());
-            }
-            if a.png.is_some() || a.svg.is_some() {
-                for f in report::charts::write(&run, a.svg.as_deref(), a.png.as_deref())? {
-                    println!("wrote {}", f.display());
-                }
-            }
-            Ok(exit::OK)
-        }
         Command::Export(a) => {
             let store = Store::open(&db_path(&cli.db))?;
             let run = store.load(&a.run)?;
@@ -134,16 +117,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             }
             if let Some(path) = &plan.json {
                 write_file(path, &report::json::export(&result)?)?;
-            }
-            if let Some(path) = &plan.html {
-                // Reports read the store when there is one: the HTML of `run --html` and of
-                // a later `report --html` are the same.
-                let stored = match &store {
-                    Some(s) => s.load(&result.run_id)?,
-                    None => result.clone(),
-                };
-                write_file(path, report::html::render(&stored)?.as_bytes())?;
-                println!("wrote {}", path.display());
             }
             Ok(match result.status.as_str() {
                 "complete" => exit::OK,

@@ -24,7 +24,6 @@ pub struct Plan {
     pub policy: Policy,
     pub image_dir: PathBuf,
     pub json: Option<PathBuf>,
-    pub html: Option<PathBuf>,
     pub quiet: bool,
 }
 
@@ -173,7 +172,6 @@ impl Plan {
             policy,
             image_dir: a.image_dir.clone(),
             json: a.json.clone(),
-            html: a.html.clone(),
             quiet: a.quiet,
         })
     }

@@ -11,8 +11,8 @@ pub const DEFAULT_IMAGE_DIR: &str = "/var/tmp/fsarena";
 #[derive(Debug, Parser)]
 #[command(name = "fsarena", version, about, max_term_width = 100)]
 pub struct Cli {
-    /// The result database (SQLite). `run` stores every trial in it; `history` and `show`
-    /// read it.
+    /// The result database (SQLite). `run` stores every trial in it; `history`, `show`,
+    /// `compare` and `export` read it.
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
     #[command(subcommand)]

@@ -361,16 +361,9 @@ where
     let live: Arc<[LiveCell]> = (0..n).map(|_| LiveCell::default()).collect();
     *LIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&live));
     // Built before the clock starts: allocating histograms is not the filesystem's time.
-    let recorders: Vec<Mutex<Option<Recorder>>> = (0..n)
-        .map(|_| Mutex::new(Some(Recorder::new(Instant::now()))))
-        .collect();
+    let recorders: Vec<Recorder> = (0..n).map(|_| Recorder::new(Instant::now())).collect();
     let start = Instant::now();
-    let run_one = |idx: usize| -> Result<Recorder> {
-        let mut rec = recorders[idx]
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .expect("each worker takes its recorder once");
+    let run_one = |idx: usize, mut rec: Recorder| -> Result<Recorder> {
         rec.restart(start);
         let mut w = Worker {
             idx,
@@ -388,10 +381,14 @@ where
         res.map(|_| w.rec)
     };
     let results: Vec<Result<Recorder>> = if n == 1 {
-        vec![run_one(0)]
+        recorders.into_iter().map(|rec| run_one(0, rec)).collect()
     } else {
         std::thread::scope(|s| {
-            let handles: Vec<_> = (0..n).map(|i| s.spawn(move || run_one(i))).collect();
+            let handles: Vec<_> = recorders
+                .into_iter()
+                .enumerate()
+                .map(|(i, rec)| s.spawn(move || run_one(i, rec)))
+                .collect();
             handles
                 .into_iter()
                 .map(|h| {

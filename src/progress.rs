@@ -193,7 +193,9 @@ impl Bars {
 
     fn style(colour: bool, template: &str) -> ProgressStyle {
         let template = if colour {
-            template.replace("{bar:30}", "{bar:30.cyan/blue}")
+            template
+                .replace("{bar:30}", "{bar:30.cyan/blue}")
+                .replace("{elapsed_precise}", "{elapsed_precise:.cyan}")
         } else {
             template.to_string()
         };

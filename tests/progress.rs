@@ -92,7 +92,7 @@ fn terminals_get_bars_and_no_colour_when_asked() {
     assert!(drawn.contains(" ops "), "{drawn}");
     assert!(
         regex_free_sgr_colour(&drawn).is_some(),
-        "the bar of a repeated phase is coloured: {drawn:?}"
+        "the run's clock and the bars are coloured: {drawn:?}"
     );
     assert!(
         drawn.contains("\x1b["),

@@ -32,24 +32,24 @@ fn write_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
 fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::History => {
-            let store = Store::open(&db_path(&cli.db))?;
+            let store = Store::open_existing(&db_path(&cli.db))?;
             print!("{}", fsarena::store::render_history(&store.history()?));
             Ok(exit::OK)
         }
         Command::Show(a) => {
-            let store = Store::open(&db_path(&cli.db))?;
+            let store = Store::open_existing(&db_path(&cli.db))?;
             print!("{}", report::terminal::render(&store.load(&a.run)?));
             Ok(exit::OK)
         }
         Command::Compare(a) => {
-            let store = Store::open(&db_path(&cli.db))?;
+            let store = Store::open_existing(&db_path(&cli.db))?;
             let (text, regressed) =
                 fsarena::compare::command(&store, &a.a, &a.b, a.fail_if_slower)?;
             print!("{text}");
             Ok(if regressed { exit::FAILURE } else { exit::OK })
         }
         Command::Export(a) => {
-            let store = Store::open(&db_path(&cli.db))?;
+            let store = Store::open_existing(&db_path(&cli.db))?;
             let run = store.load(&a.run)?;
             let bytes = if a.csv {
                 report::csv::export(&run)?

@@ -118,6 +118,18 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens the database at `path` for reading stored runs: unlike [`Self::open`], a missing
+    /// file is an error (a reading command does not create databases), naming the path.
+    pub fn open_existing(path: &Path) -> Result<Self> {
+        if !path.exists() {
+            return Err(usage(format!(
+                "no result database at {} (`fsarena run` creates it; --db names another)",
+                path.display()
+            )));
+        }
+        Self::open(path)
+    }
+
     /// Brings the schema to [`SCHEMA_VERSION`]. The version is read inside an immediate
     /// (write-locked) transaction, so two processes opening a new database at once — a run
     /// and a `history` — do not both create the tables.

@@ -168,3 +168,25 @@ fn a_database_that_refuses_the_run_leaves_nothing_behind() {
     assert_eq!(states, Vec::<std::path::PathBuf>::new());
     assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
 }
+
+#[test]
+fn reading_commands_do_not_create_databases() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none.db");
+    for cmd in [
+        &["history"][..],
+        &["show", "last"],
+        &["export", "last", "--csv"],
+    ] {
+        let out = Command::new(common::bin())
+            .args(cmd)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {err}");
+        assert!(err.contains("no result database at"), "{err}");
+        assert!(!db.exists(), "{cmd:?} created {}", db.display());
+    }
+}

@@ -25,7 +25,7 @@ fn runs_are_stored_and_shown() {
         return;
     }
     let dir = common::image_dir();
-    let db = dir.path().join("r.db");
+    let db = dir.path().join("results.db");
     let (v, table) = common::run_json(
         &[
             "bonnie-files:files=1",
@@ -41,7 +41,7 @@ fn runs_are_stored_and_shown() {
     );
     let id = v["run_id"].as_str().unwrap();
     assert!(table.contains(&format!("run {id} stored in")), "{table}");
-    let (ok, hist) = fsarena(&["history"], &dir.path().join("results.db"));
+    let (ok, hist) = fsarena(&["history"], &db);
     assert!(
         ok && hist.contains(id) && hist.contains("complete"),
         "{hist}"
@@ -51,7 +51,7 @@ fn runs_are_stored_and_shown() {
         "{hist}"
     );
     let prefix = &id[..id.len() - 2];
-    let (ok, shown) = fsarena(&["show", prefix], &dir.path().join("results.db"));
+    let (ok, shown) = fsarena(&["show", prefix], &db);
     assert!(
         ok && shown.contains("seq_create") && shown.contains(id),
         "{shown}"

@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 need=()
-# bon_csv2html (bonnie++) reads our Bonnie++ CSV in its test.
+# bon_csv2html (bonnie++) reads our Bonnie++ CSV in its test; headless chromium renders the
+# HTML report in its test.
 for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount \
-            bon_csv2html:bonnie++; do
+            bon_csv2html:bonnie++ chromium:chromium; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair##*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -37,6 +37,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Export a stored run as JSON, tidy CSV or Bonnie++ CSV.
     Export(ExportArgs),
+    /// Write a stored run's HTML report, and its charts as SVG or PNG files for slides.
+    Report(ReportArgs),
 }
 
 #[derive(Debug, Args)]
@@ -100,6 +102,25 @@ pub struct ExportArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("output").required(true).multiple(true).args(["html", "png", "svg"])))]
+pub struct ReportArgs {
+    /// The run: its id, a unique prefix of it, or `last`.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    /// One self-contained HTML file (no script, font or network): setup, then per workload
+    /// and phase a zero-based bar chart per metric with min-max and 95% CI whiskers, latency
+    /// percentiles on a log axis, throughput over time, each above its table of figures.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Write every chart as DIR/SLUG.png (twice the SVG's size), creating DIR.
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+    /// Write every chart as DIR/SLUG.svg, creating DIR.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The run: its id, a unique prefix of it, or `last`.
     #[arg(value_name = "RUN")]
@@ -155,6 +176,9 @@ pub struct RunArgs {
     /// Write the whole run as JSON to PATH.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Write the HTML report of the run to PATH (as `fsarena report RUN --html PATH`).
+    #[arg(long, value_name = "PATH")]
+    pub html: Option<PathBuf>,
     /// No progress lines; only the result tables.
     #[arg(long)]
     pub quiet: bool,

@@ -72,6 +72,19 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(exit::OK)
         }
+        Command::Report(a) => {
+            let store = Store::open_existing(&db_path(&cli.db))?;
+            let run = store.load(&a.run)?;
+            if let Some(path) = &a.html {
+                write_file(path, report::html::render(&run).as_bytes())?;
+                println!("wrote {}", path.display());
+            }
+            let files = report::charts::write(&run, a.svg.as_deref(), a.png.as_deref())?;
+            if !files.is_empty() {
+                println!("wrote {} chart files", files.len());
+            }
+            Ok(exit::OK)
+        }
         Command::List => {
             print!("{}", fsarena::list::render());
             Ok(exit::OK)
@@ -117,6 +130,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             }
             if let Some(path) = &plan.json {
                 write_file(path, &report::json::export(&result)?)?;
+            }
+            if let Some(path) = &plan.html {
+                // The stored run when there is one, so the report is the one `report` makes.
+                let stored = store.as_ref().map(|s| s.load(&result.run_id)).transpose()?;
+                let html = report::html::render(stored.as_ref().unwrap_or(&result));
+                write_file(path, html.as_bytes())?;
+                println!("report written to {}", path.display());
             }
             Ok(match result.status.as_str() {
                 "complete" => exit::OK,

@@ -24,6 +24,8 @@ pub struct Plan {
     pub policy: Policy,
     pub image_dir: PathBuf,
     pub json: Option<PathBuf>,
+    /// Where to write the HTML report, if anywhere.
+    pub html: Option<PathBuf>,
     pub quiet: bool,
 }
 
@@ -172,6 +174,7 @@ impl Plan {
             policy,
             image_dir: a.image_dir.clone(),
             json: a.json.clone(),
+            html: a.html.clone(),
             quiet: a.quiet,
         })
     }

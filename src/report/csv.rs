@@ -78,7 +78,7 @@ fn metric(name: &str, value: Value, unit: &str) -> Metric {
 }
 
 /// The unit of one of [`crate::stats::METRICS`].
-fn standard_unit<'a>(name: &str, p: &'a PhaseResult) -> &'a str {
+pub fn standard_unit<'a>(name: &str, p: &'a PhaseResult) -> &'a str {
     match name {
         "wall_s" => "s",
         "ops_per_s" if p.ops_unit.is_empty() => "ops/s",

@@ -1,8 +1,12 @@
 //! Reports: they read only the results, never the run. Exporters return bytes.
 
 pub mod bonnie_csv;
+pub mod charts;
 pub mod csv;
+pub mod html;
 pub mod json;
+pub mod png;
+pub mod svg;
 pub mod terminal;
 
 /// The fixture run (`tests/fixtures/run.json`: its host, policy and targets) with `trials`

@@ -1,0 +1,562 @@
+//! The figures of a run's report: for each workload and phase, a bar chart per metric
+//! across targets, a latency-percentile chart and a throughput time series, each with the
+//! table of its figures. The HTML report lays them out; `fsarena report --svg/--png`
+//! writes each chart as a file for slides.
+//!
+//! Bars are medians over the successful repetitions, whiskers their min–max, and the thick
+//! band the 95% confidence interval of the mean (`stats::describe`). Percentile points are
+//! the median over repetitions of each repetition's percentile. A time series is the
+//! repetition whose headline figure is the median one, so a writeback stall shown is one
+//! that a typical repetition had.
+
+use crate::report::csv::{extra_unit, standard_unit};
+use crate::report::svg::{self, Bar, Line, PALETTE};
+use crate::report::terminal::MARKS;
+use crate::result::{PhaseResult, RunResult, Trial};
+use crate::stats::{better, describe, Better, Summary, METRICS};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// A table of figures shown beneath a chart. Cells are plain text.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub head: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+/// One chart with its figures.
+#[derive(Clone, Debug)]
+pub struct Figure {
+    /// File stem when exported: `postmark-transactions-ops_per_s`.
+    pub slug: String,
+    pub title: String,
+    pub svg: String,
+    pub table: Table,
+}
+
+/// The figures of one phase of one workload.
+#[derive(Clone, Debug)]
+pub struct PhaseFigures {
+    pub phase: String,
+    /// Honesty flags of the phase on some target, with the targets concerned.
+    pub flags: Vec<(String, Vec<String>)>,
+    pub figures: Vec<Figure>,
+}
+
+/// The figures of one workload (a trial label).
+#[derive(Clone, Debug)]
+pub struct WorkloadFigures {
+    pub workload: String,
+    /// Parameters as `key=value`, from its first trial.
+    pub params: String,
+    pub phases: Vec<PhaseFigures>,
+}
+
+/// Every target's colour: its position in the run.
+fn color(run: &RunResult, target: &str) -> &'static str {
+    let i = run
+        .targets
+        .iter()
+        .position(|t| t.name == target)
+        .unwrap_or(0);
+    PALETTE[i % PALETTE.len()]
+}
+
+/// The marks of [`MARKS`] for these flags (and `noisy`).
+pub fn marks(flags: &[String], noisy: bool) -> String {
+    MARKS
+        .iter()
+        .filter(|(name, _, _)| (*name == "noisy" && noisy) || flags.iter().any(|f| f == name))
+        .map(|(_, m, _)| *m)
+        .collect()
+}
+
+fn flag_words(flags: &[String], noisy: bool) -> String {
+    let mut v: Vec<&str> = flags.iter().map(String::as_str).collect();
+    if noisy {
+        v.insert(0, "noisy");
+    }
+    v.join(", ")
+}
+
+/// A metric's unit and which side is better, for an axis caption.
+fn axis_caption(metric: &str, unit: &str) -> String {
+    let side = match better(metric) {
+        Better::Higher => "higher is better",
+        Better::Lower => "lower is better",
+        Better::None => "neither side is better",
+    };
+    let unit = if unit.is_empty() { "ratio" } else { unit };
+    format!("{metric}, {unit} — {side}")
+}
+
+fn slug(parts: &[&str], taken: &mut Vec<String>) -> String {
+    let raw: String = parts
+        .join("-")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let mut s = raw.clone();
+    let mut k = 2;
+    while taken.contains(&s) {
+        s = format!("{raw}-{k}");
+        k += 1;
+    }
+    taken.push(s.clone());
+    s
+}
+
+fn unique<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut v: Vec<&str> = Vec::new();
+    for x in it {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    v
+}
+
+/// The metrics charted for a phase, in order: the headline, the other rate when it is not
+/// zero, wall time, CPU, write amplification, the workload's own figures, dirty bytes
+/// when any. Latency percentiles have their own chart.
+fn charted_metrics<'a>(summaries: &[&'a Summary], primary: &str) -> Vec<&'a str> {
+    let present = unique(summaries.iter().map(|s| s.metric.as_str()));
+    let nonzero = |m: &str| {
+        summaries
+            .iter()
+            .any(|s| s.metric == m && s.stats.median != 0.0)
+    };
+    let other = if primary == "mb_per_s" {
+        "ops_per_s"
+    } else {
+        "mb_per_s"
+    };
+    let mut out: Vec<&str> = Vec::new();
+    for m in [primary, other, "wall_s", "cpu_pct", "write_amplification"] {
+        if let Some(p) = present.iter().find(|p| **p == m) {
+            if m != other || nonzero(m) {
+                out.push(p);
+            }
+        }
+    }
+    for p in &present {
+        if !METRICS.iter().any(|(n, _)| n == p) {
+            out.push(p);
+        }
+    }
+    if let Some(p) = present.iter().find(|p| **p == "dirty_bytes_end") {
+        if nonzero(p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn bar_figure(
+    run: &RunResult,
+    workload: &str,
+    phase: &PhaseResult,
+    metric: &str,
+    targets: &[&str],
+    taken: &mut Vec<String>,
+) -> Figure {
+    let unit = if METRICS.iter().any(|(n, _)| *n == metric) {
+        standard_unit(metric, phase).to_string()
+    } else {
+        extra_unit(metric).to_string()
+    };
+    let mut bars = Vec::new();
+    let mut table = Table {
+        head: [
+            "target",
+            "median",
+            "min",
+            "max",
+            "95% CI low",
+            "95% CI high",
+            "CV",
+            "n",
+            "flags",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: Vec::new(),
+    };
+    for &t in targets {
+        let Some(s) = run.summaries.iter().find(|s| {
+            s.target == t && s.workload == workload && s.phase == phase.name && s.metric == metric
+        }) else {
+            let why = if phase_reps(run, workload, &phase.name, t).is_empty() {
+                "no successful repetition"
+            } else {
+                "not measured on this target"
+            };
+            let mut row = vec![t.to_string(), why.into()];
+            row.resize(table.head.len(), String::new());
+            table.rows.push(row);
+            continue;
+        };
+        let d = &s.stats;
+        let ci = d.ci95_low.zip(d.ci95_high);
+        let words = flag_words(&s.flags, s.noisy);
+        let tip = format!(
+            "{t}: median {} {unit}; min–max {}–{}; {}; n={}{}",
+            svg::num(d.median),
+            svg::num(d.min),
+            svg::num(d.max),
+            ci.map_or("one repetition: no confidence interval".into(), |(a, b)| {
+                format!("95% CI of the mean {}–{}", svg::num(a), svg::num(b))
+            }),
+            d.n,
+            if words.is_empty() {
+                String::new()
+            } else {
+                format!("; flags: {words}")
+            }
+        );
+        bars.push(Bar {
+            label: t.to_string(),
+            marks: marks(&s.flags, s.noisy),
+            median: d.median,
+            min: d.min,
+            max: d.max,
+            ci,
+            color: color(run, t),
+            tip,
+        });
+        let opt = |v: Option<f64>| v.map_or("–".to_string(), svg::num);
+        table.rows.push(vec![
+            t.to_string(),
+            svg::num(d.median),
+            svg::num(d.min),
+            svg::num(d.max),
+            opt(d.ci95_low),
+            opt(d.ci95_high),
+            d.cv.map_or("–".into(), |c| format!("{:.1}%", c * 100.0)),
+            d.n.to_string(),
+            words,
+        ]);
+    }
+    let title = format!("{workload} · {} · {metric}", phase.name);
+    Figure {
+        slug: slug(&[workload, &phase.name, metric], taken),
+        svg: svg::bars(&title, &axis_caption(metric, &unit), &bars),
+        title,
+        table,
+    }
+}
+
+/// The successful repetitions' results of one phase on one target.
+fn phase_reps<'a>(
+    run: &'a RunResult,
+    workload: &str,
+    phase: &str,
+    target: &str,
+) -> Vec<(&'a Trial, &'a PhaseResult)> {
+    run.trials
+        .iter()
+        .filter(|t| t.label == workload && t.target == target && t.status == "ok")
+        .filter_map(|t| t.phases.iter().find(|p| p.name == phase).map(|p| (t, p)))
+        .collect()
+}
+
+const PERCENTILES: [&str; 5] = ["p50", "p90", "p99", "p99.9", "max"];
+
+fn latency_figure(
+    run: &RunResult,
+    workload: &str,
+    phase: &str,
+    targets: &[&str],
+    taken: &mut Vec<String>,
+) -> Option<Figure> {
+    let mut lines = Vec::new();
+    let mut head = vec!["target".to_string()];
+    head.extend(PERCENTILES.iter().map(|p| format!("{p} (µs)")));
+    head.push("n".into());
+    let mut table = Table {
+        head,
+        rows: Vec::new(),
+    };
+    for &t in targets {
+        let lats: Vec<_> = phase_reps(run, workload, phase, t)
+            .into_iter()
+            .filter_map(|(_, p)| p.lat_us)
+            .collect();
+        if lats.is_empty() {
+            continue;
+        }
+        let mut line = Line {
+            label: t.to_string(),
+            color: color(run, t),
+            points: Vec::new(),
+            spread: Vec::new(),
+        };
+        let mut row = vec![t.to_string()];
+        type Get = fn(&crate::probe::hist::Percentiles) -> f64;
+        let getters: [Get; 5] = [|l| l.p50, |l| l.p90, |l| l.p99, |l| l.p999, |l| l.max];
+        for (i, get) in getters.iter().enumerate() {
+            let xs: Vec<f64> = lats.iter().map(get).collect();
+            let d = describe(&xs).expect("at least one repetition");
+            line.points.push((i as f64, d.median));
+            line.spread
+                .push((d.n > 1).then_some((d.min, d.max)).filter(|_| d.min > 0.0));
+            row.push(svg::num(d.median));
+        }
+        row.push(lats.len().to_string());
+        table.rows.push(row);
+        lines.push(line);
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let title = format!("{workload} · {phase} · latency percentiles (log scale)");
+    Some(Figure {
+        slug: slug(&[workload, phase, "latency"], taken),
+        svg: svg::percentiles(&title, &PERCENTILES, &lines),
+        title,
+        table,
+    })
+}
+
+fn series_figure(
+    run: &RunResult,
+    workload: &str,
+    phase: &PhaseResult,
+    targets: &[&str],
+    taken: &mut Vec<String>,
+) -> Option<Figure> {
+    let bytes = phase.primary == "mb_per_s";
+    let unit = if bytes {
+        "MB/s".to_string()
+    } else {
+        crate::report::terminal::unit_of(phase)
+    };
+    let mut lines = Vec::new();
+    let mut table = Table {
+        head: [
+            "target",
+            "repetition",
+            "interval (s)",
+            "mean",
+            "min",
+            "max",
+            "intervals with nothing done",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: Vec::new(),
+    };
+    for &t in targets {
+        let mut reps = phase_reps(run, workload, &phase.name, t);
+        let key = |p: &PhaseResult| if bytes { p.mb_per_s } else { p.ops_per_s };
+        reps.sort_by(|a, b| key(a.1).total_cmp(&key(b.1)));
+        let Some((trial, p)) = reps.get(reps.len().saturating_sub(1) / 2) else {
+            continue;
+        };
+        let s = &p.series;
+        if s.ops.len() < 2 || s.interval_s <= 0.0 {
+            continue;
+        }
+        let ys: Vec<f64> = s
+            .ops
+            .iter()
+            .zip(&s.bytes)
+            .map(|(o, b)| {
+                if bytes {
+                    *b as f64 / s.interval_s / 1e6
+                } else {
+                    *o as f64 / s.interval_s
+                }
+            })
+            .collect();
+        let idle = s.ops.iter().filter(|o| **o == 0).count();
+        let d = describe(&ys).expect("two points or more");
+        table.rows.push(vec![
+            t.to_string(),
+            format!("{} of {}", trial.rep, reps.len()),
+            svg::num(s.interval_s),
+            svg::num(d.mean),
+            svg::num(d.min),
+            svg::num(d.max),
+            format!("{idle} of {}", ys.len()),
+        ]);
+        lines.push(Line {
+            label: t.to_string(),
+            color: color(run, t),
+            points: ys
+                .iter()
+                .enumerate()
+                .map(|(i, y)| ((i + 1) as f64 * s.interval_s, *y))
+                .collect(),
+            spread: Vec::new(),
+        });
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let title = format!("{workload} · {} · throughput over time", phase.name);
+    Some(Figure {
+        slug: slug(&[workload, &phase.name, "series"], taken),
+        svg: svg::series(&title, &format!("{unit} — higher is better"), &lines),
+        title,
+        table,
+    })
+}
+
+/// Every figure of the run, workload by workload, phase by phase.
+pub fn build(run: &RunResult) -> Vec<WorkloadFigures> {
+    let mut taken = Vec::new();
+    let mut out = Vec::new();
+    for w in unique(run.trials.iter().map(|t| t.label.as_str())) {
+        let trials: Vec<&Trial> = run.trials.iter().filter(|t| t.label == w).collect();
+        let targets = unique(trials.iter().map(|t| t.target.as_str()));
+        let mut phases: Vec<&PhaseResult> = Vec::new();
+        for t in &trials {
+            for p in &t.phases {
+                if !phases.iter().any(|x| x.name == p.name) {
+                    phases.push(p);
+                }
+            }
+        }
+        let params = trials.first().map_or(String::new(), |t| {
+            let v: Vec<String> = t.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            v.join(" ")
+        });
+        let mut wf = WorkloadFigures {
+            workload: w.to_string(),
+            params,
+            phases: Vec::new(),
+        };
+        for p in phases {
+            let sums: Vec<&Summary> = run
+                .summaries
+                .iter()
+                .filter(|s| s.workload == w && s.phase == p.name)
+                .collect();
+            let mut flags: Vec<(String, Vec<String>)> = Vec::new();
+            for s in &sums {
+                let mut f = s.flags.clone();
+                if s.noisy && s.metric == p.primary {
+                    f.push("noisy".into());
+                }
+                for flag in f {
+                    match flags.iter_mut().find(|(n, _)| *n == flag) {
+                        Some((_, ts)) if !ts.contains(&s.target) => ts.push(s.target.clone()),
+                        Some(_) => {}
+                        None => flags.push((flag, vec![s.target.clone()])),
+                    }
+                }
+            }
+            let mut figures: Vec<Figure> = charted_metrics(&sums, &p.primary)
+                .into_iter()
+                .map(|m| bar_figure(run, w, p, m, &targets, &mut taken))
+                .collect();
+            figures.extend(latency_figure(run, w, &p.name, &targets, &mut taken));
+            figures.extend(series_figure(run, w, p, &targets, &mut taken));
+            wf.phases.push(PhaseFigures {
+                phase: p.name.clone(),
+                flags,
+                figures,
+            });
+        }
+        out.push(wf);
+    }
+    out
+}
+
+/// Writes every chart as `SLUG.svg` into `svg_dir` and/or `SLUG.png` into `png_dir`
+/// (created when missing); returns the files written.
+pub fn write(
+    run: &RunResult,
+    svg_dir: Option<&Path>,
+    png_dir: Option<&Path>,
+) -> Result<Vec<PathBuf>> {
+    let figures: Vec<Figure> = build(run)
+        .into_iter()
+        .flat_map(|w| w.phases)
+        .flat_map(|p| p.figures)
+        .collect();
+    let mut written = Vec::new();
+    if let Some(dir) = svg_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for f in &figures {
+            let path = dir.join(format!("{}.svg", f.slug));
+            std::fs::write(&path, &f.svg).with_context(|| format!("writing {}", path.display()))?;
+            written.push(path);
+        }
+    }
+    if let Some(dir) = png_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let raster = crate::report::png::Rasterizer::new();
+        for f in &figures {
+            let path = dir.join(format!("{}.png", f.slug));
+            let png = raster
+                .png(&f.svg)
+                .with_context(|| format!("drawing {}", f.slug))?;
+            std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture() -> RunResult {
+        serde_json::from_str(include_str!("../../tests/fixtures/run.json")).unwrap()
+    }
+
+    #[test]
+    fn every_phase_gets_its_headline_chart_first() {
+        let run = fixture();
+        let all = build(&run);
+        assert_eq!(
+            all.iter().map(|w| w.workload.as_str()).collect::<Vec<_>>(),
+            ["bonnie", "bonnie-files", "postmark"]
+        );
+        for w in &all {
+            for p in &w.phases {
+                let first = &p.figures[0];
+                let ph = run
+                    .trials
+                    .iter()
+                    .find(|t| t.label == w.workload)
+                    .and_then(|t| t.phases.iter().find(|x| x.name == p.phase))
+                    .unwrap();
+                assert!(first.slug.ends_with(&ph.primary), "{}", first.slug);
+                assert_eq!(first.table.rows.len(), 2, "one row per target");
+            }
+        }
+    }
+
+    #[test]
+    fn slugs_are_unique_file_names() {
+        let mut taken = Vec::new();
+        assert_eq!(slug(&["a b", "c/d"], &mut taken), "a-b-c-d");
+        assert_eq!(slug(&["a b", "c/d"], &mut taken), "a-b-c-d-2");
+        let all: Vec<String> = build(&fixture())
+            .into_iter()
+            .flat_map(|w| w.phases)
+            .flat_map(|p| p.figures)
+            .map(|f| f.slug)
+            .collect();
+        let mut dedup = all.clone();
+        dedup.sort();
+        dedup.dedup();
+        assert_eq!(dedup.len(), all.len());
+    }
+
+    #[test]
+    fn marks_follow_the_terminal_legend() {
+        assert_eq!(marks(&["cache-suspect".into()], true), "~c");
+        assert_eq!(marks(&[], false), "");
+    }
+}

@@ -1,0 +1,238 @@
+//! The HTML report and chart files of a stored run: self-contained, zero-based bar axes,
+//! user text escaped, and a page that headless Chromium renders without console errors.
+
+mod common;
+
+use assert_cmd::Command;
+use std::path::Path;
+
+fn fsarena(db: &Path) -> Command {
+    let mut c = Command::cargo_bin("fsarena").unwrap();
+    c.arg("--db").arg(db);
+    c
+}
+
+/// The fixture run's report and SVG files in `dir`, and PNG files when asked.
+fn render(dir: &Path, png: bool) -> String {
+    let db = common::fixture_db(dir);
+    let mut cmd = fsarena(&db);
+    cmd.args(["report", common::FIXTURE_RUN, "--html"])
+        .arg(dir.join("r.html"))
+        .arg("--svg")
+        .arg(dir.join("svg"));
+    if png {
+        cmd.arg("--png").arg(dir.join("png"));
+    }
+    cmd.assert().success();
+    std::fs::read_to_string(dir.join("r.html")).unwrap()
+}
+
+/// The value of attribute `name` in the tag that starts at `tag`.
+fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let end = tag.find('>')?;
+    let tag = &tag[..end];
+    let k = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+    Some(&tag[k..k + tag[k..].find('"')?])
+}
+
+#[test]
+fn the_report_is_one_self_contained_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = render(dir.path(), true);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for banned in ["<script", "<link", "@import", "url(", "src=\"", "https:"] {
+        assert!(
+            !html.contains(banned),
+            "the report refers outside itself: {banned}"
+        );
+    }
+    // Everything the issue asks the page to carry.
+    for needle in [
+        "Reproduce it with:",
+        "--fs ext4,tmpfs",
+        "mount options in force",
+        "mkfs options",
+        "kernel",
+        "seed",
+        "higher is better",
+        "lower is better",
+        "LOG scale",
+        "throughput over time",
+        "95% CI",
+        "cache-suspect",
+        "<title>",
+    ] {
+        assert!(html.contains(needle), "report lacks {needle:?}");
+    }
+    let bars = html.matches("class=\"chart bar\"").count();
+    let svgs = std::fs::read_dir(dir.path().join("svg")).unwrap().count();
+    let pngs = std::fs::read_dir(dir.path().join("png")).unwrap().count();
+    assert!(bars > 20, "{bars} bar charts");
+    assert_eq!(
+        svgs,
+        html.matches("<svg ").count(),
+        "one SVG file per chart"
+    );
+    assert_eq!(pngs, svgs, "one PNG per chart");
+    let png = std::fs::read(dir.path().join("png/postmark-transactions-ops_per_s.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+}
+
+#[test]
+fn every_bar_chart_starts_at_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    render(dir.path(), false);
+    let mut charts = 0;
+    for e in std::fs::read_dir(dir.path().join("svg")).unwrap() {
+        let svg = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        if attr(&svg, "class") != Some("chart bar") {
+            continue;
+        }
+        charts += 1;
+        assert_eq!(attr(&svg, "data-axis-min"), Some("0"));
+        // The value axis is the vertical line at x0; a tick labelled 0 sits on it, and
+        // every bar starts there.
+        let axis = &svg[svg.find("<line class=\"axis\"").unwrap()..];
+        let x0 = attr(axis, "x1").unwrap();
+        let zero = svg
+            .match_indices("<text class=\"tick\"")
+            .map(|(i, _)| &svg[i..])
+            .find(|t| t[t.find('>').unwrap() + 1..].starts_with("0<"))
+            .expect("a tick labelled 0");
+        assert_eq!(attr(zero, "x"), Some(x0));
+        let mut bars = 0;
+        for (i, _) in svg.match_indices("<rect class=\"bar\"") {
+            assert_eq!(attr(&svg[i..], "x"), Some(x0));
+            bars += 1;
+        }
+        assert!(bars > 0);
+    }
+    assert!(charts > 20, "{charts} bar charts checked");
+}
+
+#[test]
+fn user_text_is_escaped() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run.json"),
+    )
+    .unwrap();
+    let mut run: fsarena::result::RunResult = serde_json::from_str(&text).unwrap();
+    let evil = "<img src=x onerror=alert(1)>&";
+    run.targets[0].notes.push(evil.into());
+    run.command_line.push(evil.into());
+    let html = fsarena::report::html::render(&run);
+    assert!(
+        !html.contains("<img"),
+        "raw markup from a run reached the page"
+    );
+    assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;&amp;"));
+}
+
+/// Runs headless Chromium on `page`, returning its stderr log and the screenshot's pixels.
+fn chromium(page: &Path, shot: &Path) -> (String, resvg::tiny_skia::Pixmap) {
+    let out = std::process::Command::new("timeout")
+        .args([
+            "120",
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+        ])
+        .args([
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--enable-logging=stderr",
+        ])
+        .args(["--log-level=0", "--window-size=420,3600"])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "chromium failed: {out:?}");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    (log, resvg::tiny_skia::Pixmap::load_png(shot).unwrap())
+}
+
+fn console_lines(log: &str) -> Vec<&str> {
+    log.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+#[test]
+fn chromium_renders_the_page_without_console_errors() {
+    if std::process::Command::new("chromium")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // First prove the console check sees errors: a page whose script fails.
+    let bad = dir.path().join("bad.html");
+    std::fs::write(
+        &bad,
+        "<html><body>x<script>nonexistent();</script></body></html>",
+    )
+    .unwrap();
+    let (log, _) = chromium(&bad, &dir.path().join("bad.png"));
+    assert!(
+        console_lines(&log)
+            .iter()
+            .any(|l| l.contains("nonexistent")),
+        "the console check does not see a script error: {log}"
+    );
+    render(dir.path(), false);
+    let (log, shot) = chromium(&dir.path().join("r.html"), &dir.path().join("shot.png"));
+    assert!(
+        console_lines(&log).is_empty(),
+        "console: {:?}",
+        console_lines(&log)
+    );
+    // Not blank: a phone-width screenshot shows text and the first chart's bars in the
+    // targets' colours (#0072B2 ext4, #E69F00 tmpfs).
+    let px = shot.pixels();
+    let count = |rgb: (u8, u8, u8)| {
+        px.iter()
+            .filter(|p| (p.red(), p.green(), p.blue()) == rgb)
+            .count()
+    };
+    let ink = px
+        .iter()
+        .filter(|p| p.red() < 128 && p.green() < 128 && p.blue() < 128)
+        .count();
+    assert_eq!(shot.width(), 420);
+    assert!(ink > 5_000, "{ink} dark pixels: the page looks blank");
+    assert!(count((0x00, 0x72, 0xB2)) > 2_000, "no ext4 bar visible");
+    assert!(count((0xE6, 0x9F, 0x00)) > 2_000, "no tmpfs bar visible");
+}
+
+#[test]
+fn run_writes_the_report_of_the_stored_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let (db, page) = (dir.path().join("r.db"), dir.path().join("run.html"));
+    let out = fsarena(&db)
+        .args(["run", "postmark:number=100,transactions=200", "--reps", "2", "--quiet"])
+        .arg("--dir")
+        .arg(&work)
+        .arg("--image-dir")
+        .arg(dir.path())
+        .arg("--html")
+        .arg(&page)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(stdout.contains("report written to"), "{stdout}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("postmark · transactions · ops_per_s"));
+    // The same page `report` makes from the store.
+    let again = dir.path().join("again.html");
+    fsarena(&db)
+        .args(["report", "last", "--html"])
+        .arg(&again)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), html);
+}

@@ -135,13 +135,10 @@ pub(crate) mod testutil {
         let mut target = DirTarget::new(tmp.path(), &env);
         let workdir = target.prepare().unwrap();
         let pool = DataPool::new(data, policy.seed);
-        let r = f(&mut TrialContext::new(
-            workdir,
-            &policy,
-            &mut target,
-            pool,
-            &|_| {},
-        ));
+        let log = tmp.path().join("logs").join("trial.log");
+        let r = f(
+            &mut TrialContext::new(workdir, &policy, &mut target, pool, &|_| {}).with_log_path(log),
+        );
         target.teardown().unwrap();
         r
     }

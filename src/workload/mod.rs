@@ -14,6 +14,7 @@ pub mod postmark;
 pub mod smallfiles;
 pub mod tree;
 pub mod untar;
+pub mod writeback;
 
 use crate::context::{PhaseSpec, TrialContext};
 use anyhow::Result;
@@ -60,6 +61,7 @@ pub fn registry() -> &'static [&'static WorkloadInfo] {
         &smallfiles::INFO,
         &untar::INFO,
         &compile::INFO,
+        &writeback::INFO,
     ];
     ALL
 }

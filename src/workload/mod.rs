@@ -5,6 +5,7 @@
 
 pub mod bonnie;
 pub mod bonnie_files;
+pub mod command;
 pub mod compile;
 pub mod dbrandom;
 pub mod mongo;
@@ -62,6 +63,7 @@ pub fn registry() -> &'static [&'static WorkloadInfo] {
         &untar::INFO,
         &compile::INFO,
         &writeback::INFO,
+        &command::INFO,
     ];
     ALL
 }

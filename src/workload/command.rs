@@ -43,9 +43,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Lines of the log's end quoted in a failure.
-const TAIL_LINES: usize = 20;
+pub const TAIL_LINES: usize = 20;
 /// Bytes of the log's end read for the tail at most.
-const TAIL_BYTES: u64 = 8192;
+pub const TAIL_BYTES: u64 = 8192;
 
 const fn text(name: &'static str, help: &'static str) -> ParamSpec {
     ParamSpec {

@@ -18,10 +18,10 @@
 //!   MB/s is what reached the disk; `each`: an fsync per chunk, which keeps the dirty
 //!   backlog small — a useful contrast);
 //! * the **prober** (worker 1) starts a round every `probe_ms` (or at once when the last
-//!   round took longer, without catching up) until the writer is done. A round is:
-//!   `lstat` of the next never-touched `probe/s<i>/f` ([`Op::Stat`]); `open` + 4 KiB `read`
-//!   + `close` of the next never-touched `probe/r/<j>` ([`Op::Read`]); create + 4 KiB write
-//!   + `fsync` + `close` of a new file `probe/new/<n>` ([`Op::Create`]). The stat and read
+//!   round took longer, without catching up) until the writer is done. A round is: `lstat`
+//!   of the next never-touched `probe/s<i>/f` ([`Op::Stat`]); `open`, 4 KiB `read` and
+//!   `close` of the next never-touched `probe/r/<j>` ([`Op::Read`]); create, 4 KiB write,
+//!   `fsync` and `close` of a new file `probe/new/<n>` ([`Op::Create`]). The stat and read
 //!   files are taken in a seeded shuffled order, so that consecutive probes do not hit
 //!   neighbouring inodes. When the pool is used up, rounds go on with the create probe only
 //!   (noted as `probe_pool_exhausted_s`).
@@ -64,10 +64,10 @@ use std::time::{Duration, Instant};
 /// Size of a read probe's file and read, and of a create probe's file.
 const PROBE_BYTES: usize = 4096;
 /// The write rate assumed when sizing the probe pool by default (a slow disk), MB/s.
-const POOL_RATE_MB_PER_S: f64 = 50.0;
+pub const POOL_RATE_MB_PER_S: f64 = 50.0;
 /// Bounds of the default probe pool.
-const POOL_MIN: u64 = 200;
-const POOL_MAX: u64 = 30_000;
+pub const POOL_MIN: u64 = 200;
+pub const POOL_MAX: u64 = 30_000;
 /// Share of the free space after setup the default size may take.
 const FREE_SHARE: f64 = 0.9;
 

@@ -91,6 +91,12 @@ pub struct TrialContext<'a> {
     /// Phases measured in parts, accumulated until [`TrialContext::finish_parts`].
     parts: Vec<(PhaseSpec, Measured, u64)>,
     progress: &'a dyn Fn(&str),
+    /// Where this trial's log goes, when the runner gave it one.
+    log_path: Option<PathBuf>,
+    /// Whether a workload asked for the log (see [`Self::log_file`]).
+    log_used: bool,
+    /// Messages for the user, shown by the runner after the trial.
+    messages: Vec<String>,
 }
 
 /// What measuring one phase (or part of one) gave.
@@ -123,7 +129,53 @@ impl<'a> TrialContext<'a> {
             phases: Vec::new(),
             parts: Vec::new(),
             progress,
+            log_path: None,
+            log_used: false,
+            messages: Vec::new(),
         }
+    }
+
+    /// Gives the trial a log file at `path` (created only when a workload asks for it with
+    /// [`Self::log_file`]; kept after the run and recorded with the trial).
+    pub fn with_log_path(mut self, path: PathBuf) -> Self {
+        self.log_path = Some(path);
+        self
+    }
+
+    /// The trial's log file, for the output of the user's commands: its directory is made
+    /// now and the runner records its path with the trial. Fails when the runner gave none.
+    pub fn log_file(&mut self) -> Result<PathBuf> {
+        let path = self
+            .log_path
+            .clone()
+            .ok_or_else(|| anyhow!("this trial has no log file"))?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| anyhow!("creating the log directory {}: {e}", dir.display()))?;
+        }
+        self.log_used = true;
+        Ok(path)
+    }
+
+    /// The log file, if a workload used it.
+    pub fn used_log(&self) -> Option<&Path> {
+        self.log_path.as_deref().filter(|_| self.log_used)
+    }
+
+    /// Leaves a message for the user (a size capped to free space, …); the runner shows it
+    /// after the trial.
+    pub fn message(&mut self, text: impl Into<String>) {
+        self.messages.push(text.into());
+    }
+
+    /// The messages left so far, removed.
+    pub fn take_messages(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.messages)
+    }
+
+    /// Whether caches can be dropped (root): when not, "cold" is not cold.
+    pub fn can_drop_caches(&self) -> bool {
+        self.can_drop_caches
     }
 
     /// The empty working directory of this trial.

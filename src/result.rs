@@ -87,6 +87,10 @@ pub struct Trial {
     pub phases: Vec<PhaseResult>,
     /// Peak resident memory of fsarena during this trial (VmHWM, reset at trial start).
     pub peak_rss_bytes: u64,
+    /// The trial's log file (the output of the `command` workload's commands), kept after
+    /// the run; absent when the workload wrote none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
 }
 
 /// Latency of one operation kind in a phase.

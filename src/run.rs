@@ -72,6 +72,7 @@ pub fn execute(
     }
     let outcome = run_trials(
         plan,
+        &state.log_dir(),
         &mut targets,
         &mut result,
         progress,
@@ -137,6 +138,7 @@ fn open_state(plan: &Plan, run_id: &str) -> Result<State> {
 
 fn run_trials(
     plan: &Plan,
+    log_dir: &std::path::Path,
     targets: &mut [Box<dyn Target>],
     result: &mut RunResult,
     progress: &dyn Progress,
@@ -162,7 +164,8 @@ fn run_trials(
             for w in &plan.workloads {
                 check_stop()?;
                 let expected = expected_ops(&result.trials, &t.info().name, &label_of(plan, w));
-                let trial = run_trial(plan, t.as_mut(), w, rep, progress, &expected);
+                let log = log_dir.join(log_name(&t.info().name, &label_of(plan, w), rep));
+                let trial = run_trial(plan, t.as_mut(), w, rep, progress, &expected, log);
                 progress.trial_done();
                 let interrupted = trial.status == "interrupted";
                 if let Some(err) = &trial.error {
@@ -194,6 +197,7 @@ fn run_trial(
     rep: u32,
     progress: &dyn Progress,
     expected: &[(String, u64)],
+    log: std::path::PathBuf,
 ) -> Trial {
     let name = target.info().name.clone();
     let mut trial = Trial {
@@ -207,6 +211,7 @@ fn run_trial(
         provision: Default::default(),
         phases: Vec::new(),
         peak_rss_bytes: 0,
+        log: None,
     };
     crate::probe::sys::reset_peak_rss();
     let outcome = (|| -> Result<()> {
@@ -225,8 +230,13 @@ fn run_trial(
                 expected_ops: expected.iter().find(|(p, _)| p == phase).map(|e| e.1),
             })
         };
-        let mut cx = TrialContext::new(workdir.clone(), &plan.policy, target, pool, &on_phase);
+        let mut cx = TrialContext::new(workdir.clone(), &plan.policy, target, pool, &on_phase)
+            .with_log_path(log);
         let res = workload.run(&mut cx);
+        trial.log = cx.used_log().map(|p| p.display().to_string());
+        for m in cx.take_messages() {
+            progress.note(&format!("{name} {wname} rep {rep}: {m}"));
+        }
         trial.phases = cx.into_phases();
         match res {
             Err(e) if is_enospc(&e) && crate::probe::sys::inodes_free(&workdir) == Some(0) => {
@@ -251,6 +261,24 @@ fn run_trial(
         trial.error = Some(describe_error(&e));
     }
     trial
+}
+
+/// The file name of a trial's log: target, label and repetition, with every character
+/// that is not alphanumeric, `-`, `_` or `.` replaced by `_` (labels may hold a whole spec).
+fn log_name(target: &str, label: &str, rep: u32) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(80)
+            .collect()
+    };
+    format!("{}-{}-rep{rep}.log", clean(target), clean(label))
 }
 
 /// Operations per phase of the latest successful trial of workload `label`, on `target`

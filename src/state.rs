@@ -116,6 +116,20 @@ impl State {
         self.save()
     }
 
+    /// Where the run's trial logs go: `logs/<run id>/` beside the state directory
+    /// (`<image-dir>/logs/<run id>/`). Logs are results, not resources: `cleanup` keeps them.
+    pub fn log_dir(&self) -> PathBuf {
+        let state_dir = self.path.parent().unwrap_or(Path::new("."));
+        let base = state_dir.parent().unwrap_or(state_dir);
+        let run_id = &self
+            .data
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .run_id
+            .clone();
+        base.join("logs").join(run_id)
+    }
+
     /// Deletes the state file when everything was undone.
     pub fn finish(&self) -> Result<()> {
         let left = self

@@ -7,7 +7,7 @@
 //! * `targets`: per run and target, the target's description (mkfs and mount options,
 //!   device rate, …) as JSON;
 //! * `trials`: per run, target, workload, repetition: status, error, parameters,
-//!   provisioning figures, peak RSS;
+//!   provisioning figures, peak RSS, the path of its log file (schema 2);
 //! * `phases`: per trial and phase: the headline figures as columns (wall_s, ops, bytes,
 //!   ops_per_s, mb_per_s, cpu_pct) and the whole phase result as JSON — per-operation HDR
 //!   histogram buckets, the time series, device counters, flags and extra figures.
@@ -26,7 +26,7 @@ use std::path::Path;
 pub const DEFAULT_DB: &str = "fsarena.db";
 
 /// The schema version this build writes.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 const MIGRATIONS: &[&str] = &[
     // 0 → 1
@@ -78,6 +78,8 @@ const MIGRATIONS: &[&str] = &[
         result TEXT NOT NULL
     );
     CREATE INDEX phases_by_trial ON phases(trial_id);",
+    // 1 → 2: the trial's log file (the `command` workload's output).
+    "ALTER TABLE trials ADD COLUMN log TEXT;",
 ];
 
 /// An open result database.
@@ -195,7 +197,7 @@ impl Store {
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO trials (run_id, target, workload, label, params, rep, status, error, \
-             provision, peak_rss_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             provision, peak_rss_bytes, log) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 run_id,
                 trial.target,
@@ -207,6 +209,7 @@ impl Store {
                 trial.error,
                 serde_json::to_string(&trial.provision)?,
                 trial.peak_rss_bytes as i64,
+                trial.log,
             ],
         )?;
         let trial_id = tx.last_insert_rowid();
@@ -378,7 +381,7 @@ impl Store {
             .collect::<rusqlite::Result<_>>()?;
         let mut trials = self.conn.prepare(
             "SELECT id, target, workload, label, params, rep, status, error, provision, \
-             peak_rss_bytes FROM trials WHERE run_id = ?1 ORDER BY id",
+             peak_rss_bytes, log FROM trials WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows: Vec<(i64, Trial)> = trials
             .query_map([&id], |r| {
@@ -393,6 +396,7 @@ impl Store {
                     provision: json(r, 8)?,
                     phases: Vec::new(),
                     peak_rss_bytes: r.get::<_, i64>(9)? as u64,
+                    log: r.get(10)?,
                 };
                 Ok((r.get(0)?, trial))
             })?
@@ -511,6 +515,7 @@ mod tests {
                 ..Default::default()
             }],
             peak_rss_bytes: 1234,
+            log: (rep == 2).then(|| "/var/tmp/fsarena/logs/x/ext4-bonnie-rep2.log".into()),
         }
     }
 
@@ -537,6 +542,8 @@ mod tests {
         let p = &back.trials[2].phases[0];
         assert_eq!((p.mb_per_s, p.lat_by_op[0].buckets.len()), (103.0, 2));
         assert_eq!(back.trials[0].provision.mkfs_s, Some(0.5));
+        assert_eq!(back.trials[0].log, None);
+        assert!(back.trials[1].log.as_deref().unwrap().ends_with("rep2.log"));
         assert_eq!(back.targets[0].mkfs_opts, ["-F"]);
         let med = back
             .summaries
@@ -584,6 +591,26 @@ mod tests {
         let a = h.iter().find(|r| r.id.ends_with("aaaa")).unwrap();
         assert_eq!(a.status, "interrupted");
         assert!(render_history(&h).contains("interrupted"));
+    }
+
+    #[test]
+    fn a_version_1_database_gains_the_log_column_and_keeps_its_trials() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        {
+            // A database as schema 1 left it: no log column.
+            let mut s = Store::open(&path).unwrap();
+            let run = sample_run("20261123-000000-v1v1");
+            s.begin_run(&run, &run.targets).unwrap();
+            s.add_trial(&run.run_id, &sample_trial(1)).unwrap();
+            s.conn
+                .execute_batch("ALTER TABLE trials DROP COLUMN log; PRAGMA user_version = 1;")
+                .unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.schema_version().unwrap(), 2);
+        let run = s.load("last").unwrap();
+        assert_eq!((run.trials.len(), run.trials[0].log.clone()), (1, None));
     }
 
     #[test]

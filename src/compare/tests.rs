@@ -33,6 +33,7 @@ fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])]) -> RunRe
                 provision: Default::default(),
                 phases: vec![phase(ph, *v)],
                 peak_rss_bytes: 0,
+                log: None,
             });
         }
     }

@@ -4,6 +4,7 @@
 //! operation was (`start` … `done`), and the phase context adds the figures taken around the
 //! phase (wall clock, rusage, device counters, statfs, dirty bytes).
 
+pub mod dirty;
 pub mod hist;
 pub mod recorder;
 pub mod series;

@@ -310,6 +310,7 @@ mod tests {
             provision: Default::default(),
             phases,
             peak_rss_bytes: 0,
+            log: None,
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod bonnie;
 pub mod bonnie_files;
+pub mod command;
 pub mod compile;
 pub mod dbrandom;
 pub mod mongo;
@@ -14,6 +15,7 @@ pub mod postmark;
 pub mod smallfiles;
 pub mod tree;
 pub mod untar;
+pub mod writeback;
 
 use crate::context::{PhaseSpec, TrialContext};
 use anyhow::Result;
@@ -60,6 +62,8 @@ pub fn registry() -> &'static [&'static WorkloadInfo] {
         &smallfiles::INFO,
         &untar::INFO,
         &compile::INFO,
+        &writeback::INFO,
+        &command::INFO,
     ];
     ALL
 }
@@ -135,13 +139,10 @@ pub(crate) mod testutil {
         let mut target = DirTarget::new(tmp.path(), &env);
         let workdir = target.prepare().unwrap();
         let pool = DataPool::new(data, policy.seed);
-        let r = f(&mut TrialContext::new(
-            workdir,
-            &policy,
-            &mut target,
-            pool,
-            &|_| {},
-        ));
+        let log = tmp.path().join("logs").join("trial.log");
+        let r = f(
+            &mut TrialContext::new(workdir, &policy, &mut target, pool, &|_| {}).with_log_path(log),
+        );
         target.teardown().unwrap();
         r
     }

@@ -91,29 +91,109 @@ fn parse_value(spec: &ParamSpec, workload: &str, text: &str) -> Result<Value> {
     })
 }
 
-/// Splits `key=value,...` at commas, keeping the items of a [`ParamKind::CountList`] value
-/// (`files=1,10,100`) together with their key.
-fn join_list_items(specs: &[ParamSpec], text: &str) -> Vec<String> {
-    let mut items: Vec<String> = Vec::new();
-    let mut in_list = false;
-    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        match item.split_once('=') {
-            None if in_list => {
-                let last = items.last_mut().expect("a list follows its key");
-                last.push(',');
-                last.push_str(item);
+/// One `key=value` item of a parameter list, or a bare item without `=` (the later items
+/// of a [`ParamKind::CountList`]).
+#[derive(Debug, PartialEq)]
+enum Item {
+    Pair(String, String),
+    Bare(String),
+}
+
+/// Splits `key=value,...` into items. A comma inside single or double quotes does not end
+/// a value; a value that is one quoted string as a whole (`run='make -j2, again'`) loses
+/// its quotes (`"…"` also takes `\"` and `\\` escapes), any other value is kept as
+/// written, quotes included (`run=echo 'a,b'`), so shell commands pass through unchanged.
+fn split_items(workload: &str, text: &str) -> Result<Vec<Item>> {
+    let mut items = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = item_end(rest).ok_or_else(|| {
+            usage(format!(
+                "{workload}: unterminated quote in '{}' (close it, e.g. run='make -j2')",
+                rest.trim()
+            ))
+        })?;
+        let item = rest[..end].trim();
+        rest = rest.get(end + 1..).unwrap_or("");
+        if item.is_empty() {
+            continue;
+        }
+        items.push(match item.split_once('=') {
+            Some((k, v)) => Pair(k.trim().to_string(), unquote(v.trim())),
+            None => Bare(item.to_string()),
+        });
+    }
+    Ok(items)
+}
+use Item::{Bare, Pair};
+
+/// The byte index of the comma that ends the first item of `s` (or `s.len()`), skipping
+/// commas inside quotes; `None` when a quote is left open.
+fn item_end(s: &str) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        match quote {
+            Some('"') if escaped => escaped = false,
+            Some('"') if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == ',' => return Some(i),
+            None => {}
+        }
+    }
+    quote.is_none().then_some(s.len())
+}
+
+/// `'…'` → `…`, `"…"` → `…` with `\"` and `\\` unescaped, when the quoted string is the
+/// whole value; anything else unchanged.
+fn unquote(v: &str) -> String {
+    let mut chars = v.chars();
+    let Some(q @ ('\'' | '"')) = chars.next() else {
+        return v.to_string();
+    };
+    let mut out = String::new();
+    let mut escaped = false;
+    for (i, c) in v.char_indices().skip(1) {
+        if escaped {
+            if c != '"' && c != '\\' {
+                out.push('\\');
             }
-            _ => {
-                in_list = item.split_once('=').is_some_and(|(k, _)| {
-                    specs
-                        .iter()
-                        .any(|s| s.name == k.trim() && matches!(s.kind, ParamKind::CountList))
-                });
-                items.push(item.to_string());
+            out.push(c);
+            escaped = false;
+        } else if q == '"' && c == '\\' {
+            escaped = true;
+        } else if c == q {
+            // The closing quote: the value was one quoted string only if nothing follows.
+            return if i + 1 == v.len() { out } else { v.to_string() };
+        } else {
+            out.push(c);
+        }
+    }
+    v.to_string()
+}
+
+/// Keeps the items of a [`ParamKind::CountList`] value (`files=1,10,100`) together with
+/// their key.
+fn join_list_items(specs: &[ParamSpec], items: Vec<Item>) -> Vec<Item> {
+    let mut out: Vec<Item> = Vec::new();
+    let mut in_list = false;
+    for item in items {
+        match (item, out.last_mut()) {
+            (Bare(x), Some(Pair(_, v))) if in_list => {
+                v.push(',');
+                v.push_str(&x);
+            }
+            (item, _) => {
+                in_list = matches!(&item, Pair(k, _) if specs
+                    .iter()
+                    .any(|s| s.name == k && matches!(s.kind, ParamKind::CountList)));
+                out.push(item);
             }
         }
     }
-    items
+    out
 }
 
 impl Params {
@@ -129,22 +209,25 @@ impl Params {
             };
             values.insert(spec.name, v);
         }
-        for item in join_list_items(specs, text) {
-            let item = item.as_str();
-            let (key, val) = item.split_once('=').ok_or_else(|| {
-                usage(format!(
-                    "{workload}: '{item}' is not key=value (e.g. {workload}:{}=...)",
-                    specs.first().map_or("size", |s| s.name)
-                ))
-            })?;
-            let spec = specs.iter().find(|s| s.name == key.trim()).ok_or_else(|| {
+        for item in join_list_items(specs, split_items(workload, text)?) {
+            let (key, val) = match item {
+                Pair(k, v) => (k, v),
+                Bare(item) => {
+                    return Err(usage(format!(
+                        "{workload}: '{item}' is not key=value (e.g. {workload}:{}=...; \
+                         quote a value that contains commas: key='a,b')",
+                        specs.first().map_or("size", |s| s.name)
+                    )))
+                }
+            };
+            let spec = specs.iter().find(|s| s.name == key).ok_or_else(|| {
                 let names: Vec<_> = specs.iter().map(|s| s.name).collect();
                 usage(format!(
                     "{workload}: unknown parameter '{key}'; valid: {}",
                     names.join(", ")
                 ))
             })?;
-            values.insert(spec.name, parse_value(spec, workload, val.trim())?);
+            values.insert(spec.name, parse_value(spec, workload, &val)?);
         }
         Ok(Self { values })
     }
@@ -326,6 +409,76 @@ mod tests {
         assert_eq!(p.counts("files"), &[9]);
         for bad in ["scale=-1", "scale=x", "files=1,x", "scale=1,2"] {
             assert!(Params::parse("w", MORE, bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn quoted_values_keep_their_commas() {
+        const CMD: &[ParamSpec] = &[
+            ParamSpec {
+                name: "run",
+                kind: ParamKind::Text,
+                default: "",
+                unit: "",
+                help: "",
+            },
+            ParamSpec {
+                name: "env",
+                kind: ParamKind::Text,
+                default: "",
+                unit: "",
+                help: "",
+            },
+            ParamSpec {
+                name: "files",
+                kind: ParamKind::CountList,
+                default: "1",
+                unit: "",
+                help: "",
+            },
+        ];
+        let text = |s: &str, k: &str| {
+            let p = Params::parse("command", CMD, s).unwrap();
+            p.text(k).map(str::to_string)
+        };
+        // What a shell leaves of command:run='make -j2',env='CC=cc;X=1'.
+        assert_eq!(
+            text("run=make -j2,env=CC=cc;X=1", "run").unwrap(),
+            "make -j2"
+        );
+        assert_eq!(
+            text("run=make -j2,env=CC=cc;X=1", "env").unwrap(),
+            "CC=cc;X=1"
+        );
+        // A value that is one quoted string loses its quotes; commas inside are kept.
+        assert_eq!(text("run='echo a,b',env=x", "run").unwrap(), "echo a,b");
+        assert_eq!(
+            text("run=\"a, \\\"b\\\" \\\\ c\"", "run").unwrap(),
+            "a, \"b\" \\ c"
+        );
+        assert_eq!(text(" run = ' spaced ' ", "run").unwrap(), " spaced ");
+        // Quotes inside a value stay, and protect commas, for the shell to see.
+        assert_eq!(
+            text("run=echo 'a,b' \"c,d\"", "run").unwrap(),
+            "echo 'a,b' \"c,d\""
+        );
+        assert_eq!(text("run='a' 'b,c'", "run").unwrap(), "'a' 'b,c'");
+        assert_eq!(
+            text("run=printf '%s\\n' x", "run").unwrap(),
+            "printf '%s\\n' x"
+        );
+        assert_eq!(text("run=''", "run"), None, "empty means not given");
+        // Lists still work next to quoted values.
+        let p = Params::parse("command", CMD, "files=1,2,3,run='x,y'").unwrap();
+        assert_eq!(
+            (p.counts("files"), p.text("run")),
+            (&[1, 2, 3][..], Some("x,y"))
+        );
+        for bad in ["run='open", "run=echo \"a,b", "run=echo a,b", "env=\"x\\\""] {
+            let e = Params::parse("command", CMD, bad).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2, "{bad}");
+            let e = e.to_string();
+            assert!(e.contains("quote"), "{bad}: {e}");
         }
     }
 

@@ -21,8 +21,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run workloads on filesystems (with no workload: bonnie and bonnie-files at modest
-    /// sizes on every filesystem this machine can make).
+    /// Run workloads on filesystems (with no workload: the quick suite on ext4, xfs, btrfs
+    /// and tmpfs).
     Run(Box<RunArgs>),
     /// List workloads with their parameters, and filesystems this machine can make.
     List,
@@ -127,6 +127,9 @@ pub struct ShowArgs {
     pub run: String,
 }
 
+/// Size of loop images and tmpfs when neither `--size` nor the suite gives one.
+pub const DEFAULT_SIZE: &str = "4GiB";
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Workloads, each as NAME or NAME:key=value,... (see `fsarena list`).
@@ -140,8 +143,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub dir: Vec<PathBuf>,
     /// Size of each loop image and tmpfs (K M G T = powers of 1024, KB MB GB TB = of 1000).
-    #[arg(long, value_name = "SIZE", default_value = "4GiB")]
-    pub size: String,
+    /// Default: the suite's size (quick: 1GiB), else 4GiB.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Run a suite of workloads for a use case: quick (what `fsarena run` alone runs),
+    /// classic, kernel-build, web-cache, mail-server, database, desktop, full. `fsarena
+    /// list` shows their workloads and how long they take here.
+    #[arg(long, value_name = "NAME", conflicts_with = "workloads")]
+    pub suite: Option<String>,
     /// Directory for loop images, mount points and the state file.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_IMAGE_DIR)]
     pub image_dir: PathBuf,

@@ -596,6 +596,12 @@ impl Worker<'_> {
         Ok(())
     }
 
+    /// fsync `f` now, whatever the sync policy (a workload's own fsync), timed as the
+    /// policy's fsyncs are.
+    pub fn fsync(&mut self, f: &File) -> std::io::Result<()> {
+        self.timed_sync(|| f.sync_all())
+    }
+
     /// After each write: fsync under `--sync each`.
     pub fn after_write(&mut self, f: &File) -> std::io::Result<()> {
         if self.sync == SyncPolicy::Each {

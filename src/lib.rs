@@ -25,5 +25,6 @@ pub mod size;
 pub mod state;
 pub mod stats;
 pub mod store;
+pub mod suite;
 pub mod target;
 pub mod workload;

@@ -87,6 +87,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::List => {
             print!("{}", fsarena::list::render());
+            // Estimates come from this host's stored trials; a missing database is not made.
+            let path = db_path(&cli.db);
+            let store = path.exists().then(|| Store::open(&path).ok()).flatten();
+            print!("{}", fsarena::suite::render(store.as_ref(), 3));
             Ok(exit::OK)
         }
         Command::Cleanup(a) => {

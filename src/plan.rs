@@ -11,8 +11,6 @@ use crate::workload::WorkloadSpec;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
-/// Workloads `fsarena run` runs when none is named: modest sizes, a few minutes in all.
-pub const DEFAULT_WORKLOADS: [&str; 2] = ["bonnie:size=256MiB", "bonnie-files:files=16"];
 
 /// Room kept free in the image directory beyond one image.
 const IMAGE_DIR_MARGIN: u64 = 64 << 20;
@@ -54,11 +52,20 @@ fn existing_ancestor(p: &Path) -> &Path {
 impl Plan {
     /// Validates the `run` arguments into a plan.
     pub fn from_args(a: &RunArgs) -> Result<Plan> {
-        let texts: Vec<String> = if a.workloads.is_empty() {
-            DEFAULT_WORKLOADS.iter().map(|s| s.to_string()).collect()
-        } else {
-            a.workloads.clone()
+        let suite = match (&a.suite, a.workloads.is_empty()) {
+            (Some(name), _) => Some(crate::suite::find(name)?),
+            (None, true) => Some(crate::suite::find("quick")?),
+            (None, false) => None,
         };
+        let texts: Vec<String> = match &suite {
+            Some(s) => s.workloads.iter().map(|w| w.to_string()).collect(),
+            None => a.workloads.clone(),
+        };
+        let size_text = a
+            .size
+            .clone()
+            .or_else(|| suite.as_ref().and_then(|s| s.size).map(String::from))
+            .unwrap_or_else(|| crate::cli::DEFAULT_SIZE.to_string());
         let workloads = texts
             .iter()
             .map(|t| WorkloadSpec::parse(t))
@@ -76,11 +83,10 @@ impl Plan {
         if a.reps == 0 {
             return Err(usage("--reps must be at least 1"));
         }
-        let size_bytes = parse_size(&a.size).map_err(|e| usage(format!("--size: {e}")))?;
+        let size_bytes = parse_size(&size_text).map_err(|e| usage(format!("--size: {e}")))?;
         if size_bytes < 64 << 20 {
             return Err(usage(format!(
-                "--size {}: at least 64MiB is needed (xfs and btrfs refuse smaller)",
-                a.size
+                "--size {size_text}: at least 64MiB is needed (xfs and btrfs refuse smaller)"
             )));
         }
         let mkfs = parse_fs_opts(&a.mkfs_opt, "--mkfs-opt")?;
@@ -92,7 +98,17 @@ impl Plan {
                 .filter(|s| !s.is_empty())
                 .collect(),
             None if !a.dir.is_empty() => Vec::new(),
-            None => default_filesystems(),
+            // A suite's filesystems, those of them this machine can make.
+            None => match suite.as_ref().filter(|s| !s.fs.is_empty()) {
+                Some(s) => {
+                    let can = default_filesystems();
+                    s.fs.iter()
+                        .filter(|f| can.iter().any(|c| c == *f))
+                        .map(|f| f.to_string())
+                        .collect()
+                }
+                None => default_filesystems(),
+            },
         };
         let mut targets = Vec::new();
         for name in &names {
@@ -162,7 +178,7 @@ impl Plan {
                     "--image-dir {}: {} free, but one image of --size {} needs {} (plus {} margin); use a smaller --size or another --image-dir",
                     a.image_dir.display(),
                     format_size(space.avail_bytes),
-                    a.size,
+                    size_text,
                     format_size(size_bytes),
                     format_size(IMAGE_DIR_MARGIN)
                 )));

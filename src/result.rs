@@ -91,6 +91,10 @@ pub struct Trial {
     /// the run; absent when the workload wrote none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
+    /// Seconds the whole trial took: making the filesystem, the workload with its untimed
+    /// setup, teardown. What `fsarena list` estimates suite durations from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_s: Option<f64>,
 }
 
 /// Latency of one operation kind in a phase.

@@ -212,8 +212,10 @@ fn run_trial(
         phases: Vec::new(),
         peak_rss_bytes: 0,
         log: None,
+        elapsed_s: None,
     };
     crate::probe::sys::reset_peak_rss();
+    let started = std::time::Instant::now();
     let outcome = (|| -> Result<()> {
         let workdir = target.prepare()?;
         let workload = (w.info.build)(&w.params)?;
@@ -249,6 +251,7 @@ fn run_trial(
         }
     })();
     let teardown = target.teardown();
+    trial.elapsed_s = Some(started.elapsed().as_secs_f64());
     trial.provision = target.provision();
     trial.peak_rss_bytes = crate::probe::sys::peak_rss_bytes();
     let err = outcome.err().or(teardown.err());

@@ -7,7 +7,8 @@
 //! * `targets`: per run and target, the target's description (mkfs and mount options,
 //!   device rate, …) as JSON;
 //! * `trials`: per run, target, workload, repetition: status, error, parameters,
-//!   provisioning figures, peak RSS, the path of its log file (schema 2);
+//!   provisioning figures, peak RSS, the path of its log file (schema 2), the trial's
+//!   elapsed seconds (schema 3);
 //! * `phases`: per trial and phase: the headline figures as columns (wall_s, ops, bytes,
 //!   ops_per_s, mb_per_s, cpu_pct) and the whole phase result as JSON — per-operation HDR
 //!   histogram buckets, the time series, device counters, flags and extra figures.
@@ -26,7 +27,8 @@ use std::path::Path;
 pub const DEFAULT_DB: &str = "fsarena.db";
 
 /// The schema version this build writes.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
+const _: () = assert!(SCHEMA_VERSION as usize == MIGRATIONS.len());
 
 const MIGRATIONS: &[&str] = &[
     // 0 → 1
@@ -80,11 +82,22 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX phases_by_trial ON phases(trial_id);",
     // 1 → 2: the trial's log file (the `command` workload's output).
     "ALTER TABLE trials ADD COLUMN log TEXT;",
+    // 2 → 3: how long the whole trial took (suite estimates).
+    "ALTER TABLE trials ADD COLUMN elapsed_s REAL;",
 ];
 
 /// An open result database.
 pub struct Store {
     conn: Connection,
+}
+
+/// How long one finished trial took, for duration estimates.
+#[derive(Clone, Debug)]
+pub struct TrialTime {
+    pub target: String,
+    pub workload: String,
+    pub params: std::collections::BTreeMap<String, String>,
+    pub elapsed_s: f64,
 }
 
 /// One line of `fsarena history`.
@@ -118,6 +131,28 @@ impl Store {
             .migrate()
             .with_context(|| format!("migrating {}", path.display()))?;
         Ok(store)
+    }
+
+    /// The elapsed time of every successful trial run on `hostname` that recorded one,
+    /// newest first.
+    pub fn trial_times(&self, hostname: &str) -> Result<Vec<TrialTime>> {
+        let mut q = self.conn.prepare(
+            "SELECT t.target, t.workload, t.params, t.elapsed_s FROM trials t \
+             JOIN runs r ON r.id = t.run_id \
+             WHERE r.hostname = ?1 AND t.status = 'ok' AND t.elapsed_s IS NOT NULL \
+             ORDER BY t.id DESC",
+        )?;
+        let rows = q
+            .query_map([hostname], |r| {
+                Ok(TrialTime {
+                    target: r.get(0)?,
+                    workload: r.get(1)?,
+                    params: json(r, 2)?,
+                    elapsed_s: r.get(3)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
     }
 
     /// Opens the database at `path` for reading stored runs: unlike [`Self::open`], a missing
@@ -197,7 +232,8 @@ impl Store {
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO trials (run_id, target, workload, label, params, rep, status, error, \
-             provision, peak_rss_bytes, log) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+             provision, peak_rss_bytes, log, elapsed_s) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 run_id,
                 trial.target,
@@ -210,6 +246,7 @@ impl Store {
                 serde_json::to_string(&trial.provision)?,
                 trial.peak_rss_bytes as i64,
                 trial.log,
+                trial.elapsed_s,
             ],
         )?;
         let trial_id = tx.last_insert_rowid();
@@ -381,7 +418,7 @@ impl Store {
             .collect::<rusqlite::Result<_>>()?;
         let mut trials = self.conn.prepare(
             "SELECT id, target, workload, label, params, rep, status, error, provision, \
-             peak_rss_bytes, log FROM trials WHERE run_id = ?1 ORDER BY id",
+             peak_rss_bytes, log, elapsed_s FROM trials WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows: Vec<(i64, Trial)> = trials
             .query_map([&id], |r| {
@@ -397,6 +434,7 @@ impl Store {
                     phases: Vec::new(),
                     peak_rss_bytes: r.get::<_, i64>(9)? as u64,
                     log: r.get(10)?,
+                    elapsed_s: r.get(11)?,
                 };
                 Ok((r.get(0)?, trial))
             })?
@@ -516,6 +554,7 @@ mod tests {
             }],
             peak_rss_bytes: 1234,
             log: (rep == 2).then(|| "/var/tmp/fsarena/logs/x/ext4-bonnie-rep2.log".into()),
+            elapsed_s: Some(1.5 * f64::from(rep)),
         }
     }
 
@@ -594,7 +633,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_1_database_gains_the_log_column_and_keeps_its_trials() {
+    fn a_version_1_database_gains_the_new_columns_and_keeps_its_trials() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v1.db");
         {
@@ -604,13 +643,17 @@ mod tests {
             s.begin_run(&run, &run.targets).unwrap();
             s.add_trial(&run.run_id, &sample_trial(1)).unwrap();
             s.conn
-                .execute_batch("ALTER TABLE trials DROP COLUMN log; PRAGMA user_version = 1;")
+                .execute_batch(
+                    "ALTER TABLE trials DROP COLUMN log; ALTER TABLE trials DROP COLUMN elapsed_s; \
+                     PRAGMA user_version = 1;",
+                )
                 .unwrap();
         }
         let s = Store::open(&path).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 2);
+        assert_eq!(s.schema_version().unwrap(), 3);
         let run = s.load("last").unwrap();
-        assert_eq!((run.trials.len(), run.trials[0].log.clone()), (1, None));
+        let t = &run.trials[0];
+        assert_eq!((run.trials.len(), t.log.clone(), t.elapsed_s), (1, None, None));
     }
 
     #[test]

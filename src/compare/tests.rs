@@ -34,6 +34,7 @@ fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])]) -> RunRe
                 phases: vec![phase(ph, *v)],
                 peak_rss_bytes: 0,
                 log: None,
+                elapsed_s: None,
             });
         }
     }

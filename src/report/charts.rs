@@ -140,7 +140,7 @@ fn charted_metrics<'a>(summaries: &[&'a Summary], primary: &str) -> Vec<&'a str>
     let mut out: Vec<&str> = Vec::new();
     for m in [primary, other, "wall_s", "cpu_pct", "write_amplification"] {
         if let Some(p) = present.iter().find(|p| **p == m) {
-            if m != other || nonzero(m) {
+            if !out.contains(p) && (m != other || nonzero(m)) {
                 out.push(p);
             }
         }

@@ -311,6 +311,7 @@ mod tests {
             phases,
             peak_rss_bytes: 0,
             log: None,
+            elapsed_s: None,
         }
     }
 

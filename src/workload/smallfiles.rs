@@ -32,6 +32,8 @@
 //! directory after each create, mkdir (the parent), unlink and rmdir (the parent) — bonnie++
 //! `-b`-like; fs_mark `-S 1` fsyncs the file only. Under `--sync end` the create and delete
 //! phases end with a syncfs inside their timing (Morton timed `make-many-files ; sync`).
+//! `fsync=true` fsyncs every file after its write whatever the policy (fs_mark `-S 1`; the
+//! mail-server suite), counted with the policy's fsyncs.
 //!
 //! Differs: Morton's tree has files in the leaves only (10 per leaf, 10⁴ leaves), made
 //! depth-first with `creat`; here every directory holds `per_dir` files and the tree is filled
@@ -108,6 +110,13 @@ const PARAMS: &[ParamSpec] = &[
         "0",
         "bytes",
         "largest file (≤ 1GiB); 0 makes empty files and skips the read phase",
+    ),
+    param(
+        "fsync",
+        ParamKind::Bool,
+        "false",
+        "",
+        "fsync every file after writing it, whatever --sync says (fs_mark -S 1, a mail server)",
     ),
 ];
 
@@ -190,6 +199,8 @@ pub struct SmallFiles {
     tree: Tree,
     size_min: u64,
     size_max: u64,
+    /// fsync each file after its write regardless of the sync policy.
+    fsync: bool,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -222,6 +233,7 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
             tree,
             size_min,
             size_max,
+            fsync: p.flag("fsync"),
         }));
     };
     Err(usage(format!("smallfiles: {problem}")))
@@ -282,7 +294,8 @@ impl SmallFiles {
                 file_name(i, &mut name);
                 let size = self.size_of(key, i);
                 let t = w.start();
-                create_file(w, &fd, &dir, &name, size).with_context(|| fd.what("create", &name))?;
+                create_file(w, &fd, &dir, &name, size, self.fsync)
+                    .with_context(|| fd.what("create", &name))?;
                 w.done(Op::Create, t, size);
             }
         }
@@ -346,10 +359,21 @@ impl SmallFiles {
 }
 
 /// Creates file `name` in `fd` (the directory `dir`), writes `size` bytes and closes it,
-/// applying the sync policy to the file and then its directory.
-fn create_file(w: &mut Worker, fd: &DirFd, dir: &Path, name: &[u8], size: u64) -> io::Result<()> {
+/// applying the sync policy to the file and then its directory; `fsync` fsyncs the file
+/// whatever the policy.
+fn create_file(
+    w: &mut Worker,
+    fd: &DirFd,
+    dir: &Path,
+    name: &[u8],
+    size: u64,
+    fsync: bool,
+) -> io::Result<()> {
     let f = fd.create(cstr(name))?;
     write_data(w, &f, size, IO_CHUNK)?;
+    if fsync && w.sync_policy() != crate::policy::SyncPolicy::Each {
+        w.fsync(&f)?;
+    }
     w.after_write(&f)?;
     drop(f);
     w.after_dir_change(dir)
@@ -516,6 +540,7 @@ mod tests {
             tree: tree(1, 1, 1),
             size_min: 10,
             size_max: 20,
+            fsync: false,
         };
         let sizes: std::collections::HashSet<_> = (0..1000).map(|i| sf.size_of(7, i)).collect();
         assert_eq!(sizes, (10..=20).collect());

@@ -1,0 +1,299 @@
+//! Suites: named sets of workloads for a use case (`fsarena run --suite NAME`), and the
+//! `quick` suite that `fsarena run` runs when no workload is named.
+//!
+//! Parameters come from the seed articles where they gave them: Bonnie `-s 256` (seed
+//! 001), Postmark `set number 5000 / set transactions 5000` (seed 003, a web cache) and the
+//! mail-server configuration `read 4096 / write 4096 / transactions 10000 / size 500 500000
+//! / number 5000` (seed 004), the 3.1 GB, 250,000-file web-cache archive (seed 003), and
+//! the timed `make bzImage` of a kernel tree (seed 000).
+//!
+//! `fsarena list` estimates each suite's duration **on this machine** from the stored
+//! trials of this host (median elapsed time of the same workload with the same parameters
+//! on the same target, × repetitions); parts never run here are named, not guessed.
+
+use crate::store::{Store, TrialTime};
+use crate::workload::WorkloadSpec;
+use anyhow::Result;
+use std::fmt::Write;
+
+/// A named set of workloads.
+pub struct Suite {
+    pub name: &'static str,
+    pub about: &'static str,
+    /// Filesystems it runs on when neither `--fs` nor `--dir` is given; empty: every
+    /// filesystem this machine can make.
+    pub fs: &'static [&'static str],
+    /// Image size when `--size` is not given; `None`: the default.
+    pub size: Option<&'static str>,
+    pub workloads: &'static [&'static str],
+}
+
+/// The suites, in the order `fsarena list` shows them. `full` is every other suite's
+/// workloads together and is not listed here (see [`workloads`]).
+pub const SUITES: &[Suite] = &[
+    Suite {
+        name: "quick",
+        about: "a first comparison in a few minutes: small Bonnie, Bonnie++ file tests, \
+                Postmark, many small files, a database-like random loop, metadata scans",
+        fs: &["ext4", "xfs", "btrfs", "tmpfs"],
+        size: Some("1GiB"),
+        workloads: &[
+            "bonnie:size=64MiB,seeks=2000",
+            "bonnie-files:files=2",
+            "postmark:number=500,transactions=2000",
+            "smallfiles:files=5000,size_max=4KiB",
+            "dbrandom:scale=0.05,cycles=50",
+            "metascan:scale=0.02",
+        ],
+    },
+    Suite {
+        name: "classic",
+        about: "the seeds' Bonnie (-s 256), Bonnie++ file tests (-n 128:128k:0) and \
+                Postmark (number 5000, transactions 5000)",
+        fs: &[],
+        size: None,
+        workloads: &[
+            "bonnie:size=256MiB",
+            "bonnie-files:files=128,max_size=128KiB",
+            "postmark:number=5000,transactions=5000",
+        ],
+    },
+    Suite {
+        name: "kernel-build",
+        about: "compilebench, the 2001 kernel build (copy, make, clean, rm) and metadata \
+                scans of a source tree",
+        fs: &[],
+        size: None,
+        workloads: &[
+            "compile",
+            "compile:mode=kernel-build",
+            "metascan:profile=source-tree",
+        ],
+    },
+    Suite {
+        name: "web-cache",
+        about: "extract and delete a web cache (250,000 files, 3.1 GB), Postmark 5000/5000, \
+                Bonnie 1 GiB",
+        fs: &[],
+        size: Some("8GiB"),
+        workloads: &[
+            "untar:profile=web-cache",
+            "postmark:number=5000,transactions=5000",
+            "bonnie:size=1GiB",
+        ],
+    },
+    Suite {
+        name: "mail-server",
+        about: "Postmark as a mail server (seed 004) and small files fsync'ed one by one",
+        fs: &[],
+        size: None,
+        workloads: &[
+            "postmark:read_block=4096,write_block=4096,transactions=10000,size_low=500,size_high=500000,number=5000",
+            "smallfiles:files=50000,size_min=1KiB,size_max=64KiB,fsync=true",
+        ],
+    },
+    Suite {
+        name: "database",
+        about: "the random read/write+fsync loop over files of 1-500 MiB, and over one 5 GiB \
+                file (the seed comment asked for files over 4 GB)",
+        fs: &[],
+        size: Some("8GiB"),
+        workloads: &["dbrandom", "dbrandom:files=5120,cycles=20,write_pct=50"],
+    },
+    Suite {
+        name: "desktop",
+        about: "metadata scans, space efficiency, responsiveness under writeback, and \
+                extracting media and desktop trees",
+        fs: &[],
+        size: Some("16GiB"),
+        workloads: &[
+            "metascan",
+            "space",
+            "writeback",
+            "untar:profile=media",
+            "untar:profile=desktop",
+        ],
+    },
+];
+
+/// The names `--suite` accepts.
+pub fn names() -> Vec<&'static str> {
+    SUITES.iter().map(|s| s.name).chain(["full"]).collect()
+}
+
+/// The suite `name`; `full` is every suite's workloads, each once, on every filesystem.
+pub fn find(name: &str) -> Result<Suite> {
+    if name == "full" {
+        return Ok(Suite {
+            name: "full",
+            about: "every suite's workloads, each once",
+            fs: &[],
+            size: SUITES.iter().filter_map(|s| s.size).max_by_key(|s| {
+                crate::size::parse_size(s).unwrap_or(0)
+            }),
+            workloads: workloads_of_all(),
+        });
+    }
+    SUITES
+        .iter()
+        .find(|s| s.name == name)
+        .map(|s| Suite { ..*s })
+        .ok_or_else(|| {
+            crate::error::usage(format!(
+                "unknown suite '{name}'; valid: {}",
+                names().join(", ")
+            ))
+        })
+}
+
+fn workloads_of_all() -> &'static [&'static str] {
+    static ALL: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all: Vec<&'static str> = Vec::new();
+        for s in SUITES {
+            for w in s.workloads {
+                if !all.contains(w) {
+                    all.push(w);
+                }
+            }
+        }
+        all
+    })
+}
+
+/// The estimated duration of `suite` with `reps` repetitions on `targets`, from this
+/// host's stored trials: (seconds of the parts measured before, parts never measured).
+pub fn estimate(
+    suite: &Suite,
+    targets: &[String],
+    reps: u32,
+    times: &[TrialTime],
+) -> Result<(f64, Vec<String>)> {
+    let mut total = 0.0;
+    let mut missing = Vec::new();
+    for text in suite.workloads {
+        let spec = WorkloadSpec::parse(text)?;
+        let params = spec.params.to_text_map();
+        for t in targets {
+            let xs: Vec<f64> = times
+                .iter()
+                .filter(|x| x.workload == spec.info.name && x.params == params && &x.target == t)
+                .map(|x| x.elapsed_s)
+                .take(9)
+                .collect();
+            match crate::stats::describe(&xs) {
+                Some(d) => total += d.median * f64::from(reps),
+                None => missing.push(format!("{text} on {t}")),
+            }
+        }
+    }
+    Ok((total, missing))
+}
+
+/// A duration as people say it: `45 s`, `4 min 10 s`, `2 h 05 min`.
+pub fn human_duration(s: f64) -> String {
+    let s = s.round() as u64;
+    if s < 60 {
+        format!("{s} s")
+    } else if s < 3600 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
+    }
+}
+
+/// The suites' part of `fsarena list`: each suite's filesystems, workloads with their
+/// parameters, and its estimated duration here (`store` holds this host's past trials).
+pub fn render(store: Option<&Store>, reps: u32) -> String {
+    let host = crate::host::host_info().hostname;
+    let times = store
+        .and_then(|s| s.trial_times(&host).ok())
+        .unwrap_or_default();
+    let mut out = String::from(
+        "\nSuites (fsarena run --suite NAME; `fsarena run` alone runs quick):\n",
+    );
+    for name in names() {
+        let suite = find(name).expect("listed suites exist");
+        let fs: Vec<String> = if suite.fs.is_empty() {
+            crate::plan::default_filesystems()
+        } else {
+            suite.fs.iter().map(|s| s.to_string()).collect()
+        };
+        let _ = writeln!(out, "\n  {:<14} {}", suite.name, suite.about);
+        let _ = writeln!(
+            out,
+            "  {:<14} on {} ({} each), {reps} repetitions",
+            "",
+            fs.join(", "),
+            suite.size.unwrap_or(crate::cli::DEFAULT_SIZE)
+        );
+        for w in suite.workloads {
+            let _ = writeln!(out, "    {w}");
+        }
+        let line = match estimate(&suite, &fs, reps, &times) {
+            Err(e) => format!("cannot estimate: {e:#}"),
+            Ok((_, missing)) if missing.len() == suite.workloads.len() * fs.len() => {
+                "never run on this host: no estimate (run it once, then `fsarena list` \
+                 estimates it from the stored trials)"
+                    .to_string()
+            }
+            Ok((s, missing)) if missing.is_empty() => {
+                format!("about {} here, from this host's stored trials", human_duration(s))
+            }
+            Ok((s, missing)) => format!(
+                "at least {} here; never run on this host: {}",
+                human_duration(s),
+                missing.join("; ")
+            ),
+        };
+        let _ = writeln!(out, "  {:<14} estimated: {line}", "");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_suite_parses() {
+        for name in names() {
+            let s = find(name).unwrap();
+            assert!(!s.workloads.is_empty(), "{name}");
+            for w in s.workloads {
+                WorkloadSpec::parse(w).unwrap_or_else(|e| panic!("{name}: {w}: {e:#}"));
+            }
+        }
+        assert!(find("nope").is_err());
+    }
+
+    #[test]
+    fn full_holds_every_workload_once() {
+        let full = find("full").unwrap();
+        for s in SUITES {
+            for w in s.workloads {
+                assert_eq!(full.workloads.iter().filter(|x| *x == w).count(), 1, "{w}");
+            }
+        }
+        assert_eq!(full.size, Some("16GiB"));
+    }
+
+    #[test]
+    fn estimates_use_medians_of_matching_trials_and_name_the_rest() {
+        let suite = find("classic").unwrap();
+        let spec = WorkloadSpec::parse(suite.workloads[0]).unwrap();
+        let t = |target: &str, s: f64| TrialTime {
+            target: target.into(),
+            workload: spec.info.name.into(),
+            params: spec.params.to_text_map(),
+            elapsed_s: s,
+        };
+        let times = [t("ext4", 10.0), t("ext4", 30.0), t("ext4", 12.0), t("xfs", 5.0)];
+        let (s, missing) = estimate(&suite, &["ext4".into()], 3, &times).unwrap();
+        assert_eq!(s, 36.0);
+        assert_eq!(missing.len(), 2, "{missing:?}");
+        assert!(missing[0].starts_with("bonnie-files"));
+        assert_eq!(human_duration(250.4), "4 min 10 s");
+        assert_eq!(human_duration(7500.0), "2 h 05 min");
+    }
+}

@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::policy::{CachePolicy, Policy, SyncPolicy};
 use crate::probe::recorder::{Op, Recorder};
 use crate::probe::sys;
-use crate::result::{OpLatency, PhaseResult};
+use crate::result::{OpLatency, PhaseResult, TargetInfo};
 use crate::target::Target;
 use anyhow::{anyhow, Result};
 use std::fs::File;
@@ -42,6 +42,8 @@ pub enum PhaseKind {
 pub enum Primary {
     MbPerS,
     OpsPerS,
+    /// Seconds of wall time, for phases that are one operation (a mkfs, a mount).
+    Seconds,
 }
 
 /// The static description of a phase.
@@ -131,6 +133,11 @@ impl<'a> TrialContext<'a> {
         &self.workdir
     }
 
+    /// What the trial's target is (kind `loop`, `tmpfs` or `dir`, filesystem type, size).
+    pub fn target_info(&self) -> &TargetInfo {
+        self.target.info()
+    }
+
     /// The run's policies.
     pub fn policy(&self) -> &Policy {
         self.policy
@@ -203,6 +210,62 @@ impl<'a> TrialContext<'a> {
         let r = self.phase_result(spec, m, None);
         self.phases.push(r);
         Ok(())
+    }
+
+    /// Runs and measures a phase whose single operation is `f` acting on the target itself
+    /// — the filesystem's own tools (mkfs, mount, umount, fsck) through
+    /// [`Target::tools`] — so the phase's wall time is the command's, CPU time includes
+    /// the command's (it is a waited-for child), and the device counters show what it read
+    /// and wrote. Recorded as one [`Op::Other`]. What is mounted is the workload's
+    /// business here, so the cache policy never remounts: under `--cache cold` a phase of
+    /// kind [`PhaseKind::Read`] (a mount, a check) starts after sync and drop_caches (the
+    /// device's page cache included); other kinds start as the previous step left things,
+    /// so an umount still finds what it has to flush. No warm-up run under `--cache warm`.
+    pub fn target_phase<T>(
+        &mut self,
+        spec: &PhaseSpec,
+        f: impl FnOnce(&mut dyn Target) -> Result<T>,
+    ) -> Result<T> {
+        check_stop()?;
+        let mut flags = Vec::new();
+        if self.policy.cache == CachePolicy::Cold && spec.kind == PhaseKind::Read {
+            if self.can_drop_caches {
+                sys::drop_caches()?;
+            } else {
+                flags.push("cache-not-dropped".to_string());
+            }
+        }
+        (self.progress)(spec.name);
+        let stat_path = self.target.device_stat();
+        let dev0 = stat_path.as_deref().and_then(sys::device_bytes);
+        let cpu0 = sys::cpu_times();
+        let mut rec = Recorder::new(Instant::now());
+        let start = Instant::now();
+        rec.restart(start);
+        let out = f(&mut *self.target)?;
+        rec.done(Op::Other, start, 0);
+        let wall_s = start.elapsed().as_secs_f64();
+        rec.finish();
+        let cpu1 = sys::cpu_times();
+        let dev1 = stat_path.as_deref().and_then(sys::device_bytes);
+        let dev = match (dev0, dev1) {
+            (Some((r0, w0)), Some((r1, w1))) => {
+                Some((r1.saturating_sub(r0), w1.saturating_sub(w0)))
+            }
+            _ => None,
+        };
+        let m = Measured {
+            rec,
+            wall_s,
+            cpu_user_s: cpu1.user_s - cpu0.user_s,
+            cpu_sys_s: cpu1.sys_s - cpu0.sys_s,
+            dev,
+            flags,
+            workers: 1,
+        };
+        let r = self.phase_result(spec, m, None);
+        self.phases.push(r);
+        Ok(out)
     }
 
     /// Measures one part of a phase that is made of separately timed parts (compilebench's
@@ -471,6 +534,7 @@ fn phase_result(spec: &PhaseSpec, rec: &Recorder, wall_s: f64, workers: usize) -
         primary: match spec.primary {
             Primary::MbPerS => "mb_per_s",
             Primary::OpsPerS => "ops_per_s",
+            Primary::Seconds => "wall_s",
         }
         .to_string(),
         ops_unit: spec.ops_unit.to_string(),

@@ -136,8 +136,7 @@ pub fn better(name: &str) -> Better {
     let base = name.split(':').next().unwrap_or(name);
     if base.starts_with("cpu_") {
         Better::None
-    } else if base.ends_with("_per_s") || base == "efficiency" || base.ends_with("_efficiency")
-    {
+    } else if base.ends_with("_per_s") || base == "efficiency" || base.ends_with("_efficiency") {
         Better::Higher
     } else if base.starts_with("lat_") || base.ends_with("_s") || base == "write_amplification" {
         Better::Lower

@@ -13,7 +13,7 @@ pub mod tmpfs;
 
 use crate::result::{Provision, TargetInfo};
 use crate::state::State;
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -71,6 +71,22 @@ pub trait FsTools {
     fn mkfs_accepts(&mut self, size_bytes: u64) -> Result<bool>;
 }
 
+/// The target's [`FsTools`], or an error saying that `what` needs a loop target.
+pub fn tools_of<'t>(t: &'t mut dyn Target, what: &str) -> Result<&'t mut dyn FsTools> {
+    let (name, kind) = (t.info().name.clone(), t.info().kind.clone());
+    t.tools()
+        .ok_or_else(|| anyhow!("{}", needs_loop(what, &name, &kind)))
+}
+
+/// Why `what` cannot run on target `name` of `kind` (`tmpfs`, `dir`).
+pub fn needs_loop(what: &str, name: &str, kind: &str) -> String {
+    format!(
+        "{what} needs a loop target (a filesystem fsarena makes on a loop image: \
+         --fs ext4, xfs, btrfs, …): it runs mkfs, mount, umount and fsck on the device, \
+         and {name} is a {kind} target with no device of fsarena's"
+    )
+}
+
 /// What the user asked for, before anything is touched.
 #[derive(Clone, Debug)]
 pub enum TargetSpec {
@@ -88,6 +104,15 @@ pub enum TargetSpec {
 }
 
 impl TargetSpec {
+    /// `loop`, `tmpfs` or `dir`, as [`TargetInfo::kind`] says.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TargetSpec::Loop { .. } => "loop",
+            TargetSpec::Tmpfs { .. } => "tmpfs",
+            TargetSpec::Dir { .. } => "dir",
+        }
+    }
+
     /// The name reports use for this target (`ext4`, `tmpfs`, `dir:/srv`).
     pub fn name(&self) -> String {
         match self {

@@ -12,8 +12,8 @@ use crate::error::Error;
 use crate::policy::{CachePolicy, Policy, SyncPolicy};
 use crate::probe::recorder::{Op, Recorder};
 use crate::probe::sys;
-use crate::result::{OpLatency, PhaseResult};
-use crate::target::Target;
+use crate::result::{OpLatency, PhaseResult, TargetInfo};
+use crate::target::{FsTools, Target};
 use anyhow::{anyhow, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -42,6 +42,8 @@ pub enum PhaseKind {
 pub enum Primary {
     MbPerS,
     OpsPerS,
+    /// Seconds of wall time, for phases that are one operation (a mkfs, a mount).
+    Seconds,
 }
 
 /// The static description of a phase.
@@ -183,6 +185,18 @@ impl<'a> TrialContext<'a> {
         &self.workdir
     }
 
+    /// What the trial's target is (kind `loop`, `tmpfs` or `dir`, filesystem type, size).
+    pub fn target_info(&self) -> &TargetInfo {
+        self.target.info()
+    }
+
+    /// The target's own tools for an untimed step (an unmount before a timed mkfs); fails
+    /// saying that `what` needs a loop target when the target has none. Timed steps go
+    /// through [`Self::target_phase`].
+    pub fn fs_tools(&mut self, what: &str) -> Result<&mut dyn FsTools> {
+        crate::target::tools_of(&mut *self.target, what)
+    }
+
     /// The run's policies.
     pub fn policy(&self) -> &Policy {
         self.policy
@@ -255,6 +269,60 @@ impl<'a> TrialContext<'a> {
         let r = self.phase_result(spec, m, None);
         self.phases.push(r);
         Ok(())
+    }
+
+    /// Runs and measures a phase whose single operation is `f` acting on the target itself
+    /// — the filesystem's own tools (mkfs, mount, umount, fsck) through
+    /// [`Target::tools`] — so the phase's wall time is the command's, CPU time includes
+    /// the command's (it is a waited-for child), and the device counters show what it read
+    /// and wrote. Recorded as one [`Op::Other`].
+    ///
+    /// The cache policy does not apply: what is mounted is the workload's business, and no
+    /// drop is needed for the device to be cold. The kernel discards a block device's page
+    /// cache when its last opener closes it (an umount, the end of an mkfs or fsck), so each
+    /// tool starts with the device's data uncached — measured on a loop device: three
+    /// `e2fsck -fn` in a row each read the same 17 MB from it, while with the device held
+    /// open elsewhere the second read nothing. A drop_caches would only add loading the
+    /// tool's own program from disk to its time.
+    pub fn target_phase<T>(
+        &mut self,
+        spec: &PhaseSpec,
+        f: impl FnOnce(&mut dyn Target) -> Result<T>,
+    ) -> Result<T> {
+        check_stop()?;
+        (self.progress)(spec.name);
+        let stat_path = self.target.device_stat();
+        let dev0 = stat_path.as_deref().and_then(sys::device_bytes);
+        let cpu0 = sys::cpu_times();
+        let mut rec = Recorder::new(Instant::now());
+        let start = Instant::now();
+        rec.restart(start);
+        let out = f(&mut *self.target)?;
+        rec.done(Op::Other, start, 0);
+        let wall_s = start.elapsed().as_secs_f64();
+        rec.finish();
+        let cpu1 = sys::cpu_times();
+        let dev1 = stat_path.as_deref().and_then(sys::device_bytes);
+        let dev = match (dev0, dev1) {
+            (Some((r0, w0)), Some((r1, w1))) => {
+                Some((r1.saturating_sub(r0), w1.saturating_sub(w0)))
+            }
+            _ => None,
+        };
+        let m = Measured {
+            rec,
+            wall_s,
+            cpu_user_s: cpu1.user_s - cpu0.user_s,
+            cpu_sys_s: cpu1.sys_s - cpu0.sys_s,
+            dev,
+            flags: Vec::new(),
+            workers: 1,
+        };
+        let mut r = self.phase_result(spec, m, None);
+        // The tools write their own data out: mkfs and fsck close the device, umount flushes.
+        r.flags.retain(|f| f != "not-synced");
+        self.phases.push(r);
+        Ok(out)
     }
 
     /// Measures one part of a phase that is made of separately timed parts (compilebench's
@@ -523,6 +591,7 @@ fn phase_result(spec: &PhaseSpec, rec: &Recorder, wall_s: f64, workers: usize) -
         primary: match spec.primary {
             Primary::MbPerS => "mb_per_s",
             Primary::OpsPerS => "ops_per_s",
+            Primary::Seconds => "wall_s",
         }
         .to_string(),
         ops_unit: spec.ops_unit.to_string(),

@@ -170,6 +170,11 @@ impl Plan {
         if targets.is_empty() {
             return Err(usage("no target: give --fs LIST or --dir PATH"));
         }
+        for w in &workloads {
+            for t in &targets {
+                crate::workload::check_target(w.info, t)?;
+            }
+        }
         if targets.iter().any(|t| matches!(t, TargetSpec::Loop { .. })) {
             let at = existing_ancestor(&a.image_dir);
             let space = crate::probe::sys::space(at)?;

@@ -128,14 +128,15 @@ impl Better {
 }
 
 /// Which way the metric `name` improves, from its name — the one rule for every report
-/// and comparison: rates (`…_per_s`) are better higher; times (`…_s`, `lat_…`) and
+/// and comparison: rates (`…_per_s`) and efficiencies (`efficiency`, `…_efficiency`:
+/// logical bytes per byte of disk used) are better higher; times (`…_s`, `lat_…`) and
 /// `write_amplification` lower; CPU figures (`cpu_…`), counts and sizes have no better
 /// side. A per-operation metric `lat_p99_us:write` goes by its part before the colon.
 pub fn better(name: &str) -> Better {
     let base = name.split(':').next().unwrap_or(name);
     if base.starts_with("cpu_") {
         Better::None
-    } else if base.ends_with("_per_s") {
+    } else if base.ends_with("_per_s") || base == "efficiency" || base.ends_with("_efficiency") {
         Better::Higher
     } else if base.starts_with("lat_") || base.ends_with("_s") || base == "write_amplification" {
         Better::Lower
@@ -267,6 +268,10 @@ mod tests {
             ("dirty_bytes_end", Better::None),
             ("ops:write", Better::None),
             ("extents_per_file", Better::None),
+            ("efficiency", Better::Higher),
+            ("blocks_efficiency", Better::Higher),
+            ("used_statfs_bytes", Better::None),
+            ("min_size_bytes", Better::None),
         ] {
             assert_eq!(better(name), b, "{name}");
         }

@@ -67,6 +67,8 @@ pub fn fmt_num(v: f64) -> String {
 pub fn unit_of(p: &PhaseResult) -> String {
     if p.primary == "mb_per_s" {
         "MB/s".into()
+    } else if p.primary == "wall_s" {
+        "s".into()
     } else if p.ops_unit.is_empty() {
         "ops/s".into()
     } else {

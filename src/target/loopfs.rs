@@ -10,12 +10,12 @@
 //! * Every trial gets a fresh image and a fresh filesystem; `reset` remounts, which empties
 //!   the filesystem's caches of this mount.
 
-use super::{fs::FsType, mount, Env, Target, TargetSpec};
+use super::{fs::FsType, mount, scratch, Env, FsTools, Target, TargetSpec};
 use crate::cmd;
 use crate::probe::sys;
 use crate::result::{Provision, TargetInfo};
 use crate::state::{self, Resource};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -361,6 +361,70 @@ impl Target for LoopTarget {
 
     fn teardown(&mut self) -> Result<()> {
         self.release()
+    }
+
+    fn tools(&mut self) -> Option<&mut dyn FsTools> {
+        Some(self)
+    }
+}
+
+impl LoopTarget {
+    /// The attached loop device, which must not be mounted (for mkfs and fsck).
+    fn unmounted_device(&self, what: &str) -> Result<String> {
+        let live = self.live.as_ref().context("no loop device attached")?;
+        ensure!(
+            !live.mounted,
+            "{what} needs the filesystem unmounted; it is mounted at {}",
+            live.mountpoint.display()
+        );
+        Ok(self.device()?.to_string())
+    }
+}
+
+impl FsTools for LoopTarget {
+    fn fstype(&self) -> FsType {
+        self.fs
+    }
+
+    fn unmount(&mut self) -> Result<()> {
+        if let Some(live) = self.live.as_mut() {
+            if live.mounted {
+                mount::unmount(&self.env.state, &live.mountpoint)?;
+                live.mounted = false;
+            }
+        }
+        Ok(())
+    }
+
+    fn mount(&mut self) -> Result<()> {
+        let live = self.live.as_ref().context("no loop device attached")?;
+        if !live.mounted {
+            self.mount_now()?;
+        }
+        Ok(())
+    }
+
+    fn mkfs(&mut self) -> Result<()> {
+        let dev = self.unmounted_device("mkfs")?;
+        cmd::run(&self.fs.mkfs_argv(&dev, &self.user_mkfs)).context("mkfs failed")?;
+        Ok(())
+    }
+
+    fn fsck(&mut self) -> Result<()> {
+        let dev = self.unmounted_device("fsck")?;
+        cmd::run(&self.fs.fsck_argv(&dev))
+            .with_context(|| format!("the read-only check of {dev} found damage or failed"))?;
+        Ok(())
+    }
+
+    fn mkfs_accepts(&mut self, size_bytes: u64) -> Result<bool> {
+        scratch::mkfs_accepts(
+            &self.env,
+            self.fs,
+            &self.user_mkfs,
+            &self.info.name,
+            size_bytes,
+        )
     }
 }
 

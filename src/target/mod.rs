@@ -8,11 +8,12 @@ pub mod dir;
 pub mod fs;
 pub mod loopfs;
 pub mod mount;
+pub mod scratch;
 pub mod tmpfs;
 
 use crate::result::{Provision, TargetInfo};
 use crate::state::State;
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -39,6 +40,51 @@ pub trait Target {
     fn provision(&self) -> Provision;
     /// Undoes what `prepare` did. Idempotent; also called on error and interrupt.
     fn teardown(&mut self) -> Result<()>;
+    /// The filesystem's own tools (mkfs, mount, umount, fsck) on this target's device, for
+    /// workloads that time them (`provision`); `None` where there is no device of ours to
+    /// make a filesystem on (tmpfs, directories).
+    fn tools(&mut self) -> Option<&mut dyn FsTools> {
+        None
+    }
+}
+
+/// The filesystem's own tools on the device of a prepared target, one external command
+/// each (through [`crate::cmd`]). The target stays responsible for what it made: mounts
+/// are recorded in the state file as they happen, and `teardown` undoes whatever is
+/// mounted or attached at that moment, also when a workload stops half way.
+pub trait FsTools {
+    /// The filesystem type.
+    fn fstype(&self) -> fs::FsType;
+    /// Unmounts the filesystem (umount flushes what is dirty first). No-op when unmounted.
+    fn unmount(&mut self) -> Result<()>;
+    /// Mounts the filesystem with the target's mount options at the usual mount point, so
+    /// that the work directory path stays valid. No-op when mounted.
+    fn mount(&mut self) -> Result<()>;
+    /// Makes a new filesystem on the unmounted device, with the target's mkfs options.
+    fn mkfs(&mut self) -> Result<()>;
+    /// Checks the unmounted filesystem without changing it
+    /// ([`fs::FsType::fsck_argv`]); fails with the checker's output when it finds damage.
+    fn fsck(&mut self) -> Result<()>;
+    /// Whether mkfs, with the target's options, accepts a device of `size_bytes`: tried on
+    /// a scratch image of that size in the image directory (no loop device, no mount),
+    /// deleted again. `Err` only when mkfs could not run at all.
+    fn mkfs_accepts(&mut self, size_bytes: u64) -> Result<bool>;
+}
+
+/// The target's [`FsTools`], or an error saying that `what` needs a loop target.
+pub fn tools_of<'t>(t: &'t mut dyn Target, what: &str) -> Result<&'t mut dyn FsTools> {
+    let (name, kind) = (t.info().name.clone(), t.info().kind.clone());
+    t.tools()
+        .ok_or_else(|| anyhow!("{}", needs_loop(what, &name, &kind)))
+}
+
+/// Why `what` cannot run on target `name` of `kind` (`tmpfs`, `dir`).
+pub fn needs_loop(what: &str, name: &str, kind: &str) -> String {
+    format!(
+        "{what} needs a loop target (a filesystem fsarena makes on a loop image: \
+         --fs ext4, xfs, btrfs, …): it runs mkfs, mount, umount and fsck on the device, \
+         and {name} is a {kind} target with no device of fsarena's"
+    )
 }
 
 /// What the user asked for, before anything is touched.
@@ -58,6 +104,15 @@ pub enum TargetSpec {
 }
 
 impl TargetSpec {
+    /// `loop`, `tmpfs` or `dir`, as [`TargetInfo::kind`] says.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TargetSpec::Loop { .. } => "loop",
+            TargetSpec::Tmpfs { .. } => "tmpfs",
+            TargetSpec::Dir { .. } => "dir",
+        }
+    }
+
     /// The name reports use for this target (`ext4`, `tmpfs`, `dir:/srv`).
     pub fn name(&self) -> String {
         match self {

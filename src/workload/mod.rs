@@ -12,7 +12,9 @@ pub mod mongo;
 pub mod mt19937;
 pub mod params;
 pub mod postmark;
+pub mod provision;
 pub mod smallfiles;
+pub mod space;
 pub mod tree;
 pub mod untar;
 pub mod writeback;
@@ -64,6 +66,8 @@ pub fn registry() -> &'static [&'static WorkloadInfo] {
         &compile::INFO,
         &writeback::INFO,
         &command::INFO,
+        &space::INFO,
+        &provision::INFO,
     ];
     ALL
 }
@@ -81,6 +85,15 @@ pub fn find(name: &str) -> Result<&'static WorkloadInfo> {
                 names.join(", ")
             ))
         })
+}
+
+/// Whether workload `info` can run on `target`, checked when the plan is made, before
+/// anything is touched: most workloads run anywhere; `provision` needs a loop target.
+pub fn check_target(info: &WorkloadInfo, target: &crate::target::TargetSpec) -> Result<()> {
+    if std::ptr::eq(info, &provision::INFO) {
+        return provision::check_target(target);
+    }
+    Ok(())
 }
 
 /// A workload with its parameters, as named on the command line (`bonnie:size=512MiB`).

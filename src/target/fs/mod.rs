@@ -98,6 +98,16 @@ impl FsType {
         v
     }
 
+    /// The read-only check of an unmounted filesystem on `device`: `e2fsck -f -n`,
+    /// `xfs_repair -n`, `btrfs check --readonly`. Each exits non-zero when it finds damage.
+    pub fn fsck_argv(self, device: &str) -> Vec<String> {
+        match self {
+            FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => ext::fsck_argv(device),
+            FsType::Xfs => xfs::fsck_argv(device),
+            FsType::Btrfs => btrfs::fsck_argv(device),
+        }
+    }
+
     /// Whether the kernel can mount this type and its mkfs is installed.
     pub fn support(self) -> Support {
         if !kernel_supports(self.name()) {
@@ -114,6 +124,18 @@ impl FsType {
             ));
         }
         Support::Yes
+    }
+
+    /// Whether the read-only checker ([`Self::fsck_argv`]) is installed, and if not, why.
+    pub fn fsck_support(self) -> Support {
+        let program = self.fsck_argv("")[0].clone();
+        match crate::cmd::which(&program) {
+            Some(_) => Support::Yes,
+            None => Support::No(format!(
+                "{program} is not installed (Debian package {})",
+                self.package()
+            )),
+        }
     }
 }
 
@@ -190,6 +212,15 @@ mod tests {
             FsType::Btrfs.mkfs_argv("/dev/loop1", &[]).join(" "),
             "mkfs.btrfs -f -q -K /dev/loop1"
         );
+    }
+
+    #[test]
+    fn fsck_argv_is_read_only_per_type() {
+        let line = |f: FsType| f.fsck_argv("/dev/loop3").join(" ");
+        assert_eq!(line(FsType::Ext4), "e2fsck -f -n /dev/loop3");
+        assert_eq!(line(FsType::Ext2), "e2fsck -f -n /dev/loop3");
+        assert_eq!(line(FsType::Xfs), "xfs_repair -n /dev/loop3");
+        assert_eq!(line(FsType::Btrfs), "btrfs check --readonly /dev/loop3");
     }
 
     #[test]

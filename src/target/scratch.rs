@@ -1,0 +1,107 @@
+//! Scratch images: asking mkfs a question without making a target — "do you accept a
+//! device of this size?" — for the `provision` workload's smallest-size search (the 2001
+//! comparison noted that "make.Rfs apparently can't build a small filesystem (not under
+//! about 100MB)", seed article 002, Jim Bray).
+//!
+//! A sparse file of the size, in the image directory and recorded in the state file while
+//! it exists; mkfs runs on the file itself (mkfs accepts a regular file: no loop device, no
+//! mount); the file is deleted again, also when mkfs fails or fsarena is interrupted
+//! (`fsarena cleanup` removes what a killed run left).
+
+use super::fs::FsType;
+use super::Env;
+use crate::cmd;
+use crate::error::Error;
+use crate::state::{self, Resource};
+use anyhow::{Context, Result};
+use std::fs::OpenOptions;
+
+/// Whether `mkfs` of `fs` with the extra options `user_mkfs` accepts a device of
+/// `size_bytes`. `tag` names the scratch file (`<run>-<tag>-scratch.img`). A refusal is
+/// `Ok(false)`; `Err` when the image could not be made or mkfs could not run at all.
+pub fn mkfs_accepts(
+    env: &Env,
+    fs: FsType,
+    user_mkfs: &[String],
+    tag: &str,
+    size_bytes: u64,
+) -> Result<bool> {
+    state::ensure_owned_dir(&env.image_dir)?;
+    let image = env
+        .image_dir
+        .join(format!("{}-{tag}-scratch.img", env.run_id));
+    let r = Resource::Image {
+        path: image.clone(),
+    };
+    env.state.add(r.clone())?;
+    let tried = (|| -> Result<bool> {
+        let f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&image)
+            .with_context(|| format!("creating scratch image {}", image.display()))?;
+        f.set_len(size_bytes)
+            .with_context(|| format!("sizing {} to {size_bytes} bytes", image.display()))?;
+        drop(f);
+        match cmd::run(&fs.mkfs_argv(&image.to_string_lossy(), user_mkfs)) {
+            Ok(_) => Ok(true),
+            Err(e) if is_refusal(&e) => Ok(false),
+            Err(e) => Err(e),
+        }
+    })();
+    let removed = state::undo(&r).and_then(|_| env.state.remove(&r));
+    let accepted = tried?;
+    removed?;
+    Ok(accepted)
+}
+
+/// Whether a command error is mkfs saying no (it ran and exited non-zero), as opposed to
+/// mkfs not starting or being killed.
+fn is_refusal(e: &anyhow::Error) -> bool {
+    matches!(
+        e.downcast_ref::<Error>(),
+        Some(Error::Command { status, .. }) if status.parse::<i32>().is_ok()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_exits_not_failures_to_start() {
+        let exit = cmd::run(&["sh", "-c", "exit 1"]).unwrap_err();
+        assert!(is_refusal(&exit));
+        let missing = cmd::run(&["/no/such/mkfs"]).unwrap_err();
+        assert!(!is_refusal(&missing));
+        assert!(!is_refusal(&anyhow::anyhow!("other")));
+    }
+
+    #[test]
+    fn scratch_image_is_gone_afterwards() {
+        let Some(fs) = [FsType::Ext4, FsType::Ext2]
+            .into_iter()
+            .find(|f| f.support() == crate::target::fs::Support::Yes)
+        else {
+            eprintln!("SKIP scratch_image_is_gone_afterwards: mkfs.ext4 is not installed");
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let env = Env {
+            run_id: "t".into(),
+            image_dir: tmp.path().join("img"),
+            state: std::sync::Arc::new(
+                crate::state::State::create(&tmp.path().join("state"), "t").unwrap(),
+            ),
+        };
+        // mke2fs makes a filesystem in a 1 MiB file and refuses a 4 KiB one.
+        assert!(mkfs_accepts(&env, fs, &[], "ext", 1 << 20).unwrap());
+        assert!(!mkfs_accepts(&env, fs, &[], "ext", 4096).unwrap());
+        let left: Vec<_> = std::fs::read_dir(&env.image_dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "img"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}

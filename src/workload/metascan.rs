@@ -2,11 +2,11 @@
 //! on a populated tree the first time (caches dropped) and the times after.
 //!
 //! The source: Jim Bray, "Linux Filesystems Comparison: ext2, ext3, xfs, Reiserfs" (2001;
-//! `seeds/002_c3e1a9f5942b3da3.txt`), which timed `du -s mozilla`, `ls -lR mozilla
-//! >/dev/null` and `tar -cf - sgi|cat >/dev/null` on source trees, run after run: the
-//! first `du` of the mozilla tree took 14.4 s on reiserfs, the second 0.94 s; the first
-//! `ls -lR` on ext2 39.8 s "[not in cache]", the next ones 9.4 s and 6.9 s. That gap is
-//! the result this workload makes first-class.
+//! `seeds/002_c3e1a9f5942b3da3.txt`), which timed `du -s mozilla`,
+//! `ls -lR mozilla >/dev/null` and `tar -cf - sgi|cat >/dev/null` on source trees, run
+//! after run: the first `du` of the mozilla tree took 14.4 s on reiserfs, the second
+//! 0.94 s; the first `ls -lR` on ext2 39.8 s "[not in cache]", the next ones 9.4 s and
+//! 6.9 s. That gap is the result this workload makes first-class.
 //!
 //! The tree is a corpus ([`crate::corpus`], `profile=source-tree` by default: at `scale=1`
 //! the 21,280 files, 1,263 directories and 222 MiB of a Linux 2.6.20 tree), written by the
@@ -21,8 +21,8 @@
 //! | `find_N` | `find -name PATTERN`: readdir only, names matched | entries/s |
 //! | `tar_read_N` | `tar cf - \| cat > /dev/null`: every file read in tree order | MB/s |
 //!
-//! (MB = 10^6 bytes.) The system calls and their order are each tool's, see [`walk`] and
-//! [`ls`]. Every scan counts the root and every entry below it, and checks what it saw
+//! (MB = 10^6 bytes.) The system calls and their order are each tool's, see
+//! `metascan/walk.rs` and `metascan/ls.rs`. Every scan counts the root and every entry below it, and checks what it saw
 //! against the corpus — entries, files, directories, symlinks, file bytes, names matched —
 //! so a scan that missed part of the tree fails the trial instead of looking fast.
 //!

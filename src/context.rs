@@ -111,6 +111,8 @@ struct Measured {
     dev: Option<(u64, u64)>,
     flags: Vec<String>,
     workers: usize,
+    /// The cache policy applied before it.
+    cache: CachePolicy,
 }
 
 impl<'a> TrialContext<'a> {
@@ -265,7 +267,21 @@ impl<'a> TrialContext<'a> {
     where
         F: Fn(&mut Worker) -> Result<()> + Sync,
     {
-        let m = self.measure(spec, workers, &f)?;
+        let m = self.measure(spec, workers, self.policy.cache, &f)?;
+        let r = self.phase_result(spec, m, None);
+        self.phases.push(r);
+        Ok(())
+    }
+
+    /// Runs and measures one phase like [`Self::phase`], but with the caches as the earlier
+    /// phases left them, whatever the run's cache policy (no drop, no unmeasured warm-up):
+    /// for workloads whose result is the gap between a cold first run and warm repeats
+    /// (metascan's passes 2, 3, …). Such a phase is not judged as a cold read.
+    pub fn phase_warm<F>(&mut self, spec: &PhaseSpec, workers: usize, f: F) -> Result<()>
+    where
+        F: Fn(&mut Worker) -> Result<()> + Sync,
+    {
+        let m = self.measure(spec, workers, CachePolicy::Keep, &f)?;
         let r = self.phase_result(spec, m, None);
         self.phases.push(r);
         Ok(())
@@ -334,7 +350,7 @@ impl<'a> TrialContext<'a> {
     where
         F: Fn(&mut Worker) -> Result<()> + Sync,
     {
-        let m = self.measure(spec, workers, &f)?;
+        let m = self.measure(spec, workers, self.policy.cache, &f)?;
         let wall_s = m.wall_s;
         match self.parts.iter_mut().find(|(s, _, _)| s.name == spec.name) {
             Some((_, acc, runs)) => {
@@ -375,15 +391,22 @@ impl<'a> TrialContext<'a> {
         }
     }
 
-    /// Applies the cache policy, then runs and times the workers of one phase or part.
-    fn measure<F>(&mut self, spec: &PhaseSpec, workers: usize, f: &F) -> Result<Measured>
+    /// Applies the cache policy `cache`, then runs and times the workers of one phase or
+    /// part.
+    fn measure<F>(
+        &mut self,
+        spec: &PhaseSpec,
+        workers: usize,
+        cache: CachePolicy,
+        f: &F,
+    ) -> Result<Measured>
     where
         F: Fn(&mut Worker) -> Result<()> + Sync,
     {
         let workers = workers.max(1);
         check_stop()?;
         let mut flags = Vec::new();
-        match self.policy.cache {
+        match cache {
             CachePolicy::Cold => {
                 self.target.reset()?;
                 if !self.can_drop_caches {
@@ -418,6 +441,7 @@ impl<'a> TrialContext<'a> {
             dev,
             flags,
             workers,
+            cache,
         })
     }
 
@@ -445,18 +469,18 @@ impl<'a> TrialContext<'a> {
         if let Some(runs) = runs {
             r.extra.insert("runs".into(), runs as f64);
         }
-        self.add_honesty_flags(spec, &mut r);
+        self.add_honesty_flags(spec, m.cache, &mut r);
         r
     }
 
-    fn add_honesty_flags(&self, spec: &PhaseSpec, r: &mut PhaseResult) {
+    fn add_honesty_flags(&self, spec: &PhaseSpec, cache: CachePolicy, r: &mut PhaseResult) {
         if r.wall_s < SHORT_PHASE_S {
             r.flags.push("short".into());
         }
         if self.policy.sync == SyncPolicy::None && spec.kind != PhaseKind::Read {
             r.flags.push("not-synced".into());
         }
-        if self.policy.cache == CachePolicy::Cold && spec.kind == PhaseKind::Read {
+        if cache == CachePolicy::Cold && spec.kind == PhaseKind::Read {
             let dev_rate = self.target.info().device_read_mb_per_s;
             if cache_suspect(r, spec.primary, dev_rate) {
                 r.flags.push("cache-suspect".into());
@@ -708,6 +732,77 @@ impl Worker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::{Provision, TargetInfo};
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    /// A target that counts its cache resets.
+    struct CountingTarget {
+        info: TargetInfo,
+        resets: Rc<Cell<u32>>,
+    }
+
+    impl Target for CountingTarget {
+        fn info(&self) -> &TargetInfo {
+            &self.info
+        }
+        fn prepare(&mut self) -> Result<PathBuf> {
+            Ok(std::env::temp_dir())
+        }
+        fn reset(&mut self) -> Result<()> {
+            self.resets.set(self.resets.get() + 1);
+            Ok(())
+        }
+        fn device_stat(&self) -> Option<PathBuf> {
+            None
+        }
+        fn provision(&self) -> Provision {
+            Provision::default()
+        }
+        fn teardown(&mut self) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn phase_warm_keeps_the_caches_under_the_cold_policy() {
+        const READ: PhaseSpec = PhaseSpec {
+            name: "r",
+            kind: PhaseKind::Read,
+            primary: Primary::OpsPerS,
+            ops_unit: "",
+        };
+        let resets = Rc::new(Cell::new(0));
+        let mut target = CountingTarget {
+            info: TargetInfo::default(),
+            resets: Rc::clone(&resets),
+        };
+        let policy = Policy {
+            cache: CachePolicy::Cold,
+            ..Default::default()
+        };
+        let pool = DataPool::new(policy.data, policy.seed);
+        let mut cx = TrialContext::new(std::env::temp_dir(), &policy, &mut target, pool, &|_| {});
+        let runs = AtomicU64::new(0);
+        let f = |_: &mut Worker| {
+            runs.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        };
+        cx.phase(&READ, 1, f).unwrap();
+        assert_eq!(resets.get(), 1, "a cold phase resets first");
+        cx.phase_warm(&READ, 1, f).unwrap();
+        cx.phase_warm(&READ, 1, f).unwrap();
+        assert_eq!(resets.get(), 1, "warm phases do not reset");
+        assert_eq!(
+            runs.load(Ordering::Relaxed),
+            3,
+            "and run once each, measured"
+        );
+        let phases = cx.into_phases();
+        assert!(phases[1..]
+            .iter()
+            .all(|p| !p.flags.iter().any(|f| f == "cache-not-dropped")));
+    }
 
     fn read_phase(mb_per_s: f64, bytes_read: u64, dev_read: Option<u64>) -> PhaseResult {
         PhaseResult {

@@ -28,11 +28,13 @@ pub enum Op {
     /// A compound operation made of parts (a Postmark transaction).
     Transaction,
     Other,
+    /// Listing one directory: opendir, getdents until the end, closedir.
+    Readdir,
 }
 
 impl Op {
     /// Every kind, in index order.
-    pub const ALL: [Op; 15] = [
+    pub const ALL: [Op; 16] = [
         Op::Read,
         Op::Write,
         Op::Create,
@@ -48,6 +50,7 @@ impl Op {
         Op::Rmdir,
         Op::Transaction,
         Op::Other,
+        Op::Readdir,
     ];
 
     /// Lower-case name as used in reports.
@@ -68,6 +71,7 @@ impl Op {
             Op::Rmdir => "rmdir",
             Op::Transaction => "transaction",
             Op::Other => "other",
+            Op::Readdir => "readdir",
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod bonnie_files;
 pub mod command;
 pub mod compile;
 pub mod dbrandom;
+pub mod metascan;
 pub mod mongo;
 pub mod mt19937;
 pub mod params;
@@ -64,6 +65,7 @@ pub fn registry() -> &'static [&'static WorkloadInfo] {
         &smallfiles::INFO,
         &untar::INFO,
         &compile::INFO,
+        &metascan::INFO,
         &writeback::INFO,
         &command::INFO,
         &space::INFO,

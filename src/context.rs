@@ -333,6 +333,8 @@ impl<'a> TrialContext<'a> {
             dev,
             flags: Vec::new(),
             workers: 1,
+            // No policy applied: the tools' phases are never judged cold.
+            cache: CachePolicy::Keep,
         };
         let mut r = self.phase_result(spec, m, None);
         // The tools write their own data out: mkfs and fsck close the device, umount flushes.

@@ -11,7 +11,6 @@ use crate::workload::WorkloadSpec;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
-
 /// Room kept free in the image directory beyond one image.
 const IMAGE_DIR_MARGIN: u64 = 64 << 20;
 

@@ -653,7 +653,10 @@ mod tests {
         assert_eq!(s.schema_version().unwrap(), 3);
         let run = s.load("last").unwrap();
         let t = &run.trials[0];
-        assert_eq!((run.trials.len(), t.log.clone(), t.elapsed_s), (1, None, None));
+        assert_eq!(
+            (run.trials.len(), t.log.clone(), t.elapsed_s),
+            (1, None, None)
+        );
     }
 
     #[test]

@@ -38,12 +38,12 @@ pub const SUITES: &[Suite] = &[
         fs: &["ext4", "xfs", "btrfs", "tmpfs"],
         size: Some("1GiB"),
         workloads: &[
-            "bonnie:size=64MiB,seeks=2000",
-            "bonnie-files:files=2",
-            "postmark:number=500,transactions=2000",
-            "smallfiles:files=5000,size_max=4KiB",
-            "dbrandom:scale=0.05,cycles=50",
-            "metascan:scale=0.02",
+            "bonnie:size=192MiB,seeks=4000",
+            "bonnie-files:files=4",
+            "postmark:number=1000,transactions=5000",
+            "smallfiles:files=10000,size_max=4KiB",
+            "dbrandom:scale=0.05,cycles=100",
+            "metascan:scale=0.05",
         ],
     },
     Suite {
@@ -67,7 +67,7 @@ pub const SUITES: &[Suite] = &[
         workloads: &[
             "compile",
             "compile:mode=kernel-build",
-            "metascan:profile=source-tree",
+            "metascan",
         ],
     },
     Suite {
@@ -128,9 +128,10 @@ pub fn find(name: &str) -> Result<Suite> {
             name: "full",
             about: "every suite's workloads, each once",
             fs: &[],
-            size: SUITES.iter().filter_map(|s| s.size).max_by_key(|s| {
-                crate::size::parse_size(s).unwrap_or(0)
-            }),
+            size: SUITES
+                .iter()
+                .filter_map(|s| s.size)
+                .max_by_key(|s| crate::size::parse_size(s).unwrap_or(0)),
             workloads: workloads_of_all(),
         });
     }
@@ -209,9 +210,8 @@ pub fn render(store: Option<&Store>, reps: u32) -> String {
     let times = store
         .and_then(|s| s.trial_times(&host).ok())
         .unwrap_or_default();
-    let mut out = String::from(
-        "\nSuites (fsarena run --suite NAME; `fsarena run` alone runs quick):\n",
-    );
+    let mut out =
+        String::from("\nSuites (fsarena run --suite NAME; `fsarena run` alone runs quick):\n");
     for name in names() {
         let suite = find(name).expect("listed suites exist");
         let fs: Vec<String> = if suite.fs.is_empty() {
@@ -238,7 +238,10 @@ pub fn render(store: Option<&Store>, reps: u32) -> String {
                     .to_string()
             }
             Ok((s, missing)) if missing.is_empty() => {
-                format!("about {} here, from this host's stored trials", human_duration(s))
+                format!(
+                    "about {} here, from this host's stored trials",
+                    human_duration(s)
+                )
             }
             Ok((s, missing)) => format!(
                 "at least {} here; never run on this host: {}",
@@ -288,7 +291,12 @@ mod tests {
             params: spec.params.to_text_map(),
             elapsed_s: s,
         };
-        let times = [t("ext4", 10.0), t("ext4", 30.0), t("ext4", 12.0), t("xfs", 5.0)];
+        let times = [
+            t("ext4", 10.0),
+            t("ext4", 30.0),
+            t("ext4", 12.0),
+            t("xfs", 5.0),
+        ];
         let (s, missing) = estimate(&suite, &["ext4".into()], 3, &times).unwrap();
         assert_eq!(s, 36.0);
         assert_eq!(missing.len(), 2, "{missing:?}");

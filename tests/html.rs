@@ -214,7 +214,13 @@ fn run_writes_the_report_of_the_stored_run() {
     std::fs::create_dir(&work).unwrap();
     let (db, page) = (dir.path().join("r.db"), dir.path().join("run.html"));
     let out = fsarena(&db)
-        .args(["run", "postmark:number=100,transactions=200", "--reps", "2", "--quiet"])
+        .args([
+            "run",
+            "postmark:number=100,transactions=200",
+            "--reps",
+            "2",
+            "--quiet",
+        ])
         .arg("--dir")
         .arg(&work)
         .arg("--image-dir")

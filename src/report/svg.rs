@@ -40,14 +40,23 @@ pub fn num(v: f64) -> String {
     crate::report::terminal::fmt_num(v)
 }
 
-/// A tick label: the figure without trailing zeros (`0`, `2.5`, `1000`).
+/// A tick label: the figure without trailing zeros (`0`, `2.5`, `1000`), millions and
+/// billions with an SI suffix (`250M`, `1.5G`) so that long numbers do not collide.
 pub fn tick(v: f64) -> String {
+    let (v, suffix) = if v.abs() >= 1e9 {
+        (v / 1e9, "G")
+    } else if v.abs() >= 1e6 {
+        (v / 1e6, "M")
+    } else {
+        (v, "")
+    };
     let s = num(v);
-    if s.contains('.') {
+    let s = if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         s
-    }
+    };
+    format!("{s}{suffix}")
 }
 
 /// Tick positions of a linear axis from 0 to at least `max`: steps of 1, 2 or 5 × 10^k,
@@ -421,6 +430,9 @@ mod tests {
         assert_eq!(us_label(1500.0), "1.5 ms");
         assert_eq!(us_label(20.0), "20 µs");
         assert_eq!(us_label(2.5e6), "2.5 s");
+        assert_eq!(tick(250_000_000.0), "250M");
+        assert_eq!(tick(1.5e9), "1.5G");
+        assert_eq!(tick(40_000.0), "40000");
     }
 
     #[test]

@@ -591,6 +591,12 @@ mod tests {
             .unwrap();
         assert_eq!((med.stats.n, med.stats.median), (3, 102.0));
         assert_eq!(s.resolve("last").unwrap(), run.run_id);
+        // Trial times for suite estimates: this host's, newest first.
+        let times = s.trial_times(&back.host.hostname).unwrap();
+        let secs: Vec<f64> = times.iter().map(|t| t.elapsed_s).collect();
+        assert_eq!(secs, [4.5, 3.0, 1.5]);
+        assert_eq!(times[0].params, back.trials[2].params);
+        assert!(s.trial_times("elsewhere").unwrap().is_empty());
     }
 
     #[test]

@@ -270,6 +270,56 @@ mod tests {
         assert!(find("nope").is_err());
     }
 
+    fn plan(args: &[&str]) -> Result<crate::plan::Plan> {
+        use clap::Parser;
+        let dir = tempfile::tempdir().unwrap();
+        let mut argv = vec![
+            "fsarena",
+            "run",
+            "--image-dir",
+            dir.path().to_str().unwrap(),
+        ];
+        argv.extend(args);
+        match crate::cli::Cli::parse_from(argv).command {
+            crate::cli::Command::Run(a) => crate::plan::Plan::from_args(&a),
+            _ => unreachable!(),
+        }
+    }
+
+    fn texts(p: &crate::plan::Plan) -> Vec<String> {
+        p.workloads.iter().map(|w| w.text.clone()).collect()
+    }
+
+    #[test]
+    fn run_without_workloads_is_the_quick_suite() {
+        let p = plan(&[]).unwrap();
+        assert_eq!(texts(&p), find("quick").unwrap().workloads);
+        let names: Vec<String> = p.targets.iter().map(|t| t.name()).collect();
+        let can = crate::plan::default_filesystems();
+        let want: Vec<&str> = ["ext4", "xfs", "btrfs", "tmpfs"]
+            .into_iter()
+            .filter(|f| can.iter().any(|c| c == f))
+            .collect();
+        assert_eq!(names, want);
+        for t in &p.targets {
+            if let crate::target::TargetSpec::Tmpfs { size_bytes, .. } = t {
+                assert_eq!(*size_bytes, 1 << 30, "the suite's 1GiB");
+            }
+        }
+        // --fs and --size win over the suite's; a named suite replaces the workloads.
+        let p = plan(&["--suite", "classic", "--fs", "tmpfs", "--size", "256MiB"]).unwrap();
+        assert_eq!(texts(&p), find("classic").unwrap().workloads);
+        assert!(matches!(
+            p.targets[..],
+            [crate::target::TargetSpec::Tmpfs { size_bytes, .. }] if size_bytes == 256 << 20
+        ));
+        let err = plan(&["--suite", "nope", "--fs", "tmpfs"]).err().unwrap();
+        assert!(
+            format!("{err:#}").contains("valid: quick, classic"),
+            "{err:#}"
+        );
+    }
+
     #[test]
     fn full_holds_every_workload_once() {
         let full = find("full").unwrap();

@@ -124,6 +124,38 @@ fn list_shows_workloads_parameters_and_filesystems() {
 }
 
 #[test]
+fn list_shows_suites_and_says_when_it_cannot_estimate() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = fsarena()
+        .arg("--db")
+        .arg(dir.path().join("none.db"))
+        .arg("list")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for suite in fsarena::suite::names() {
+        assert!(
+            text.contains(&format!("\n  {suite} ")),
+            "list lacks suite {suite}"
+        );
+    }
+    assert!(text.contains("postmark:number=5000,transactions=5000"));
+    assert!(text.contains("estimated: never run on this host"), "{text}");
+    assert!(!dir.path().join("none.db").exists(), "list made a database");
+}
+
+#[test]
+fn a_suite_and_workloads_together_are_refused() {
+    fsarena()
+        .args(["run", "--suite", "quick", "bonnie", "--dir", "/tmp"])
+        .assert()
+        .code(2);
+}
+
+#[test]
 fn help_names_every_run_flag() {
     let out = fsarena()
         .args(["run", "--help"])
@@ -146,6 +178,8 @@ fn help_names_every_run_flag() {
         "--data",
         "--seed",
         "--json",
+        "--html",
+        "--suite",
         "--quiet",
     ] {
         assert!(text.contains(flag), "run --help lacks {flag}");

@@ -94,11 +94,11 @@ pub const SUITES: &[Suite] = &[
     },
     Suite {
         name: "database",
-        about: "the random read/write+fsync loop over files of 1-500 MiB, and over one 5 GiB \
-                file (the seed comment asked for files over 4 GB)",
+        about: "the random read/write+fsync loop over files of 1-500 MiB, and over one file \
+                of 60% of the free space (the seed comment asked for files over 4 GB)",
         fs: &[],
         size: Some("8GiB"),
-        workloads: &["dbrandom", "dbrandom:files=5120,cycles=20,write_pct=50"],
+        workloads: &["dbrandom", "dbrandom:fill=60,cycles=20,write_pct=50"],
     },
     Suite {
         name: "desktop",

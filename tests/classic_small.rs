@@ -165,11 +165,47 @@ fn dbrandom_and_smallfiles_on_ext4() {
 }
 
 #[test]
+fn dbrandom_fill_scales_one_file_to_the_free_space() {
+    if common::skip_without_loop("dbrandom_fill_scales_one_file_to_the_free_space") {
+        return;
+    }
+    let dir = common::image_dir();
+    let json = dir.path().join("out.json");
+    let out = Command::new(common::bin())
+        .args(["run", "dbrandom:fill=50,cycles=5,tries=20", "--fs", "tmpfs"])
+        .args(["--size", "128MiB", "--reps", "1", "--quiet", "--image-dir"])
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json)
+        .arg("--db")
+        .arg(dir.path().join("r.db"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let create = phase(&v["trials"][0], "create");
+    let (size, free) = (
+        create["extra"]["file_bytes"].as_f64().unwrap(),
+        create["extra"]["free_bytes_before"].as_f64().unwrap(),
+    );
+    // Half the free space of a 128 MiB tmpfs, rounded down to whole MiB, written whole.
+    assert!(free > 120e6 && free <= 134_217_728.0, "{free}");
+    assert!((size - free / 2.0).abs() <= 1_048_576.0, "{size} of {free}");
+    assert_eq!(create["bytes_written"].as_f64().unwrap(), size);
+    common::assert_clean(dir.path());
+}
+
+#[test]
 fn bad_parameters_exit_2_before_touching_a_disk() {
     let dir = common::image_dir();
     for bad in [
         "dbrandom:files=1,scale=0.001",
         "dbrandom:write_pct=200",
+        "dbrandom:fill=95",
         "smallfiles:fanout=0",
         "smallfiles:size_min=8KiB,size_max=4KiB",
     ] {

@@ -127,6 +127,14 @@ const PARAMS: &[ParamSpec] = &[
         "passes",
         "unmeasured passes before the measured one (the article ran 3; use --cache keep)",
     ),
+    param(
+        "fill",
+        ParamKind::Count,
+        "0",
+        "%",
+        "instead of `files`: one file of this share of the space free at the trial's start \
+         (1-90; a large file scaled to the disk)",
+    ),
 ];
 
 const CREATE: PhaseSpec = PhaseSpec {
@@ -165,6 +173,8 @@ pub struct DbRandom {
     block: usize,
     write_pct: u64,
     warmup: u64,
+    /// Percent of the free space for one file, instead of `sizes` (0: off).
+    fill: u64,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -179,7 +189,7 @@ impl DbRandom {
         let scale = p.float("scale").expect("scale has a default");
         let block = p.bytes("block").expect("block has a default");
         let (cycles, tries) = (count("cycles"), count("tries"));
-        let (write_pct, warmup) = (count("write_pct"), count("warmup"));
+        let (write_pct, warmup, fill) = (count("write_pct"), count("warmup"), count("fill"));
         let sizes: Vec<u64> = mib
             .iter()
             .map(|&m| (m as f64 * (1u64 << 20) as f64 * scale).round() as u64)
@@ -202,6 +212,8 @@ impl DbRandom {
             format!("write_pct={write_pct}: must be 0 to 100")
         } else if warmup > MAX_WARMUP {
             format!("warmup={warmup}: at most {MAX_WARMUP}")
+        } else if fill > 90 {
+            format!("fill={fill}: give 1 to 90 (percent of the free space), or 0 for `files`")
         } else {
             return Ok(Self {
                 mib,
@@ -211,6 +223,7 @@ impl DbRandom {
                 block: block as usize,
                 write_pct,
                 warmup,
+                fill,
             });
         };
         Err(usage(format!("dbrandom: {problem}")))
@@ -223,6 +236,34 @@ impl DbRandom {
 
 impl Workload for DbRandom {
     fn run(&self, cx: &mut TrialContext) -> Result<()> {
+        if self.fill == 0 {
+            return self.run_files(cx);
+        }
+        // One file of `fill`% of what is free now, in whole MiB.
+        let free = crate::probe::sys::space(cx.workdir())?.avail_bytes;
+        let mib = free / 100 * self.fill >> 20;
+        let size = mib << 20;
+        if size < self.block as u64 {
+            return Err(anyhow::anyhow!(
+                "dbrandom: fill={}% of {} free is less than one block",
+                self.fill,
+                format_size(free)
+            ));
+        }
+        let sized = DbRandom {
+            mib: vec![mib],
+            sizes: vec![size],
+            ..self.clone()
+        };
+        sized.run_files(cx)?;
+        cx.note_phase("create", "file_bytes", size as f64);
+        cx.note_phase("create", "free_bytes_before", free as f64);
+        Ok(())
+    }
+}
+
+impl DbRandom {
+    fn run_files(&self, cx: &mut TrialContext) -> Result<()> {
         let dir = cx.workdir().to_path_buf();
         let seed = cx.seed();
         cx.phase(&CREATE, 1, |w| {

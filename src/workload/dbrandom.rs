@@ -241,7 +241,7 @@ impl Workload for DbRandom {
         }
         // One file of `fill`% of what is free now, in whole MiB.
         let free = crate::probe::sys::space(cx.workdir())?.avail_bytes;
-        let mib = free / 100 * self.fill >> 20;
+        let mib = (free / 100 * self.fill) >> 20;
         let size = mib << 20;
         if size < self.block as u64 {
             return Err(anyhow::anyhow!(

@@ -44,6 +44,7 @@ use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
+use crate::workload::params::param;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::Result;
 use rand::{Rng, SeedableRng};
@@ -90,22 +91,6 @@ const PHASES: [PhaseSpec; 6] = [
     READ_BLOCK,
     SEEKS,
 ];
-
-const fn param(
-    name: &'static str,
-    kind: ParamKind,
-    default: &'static str,
-    unit: &'static str,
-    help: &'static str,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        kind,
-        default,
-        unit,
-        help,
-    }
-}
 
 const PARAMS: &[ParamSpec] = &[
     param("size", ParamKind::Size, "1GiB", "bytes",

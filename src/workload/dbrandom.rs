@@ -43,6 +43,7 @@ use crate::error::usage;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
 use crate::workload::bonnie_files::{hash, write_data};
+use crate::workload::params::param;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::Result;
 use std::fs::{File, OpenOptions};
@@ -60,22 +61,6 @@ const MAX_WARMUP: u64 = 1000;
 const CREATE_CHUNK: usize = 1 << 20;
 /// Key of the draw streams.
 const TAG_DRAWS: u64 = 0x6462_7261_6e64_6f6d;
-
-const fn param(
-    name: &'static str,
-    kind: ParamKind,
-    default: &'static str,
-    unit: &'static str,
-    help: &'static str,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        kind,
-        default,
-        unit,
-        help,
-    }
-}
 
 const PARAMS: &[ParamSpec] = &[
     param(

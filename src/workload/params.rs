@@ -37,6 +37,23 @@ pub struct ParamSpec {
     pub help: &'static str,
 }
 
+/// A [`ParamSpec`], positionally: the workloads' parameter tables read as tables.
+pub const fn param(
+    name: &'static str,
+    kind: ParamKind,
+    default: &'static str,
+    unit: &'static str,
+    help: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind,
+        default,
+        unit,
+        help,
+    }
+}
+
 /// A parameter value after validation.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {

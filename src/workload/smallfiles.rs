@@ -44,6 +44,7 @@ use crate::error::usage;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
 use crate::workload::bonnie_files::{cstr, hash, write_data, DirFd};
+use crate::workload::params::param;
 use crate::workload::tree::{remove_tree, stat_tree, TreeCount};
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{bail, Context, Result};
@@ -58,22 +59,6 @@ const MAX_SIZE: u64 = 1 << 30;
 const IO_CHUNK: usize = 1 << 20;
 /// Key of the size stream.
 const TAG_SIZE: u64 = 0x736d_616c_6c73_697a;
-
-const fn param(
-    name: &'static str,
-    kind: ParamKind,
-    default: &'static str,
-    unit: &'static str,
-    help: &'static str,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        kind,
-        default,
-        unit,
-        help,
-    }
-}
 
 const PARAMS: &[ParamSpec] = &[
     param(

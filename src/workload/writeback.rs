@@ -51,6 +51,7 @@ use crate::error::usage;
 use crate::probe::dirty::DirtyState;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
+use crate::workload::params::param;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{bail, Context, Result};
 use rand::seq::SliceRandom;
@@ -70,22 +71,6 @@ pub const POOL_MIN: u64 = 200;
 pub const POOL_MAX: u64 = 30_000;
 /// Share of the free space after setup the default size may take.
 const FREE_SHARE: f64 = 0.9;
-
-const fn param(
-    name: &'static str,
-    kind: ParamKind,
-    default: &'static str,
-    unit: &'static str,
-    help: &'static str,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        kind,
-        default,
-        unit,
-        help,
-    }
-}
 
 const PARAMS: &[ParamSpec] = &[
     param(

@@ -101,6 +101,37 @@ pub struct TrialContext<'a> {
     messages: Vec<String>,
 }
 
+/// The process's CPU times and the target device's byte counters at one instant.
+struct Counters {
+    cpu: sys::CpuTimes,
+    stat_path: Option<PathBuf>,
+    dev: Option<(u64, u64)>,
+}
+
+impl Counters {
+    fn now(stat_path: Option<PathBuf>) -> Self {
+        let dev = stat_path.as_deref().and_then(sys::device_bytes);
+        Self {
+            cpu: sys::cpu_times(),
+            stat_path,
+            dev,
+        }
+    }
+
+    /// CPU user and system seconds, and device bytes read and written, since `self`.
+    fn since(&self) -> (f64, f64, Option<(u64, u64)>) {
+        let cpu = sys::cpu_times();
+        let dev1 = self.stat_path.as_deref().and_then(sys::device_bytes);
+        let dev = match (self.dev, dev1) {
+            (Some((r0, w0)), Some((r1, w1))) => {
+                Some((r1.saturating_sub(r0), w1.saturating_sub(w0)))
+            }
+            _ => None,
+        };
+        (cpu.user_s - self.cpu.user_s, cpu.sys_s - self.cpu.sys_s, dev)
+    }
+}
+
 /// What measuring one phase (or part of one) gave.
 struct Measured {
     rec: Recorder,
@@ -307,9 +338,7 @@ impl<'a> TrialContext<'a> {
     ) -> Result<T> {
         check_stop()?;
         (self.progress)(spec.name);
-        let stat_path = self.target.device_stat();
-        let dev0 = stat_path.as_deref().and_then(sys::device_bytes);
-        let cpu0 = sys::cpu_times();
+        let before = Counters::now(self.target.device_stat());
         let mut rec = Recorder::new(Instant::now());
         let start = Instant::now();
         rec.restart(start);
@@ -317,19 +346,12 @@ impl<'a> TrialContext<'a> {
         rec.done(Op::Other, start, 0);
         let wall_s = start.elapsed().as_secs_f64();
         rec.finish();
-        let cpu1 = sys::cpu_times();
-        let dev1 = stat_path.as_deref().and_then(sys::device_bytes);
-        let dev = match (dev0, dev1) {
-            (Some((r0, w0)), Some((r1, w1))) => {
-                Some((r1.saturating_sub(r0), w1.saturating_sub(w0)))
-            }
-            _ => None,
-        };
+        let (cpu_user_s, cpu_sys_s, dev) = before.since();
         let m = Measured {
             rec,
             wall_s,
-            cpu_user_s: cpu1.user_s - cpu0.user_s,
-            cpu_sys_s: cpu1.sys_s - cpu0.sys_s,
+            cpu_user_s,
+            cpu_sys_s,
             dev,
             flags: Vec::new(),
             workers: 1,
@@ -423,23 +445,14 @@ impl<'a> TrialContext<'a> {
         }
         // Announced once the target is ready and the measured run begins.
         (self.progress)(spec.name);
-        let stat_path = self.target.device_stat();
-        let dev0 = stat_path.as_deref().and_then(sys::device_bytes);
-        let cpu0 = sys::cpu_times();
+        let before = Counters::now(self.target.device_stat());
         let (rec, wall_s) = self.run_workers(workers, f)?;
-        let cpu1 = sys::cpu_times();
-        let dev1 = stat_path.as_deref().and_then(sys::device_bytes);
-        let dev = match (dev0, dev1) {
-            (Some((r0, w0)), Some((r1, w1))) => {
-                Some((r1.saturating_sub(r0), w1.saturating_sub(w0)))
-            }
-            _ => None,
-        };
+        let (cpu_user_s, cpu_sys_s, dev) = before.since();
         Ok(Measured {
             rec,
             wall_s,
-            cpu_user_s: cpu1.user_s - cpu0.user_s,
-            cpu_sys_s: cpu1.sys_s - cpu0.sys_s,
+            cpu_user_s,
+            cpu_sys_s,
             dev,
             flags,
             workers,

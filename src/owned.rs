@@ -7,7 +7,8 @@
 //! * a path that is itself a symbolic link,
 //! * a path whose real location (its parent with every symlink resolved) is not inside a
 //!   directory carrying the marker — so a symlink inside fsarena's directories that leads
-//!   out is never followed to delete what it points at,
+//!   out is never followed to delete what it points at (one leading to another marked
+//!   directory is harmless: that is fsarena's too),
 //! * a tree with a filesystem mounted at or below it (deleting it would empty the mount).
 //!
 //! A tree is removed with [`std::fs::remove_dir_all`], which does not descend through
@@ -117,7 +118,10 @@ pub fn remove(path: &Path, how: Removal) -> Result<bool> {
     match how {
         Removal::File => {
             if is_dir {
-                bail!("refusing to delete {}: a directory, not a file", path.display());
+                bail!(
+                    "refusing to delete {}: a directory, not a file",
+                    path.display()
+                );
             }
             std::fs::remove_file(&real)
         }
@@ -159,7 +163,10 @@ mod tests {
         std::fs::write(&f, b"x").unwrap();
         assert!(remove(&f, Removal::File).unwrap());
         assert!(!f.exists());
-        assert!(!remove(&f, Removal::File).unwrap(), "absent is not an error");
+        assert!(
+            !remove(&f, Removal::File).unwrap(),
+            "absent is not an error"
+        );
         let d = t.path().join("sub/deep");
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("f"), b"x").unwrap();

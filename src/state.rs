@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub use crate::owned::{ensure_owned_dir, is_owned, MARKER};
 use crate::owned::{self, Removal};
+pub use crate::owned::{ensure_owned_dir, is_owned, MARKER};
 
 /// Something a run created that must be undone.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -154,7 +154,11 @@ pub fn not_mounted(dev: &Dev, family: &[Member]) -> Result<(), String> {
 /// Refuses a device when any member is active swap, or holds an active swap file.
 pub fn not_swap(dev: &Dev, family: &[Member]) -> Result<(), String> {
     let text = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
-    for name in text.lines().skip(1).filter_map(|l| l.split_whitespace().next()) {
+    for name in text
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+    {
         let p = PathBuf::from(crate::state::unescape_mount_path(name));
         let devs: Vec<u64> = block_rdev(&p)
             .into_iter()
@@ -317,6 +321,33 @@ mod tests {
     }
 
     #[test]
+    fn a_holder_makes_a_stack() {
+        let d = Dev {
+            name: "fake0".into(),
+            rdev: 1,
+        };
+        let fam = vec![
+            Member {
+                dev: d.clone(),
+                role: sysfs::Role::Itself,
+            },
+            Member {
+                dev: Dev {
+                    name: "dm-7".into(),
+                    rdev: 2,
+                },
+                role: sysfs::Role::Holder { of: "fake0".into() },
+            },
+        ];
+        let e = not_stacked(&d, &fam).unwrap_err();
+        assert!(
+            e.contains("/dev/fake0 is part of an md/LVM/dm stack: /dev/dm-7 (built on /dev/fake0)"),
+            "{e}"
+        );
+        assert!(not_stacked(&d, &fam[..1]).is_ok());
+    }
+
+    #[test]
     fn root_is_protected_on_its_own_device() {
         let Ok(root) = std::fs::metadata("/") else {
             return;
@@ -329,8 +360,12 @@ mod tests {
             dev: fake.clone(),
             role: sysfs::Role::Itself,
         }];
-        let e = not_protected(&fake, &fam, &protected_paths(Path::new("/nonexistent"), None))
-            .unwrap_err();
+        let e = not_protected(
+            &fake,
+            &fam,
+            &protected_paths(Path::new("/nonexistent"), None),
+        )
+        .unwrap_err();
         assert!(e.contains("the root filesystem"), "{e}");
     }
 }

@@ -52,7 +52,9 @@ impl Dev {
 }
 
 fn read_trim(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// Parses `MAJ:MIN` into a device number.
@@ -91,7 +93,13 @@ pub fn resolve(path: &Path) -> Result<Dev, String> {
     let sys = Path::new("/sys/dev/block")
         .join(majmin(rdev))
         .canonicalize()
-        .map_err(|e| format!("{}: no sysfs entry for {}: {e}", path.display(), majmin(rdev)))?;
+        .map_err(|e| {
+            format!(
+                "{}: no sysfs entry for {}: {e}",
+                path.display(),
+                majmin(rdev)
+            )
+        })?;
     let name = sys
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -129,7 +137,7 @@ impl Member {
             Role::Itself => "it".to_string(),
             Role::Partition => format!("its partition {n}"),
             Role::Disk => format!("its whole disk {n}"),
-            Role::Sibling => format!("{n}, another partition of the same disk"),
+            Role::Sibling => format!("{n} (another partition of the same disk)"),
             Role::Holder { of } => format!("{n} (built on /dev/{of})"),
         }
     }

@@ -1,0 +1,539 @@
+//! Block-device targets, with loop devices standing in for disks: every interlock refuses
+//! with a message saying what it found and leaves the data intact (the backing file is
+//! checksummed before and after); a blank device named twice is formatted, used and left
+//! attached, unmounted. Needs root and loop devices; prints SKIP otherwise.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A loop device over a fresh file in its own temp dir; detached when dropped.
+struct LoopDisk {
+    _dir: tempfile::TempDir,
+    file: PathBuf,
+    dev: String,
+}
+
+impl LoopDisk {
+    /// A blank device of `size_mib`.
+    fn new(size_mib: u64) -> LoopDisk {
+        Self::make(size_mib, false)
+    }
+
+    /// A device of `size_mib` with two partitions, attached with `losetup -P`.
+    fn partitioned(size_mib: u64) -> LoopDisk {
+        Self::make(size_mib, true)
+    }
+
+    fn make(size_mib: u64, partitioned: bool) -> LoopDisk {
+        let dir = common::image_dir();
+        let file = dir.path().join("disk.img");
+        let f = std::fs::File::create(&file).unwrap();
+        f.set_len(size_mib << 20).unwrap();
+        drop(f);
+        let mut args = vec!["-f", "--show"];
+        if partitioned {
+            write_two_partitions(&file);
+            args.push("-P");
+        }
+        let dev = sh_out("losetup", &[&args[..], &[file.to_str().unwrap()]].concat());
+        LoopDisk {
+            _dir: dir,
+            file,
+            dev,
+        }
+    }
+
+    /// A hash of the backing file's bytes.
+    fn checksum(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        sh("sync", &[]);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::fs::read(&self.file).unwrap().hash(&mut h);
+        h.finish()
+    }
+
+    /// Whether the device is still attached to its file.
+    fn attached(&self) -> bool {
+        let name = self.dev.trim_start_matches("/dev/");
+        std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+            .is_ok_and(|b| b.trim() == self.file.to_str().unwrap())
+    }
+}
+
+impl Drop for LoopDisk {
+    fn drop(&mut self) {
+        let _ = fsarena::state::detach_loop(&self.dev, &self.file);
+    }
+}
+
+/// A temporary mount of `dev`, read-only without journal replay (so mounting changes no
+/// byte of it); unmounted when dropped.
+struct RoMount {
+    dir: tempfile::TempDir,
+}
+
+impl RoMount {
+    fn new(dev: &str) -> RoMount {
+        let dir = common::image_dir();
+        sh(
+            "mount",
+            &["-o", "ro,noload", dev, dir.path().to_str().unwrap()],
+        );
+        RoMount { dir }
+    }
+}
+
+impl Drop for RoMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+fn sh(prog: &str, args: &[&str]) {
+    let out = Command::new(prog).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{prog} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn sh_out(prog: &str, args: &[&str]) -> String {
+    let out = Command::new(prog).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{prog} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn skip(test: &str) -> bool {
+    common::skip_without_loop(test) || !common::fs_available(test, "ext4")
+}
+
+/// Runs `fsarena run` with a tiny workload on `args`; returns (success, stderr+stdout).
+fn fsarena(args: &[&str], image_dir: &Path) -> (bool, String) {
+    let out = Command::new(common::bin())
+        .args([
+            "run",
+            "bonnie:size=8MiB,chunk=8KiB,seeks=100,seekers=1",
+            "--reps",
+            "1",
+            "--quiet",
+        ])
+        .args(args)
+        .arg("--image-dir")
+        .arg(image_dir)
+        .arg("--db")
+        .arg(image_dir.join("results.db"))
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    (out.status.success(), text)
+}
+
+/// Asserts that fsarena refuses `args` with exit code 2 (nothing touched) and a message
+/// containing every one of `expect`, and that `disk`'s bytes did not change.
+fn assert_refused(disk: &LoopDisk, args: &[&str], expect: &[&str]) {
+    let before = disk.checksum();
+    let img = common::image_dir();
+    let out = Command::new(common::bin())
+        .args(["run", "bonnie:size=8MiB", "--reps", "1", "--quiet"])
+        .args(args)
+        .arg("--image-dir")
+        .arg(img.path())
+        .arg("--db")
+        .arg(img.path().join("results.db"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    for e in expect {
+        assert!(err.contains(e), "{args:?}: expected '{e}' in: {err}");
+    }
+    assert_eq!(disk.checksum(), before, "the device's data changed");
+    assert!(disk.attached());
+}
+
+fn mkfs_ext4(dev: &str, label: &str) {
+    sh("mkfs.ext4", &["-q", "-F", "-L", label, dev]);
+}
+
+#[test]
+fn a_device_not_named_by_destroy_data_on_is_refused() {
+    if skip("a_device_not_named_by_destroy_data_on_is_refused") {
+        return;
+    }
+    let disk = LoopDisk::new(64);
+    let other = LoopDisk::new(64);
+    let d = disk.dev.as_str();
+    assert_refused(
+        &disk,
+        &["--device", d, "--fs", "ext4"],
+        &["is not named by --destroy-data-on", "--destroy-data-on"],
+    );
+    assert_refused(
+        &disk,
+        &[
+            "--device",
+            d,
+            "--destroy-data-on",
+            &other.dev,
+            "--fs",
+            "ext4",
+        ],
+        &[&format!(
+            "--destroy-data-on {}: no --device names it",
+            other.dev
+        )],
+    );
+    assert_refused(
+        &disk,
+        &[
+            "--device",
+            &format!("{d},{}", other.dev),
+            "--destroy-data-on",
+            &other.dev,
+            "--fs",
+            "ext4",
+        ],
+        &[&format!("{d} is not named by --destroy-data-on")],
+    );
+}
+
+#[test]
+fn a_device_carrying_a_filesystem_is_refused_without_force() {
+    if skip("a_device_carrying_a_filesystem_is_refused_without_force") {
+        return;
+    }
+    let disk = LoopDisk::new(64);
+    mkfs_ext4(&disk.dev, "precious");
+    let d = disk.dev.as_str();
+    assert_refused(
+        &disk,
+        &["--device", d, "--destroy-data-on", d, "--fs", "ext4"],
+        &[
+            &format!("{d} holds an ext4 filesystem (blkid: TYPE=ext4, UUID="),
+            "LABEL=precious",
+            "pass --force to destroy it",
+        ],
+    );
+}
+
+#[test]
+fn a_mounted_device_is_refused_even_with_force() {
+    if skip("a_mounted_device_is_refused_even_with_force") {
+        return;
+    }
+    let disk = LoopDisk::new(64);
+    mkfs_ext4(&disk.dev, "mounted");
+    let d = disk.dev.as_str();
+    let m = RoMount::new(d);
+    assert_refused(
+        &disk,
+        &[
+            "--device",
+            d,
+            "--destroy-data-on",
+            d,
+            "--fs",
+            "ext4",
+            "--force",
+        ],
+        &[
+            &format!("{d} is in use: it is mounted at {}", m.dir.path().display()),
+            "unmount it first",
+        ],
+    );
+    drop(m);
+}
+
+/// Writes a DOS partition table with two primary Linux partitions to `file` (what
+/// `sfdisk` would write; done by hand so the test needs no fdisk package).
+fn write_two_partitions(file: &Path) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut mbr = [0u8; 512];
+    let parts = [(2048u32, 40960u32), (43008u32, 40960u32)];
+    for (i, (start, len)) in parts.iter().enumerate() {
+        let e = &mut mbr[446 + 16 * i..446 + 16 * (i + 1)];
+        e[4] = 0x83;
+        e[8..12].copy_from_slice(&start.to_le_bytes());
+        e[12..16].copy_from_slice(&len.to_le_bytes());
+    }
+    mbr[510] = 0x55;
+    mbr[511] = 0xaa;
+    let mut f = std::fs::OpenOptions::new().write(true).open(file).unwrap();
+    f.seek(SeekFrom::Start(0)).unwrap();
+    f.write_all(&mbr).unwrap();
+}
+
+/// Waits up to 2 s for a device node to appear.
+fn wait_for(node: &str) -> bool {
+    for _ in 0..40 {
+        if Path::new(node).exists() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn a_partition_whose_sibling_is_mounted_is_refused_and_a_table_needs_force() {
+    let test = "a_partition_whose_sibling_is_mounted_is_refused_and_a_table_needs_force";
+    if skip(test) {
+        return;
+    }
+    let disk = LoopDisk::partitioned(64);
+    let (p1, p2) = (format!("{}p1", disk.dev), format!("{}p2", disk.dev));
+    if !wait_for(&p2) {
+        // Some kernels scan no DOS tables themselves; partx adds them with BLKPG.
+        let _ = Command::new("partx").args(["-a", &disk.dev]).status();
+    }
+    if !wait_for(&p1) || !wait_for(&p2) {
+        eprintln!("SKIP {test}: neither losetup -P nor partx -a made partition nodes");
+        return;
+    }
+    let d = disk.dev.as_str();
+    assert_refused(
+        &disk,
+        &["--device", d, "--destroy-data-on", d, "--fs", "ext4"],
+        &[&format!(
+            "{d} holds a dos partition table (blkid: PTTYPE=dos"
+        )],
+    );
+    mkfs_ext4(&p2, "sibling");
+    let m = RoMount::new(&p2);
+    assert_refused(
+        &disk,
+        &["--device", &p1, "--destroy-data-on", &p1, "--fs", "ext4"],
+        &[&format!(
+            "{p1} is in use: {p2} (another partition of the same disk) is mounted at {}",
+            m.dir.path().display()
+        )],
+    );
+    assert_refused(
+        &disk,
+        &[
+            "--device",
+            d,
+            "--destroy-data-on",
+            d,
+            "--fs",
+            "ext4",
+            "--force",
+        ],
+        &[&format!("{d} is in use: its partition {p2} is mounted")],
+    );
+    drop(m);
+}
+
+#[test]
+fn the_device_holding_the_image_dir_is_refused() {
+    if skip("the_device_holding_the_image_dir_is_refused") {
+        return;
+    }
+    let disk = LoopDisk::new(64);
+    mkfs_ext4(&disk.dev, "images");
+    let d = disk.dev.as_str();
+    let m = RoMount::new(d);
+    let before = disk.checksum();
+    let images = m.dir.path().join("fsarena-images");
+    let out = Command::new(common::bin())
+        .args([
+            "run",
+            "bonnie:size=8MiB",
+            "--quiet",
+            "--force",
+            "--fs",
+            "ext4",
+        ])
+        .args(["--device", d, "--destroy-data-on", d, "--image-dir"])
+        .arg(&images)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{d} holds fsarena's image directory {}",
+            images.display()
+        )),
+        "{err}"
+    );
+    drop(m);
+    assert_eq!(disk.checksum(), before);
+}
+
+#[test]
+fn a_device_backing_a_loop_device_is_refused() {
+    if skip("a_device_backing_a_loop_device_is_refused") {
+        return;
+    }
+    let disk = LoopDisk::new(64);
+    let d = disk.dev.as_str();
+    let upper = sh_out("losetup", &["-f", "--show", d]);
+    let upper_name = upper.trim_start_matches("/dev/").to_string();
+    let detach = scopeguard(move || {
+        let _ = Command::new("losetup").args(["-d", &upper]).status();
+    });
+    assert_refused(
+        &disk,
+        &["--device", d, "--destroy-data-on", d, "--fs", "ext4"],
+        &[&format!(
+            "{d} is in use: it backs loop device /dev/{upper_name}"
+        )],
+    );
+    drop(detach);
+}
+
+#[test]
+fn active_swap_is_refused() {
+    let test = "active_swap_is_refused";
+    if skip(test) {
+        return;
+    }
+    let disk = LoopDisk::new(64);
+    let d = disk.dev.as_str();
+    sh("mkswap", &["-q", d]);
+    if !Command::new("swapon")
+        .arg(d)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("SKIP {test}: swapon {d} failed here");
+        return;
+    }
+    let dev = d.to_string();
+    let off = scopeguard(move || {
+        let _ = Command::new("swapoff").arg(&dev).status();
+    });
+    assert_refused(
+        &disk,
+        &[
+            "--device",
+            d,
+            "--destroy-data-on",
+            d,
+            "--fs",
+            "ext4",
+            "--force",
+        ],
+        &[&format!("{d} is in use: it is active swap")],
+    );
+    drop(off);
+}
+
+#[test]
+fn a_device_under_device_mapper_is_refused() {
+    let test = "a_device_under_device_mapper_is_refused";
+    if skip(test) {
+        return;
+    }
+    let disk = LoopDisk::new(64);
+    let d = disk.dev.as_str();
+    let name = format!("fsarena-test-{}", std::process::id());
+    let table = format!("0 {} linear {d} 0", 64 * 2048);
+    let made = Command::new("dmsetup")
+        .args(["create", &name, "--table", &table])
+        .output();
+    if !made.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("SKIP {test}: dmsetup create failed here: {made:?}");
+        return;
+    }
+    let n = name.clone();
+    let remove = scopeguard(move || {
+        let _ = Command::new("dmsetup").args(["remove", &n]).status();
+    });
+    assert_refused(
+        &disk,
+        &[
+            "--device",
+            d,
+            "--destroy-data-on",
+            d,
+            "--fs",
+            "ext4",
+            "--force",
+        ],
+        &[
+            &format!("{d} is part of an md/LVM/dm stack: /dev/dm-"),
+            &format!("(built on {d})"),
+        ],
+    );
+    drop(remove);
+}
+
+/// Runs `f` when dropped (also when the test panics).
+fn scopeguard<F: FnOnce()>(f: F) -> impl Drop {
+    struct G<F: FnOnce()>(Option<F>);
+    impl<F: FnOnce()> Drop for G<F> {
+        fn drop(&mut self) {
+            if let Some(f) = self.0.take() {
+                f()
+            }
+        }
+    }
+    G(Some(f))
+}
+
+/// The end-to-end checks shared by the blank and the forced run.
+fn runs_end_to_end(disk: &LoopDisk, device_arg: &str, extra: &[&str]) {
+    let img = common::image_dir();
+    let d = disk.dev.as_str();
+    let mut args = vec![
+        "--device",
+        device_arg,
+        "--destroy-data-on",
+        d,
+        "--fs",
+        "ext4",
+    ];
+    args.extend(extra);
+    let (ok, text) = fsarena(&args, img.path());
+    let name = format!("ext4@{}", d.trim_start_matches("/dev/"));
+    assert!(ok, "{text}");
+    assert!(text.contains(&name), "{text}");
+    assert!(common::mounts_under(img.path()).is_empty(), "left mounted");
+    let mounted = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounted.contains(&format!(" {d} ")), "{d} left mounted");
+    assert!(disk.attached(), "the device must stay attached");
+    assert!(
+        disk.file.exists(),
+        "the device's backing file is never deleted"
+    );
+    let found = sh_out("blkid", &["-p", "-o", "value", "-s", "TYPE", d]);
+    assert_eq!(found, "ext4", "fsarena's filesystem is left on the device");
+}
+
+#[test]
+fn a_blank_device_named_twice_runs_end_to_end() {
+    if skip("a_blank_device_named_twice_runs_end_to_end") {
+        return;
+    }
+    let disk = LoopDisk::new(160);
+    // Named through a symlink, as /dev/disk/by-id/… would be; confirmed by its node.
+    let links = tempfile::tempdir().unwrap();
+    let link = links.path().join("by-id-disk");
+    std::os::unix::fs::symlink(&disk.dev, &link).unwrap();
+    runs_end_to_end(&disk, link.to_str().unwrap(), &[]);
+}
+
+#[test]
+fn force_formats_over_an_existing_filesystem() {
+    if skip("force_formats_over_an_existing_filesystem") {
+        return;
+    }
+    let disk = LoopDisk::new(160);
+    mkfs_ext4(&disk.dev, "old");
+    runs_end_to_end(&disk, &disk.dev.clone(), &["--force", "--cache", "keep"]);
+    let label = sh_out("blkid", &["-p", "-o", "value", "-s", "LABEL", &disk.dev]);
+    assert_ne!(label, "old", "the old filesystem was replaced");
+}

@@ -129,6 +129,8 @@ fn fsarena(args: &[&str], image_dir: &Path) -> (bool, String) {
         .arg(image_dir)
         .arg("--db")
         .arg(image_dir.join("results.db"))
+        .arg("--json")
+        .arg(image_dir.join("out.json"))
         .output()
         .unwrap();
     let text = format!(
@@ -445,7 +447,17 @@ fn a_device_under_device_mapper_is_refused() {
         .args(["create", &name, "--table", &table])
         .output();
     if !made.as_ref().is_ok_and(|o| o.status.success()) {
-        eprintln!("SKIP {test}: dmsetup create failed here: {made:?}");
+        let why = made.map_or_else(
+            |e| e.to_string(),
+            |o| {
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            },
+        );
+        eprintln!("SKIP {test}: no device mapper here (dmsetup create: {why})");
         return;
     }
     let n = name.clone();
@@ -509,6 +521,16 @@ fn runs_end_to_end(disk: &LoopDisk, device_arg: &str, extra: &[&str]) {
         disk.file.exists(),
         "the device's backing file is never deleted"
     );
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(img.path().join("out.json")).unwrap()).unwrap();
+    let t = &v["targets"][0];
+    assert_eq!(t["name"], name.as_str(), "{t}");
+    assert_eq!(t["kind"], "device", "{t}");
+    assert_eq!(t["path"], d, "{t}");
+    assert!(
+        t["device_read_mb_per_s"].as_f64().unwrap() > 0.0,
+        "calibrated: {t}"
+    );
     let found = sh_out("blkid", &["-p", "-o", "value", "-s", "TYPE", d]);
     assert_eq!(found, "ext4", "fsarena's filesystem is left on the device");
 }
@@ -536,4 +558,73 @@ fn force_formats_over_an_existing_filesystem() {
     runs_end_to_end(&disk, &disk.dev.clone(), &["--force", "--cache", "keep"]);
     let label = sh_out("blkid", &["-p", "-o", "value", "-s", "LABEL", &disk.dev]);
     assert_ne!(label, "old", "the old filesystem was replaced");
+}
+
+#[test]
+fn device_flags_are_checked_before_anything_else() {
+    let img = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(common::bin())
+            .args(["run", "bonnie:size=8MiB", "--image-dir"])
+            .arg(img.path())
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run(&["--fs", "ext4", "--force"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("only go with --device"), "{err}");
+    let (code, err) = run(&["--device", "/dev/null", "--fs", "ext4,xfs"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("exactly one filesystem"), "{err}");
+    let (code, err) = run(&["--device", "/dev/null"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("exactly one filesystem"), "{err}");
+}
+
+#[test]
+fn interlocks_are_checked_again_right_before_mkfs() {
+    if skip("interlocks_are_checked_again_right_before_mkfs") {
+        return;
+    }
+    use fsarena::target::{blockdev, fs::FsType, Env, Target};
+    let disk = LoopDisk::new(64);
+    let img = common::image_dir();
+    let consent = blockdev::Consent {
+        destroy_data_on: vec![PathBuf::from(&disk.dev)],
+        force: false,
+        image_dir: img.path().to_path_buf(),
+        db: None,
+    };
+    let spec = blockdev::device_spec(
+        Path::new(&disk.dev),
+        FsType::Ext4,
+        vec![],
+        String::new(),
+        &consent,
+    )
+    .unwrap();
+    // Between the plan and the trial, someone puts a filesystem on it and mounts it.
+    mkfs_ext4(&disk.dev, "late");
+    let m = RoMount::new(&disk.dev);
+    let before = disk.checksum();
+    let env = Env {
+        run_id: "t".into(),
+        image_dir: img.path().to_path_buf(),
+        state: std::sync::Arc::new(
+            fsarena::state::State::create(&img.path().join("state"), "t").unwrap(),
+        ),
+    };
+    let mut t = blockdev::BlockTarget::new(&spec, &env);
+    let err = format!("{:#}", t.prepare().unwrap_err());
+    assert!(err.contains("is mounted at"), "{err}");
+    drop(m);
+    let err = format!("{:#}", t.prepare().unwrap_err());
+    assert!(err.contains("holds an ext4 filesystem"), "{err}");
+    t.teardown().unwrap();
+    assert_eq!(disk.checksum(), before);
 }

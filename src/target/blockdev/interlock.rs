@@ -50,7 +50,8 @@ pub fn confirmed(dev: &Dev, typed: &Path, destroy_data_on: &[PathBuf]) -> Result
 /// (btrfs reports an anonymous `st_dev`). The path's nearest existing ancestor stands in for
 /// a path not made yet.
 fn devices_of_path(path: &Path) -> Vec<u64> {
-    let p = path
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let p = abs
         .ancestors()
         .find(|a| a.exists())
         .unwrap_or(Path::new("/"));

@@ -142,6 +142,21 @@ pub struct RunArgs {
     /// Also run in an existing directory (fsarena works in a fresh subdirectory of it).
     #[arg(long, value_name = "PATH")]
     pub dir: Vec<PathBuf>,
+    /// Format and use a real disk or partition (comma-separated for several) with the one
+    /// filesystem --fs names, instead of loop images: `--device /dev/sdb --fs xfs` is the
+    /// target xfs@sdb. DESTROYS EVERYTHING ON IT; needs --destroy-data-on naming the same
+    /// device, and is refused when it is mounted, swap, in use, or holds a filesystem (see
+    /// --force). docs/devices.md.
+    #[arg(long, value_name = "DEV[,DEV]", value_delimiter = ',')]
+    pub device: Vec<PathBuf>,
+    /// Confirms that everything on DEV may be destroyed; must name every --device (symlinks
+    /// such as /dev/disk/by-id/… are resolved).
+    #[arg(long = "destroy-data-on", value_name = "DEV", value_delimiter = ',')]
+    pub destroy_data_on: Vec<PathBuf>,
+    /// With --device: format it even when it holds a filesystem or partition table. Overrides
+    /// nothing else (a mounted or busy device is always refused).
+    #[arg(long)]
+    pub force: bool,
     /// Size of each loop image and tmpfs (K M G T = powers of 1024, KB MB GB TB = of 1000).
     /// Default: the suite's size (quick: 1GiB), else 4GiB.
     #[arg(long, value_name = "SIZE")]

@@ -185,7 +185,7 @@ impl<'a> TrialContext<'a> {
             .clone()
             .ok_or_else(|| anyhow!("this trial has no log file"))?;
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
+            crate::owned::ensure_owned_dir(dir)
                 .map_err(|e| anyhow!("creating the log directory {}: {e}", dir.display()))?;
         }
         self.log_used = true;

@@ -13,6 +13,7 @@ pub mod data;
 pub mod error;
 pub mod host;
 pub mod list;
+pub mod owned;
 pub mod plan;
 pub mod policy;
 pub mod probe;

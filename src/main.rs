@@ -107,7 +107,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Run(a) => {
             let a = *a;
-            let plan = Plan::from_args(&a)?;
+            let mut plan = Plan::from_args(&a)?;
+            plan.protect_database(&db_path(&cli.db))?;
             fsarena::signals::install()?;
             let progress = fsarena::progress::for_stderr(plan.quiet);
             let path = db_path(&cli.db);

@@ -109,14 +109,9 @@ impl Plan {
                 None => default_filesystems(),
             },
         };
-        let mut targets = Vec::new();
-        for name in &names {
-            let mount_opts = mount
-                .iter()
-                .filter(|(f, _)| f == name)
-                .map(|(_, o)| o.as_str())
-                .collect::<Vec<_>>()
-                .join(",");
+        let mut targets = device_targets(a, &names, &mkfs, &mount)?;
+        for name in names.iter().filter(|_| a.device.is_empty()) {
+            let mount_opts = mount_opts_for(name, &mount);
             if name == "tmpfs" {
                 targets.push(TargetSpec::Tmpfs {
                     size_bytes,
@@ -130,11 +125,7 @@ impl Plan {
                     "--fs {name}: this machine cannot make it: {why}"
                 )));
             }
-            let mut mkfs_opts = Vec::new();
-            for (_, o) in mkfs.iter().filter(|(f, _)| f == name) {
-                mkfs_opts
-                    .extend(split_opts(o).map_err(|e| usage(format!("--mkfs-opt {name}: {e}")))?);
-            }
+            let mkfs_opts = mkfs_opts_for(name, &mkfs)?;
             targets.push(TargetSpec::Loop {
                 fs,
                 mkfs_opts,
@@ -197,6 +188,128 @@ impl Plan {
             html: a.html.clone(),
             quiet: a.quiet,
         })
+    }
+}
+
+/// The `--mount-opt` options given for filesystem `name`, joined.
+fn mount_opts_for(name: &str, mount: &[(String, String)]) -> String {
+    mount
+        .iter()
+        .filter(|(f, _)| f == name)
+        .map(|(_, o)| o.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The `--mkfs-opt` arguments given for filesystem `name`.
+fn mkfs_opts_for(name: &str, mkfs: &[(String, String)]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (_, o) in mkfs.iter().filter(|(f, _)| f == name) {
+        out.extend(split_opts(o).map_err(|e| usage(format!("--mkfs-opt {name}: {e}")))?);
+    }
+    Ok(out)
+}
+
+/// The `--device` targets: one per device, each with the one filesystem `--fs` names
+/// (`--device /dev/sdb --fs xfs` is `xfs@sdb`), every interlock checked
+/// ([`crate::target::blockdev::device_spec`]). Empty without `--device`.
+fn device_targets(
+    a: &RunArgs,
+    names: &[String],
+    mkfs: &[(String, String)],
+    mount: &[(String, String)],
+) -> Result<Vec<TargetSpec>> {
+    use crate::target::blockdev::{device_spec, Consent};
+    if a.device.is_empty() {
+        if !a.destroy_data_on.is_empty() || a.force {
+            return Err(usage(
+                "--destroy-data-on and --force only go with --device DEV (a disk to format)",
+            ));
+        }
+        return Ok(Vec::new());
+    }
+    let fs_name = match (a.fs.as_ref(), names) {
+        (Some(_), [one]) if one != "tmpfs" => one,
+        _ => {
+            return Err(usage(
+                "--device needs exactly one filesystem to make on it: --fs ext4, xfs, …",
+            ))
+        }
+    };
+    let fs = FsType::parse(fs_name).map_err(usage)?;
+    if let Support::No(why) = fs.support() {
+        return Err(usage(format!(
+            "--fs {fs_name}: this machine cannot make it: {why}"
+        )));
+    }
+    if !crate::probe::sys::is_root() {
+        let e = Error::NeedsRoot {
+            what: "formatting a block device (--device)".into(),
+        };
+        return Err(usage(e.to_string()));
+    }
+    for confirmed in &a.destroy_data_on {
+        let named = a.device.iter().any(|d| {
+            d == confirmed
+                || (d.canonicalize().ok()).is_some_and(|c| confirmed.canonicalize().ok() == Some(c))
+        });
+        if !named {
+            return Err(usage(format!(
+                "--destroy-data-on {}: no --device names it (a typo would be dangerous, so \
+                 this is refused too)",
+                confirmed.display()
+            )));
+        }
+    }
+    let consent = Consent {
+        destroy_data_on: a.destroy_data_on.clone(),
+        force: a.force,
+        image_dir: a.image_dir.clone(),
+        db: None,
+    };
+    a.device
+        .iter()
+        .map(|d| {
+            device_spec(
+                d,
+                fs,
+                mkfs_opts_for(fs_name, mkfs)?,
+                mount_opts_for(fs_name, mount),
+                &consent,
+            )
+        })
+        .collect()
+}
+
+impl Plan {
+    /// Adds the result database to the paths whose device is never formatted, and checks
+    /// the device targets again with it (only `main` knows `--db`). Touches nothing.
+    pub fn protect_database(&mut self, db: &Path) -> Result<()> {
+        for t in self.targets.iter_mut() {
+            if let TargetSpec::Device {
+                path,
+                fs,
+                mkfs_opts,
+                mount_opts,
+                guard,
+            } = t
+            {
+                let consent = crate::target::blockdev::Consent {
+                    destroy_data_on: vec![path.clone()],
+                    force: guard.force,
+                    image_dir: self.image_dir.clone(),
+                    db: Some(db.to_path_buf()),
+                };
+                *t = crate::target::blockdev::device_spec(
+                    path,
+                    *fs,
+                    mkfs_opts.clone(),
+                    mount_opts.clone(),
+                    &consent,
+                )?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -43,7 +43,7 @@ pub struct HostInfo {
 pub struct TargetInfo {
     pub name: String,
     pub fstype: String,
-    /// `loop`, `tmpfs` or `dir`.
+    /// `loop`, `tmpfs`, `dir` or `device`.
     pub kind: String,
     pub mkfs_opts: Vec<String>,
     /// Mount options as the kernel reports them for the last mount (not only as asked).
@@ -55,7 +55,7 @@ pub struct TargetInfo {
     pub device_read_mb_per_s: Option<f64>,
     /// Whether the loop device runs with direct I/O to its backing file.
     pub loop_direct_io: Option<bool>,
-    /// For `dir` targets: the directory given.
+    /// For `dir` targets: the directory given; for `device` targets: the device node.
     pub path: Option<String>,
     pub notes: Vec<String>,
 }

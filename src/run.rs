@@ -146,7 +146,7 @@ fn run_trials(
 ) -> Result<()> {
     for t in targets.iter_mut() {
         check_stop()?;
-        if t.info().kind == "loop" {
+        if matches!(t.info().kind.as_str(), "loop" | "device") {
             progress.note(&format!(
                 "{}: measuring the device's cold O_DIRECT read rate",
                 t.info().name

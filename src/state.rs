@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// Name of the marker file in every directory fsarena owns; nothing is deleted elsewhere.
-pub const MARKER: &str = ".fsarena-owned";
+use crate::owned::{self, Removal};
+pub use crate::owned::{ensure_owned_dir, is_owned, MARKER};
 
 /// Something a run created that must be undone.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,38 +37,6 @@ struct StateData {
 pub struct State {
     path: PathBuf,
     data: Mutex<StateData>,
-}
-
-/// Creates `dir` (and parents) if needed and puts the ownership marker in it.
-pub fn ensure_owned_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let marker = dir.join(MARKER);
-    if !marker.exists() {
-        std::fs::write(
-            &marker,
-            b"created by fsarena; its contents may be deleted by fsarena\n",
-        )
-        .with_context(|| format!("writing {}", marker.display()))?;
-    }
-    Ok(())
-}
-
-/// Whether `path` lies inside a directory that carries the marker (checking `path`'s own
-/// ancestors, without following symlinks at the last component).
-pub fn is_owned(path: &Path) -> bool {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return false;
-    };
-    if meta.file_type().is_symlink() {
-        return false;
-    }
-    let Some(parent) = path.parent() else {
-        return false;
-    };
-    let Ok(parent) = parent.canonicalize() else {
-        return false;
-    };
-    parent.ancestors().any(|a| a.join(MARKER).is_file())
 }
 
 impl State {
@@ -139,7 +107,7 @@ impl State {
             .resources
             .len();
         if left == 0 {
-            std::fs::remove_file(&self.path).ok();
+            owned::remove(&self.path, Removal::File).ok();
         }
         Ok(())
     }
@@ -263,10 +231,10 @@ pub fn undo(r: &Resource) -> Result<bool> {
         Resource::Mount { path } => {
             if is_mounted(path) {
                 umount(path)?;
-                let _ = std::fs::remove_dir(path);
+                let _ = owned::remove(path, Removal::EmptyDir);
                 return Ok(true);
             }
-            Ok(std::fs::remove_dir(path).is_ok())
+            Ok(owned::remove(path, Removal::EmptyDir).unwrap_or(false))
         }
         Resource::Loop { device, image } => {
             if loop_backs(device, image) {
@@ -281,34 +249,9 @@ pub fn undo(r: &Resource) -> Result<bool> {
             for dev in loops_backing(path) {
                 detach_loop(&dev, path)?;
             }
-            if path.exists() {
-                anyhow::ensure!(
-                    is_owned(path),
-                    "refusing to delete {}: not inside a directory fsarena owns",
-                    path.display()
-                );
-                std::fs::remove_file(path)
-                    .with_context(|| format!("removing {}", path.display()))?;
-                return Ok(true);
-            }
-            Ok(false)
+            owned::remove(path, Removal::File)
         }
-        Resource::Dir { path } => {
-            if path.exists() {
-                let is_link = std::fs::symlink_metadata(path)
-                    .map(|m| m.file_type().is_symlink())
-                    .unwrap_or(true);
-                anyhow::ensure!(
-                    !is_link && path.join(MARKER).is_file(),
-                    "refusing to delete {}: it does not carry fsarena's marker",
-                    path.display()
-                );
-                std::fs::remove_dir_all(path)
-                    .with_context(|| format!("removing {}", path.display()))?;
-                return Ok(true);
-            }
-            Ok(false)
-        }
+        Resource::Dir { path } => owned::remove(path, Removal::Tree),
     }
 }
 
@@ -335,6 +278,13 @@ fn replay_state_files(state_dir: &Path) -> (Vec<String>, Vec<String>) {
     let Ok(entries) = std::fs::read_dir(state_dir) else {
         return (lines, live);
     };
+    if !state_dir.join(MARKER).is_file() {
+        lines.push(format!(
+            "{} carries no {MARKER} marker: not fsarena's, nothing in it was touched",
+            state_dir.display()
+        ));
+        return (lines, live);
+    }
     for entry in entries.flatten() {
         let path = entry.path();
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
@@ -370,7 +320,7 @@ fn replay_state_files(state_dir: &Path) -> (Vec<String>, Vec<String>) {
             }
         }
         if !failed {
-            std::fs::remove_file(&path).ok();
+            owned::remove(&path, Removal::File).ok();
         }
     }
     (lines, live)

@@ -181,6 +181,9 @@ fn help_names_every_run_flag() {
         "--html",
         "--suite",
         "--quiet",
+        "--device",
+        "--destroy-data-on",
+        "--force",
     ] {
         assert!(text.contains(flag), "run --help lacks {flag}");
     }

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Bytes written and read back to measure the device's cold read rate.
-const CALIBRATE_BYTES: u64 = 256 << 20;
+pub(crate) const CALIBRATE_BYTES: u64 = 256 << 20;
 
 /// A loop-image target.
 pub struct LoopTarget {
@@ -229,7 +229,7 @@ const CALIBRATE_STREAMS: u64 = 4;
 /// O_DIRECT, four sequential streams of 1 MiB requests at once (the queue depth buffered
 /// readahead reaches); returns the faster pass's rate in 10^6 bytes/s (the virtual disks
 /// here vary by 2x from pass to pass; the faster pass is what the device can do).
-fn measure_read_rate(device: &str, bytes: u64) -> Result<f64> {
+pub(crate) fn measure_read_rate(device: &str, bytes: u64) -> Result<f64> {
     let req = CALIBRATE_REQUEST as u64;
     let bytes = bytes / req * req;
     anyhow::ensure!(bytes > 0, "image too small to calibrate");

@@ -4,6 +4,7 @@
 //! Each trial gets a freshly made filesystem on loop and tmpfs targets ("recreated and
 //! freshly mounted for each and every test", as the seed articles did it).
 
+pub mod blockdev;
 pub mod dir;
 pub mod fs;
 pub mod loopfs;
@@ -101,24 +102,41 @@ pub enum TargetSpec {
     Tmpfs { size_bytes: u64, mount_opts: String },
     /// An existing directory.
     Dir { path: PathBuf },
+    /// A whole disk or partition, formatted for every trial. Made only by
+    /// [`blockdev::device_spec`], which checks every interlock.
+    Device {
+        /// The device node, symlinks resolved (`/dev/sdb`).
+        path: PathBuf,
+        fs: fs::FsType,
+        mkfs_opts: Vec<String>,
+        mount_opts: String,
+        /// What is re-checked right before each write to the device.
+        guard: blockdev::Guard,
+    },
 }
 
 impl TargetSpec {
-    /// `loop`, `tmpfs` or `dir`, as [`TargetInfo::kind`] says.
+    /// `loop`, `tmpfs`, `dir` or `device`, as [`TargetInfo::kind`] says.
     pub fn kind(&self) -> &'static str {
         match self {
             TargetSpec::Loop { .. } => "loop",
             TargetSpec::Tmpfs { .. } => "tmpfs",
             TargetSpec::Dir { .. } => "dir",
+            TargetSpec::Device { .. } => "device",
         }
     }
 
-    /// The name reports use for this target (`ext4`, `tmpfs`, `dir:/srv`).
+    /// The name reports use for this target (`ext4`, `tmpfs`, `dir:/srv`, `xfs@sdb`).
     pub fn name(&self) -> String {
         match self {
             TargetSpec::Loop { fs, .. } => fs.name().to_string(),
             TargetSpec::Tmpfs { .. } => "tmpfs".to_string(),
             TargetSpec::Dir { path } => format!("dir:{}", path.display()),
+            TargetSpec::Device { path, fs, .. } => format!(
+                "{}@{}",
+                fs.name(),
+                path.file_name().unwrap_or_default().to_string_lossy()
+            ),
         }
     }
 }
@@ -138,5 +156,6 @@ pub fn build(spec: &TargetSpec, env: &Env) -> Box<dyn Target> {
         TargetSpec::Loop { .. } => Box::new(loopfs::LoopTarget::new(spec, env)),
         TargetSpec::Tmpfs { .. } => Box::new(tmpfs::TmpfsTarget::new(spec, env)),
         TargetSpec::Dir { path } => Box::new(dir::DirTarget::new(path, env)),
+        TargetSpec::Device { .. } => Box::new(blockdev::BlockTarget::new(spec, env)),
     }
 }

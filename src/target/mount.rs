@@ -35,7 +35,7 @@ pub fn unmount(state: &State, mountpoint: &Path) -> Result<f64> {
     } else {
         0.0
     };
-    let _ = std::fs::remove_dir(mountpoint);
+    let _ = crate::owned::remove(mountpoint, crate::owned::Removal::EmptyDir);
     state.remove(&Resource::Mount {
         path: mountpoint.to_path_buf(),
     })?;

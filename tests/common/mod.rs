@@ -1,6 +1,8 @@
 //! Helpers shared by the end-to-end tests: requirements, temp image dirs, leak checks.
 #![allow(dead_code)]
 
+pub mod disk;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

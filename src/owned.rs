@@ -1,0 +1,259 @@
+//! What is fsarena's to delete: every directory fsarena makes for its own use (the image
+//! directory, `mnt/`, `state/`, `logs/<run>/`, work directories in `--dir`) carries the
+//! marker file [`MARKER`], and every deletion fsarena does on its own behalf goes through
+//! [`remove`], which refuses
+//!
+//! * a path with a `..` component (no lexical tricks),
+//! * a path that is itself a symbolic link,
+//! * a path whose real location (its parent with every symlink resolved) is not inside a
+//!   directory carrying the marker — so a symlink inside fsarena's directories that leads
+//!   out is never followed to delete what it points at (one leading to another marked
+//!   directory is harmless: that is fsarena's too),
+//! * a tree with a filesystem mounted at or below it (deleting it would empty the mount).
+//!
+//! A tree is removed with [`std::fs::remove_dir_all`], which does not descend through
+//! symbolic links (it unlinks them, and opens each directory relative to its parent with
+//! `O_NOFOLLOW` since Rust 1.58.1, CVE-2022-21658).
+//!
+//! Deletions that are a workload's own measured operations inside its trial work directory
+//! (postmark's unlinks, tar-delete) do not come here: they are the benchmark, and the work
+//! directory lives inside a marked one.
+
+use anyhow::{bail, Context, Result};
+use std::path::{Component, Path, PathBuf};
+
+/// Name of the marker file in every directory fsarena owns; nothing is deleted elsewhere.
+pub const MARKER: &str = ".fsarena-owned";
+
+/// What kind of thing [`remove`] removes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Removal {
+    /// A regular file (an image, a state file).
+    File,
+    /// An empty directory (a mount point).
+    EmptyDir,
+    /// A directory and everything in it (a work directory).
+    Tree,
+}
+
+/// Creates `dir` (and parents) if needed and puts the ownership marker in it.
+pub fn ensure_owned_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let marker = dir.join(MARKER);
+    if std::fs::symlink_metadata(&marker).is_err() {
+        std::fs::write(
+            &marker,
+            format!(
+                "created by fsarena (pid {}); its contents may be deleted by fsarena\n",
+                std::process::id()
+            ),
+        )
+        .with_context(|| format!("writing {}", marker.display()))?;
+    }
+    Ok(())
+}
+
+/// Whether `dir` carries the marker as a regular file (a symlinked marker does not count).
+fn carries_marker(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join(MARKER)).is_ok_and(|m| m.file_type().is_file())
+}
+
+/// The real path of `path` (parent canonicalised, last component kept) and the marked
+/// directory it lies in; `Err` says why `path` is not fsarena's to delete. A directory may
+/// carry the marker itself; a file must lie below a marked directory.
+pub fn owner_of(path: &Path) -> std::result::Result<(PathBuf, PathBuf), String> {
+    if path.components().any(|c| c == Component::ParentDir) {
+        return Err("its path contains '..'".into());
+    }
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("cannot stat it: {e}"))?;
+    if meta.file_type().is_symlink() {
+        return Err("it is a symbolic link".into());
+    }
+    let name = path.file_name().ok_or("it has no file name")?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let parent = parent
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve its directory: {e}"))?;
+    let real = parent.join(name);
+    let own = meta.is_dir().then(|| real.clone());
+    own.into_iter()
+        .chain(parent.ancestors().map(Path::to_path_buf))
+        .find(|d| d.as_path() != Path::new("/") && carries_marker(d))
+        .map(|d| (real.clone(), d))
+        .ok_or_else(|| {
+            format!(
+                "{} is not inside a directory carrying fsarena's marker file {MARKER}",
+                real.display()
+            )
+        })
+}
+
+/// Whether `path` is fsarena's to delete (see [`owner_of`]).
+pub fn is_owned(path: &Path) -> bool {
+    owner_of(path).is_ok()
+}
+
+/// Mount points at or below `dir` (per /proc/self/mountinfo).
+fn mounts_within(dir: &Path) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .map(|m| PathBuf::from(crate::state::unescape_mount_path(m)))
+        .filter(|m| m.starts_with(dir))
+        .collect()
+}
+
+/// Deletes `path` as `how` says, only when it is fsarena's (see the module docs).
+/// `Ok(false)` when there was nothing to delete.
+pub fn remove(path: &Path, how: Removal) -> Result<bool> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(false);
+    }
+    let (real, _owner) = owner_of(path)
+        .map_err(|why| anyhow::anyhow!("refusing to delete {}: {why}", path.display()))?;
+    let is_dir = std::fs::symlink_metadata(&real)?.is_dir();
+    match how {
+        Removal::File => {
+            if is_dir {
+                bail!(
+                    "refusing to delete {}: a directory, not a file",
+                    path.display()
+                );
+            }
+            std::fs::remove_file(&real)
+        }
+        Removal::EmptyDir => std::fs::remove_dir(&real),
+        Removal::Tree => {
+            if !is_dir {
+                bail!("refusing to delete {}: not a directory", path.display());
+            }
+            let mounted = mounts_within(&real);
+            if !mounted.is_empty() {
+                bail!(
+                    "refusing to delete {}: a filesystem is mounted at {}",
+                    path.display(),
+                    mounted[0].display()
+                );
+            }
+            std::fs::remove_dir_all(&real)
+        }
+    }
+    .with_context(|| format!("removing {}", path.display()))?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn marked() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        ensure_owned_dir(t.path()).unwrap();
+        t
+    }
+
+    #[test]
+    fn deletes_inside_a_marked_dir() {
+        let t = marked();
+        let f = t.path().join("a.img");
+        std::fs::write(&f, b"x").unwrap();
+        assert!(remove(&f, Removal::File).unwrap());
+        assert!(!f.exists());
+        assert!(
+            !remove(&f, Removal::File).unwrap(),
+            "absent is not an error"
+        );
+        let d = t.path().join("sub/deep");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("f"), b"x").unwrap();
+        assert!(remove(&t.path().join("sub"), Removal::Tree).unwrap());
+        assert!(!t.path().join("sub").exists());
+    }
+
+    #[test]
+    fn refuses_unmarked_dirs() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("keep");
+        std::fs::write(&f, b"x").unwrap();
+        let err = remove(&f, Removal::File).unwrap_err().to_string();
+        assert!(err.contains("refusing") && err.contains(MARKER), "{err}");
+        assert!(remove(t.path(), Removal::Tree).is_err());
+        assert!(f.exists());
+    }
+
+    #[test]
+    fn a_marked_dir_may_be_removed_as_a_whole() {
+        let outer = tempfile::tempdir().unwrap();
+        let work = outer.path().join("fsarena-run-1");
+        ensure_owned_dir(&work).unwrap();
+        std::fs::write(work.join("f"), b"x").unwrap();
+        assert!(remove(&work, Removal::Tree).unwrap());
+        assert!(outer.path().exists());
+    }
+
+    #[test]
+    fn refuses_symlinks_leading_out() {
+        let t = marked();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let link = t.path().join("link");
+        symlink(outside.path(), &link).unwrap();
+        // Through the link: its real place is outside.
+        assert!(remove(&link.join("victim"), Removal::File).is_err());
+        // The link itself as a tree: refused, nothing behind it touched.
+        assert!(remove(&link, Removal::Tree).is_err());
+        assert!(remove(&link, Removal::File).is_err());
+        // A file symlink to the outside.
+        let flink = t.path().join("f.img");
+        symlink(&victim, &flink).unwrap();
+        assert!(remove(&flink, Removal::File).is_err());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn a_tree_removal_does_not_descend_through_symlinks() {
+        let t = marked();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("victim"), b"keep").unwrap();
+        let work = t.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        symlink(outside.path(), work.join("out")).unwrap();
+        assert!(remove(&work, Removal::Tree).unwrap());
+        assert_eq!(
+            std::fs::read(outside.path().join("victim")).unwrap(),
+            b"keep"
+        );
+    }
+
+    #[test]
+    fn refuses_dot_dot_tricks() {
+        let t = marked();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let tricky = t
+            .path()
+            .join("..")
+            .join(outside.path().file_name().unwrap())
+            .join("victim");
+        let err = remove(&tricky, Removal::File).unwrap_err().to_string();
+        assert!(err.contains(".."), "{err}");
+        assert!(victim.exists());
+    }
+
+    #[test]
+    fn a_symlinked_marker_does_not_count() {
+        let t = tempfile::tempdir().unwrap();
+        let real_marker = marked();
+        symlink(real_marker.path().join(MARKER), t.path().join(MARKER)).unwrap();
+        let f = t.path().join("keep");
+        std::fs::write(&f, b"x").unwrap();
+        assert!(remove(&f, Removal::File).is_err());
+        assert!(f.exists());
+    }
+}

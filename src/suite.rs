@@ -29,7 +29,7 @@ pub struct Suite {
 }
 
 /// The suites, in the order `fsarena list` shows them. `full` is every other suite's
-/// workloads together and is not listed here (see [`workloads`]).
+/// workloads together and is not listed here (see [`find`]).
 pub const SUITES: &[Suite] = &[
     Suite {
         name: "quick",

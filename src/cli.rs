@@ -28,6 +28,10 @@ pub enum Command {
     List,
     /// Undo what a killed run left behind (mounts, loop devices, images, work directories).
     Cleanup(CleanupArgs),
+    /// Check this machine for the default run (root, loop devices, mkfs tools, space) and
+    /// for what makes figures noisy (governor, load, swap, dirty limits); exit 1 if the
+    /// default run cannot work.
+    Doctor(DoctorArgs),
     /// List the stored runs: id, date, host, targets, workloads, status.
     History,
     /// Print the tables of a stored run.
@@ -211,6 +215,13 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct CleanupArgs {
     /// The image directory the runs used.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_IMAGE_DIR)]
+    pub image_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The image directory a run would use (its free space is checked).
     #[arg(long, value_name = "DIR", default_value = DEFAULT_IMAGE_DIR)]
     pub image_dir: PathBuf,
 }

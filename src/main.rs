@@ -93,6 +93,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             print!("{}", fsarena::suite::render(store.as_ref(), 3));
             Ok(exit::OK)
         }
+        Command::Doctor(a) => {
+            let checks = fsarena::doctor::checks(&fsarena::doctor::gather(&a.image_dir));
+            print!("{}", fsarena::doctor::render(&checks));
+            Ok(fsarena::doctor::exit_code(&checks))
+        }
         Command::Cleanup(a) => {
             let lines = fsarena::state::cleanup(&a.image_dir)?;
             if lines.is_empty() {
@@ -142,6 +147,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 let html = report::html::render(stored.as_ref().unwrap_or(&result));
                 write_file(path, html.as_bytes())?;
                 println!("report written to {}", path.display());
+            }
+            let bad = result.trials.iter().filter(|t| t.status != "ok").count();
+            if bad > 0 {
+                eprintln!(
+                    "fsarena: {bad} of {} trial(s) did not succeed (listed at the end of the \
+                     report); the others were measured",
+                    result.trials.len()
+                );
             }
             Ok(match result.status.as_str() {
                 "complete" => exit::OK,

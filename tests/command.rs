@@ -103,6 +103,21 @@ fn a_failing_command_fails_its_trial_and_the_run_goes_on() {
         Some(1),
         "a failed trial fails the run: {stderr}"
     );
+    // The summary at the end names each failed trial and its cause.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary = stdout
+        .split("2 of 4 trial(s) did not succeed:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no failure summary: {stdout}"));
+    for rep in [1, 2] {
+        assert!(
+            summary.contains(&format!(
+                "tmpfs command:run='echo starting; echo oops >&2; exit 7' rep {rep}: failed: "
+            )),
+            "{summary}"
+        );
+    }
+    assert!(summary.contains("exited with status 7"), "{summary}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["status"], "failed");
     let trials = v["trials"].as_array().unwrap();

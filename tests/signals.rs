@@ -8,22 +8,30 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// Starts a slow run (fsync after every 8 KiB write) and returns once its `write_block`
-/// phase has begun.
+/// The slow workload: 1 GiB written with an fsync after every 8 KiB.
+const SLOW: &str = "bonnie:size=1GiB,char_size=0";
+
+/// Starts a slow run on ext4 (fsync after every 8 KiB write) and returns once its
+/// `write_block` phase has begun.
 fn start_slow_run(image_dir: &std::path::Path) -> (Child, mpsc::Receiver<String>) {
+    start_run(
+        image_dir,
+        &[SLOW, "--fs", "ext4", "--size", "2GiB", "--sync", "each"],
+        "write_block",
+    )
+}
+
+/// Starts `fsarena run ARGS --reps 1` and returns once a progress line names `phase` and
+/// a filesystem is mounted under `image_dir`.
+fn start_run(
+    image_dir: &std::path::Path,
+    args: &[&str],
+    phase: &str,
+) -> (Child, mpsc::Receiver<String>) {
     let mut child = Command::new(common::bin())
-        .args([
-            "run",
-            "bonnie:size=1GiB,char_size=0",
-            "--fs",
-            "ext4",
-            "--size",
-            "2GiB",
-            "--reps",
-            "1",
-            "--sync",
-            "each",
-        ])
+        .arg("run")
+        .args(args)
+        .args(["--reps", "1"])
         .arg("--image-dir")
         .arg(image_dir)
         .stdout(Stdio::null())
@@ -40,8 +48,8 @@ fn start_slow_run(image_dir: &std::path::Path) -> (Child, mpsc::Receiver<String>
     loop {
         let line = rx
             .recv_timeout(Duration::from_secs(120))
-            .expect("fsarena reached write_block in time");
-        if line.contains("write_block") {
+            .expect("fsarena reached the phase in time");
+        if line.contains(phase) {
             break;
         }
     }
@@ -74,7 +82,24 @@ fn sigint_mid_phase_tears_everything_down() {
         return;
     }
     let dir = common::image_dir();
-    let (mut child, rx) = start_slow_run(dir.path());
+    let db = dir.path().join("r.db");
+    // A short trial finishes first; the signal comes in the middle of the second one.
+    let (mut child, rx) = start_run(
+        dir.path(),
+        &[
+            "bonnie-files:files=1,max_size=4KiB,min_size=1KiB",
+            SLOW,
+            "--fs",
+            "ext4",
+            "--size",
+            "2GiB",
+            "--sync",
+            "each",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        "write_block",
+    );
     if common::mounts_under(dir.path()).is_empty() {
         let _ = child.kill();
         panic!("no filesystem mounted mid-phase");
@@ -94,6 +119,28 @@ fn sigint_mid_phase_tears_everything_down() {
         state_files.is_empty(),
         "state file removed after a clean teardown"
     );
+    // The run is stored as interrupted and keeps the trial that finished.
+    let out = Command::new(common::bin())
+        .args(["export", "last", "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stored run");
+    assert_eq!(run["status"], "interrupted");
+    let trials = run["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 2, "{trials:?}");
+    assert_eq!(trials[0]["workload"], "bonnie-files");
+    assert_eq!(trials[0]["status"], "ok");
+    assert_eq!(common::phase(&trials[0], "seq_create")["ops"], 1024);
+    assert_eq!(trials[1]["workload"], "bonnie");
+    assert_eq!(trials[1]["status"], "interrupted");
+    let history = Command::new(common::bin())
+        .arg("history")
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&history.stdout).contains("interrupted"));
 }
 
 #[test]
@@ -156,4 +203,37 @@ fn cleanup_sweeps_a_loop_device_missing_from_the_state_files() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("not in a state file"), "{text}");
     assert!(common::loops_under(dir.path()).is_empty(), "{text}");
+}
+
+#[test]
+fn kill_9_on_tmpfs_then_cleanup_unmounts_it() {
+    let test = "kill_9_on_tmpfs_then_cleanup_unmounts_it";
+    if common::skip_without_loop(test) {
+        return;
+    }
+    let dir = common::image_dir();
+    // One write(2) per byte: minutes for 64 MiB, so the kill lands mid-phase.
+    let (mut child, _rx) = start_run(
+        dir.path(),
+        &[
+            "bonnie:size=64MiB,char_mode=syscall,seeks=10",
+            "--fs",
+            "tmpfs",
+            "--size",
+            "128MiB",
+        ],
+        "write_char",
+    );
+    child.kill().expect("kill -9");
+    child.wait().unwrap();
+    let left = common::mounts_under(dir.path());
+    assert_eq!(left.len(), 1, "kill -9 leaves the tmpfs mounted: {left:?}");
+    let out = common::cleanup(dir.path());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("undid mount"), "{text}");
+    common::assert_clean(dir.path());
+    let again = common::cleanup(dir.path());
+    assert_eq!(again.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to clean up"));
 }

@@ -247,18 +247,6 @@ pub fn render(run: &RunResult) -> String {
             let _ = writeln!(out, "  {mark}  {text}");
         }
     }
-    let failed: Vec<_> = run.trials.iter().filter(|t| t.status != "ok").collect();
-    for t in failed {
-        let _ = writeln!(
-            out,
-            "  {} {} rep {}: {}: {}",
-            t.target,
-            t.workload,
-            t.rep,
-            t.status,
-            t.error.as_deref().unwrap_or("")
-        );
-    }
     for t in &run.targets {
         let dev = t
             .device_read_mb_per_s
@@ -276,6 +264,33 @@ pub fn render(run: &RunResult) -> String {
             t.kind,
             t.mkfs_opts.join(" "),
             t.mount_opts
+        );
+    }
+    out.push_str(&failure_summary(run));
+    out
+}
+
+/// The failed and interrupted trials, one line each (target, workload, repetition,
+/// cause) under a heading that counts them; empty when every trial succeeded.
+pub fn failure_summary(run: &RunResult) -> String {
+    let failed: Vec<_> = run.trials.iter().filter(|t| t.status != "ok").collect();
+    if failed.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n{} of {} trial(s) did not succeed:\n",
+        failed.len(),
+        run.trials.len()
+    );
+    for t in failed {
+        let _ = writeln!(
+            out,
+            "  {} {} rep {}: {}: {}",
+            t.target,
+            t.label,
+            t.rep,
+            t.status,
+            t.error.as_deref().unwrap_or("(no cause recorded)")
         );
     }
     out

@@ -1,0 +1,362 @@
+//! Each verdict rule of `fsarena doctor` on made-up machines.
+
+use super::facts::{CpuUser, DirSpace, FsFacts};
+use super::*;
+use crate::probe::dirty::{DirtyLimits, DirtySettings, DirtyState};
+use std::path::PathBuf;
+
+const GIB: u64 = 1 << 30;
+
+fn fs(name: &'static str, required: bool) -> FsFacts {
+    FsFacts {
+        name,
+        package: "pkg-progs",
+        required,
+        mkfs: Support::Yes,
+        fsck: Support::Yes,
+    }
+}
+
+/// A machine where everything is in order.
+fn healthy() -> Facts {
+    Facts {
+        root: true,
+        loop_control: true,
+        losetup: Ok("/dev/loop0".into()),
+        filesystems: vec![fs("ext2", false), fs("ext4", true), fs("xfs", true)],
+        tmpfs: true,
+        drop_caches: Ok(()),
+        image_dir: "/var/tmp/fsarena".into(),
+        space: Ok(DirSpace {
+            measured_at: "/var/tmp/fsarena".into(),
+            usable_bytes: 50 * GIB,
+        }),
+        need_bytes: GIB,
+        tmpfs_bytes: GIB,
+        mem_available_bytes: Some(8 * GIB),
+        governors: vec!["performance".into(); 4],
+        loadavg_1: Some(0.1),
+        cores: 4,
+        top_cpu: vec![CpuUser {
+            pid: 7,
+            comm: "sshd".into(),
+            cpu_pct: 2.0,
+        }],
+        swaps: "Filename\tType\tSize\tUsed\tPriority\n".into(),
+        dirty: Ok(DirtyState {
+            settings: DirtySettings {
+                ratio_pct: 20,
+                background_ratio_pct: 10,
+                bytes: 0,
+                background_bytes: 0,
+                expire_centisecs: 3000,
+                writeback_centisecs: 500,
+            },
+            limits: DirtyLimits {
+                dirtyable_bytes: 10 * GIB,
+                limit_bytes: 2 * GIB,
+                background_bytes: GIB,
+            },
+            kernel: None,
+        }),
+        thp: Some("always [madvise] never".into()),
+        kernel: "6.18.0-test".into(),
+    }
+}
+
+fn find<'a>(cs: &'a [Check], name: &str) -> &'a Check {
+    cs.iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no check {name} in {cs:?}"))
+}
+
+/// The verdict and text of check `name` on `f`.
+fn verdict(f: &Facts, name: &str) -> (Verdict, String) {
+    let cs = checks(f);
+    let c = find(&cs, name);
+    (c.verdict, c.text.clone())
+}
+
+#[test]
+fn a_healthy_machine_is_all_ok_and_exits_0() {
+    let cs = checks(&healthy());
+    assert!(cs.iter().all(|c| c.verdict == Verdict::Ok), "{cs:#?}");
+    assert_eq!(exit_code(&cs), 0);
+    let text = render(&cs);
+    for name in [
+        "root",
+        "loop",
+        "fs ext4",
+        "fs tmpfs",
+        "drop caches",
+        "space",
+        "memory",
+        "cpu governor",
+        "load",
+        "swap",
+        "vm.dirty",
+        "hugepages",
+        "kernel",
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("OK  ") && l.contains(name)),
+            "{name}: {text}"
+        );
+    }
+    assert!(text.contains("ready: `fsarena run` can run here"), "{text}");
+    assert!(text.contains("Linux 6.18.0-test") && text.contains("madvise"));
+}
+
+#[test]
+fn not_root_fails_and_says_what_to_do() {
+    let f = Facts {
+        root: false,
+        ..healthy()
+    };
+    let (v, text) = verdict(&f, "root");
+    assert_eq!(v, Verdict::Fail);
+    assert!(text.contains("sudo") && text.contains("--dir"), "{text}");
+    let cs = checks(&f);
+    assert_eq!(exit_code(&cs), 1);
+    assert!(render(&cs).contains("not ready: 1 check(s) failed"));
+}
+
+#[test]
+fn loop_fails_without_control_device_or_free_device() {
+    let f = Facts {
+        loop_control: false,
+        ..healthy()
+    };
+    let (v, text) = verdict(&f, "loop");
+    assert_eq!(v, Verdict::Fail);
+    assert!(text.contains("modprobe loop"), "{text}");
+    let f = Facts {
+        losetup: Err("losetup: cannot find an unused loop device".into()),
+        ..healthy()
+    };
+    let (v, text) = verdict(&f, "loop");
+    assert_eq!(v, Verdict::Fail);
+    assert!(text.contains("cannot find an unused loop device"), "{text}");
+}
+
+#[test]
+fn missing_mkfs_fails_for_default_filesystems_and_warns_for_others() {
+    let mut f = healthy();
+    f.filesystems[1].mkfs =
+        Support::No("mkfs.ext4 is not installed (Debian package e2fsprogs)".into());
+    f.filesystems[1].package = "e2fsprogs";
+    f.filesystems[0].mkfs = Support::No("the running kernel has no ext2 support".into());
+    let (v, text) = verdict(&f, "fs ext4");
+    assert_eq!(v, Verdict::Fail);
+    assert!(
+        text.contains("apt-get install e2fsprogs") && text.contains("default run needs it"),
+        "{text}"
+    );
+    let (v, text) = verdict(&f, "fs ext2");
+    assert_eq!(v, Verdict::Warn);
+    assert!(
+        text.contains("modprobe ext2") && text.contains("--fs"),
+        "{text}"
+    );
+    assert_eq!(exit_code(&checks(&f)), 1);
+}
+
+#[test]
+fn missing_checker_only_warns() {
+    let mut f = healthy();
+    f.filesystems[2].fsck =
+        Support::No("xfs_repair is not installed (Debian package xfsprogs)".into());
+    let (v, text) = verdict(&f, "fs xfs");
+    assert_eq!(v, Verdict::Warn);
+    assert!(
+        text.contains("xfs_repair") && text.contains("provision"),
+        "{text}"
+    );
+    assert_eq!(exit_code(&checks(&f)), 0);
+}
+
+#[test]
+fn no_tmpfs_fails() {
+    let f = Facts {
+        tmpfs: false,
+        ..healthy()
+    };
+    assert_eq!(verdict(&f, "fs tmpfs").0, Verdict::Fail);
+}
+
+#[test]
+fn unwritable_drop_caches_warns() {
+    let f = Facts {
+        drop_caches: Err("Permission denied (os error 13)".into()),
+        ..healthy()
+    };
+    let (v, text) = verdict(&f, "drop caches");
+    assert_eq!(v, Verdict::Warn);
+    assert!(
+        text.contains("Permission denied") && text.contains("flagged"),
+        "{text}"
+    );
+    assert_eq!(exit_code(&checks(&f)), 0);
+}
+
+#[test]
+fn space_fails_below_one_image_and_names_where_it_measured() {
+    let f = Facts {
+        space: Ok(DirSpace {
+            measured_at: "/mnt/tiny".into(),
+            usable_bytes: 512 << 10,
+        }),
+        image_dir: PathBuf::from("/mnt/tiny/images"),
+        ..healthy()
+    };
+    let (v, text) = verdict(&f, "space");
+    assert_eq!(v, Verdict::Fail);
+    assert!(
+        text.contains("512.0 KiB free") && text.contains("needs 1.0 GiB"),
+        "{text}"
+    );
+    assert!(text.contains("measured on /mnt/tiny") && text.contains("--image-dir"));
+    let f = Facts {
+        space: Err("statvfs: EIO".into()),
+        ..healthy()
+    };
+    assert_eq!(verdict(&f, "space").0, Verdict::Fail);
+    let f = Facts {
+        space: Ok(DirSpace {
+            measured_at: "/var/tmp/fsarena".into(),
+            usable_bytes: GIB,
+        }),
+        ..healthy()
+    };
+    assert_eq!(verdict(&f, "space").0, Verdict::Ok, "exactly enough");
+}
+
+#[test]
+fn little_memory_for_tmpfs_warns() {
+    let f = Facts {
+        mem_available_bytes: Some(GIB / 2),
+        ..healthy()
+    };
+    let (v, text) = verdict(&f, "memory");
+    assert_eq!(v, Verdict::Warn);
+    assert!(text.contains("512.0 MiB available"), "{text}");
+}
+
+#[test]
+fn governor_rules() {
+    let f = Facts {
+        governors: vec!["performance".into(), "powersave".into(), "powersave".into()],
+        ..healthy()
+    };
+    let (v, text) = verdict(&f, "cpu governor");
+    assert_eq!(v, Verdict::Warn);
+    assert!(
+        text.contains("1× performance, 2× powersave") && text.contains("cpupower"),
+        "{text}"
+    );
+    let f = Facts {
+        governors: vec![],
+        ..healthy()
+    };
+    let (v, text) = verdict(&f, "cpu governor");
+    assert_eq!(v, Verdict::Ok);
+    assert!(text.contains("virtual machine"), "{text}");
+}
+
+#[test]
+fn load_and_busy_processes_warn() {
+    let f = Facts {
+        loadavg_1: Some(3.0),
+        ..healthy()
+    };
+    let (v, text) = verdict(&f, "load");
+    assert_eq!(v, Verdict::Warn);
+    assert!(text.contains("load average 3.00 on 4 cores"), "{text}");
+    let f = Facts {
+        top_cpu: vec![
+            CpuUser {
+                pid: 42,
+                comm: "rustc".into(),
+                cpu_pct: 98.0,
+            },
+            CpuUser {
+                pid: 7,
+                comm: "sshd".into(),
+                cpu_pct: 2.0,
+            },
+        ],
+        ..healthy()
+    };
+    let (v, text) = verdict(&f, "load");
+    assert_eq!(v, Verdict::Warn);
+    assert!(
+        text.contains("rustc (pid 42) 98%") && !text.contains("sshd"),
+        "{text}"
+    );
+    let f = Facts {
+        loadavg_1: None,
+        ..healthy()
+    };
+    assert_eq!(verdict(&f, "load").0, Verdict::Warn);
+}
+
+#[test]
+fn swap_warns_with_its_size() {
+    let f = Facts {
+        swaps: "Filename\tType\tSize\tUsed\tPriority\n/swapfile file 2097148 1024 -2\n".into(),
+        ..healthy()
+    };
+    let (v, text) = verdict(&f, "swap");
+    assert_eq!(v, Verdict::Warn);
+    assert!(
+        text.contains("1 swap device(s), 1.0 MiB used of 2.0 GiB") && text.contains("swapoff"),
+        "{text}"
+    );
+}
+
+#[test]
+fn dirty_settings_are_explained() {
+    let (v, text) = verdict(&healthy(), "vm.dirty");
+    assert_eq!(v, Verdict::Ok);
+    assert!(
+        text.contains("dirty_ratio 20% / background_ratio 10%")
+            && text.contains("above 2.0 GiB")
+            && text.contains("expire 30 s"),
+        "{text}"
+    );
+    let mut f = healthy();
+    if let Ok(d) = &mut f.dirty {
+        d.settings.bytes = 256 << 20;
+        d.settings.background_bytes = 64 << 20;
+    }
+    assert!(verdict(&f, "vm.dirty").1.contains("dirty_bytes 256.0 MiB"));
+    let f = Facts {
+        dirty: Err("reading /proc/sys/vm/dirty_ratio".into()),
+        ..healthy()
+    };
+    assert_eq!(verdict(&f, "vm.dirty").0, Verdict::Warn);
+}
+
+#[test]
+fn hugepages_line_only_when_present() {
+    let f = Facts {
+        thp: None,
+        ..healthy()
+    };
+    assert!(!checks(&f).iter().any(|c| c.name == "hugepages"));
+}
+
+#[test]
+fn this_machine_gathers_without_panicking() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = gather(&dir.path().join("not-yet"));
+    assert!(!f.kernel.is_empty() && f.cores >= 1);
+    assert_eq!(f.space.as_ref().unwrap().measured_at, dir.path());
+    assert!(f.filesystems.iter().any(|x| x.name == "ext4" && x.required));
+    assert!(f
+        .filesystems
+        .iter()
+        .any(|x| x.name == "ext2" && !x.required));
+    assert!(!checks(&f).is_empty());
+}

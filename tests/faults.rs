@@ -1,0 +1,166 @@
+//! Faults isolated to their trial, end to end: a loop filesystem that fills up mid-workload
+//! and a mkfs option mkfs rejects each fail only their own target's trials (with "filesystem
+//! full" and the figures measured before, or mkfs's own message), the other target is still
+//! measured, the run exits 1 with a summary of the failures, and nothing is left behind.
+//! (A failing workload: tests/command.rs; SIGINT and kill -9: tests/signals.rs.)
+
+mod common;
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `fsarena run ARGS` with a database and JSON output in `dir`; returns the output,
+/// the JSON the run wrote and the run as stored in the database.
+fn run(args: &[&str], dir: &Path) -> (Output, Value, Value) {
+    let db = dir.join("r.db");
+    let json = dir.join("out.json");
+    let out = Command::new(common::bin())
+        .arg("run")
+        .args(args)
+        .arg("--image-dir")
+        .arg(dir)
+        .arg("--db")
+        .arg(&db)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run fsarena");
+    let text = || {
+        format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let v: Value = serde_json::from_slice(
+        &std::fs::read(&json).unwrap_or_else(|_| panic!("json written: {}", text())),
+    )
+    .unwrap();
+    let stored = Command::new(common::bin())
+        .args(["export", "last", "--json", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let s: Value = serde_json::from_slice(&stored.stdout).expect("stored run exports");
+    (out, v, s)
+}
+
+fn trials<'a>(v: &'a Value, target: &str) -> Vec<&'a Value> {
+    v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["target"] == target)
+        .collect()
+}
+
+#[test]
+fn a_full_filesystem_fails_its_trial_keeps_earlier_phases_and_the_run_goes_on() {
+    let test = "a_full_filesystem_fails_its_trial";
+    if common::skip_without_loop(test) || !common::fs_available(test, "ext4") {
+        return;
+    }
+    let dir = common::image_dir();
+    // 60 MiB of block writes: more than a 64 MiB ext4 holds after its journal and inode
+    // tables (~55 MiB free), less than a 64 MiB tmpfs. The 4 MiB per-char write comes first.
+    let (out, v, stored) = run(
+        &[
+            "bonnie:size=60MiB,char_size=4MiB,seeks=100",
+            "--fs",
+            "ext4,tmpfs",
+            "--size",
+            "64MiB",
+            "--reps",
+            "1",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    for run in [&v, &stored] {
+        assert_eq!(run["status"], "failed");
+        let ext4 = trials(run, "ext4");
+        assert_eq!(ext4.len(), 1);
+        assert_eq!(ext4[0]["status"], "failed");
+        let err = ext4[0]["error"].as_str().unwrap();
+        assert!(err.starts_with("filesystem full"), "{err}");
+        let done = common::phase(ext4[0], "write_char");
+        assert_eq!(
+            done["bytes"],
+            4u64 << 20,
+            "the phase before the fault is kept"
+        );
+        assert!(done["mb_per_s"].as_f64().unwrap() > 0.0);
+        let tmpfs = trials(run, "tmpfs");
+        assert_eq!(tmpfs[0]["status"], "ok", "{}", tmpfs[0]);
+        assert_eq!(common::phase(tmpfs[0], "write_block")["bytes"], 60u64 << 20);
+    }
+    // The summary at the end: one line per failed trial with target, workload, rep, cause.
+    let tail = stdout
+        .split("1 of 2 trial(s) did not succeed:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no failure summary: {stdout}"));
+    assert!(
+        tail.contains("ext4 bonnie rep 1: failed: filesystem full"),
+        "{tail}"
+    );
+    assert!(
+        stderr.contains("1 of 2 trial(s) did not succeed"),
+        "{stderr}"
+    );
+    common::assert_clean(dir.path());
+}
+
+#[test]
+fn a_rejected_mkfs_option_fails_that_target_with_mkfs_message_only() {
+    let test = "a_rejected_mkfs_option_fails_that_target";
+    if common::skip_without_loop(test) || !common::fs_available(test, "ext4") {
+        return;
+    }
+    let dir = common::image_dir();
+    let (out, v, stored) = run(
+        &[
+            "bonnie-files:files=1,max_size=4KiB,min_size=1KiB",
+            "--fs",
+            "ext4,tmpfs",
+            "--size",
+            "64MiB",
+            "--reps",
+            "2",
+            "--mkfs-opt",
+            // mke2fs 1.47 rounds `-b 3000` down to 2048 and accepts it; 128 it rejects.
+            "ext4=-b 128",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    for run in [&v, &stored] {
+        let ext4 = trials(run, "ext4");
+        assert_eq!(ext4.len(), 2, "every repetition tried");
+        for t in ext4 {
+            assert_eq!(t["status"], "failed");
+            let err = t["error"].as_str().unwrap();
+            // mke2fs: "mkfs.ext4: invalid block size - 128".
+            assert!(
+                err.contains("mkfs failed")
+                    && err.contains("mkfs.ext4")
+                    && err.contains("invalid block size - 128"),
+                "{err}"
+            );
+        }
+        for t in trials(run, "tmpfs") {
+            assert_eq!(t["status"], "ok", "{t}");
+        }
+    }
+    assert!(
+        stdout.contains("2 of 4 trial(s) did not succeed")
+            && stdout.contains("ext4 bonnie-files rep 2: failed: mkfs failed"),
+        "{stdout}"
+    );
+    common::assert_clean(dir.path());
+}

@@ -8,6 +8,7 @@ pub mod dir;
 pub mod fs;
 pub mod loopfs;
 pub mod mount;
+pub mod net;
 pub mod scratch;
 pub mod tmpfs;
 
@@ -101,15 +102,18 @@ pub enum TargetSpec {
     Tmpfs { size_bytes: u64, mount_opts: String },
     /// An existing directory.
     Dir { path: PathBuf },
+    /// A network filesystem fsarena mounts (`--net nfs=server:/export`).
+    Net(net::NetSpec),
 }
 
 impl TargetSpec {
-    /// `loop`, `tmpfs` or `dir`, as [`TargetInfo::kind`] says.
+    /// `loop`, `tmpfs`, `dir` or `net`, as [`TargetInfo::kind`] says.
     pub fn kind(&self) -> &'static str {
         match self {
             TargetSpec::Loop { .. } => "loop",
             TargetSpec::Tmpfs { .. } => "tmpfs",
             TargetSpec::Dir { .. } => "dir",
+            TargetSpec::Net(_) => "net",
         }
     }
 
@@ -119,6 +123,7 @@ impl TargetSpec {
             TargetSpec::Loop { fs, .. } => fs.name().to_string(),
             TargetSpec::Tmpfs { .. } => "tmpfs".to_string(),
             TargetSpec::Dir { path } => format!("dir:{}", path.display()),
+            TargetSpec::Net(n) => n.name(),
         }
     }
 }
@@ -138,5 +143,6 @@ pub fn build(spec: &TargetSpec, env: &Env) -> Box<dyn Target> {
         TargetSpec::Loop { .. } => Box::new(loopfs::LoopTarget::new(spec, env)),
         TargetSpec::Tmpfs { .. } => Box::new(tmpfs::TmpfsTarget::new(spec, env)),
         TargetSpec::Dir { path } => Box::new(dir::DirTarget::new(path, env)),
+        TargetSpec::Net(n) => Box::new(net::NetTarget::new(n, env)),
     }
 }

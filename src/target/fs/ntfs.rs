@@ -1,6 +1,6 @@
 //! NTFS through ntfs-3g, a FUSE driver in user space (package ntfs-3g). The kernel needs
 //! only FUSE for block devices (`fuseblk`); `mount -t ntfs-3g` runs the helper
-//! `mount.ntfs-3g`, and a plain `umount` ends the daemon after it has flushed.
+//! `mount.ntfs-3g`; a plain `umount` unmounts it, and the loop device detaches after.
 //!
 //! `-Q` (quick) skips mkntfs's default of zeroing the whole device and scanning for bad
 //! sectors, which would write the image in full; `-F` lets it work on a device that is

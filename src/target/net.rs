@@ -236,13 +236,18 @@ impl NetTarget {
         }
     }
 
-    fn mount_now(&mut self) -> Result<f64> {
+    /// Mounts the source. `record`: add the mount point to the state file (not on a
+    /// remount, whose record stays in place before the work directory's, so that cleanup
+    /// removes the work directory while the source is still mounted).
+    fn mount_now(&mut self, record: bool) -> Result<f64> {
         state::ensure_owned_dir(&self.env.image_dir.join("mnt"))?;
         std::fs::create_dir_all(&self.mountpoint)
             .with_context(|| format!("creating mount point {}", self.mountpoint.display()))?;
-        self.env.state.add(Resource::Mount {
-            path: self.mountpoint.clone(),
-        })?;
+        if record {
+            self.env.state.add(Resource::Mount {
+                path: self.mountpoint.clone(),
+            })?;
+        }
         let argv = self.spec.mount_argv(&self.mountpoint.to_string_lossy());
         // sshfs leaves a daemon behind: its output must not be a pipe fsarena waits on.
         let out =
@@ -276,7 +281,7 @@ impl Target for NetTarget {
 
     fn prepare(&mut self) -> Result<PathBuf> {
         self.teardown()?;
-        let mount_s = self.mount_now()?;
+        let mount_s = self.mount_now(true)?;
         if let Some(t) = super::dir::fstype_of(&self.mountpoint) {
             self.info.fstype = t;
         }
@@ -305,11 +310,14 @@ impl Target for NetTarget {
     /// Sync, unmount (the client forgets what it cached), drop caches, mount again.
     fn reset(&mut self) -> Result<()> {
         sys::syncfs(&self.mountpoint).ok();
-        self.unmount_now()?;
+        if self.mounted {
+            state::umount(&self.mountpoint)?;
+            self.mounted = false;
+        }
         if sys::is_root() {
             sys::drop_caches()?;
         }
-        self.mount_now()?;
+        self.mount_now(false)?;
         Ok(())
     }
 

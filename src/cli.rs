@@ -145,8 +145,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub dir: Vec<PathBuf>,
     /// Also run on a network filesystem fsarena mounts and unmounts again, working in a
-    /// fresh subdirectory: nfs=server:/export[,OPTS], cifs=//server/share[,OPTS] or
-    /// sshfs=user@host:/path[,OPTS] (OPTS as for mount -o, or sshfs/ssh -o).
+    /// fresh subdirectory: nfs=server:/export, cifs=//server/share or
+    /// sshfs=user@host:/path, each optionally followed by ,OPTS (as for mount -o, or for
+    /// sshfs and ssh -o).
     #[arg(long, value_name = "KIND=SOURCE[,OPTS]")]
     pub net: Vec<String>,
     /// Size of each loop image and tmpfs (K M G T = powers of 1024, KB MB GB TB = of 1000).

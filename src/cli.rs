@@ -139,8 +139,10 @@ pub struct RunArgs {
     /// Workloads, each as NAME or NAME:key=value,... (see `fsarena list`).
     #[arg(value_name = "WORKLOAD")]
     pub workloads: Vec<String>,
-    /// Filesystems to make on loop images, comma-separated (ext2,ext3,ext4,xfs,btrfs,tmpfs).
-    /// Default: every one this machine can make (none when only --dir is given).
+    /// Filesystems to make on loop images, comma-separated (ext2,ext3,ext4,xfs,btrfs,tmpfs;
+    /// also f2fs,jfs,reiserfs,vfat,exfat,ntfs,nilfs2,bcachefs where `fsarena list` says
+    /// this machine can). Default: ext2, ext3, ext4, xfs, btrfs and tmpfs, those this
+    /// machine can make (none when only --dir or --net is given).
     #[arg(long, value_name = "LIST")]
     pub fs: Option<String>,
     /// Also run in an existing directory (fsarena works in a fresh subdirectory of it).
@@ -161,6 +163,12 @@ pub struct RunArgs {
     /// nothing else (a mounted or busy device is always refused).
     #[arg(long)]
     pub force: bool,
+    /// Also run on a network filesystem fsarena mounts and unmounts again, working in a
+    /// fresh subdirectory: nfs=server:/export, cifs=//server/share or
+    /// sshfs=user@host:/path, each optionally followed by ,OPTS (as for mount -o, or for
+    /// sshfs and ssh -o).
+    #[arg(long, value_name = "KIND=SOURCE[,OPTS]")]
+    pub net: Vec<String>,
     /// Size of each loop image and tmpfs (K M G T = powers of 1024, KB MB GB TB = of 1000).
     /// Default: the suite's size (quick: 1GiB), else 4GiB.
     #[arg(long, value_name = "SIZE")]

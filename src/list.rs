@@ -1,7 +1,8 @@
 //! `fsarena list`: workloads with every parameter, its default and unit; filesystems and
-//! whether this machine can make them (and if not, why).
+//! whether this machine can make them (and if not, why); network filesystems likewise.
 
 use crate::target::fs::{kernel_supports, FsType, Support};
+use crate::target::net::NetKind;
 use crate::workload::{registry, ParamKind};
 use std::fmt::Write;
 
@@ -43,21 +44,42 @@ pub fn render() -> String {
     }
     out.push_str("\nFilesystems (--fs):\n");
     for f in FsType::ALL {
+        let k = f.knowledge();
+        let mut extra = Vec::new();
+        if !f.in_default_set() {
+            extra.push("only when named".to_string());
+        }
+        if !k.note.is_empty() {
+            extra.push(k.note.to_string());
+        }
+        let extra = if extra.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", extra.join("; "))
+        };
         let status = match f.support() {
-            Support::Yes => "yes".to_string(),
+            Support::Yes => format!("yes{extra}"),
             Support::No(why) => format!("no: {why}"),
         };
-        let _ = writeln!(out, "  {:<7} loop image  {status}", f.name());
+        let _ = writeln!(out, "  {:<9} loop image  {status}", f.name());
     }
     let tmpfs = if kernel_supports("tmpfs") {
         "yes"
     } else {
         "no: the kernel has no tmpfs"
     };
-    let _ = writeln!(out, "  {:<7} in memory   {tmpfs}", "tmpfs");
+    let _ = writeln!(out, "  {:<9} in memory   {tmpfs}", "tmpfs");
+    out.push_str("\nNetwork filesystems (--net KIND=SOURCE[,OPTIONS]):\n");
+    for k in NetKind::ALL {
+        let status = match k.support() {
+            Support::Yes => "yes".to_string(),
+            Support::No(why) => format!("no: {why}"),
+        };
+        let _ = writeln!(out, "  {:<9} {:<62} {status}", k.name(), k.example());
+    }
     if !crate::probe::sys::is_root() {
         out.push_str(
-            "\nNot root: loop and tmpfs targets need root; --dir PATH works without it.\n",
+            "\nNot root: loop, tmpfs and network targets need root; --dir PATH works without it.\n",
         );
     }
     out

@@ -6,7 +6,7 @@ use crate::error::{usage, Error};
 use crate::policy::Policy;
 use crate::size::{format_size, parse_size};
 use crate::target::fs::{split_opts, FsType, Support};
-use crate::target::TargetSpec;
+use crate::target::{net::NetSpec, TargetSpec};
 use crate::workload::WorkloadSpec;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -96,7 +96,7 @@ impl Plan {
                 .map(|s| s.trim().to_string())
                 .filter(|s| !s.is_empty())
                 .collect(),
-            None if !a.dir.is_empty() => Vec::new(),
+            None if !a.dir.is_empty() || !a.net.is_empty() => Vec::new(),
             // A suite's filesystems, those of them this machine can make.
             None => match suite.as_ref().filter(|s| !s.fs.is_empty()) {
                 Some(s) => {
@@ -125,6 +125,14 @@ impl Plan {
                     "--fs {name}: this machine cannot make it: {why}"
                 )));
             }
+            if size_bytes < fs.min_size_bytes() {
+                return Err(usage(format!(
+                    "--fs {name} --size {size_text}: {} needs at least {} ({} bytes)",
+                    fs.mkfs_program(),
+                    format_size(fs.min_size_bytes()),
+                    fs.min_size_bytes()
+                )));
+            }
             let mkfs_opts = mkfs_opts_for(name, &mkfs)?;
             targets.push(TargetSpec::Loop {
                 fs,
@@ -133,11 +141,23 @@ impl Plan {
                 size_bytes,
             });
         }
+        for text in &a.net {
+            let spec = NetSpec::parse(text).map_err(usage)?;
+            if let Support::No(why) = spec.kind.support() {
+                return Err(usage(format!(
+                    "--net {text}: this machine cannot mount {}: {why}",
+                    spec.kind.name()
+                )));
+            }
+            targets.push(TargetSpec::Net(spec));
+        }
         if targets.iter().any(|t| !matches!(t, TargetSpec::Dir { .. }))
             && !crate::probe::sys::is_root()
         {
             let e = Error::NeedsRoot {
-                what: "making loop and tmpfs filesystems (mount, losetup)".into(),
+                what:
+                    "making loop and tmpfs filesystems and mounting network ones (mount, losetup)"
+                        .into(),
             };
             return Err(usage(e.to_string()));
         }
@@ -158,7 +178,9 @@ impl Plan {
             }
         }
         if targets.is_empty() {
-            return Err(usage("no target: give --fs LIST or --dir PATH"));
+            return Err(usage(
+                "no target: give --fs LIST, --dir PATH or --net KIND=SOURCE",
+            ));
         }
         for w in &workloads {
             for t in &targets {
@@ -313,11 +335,12 @@ impl Plan {
     }
 }
 
-/// Every filesystem this machine can make, plus tmpfs.
+/// Every filesystem of the default set this machine can make, plus tmpfs. The others
+/// (f2fs, ntfs, vfat, …) run only when named with `--fs`.
 pub fn default_filesystems() -> Vec<String> {
     FsType::ALL
         .iter()
-        .filter(|f| f.support() == Support::Yes)
+        .filter(|f| f.in_default_set() && f.support() == Support::Yes)
         .map(|f| f.name().to_string())
         .chain(std::iter::once("tmpfs".to_string()))
         .collect()

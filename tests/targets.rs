@@ -92,6 +92,13 @@ fn btrfs_lifecycle() {
     loop_lifecycle("btrfs");
 }
 
+/// ntfs-3g over FUSE (fuseblk): mount through the `mount.ntfs-3g` helper, umount ends the
+/// daemon, and the loop device detaches.
+#[test]
+fn ntfs_lifecycle() {
+    loop_lifecycle("ntfs");
+}
+
 #[test]
 fn rejected_mkfs_option_fails_with_mkfs_message_and_cleans_up() {
     let test = "rejected_mkfs_option_fails_with_mkfs_message_and_cleans_up";

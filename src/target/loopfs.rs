@@ -139,7 +139,7 @@ impl LoopTarget {
         let live = self.live.as_mut().context("no image")?;
         let secs = mount::mount(
             &self.env.state,
-            self.fs.name(),
+            self.fs.mount_type(),
             &dev,
             &live.mountpoint,
             &self.info.requested_mount_opts,
@@ -412,7 +412,11 @@ impl FsTools for LoopTarget {
 
     fn fsck(&mut self) -> Result<()> {
         let dev = self.unmounted_device("fsck")?;
-        cmd::run(&self.fs.fsck_argv(&dev))
+        let argv = self
+            .fs
+            .fsck_argv(&dev)
+            .with_context(|| format!("{} has no read-only checker", self.fs.name()))?;
+        cmd::run(&argv)
             .with_context(|| format!("the read-only check of {dev} found damage or failed"))?;
         Ok(())
     }

@@ -9,6 +9,7 @@ pub mod dir;
 pub mod fs;
 pub mod loopfs;
 pub mod mount;
+pub mod net;
 pub mod scratch;
 pub mod tmpfs;
 
@@ -113,16 +114,19 @@ pub enum TargetSpec {
         /// What is re-checked right before each write to the device.
         guard: blockdev::Guard,
     },
+    /// A network filesystem fsarena mounts (`--net nfs=server:/export`).
+    Net(net::NetSpec),
 }
 
 impl TargetSpec {
-    /// `loop`, `tmpfs`, `dir` or `device`, as [`TargetInfo::kind`] says.
+    /// `loop`, `tmpfs`, `dir`, `device` or `net`, as [`TargetInfo::kind`] says.
     pub fn kind(&self) -> &'static str {
         match self {
             TargetSpec::Loop { .. } => "loop",
             TargetSpec::Tmpfs { .. } => "tmpfs",
             TargetSpec::Dir { .. } => "dir",
             TargetSpec::Device { .. } => "device",
+            TargetSpec::Net(_) => "net",
         }
     }
 
@@ -137,6 +141,7 @@ impl TargetSpec {
                 fs.name(),
                 path.file_name().unwrap_or_default().to_string_lossy()
             ),
+            TargetSpec::Net(n) => n.name(),
         }
     }
 }
@@ -157,5 +162,6 @@ pub fn build(spec: &TargetSpec, env: &Env) -> Box<dyn Target> {
         TargetSpec::Tmpfs { .. } => Box::new(tmpfs::TmpfsTarget::new(spec, env)),
         TargetSpec::Dir { path } => Box::new(dir::DirTarget::new(path, env)),
         TargetSpec::Device { .. } => Box::new(blockdev::BlockTarget::new(spec, env)),
+        TargetSpec::Net(n) => Box::new(net::NetTarget::new(n, env)),
     }
 }

@@ -3,12 +3,18 @@
 //! such as a loop device; the effective options are recorded from mountinfo.
 //! The read-only check is `btrfs check --readonly` (the default mode, spelled out).
 
-pub(super) fn default_opts() -> Vec<String> {
-    ["-f", "-q", "-K"].map(String::from).to_vec()
-}
+use super::{Kernel, Knowledge};
 
-pub(super) fn fsck_argv(device: &str) -> Vec<String> {
-    ["btrfs", "check", "--readonly", device]
-        .map(String::from)
-        .to_vec()
-}
+pub(super) const BTRFS: Knowledge = Knowledge {
+    name: "btrfs",
+    mkfs: "mkfs.btrfs",
+    mkfs_opts: &["-f", "-q", "-K"],
+    mount_type: "btrfs",
+    mount_helper: None,
+    fsck: Some(&["btrfs", "check", "--readonly"]),
+    package: "btrfs-progs",
+    kernel: Kernel::fs("btrfs"),
+    min_size_bytes: 0,
+    default_set: true,
+    note: "",
+};

@@ -1,10 +1,24 @@
-//! Filesystem types fsarena can make on a loop image: mkfs arguments, kernel support and
-//! tools. One file per family.
+//! Filesystem types fsarena can make on a loop image: mkfs, mount and fsck knowledge, and
+//! whether this machine has the kernel support and the tools. One file per family, each
+//! holding a [`Knowledge`] table (like fio's one engine per file); this file only looks
+//! them up.
 
+mod bcachefs;
 mod btrfs;
+mod exfat;
 mod ext;
+mod f2fs;
+mod fat;
+mod host;
+mod jfs;
+mod nilfs2;
+mod ntfs;
+mod reiserfs;
 mod xfs;
 
+#[cfg(test)]
+pub(crate) use host::fake::FakeHost;
+pub use host::{kernel_lacks, Host, LiveHost};
 use serde::Serialize;
 
 /// A filesystem type fsarena can make.
@@ -15,6 +29,14 @@ pub enum FsType {
     Ext4,
     Xfs,
     Btrfs,
+    F2fs,
+    Jfs,
+    Reiserfs,
+    Vfat,
+    Exfat,
+    Ntfs,
+    Nilfs2,
+    Bcachefs,
 }
 
 /// Whether this machine can make and mount a filesystem type, and if not, why.
@@ -24,28 +46,101 @@ pub enum Support {
     No(String),
 }
 
+/// What the kernel must offer for a filesystem type.
+#[derive(Clone, Copy, Debug)]
+pub struct Kernel {
+    /// The name in /proc/filesystems.
+    pub fs: &'static str,
+    /// The module that registers it (`fuse` registers `fuseblk`).
+    pub module: &'static str,
+    /// What it is, for messages (usually the name itself).
+    pub what: &'static str,
+}
+
+impl Kernel {
+    /// A filesystem whose module and /proc/filesystems entry carry its own name.
+    pub const fn fs(name: &'static str) -> Kernel {
+        Kernel {
+            fs: name,
+            module: name,
+            what: name,
+        }
+    }
+}
+
+/// Everything fsarena knows about making, mounting and checking one filesystem type.
+#[derive(Debug)]
+pub struct Knowledge {
+    /// The name users type (`--fs`) and reports show.
+    pub name: &'static str,
+    /// The mkfs program.
+    pub mkfs: &'static str,
+    /// fsarena's own mkfs options: non-interactive, no discard (it would punch holes back
+    /// into the preallocated image), no lazy initialisation (it would run behind the
+    /// benchmark). Each family's file says why each is there.
+    pub mkfs_opts: &'static [&'static str],
+    /// The type given to `mount -t`.
+    pub mount_type: &'static str,
+    /// A mount helper program `mount -t` needs (`mount.ntfs-3g`), if any.
+    pub mount_helper: Option<&'static str>,
+    /// The read-only check, the device appended; `None` when the tools have no checker.
+    pub fsck: Option<&'static [&'static str]>,
+    /// The Debian package of the mkfs, fsck and mount helper programs.
+    pub package: &'static str,
+    /// What the kernel must offer.
+    pub kernel: Kernel,
+    /// The smallest image mkfs accepts when that is above fsarena's 64 MiB floor; else 0.
+    pub min_size_bytes: u64,
+    /// Whether a run without `--fs` uses it (the Linux filesystems fsarena always had);
+    /// the others are named explicitly.
+    pub default_set: bool,
+    /// A caveat `fsarena list` shows beside it.
+    pub note: &'static str,
+}
+
 impl FsType {
     /// Every type, in the order reports use.
-    pub const ALL: [FsType; 5] = [
+    pub const ALL: [FsType; 13] = [
         FsType::Ext2,
         FsType::Ext3,
         FsType::Ext4,
         FsType::Xfs,
         FsType::Btrfs,
+        FsType::F2fs,
+        FsType::Jfs,
+        FsType::Reiserfs,
+        FsType::Vfat,
+        FsType::Exfat,
+        FsType::Ntfs,
+        FsType::Nilfs2,
+        FsType::Bcachefs,
     ];
 
-    /// The kernel's name for the type.
-    pub fn name(self) -> &'static str {
+    /// What fsarena knows about this type.
+    pub fn knowledge(self) -> &'static Knowledge {
         match self {
-            FsType::Ext2 => "ext2",
-            FsType::Ext3 => "ext3",
-            FsType::Ext4 => "ext4",
-            FsType::Xfs => "xfs",
-            FsType::Btrfs => "btrfs",
+            FsType::Ext2 => &ext::EXT2,
+            FsType::Ext3 => &ext::EXT3,
+            FsType::Ext4 => &ext::EXT4,
+            FsType::Xfs => &xfs::XFS,
+            FsType::Btrfs => &btrfs::BTRFS,
+            FsType::F2fs => &f2fs::F2FS,
+            FsType::Jfs => &jfs::JFS,
+            FsType::Reiserfs => &reiserfs::REISERFS,
+            FsType::Vfat => &fat::VFAT,
+            FsType::Exfat => &exfat::EXFAT,
+            FsType::Ntfs => &ntfs::NTFS,
+            FsType::Nilfs2 => &nilfs2::NILFS2,
+            FsType::Bcachefs => &bcachefs::BCACHEFS,
         }
     }
 
-    /// Parses a kernel name; the error lists what is valid.
+    /// The name users type and reports show (the kernel's name, except `ntfs`).
+    pub fn name(self) -> &'static str {
+        self.knowledge().name
+    }
+
+    /// Parses a name; the error lists what is valid.
     pub fn parse(name: &str) -> Result<FsType, String> {
         Self::ALL
             .into_iter()
@@ -61,32 +156,36 @@ impl FsType {
 
     /// The mkfs program.
     pub fn mkfs_program(self) -> &'static str {
-        match self {
-            FsType::Ext2 => "mkfs.ext2",
-            FsType::Ext3 => "mkfs.ext3",
-            FsType::Ext4 => "mkfs.ext4",
-            FsType::Xfs => "mkfs.xfs",
-            FsType::Btrfs => "mkfs.btrfs",
-        }
+        self.knowledge().mkfs
+    }
+
+    /// The type `mount -t` gets (`ntfs-3g` for ntfs).
+    pub fn mount_type(self) -> &'static str {
+        self.knowledge().mount_type
     }
 
     /// The Debian package that provides the mkfs program.
     pub fn package(self) -> &'static str {
-        match self {
-            FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => "e2fsprogs",
-            FsType::Xfs => "xfsprogs",
-            FsType::Btrfs => "btrfs-progs",
-        }
+        self.knowledge().package
     }
 
-    /// fsarena's own mkfs options: no discard (it would punch holes back into the
-    /// preallocated image) and no lazy initialisation (it would run behind the benchmark).
+    /// Whether a run without `--fs` makes this type.
+    pub fn in_default_set(self) -> bool {
+        self.knowledge().default_set
+    }
+
+    /// The smallest image size mkfs accepts, when above fsarena's general floor.
+    pub fn min_size_bytes(self) -> u64 {
+        self.knowledge().min_size_bytes
+    }
+
+    /// fsarena's own mkfs options (see [`Knowledge::mkfs_opts`]).
     pub fn default_mkfs_opts(self) -> Vec<String> {
-        match self {
-            FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => ext::default_opts(),
-            FsType::Xfs => xfs::default_opts(),
-            FsType::Btrfs => btrfs::default_opts(),
-        }
+        self.knowledge()
+            .mkfs_opts
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     }
 
     /// The full mkfs argv for `device` with the user's extra options appended.
@@ -98,63 +197,71 @@ impl FsType {
         v
     }
 
-    /// The read-only check of an unmounted filesystem on `device`: `e2fsck -f -n`,
-    /// `xfs_repair -n`, `btrfs check --readonly`. Each exits non-zero when it finds damage.
-    pub fn fsck_argv(self, device: &str) -> Vec<String> {
-        match self {
-            FsType::Ext2 | FsType::Ext3 | FsType::Ext4 => ext::fsck_argv(device),
-            FsType::Xfs => xfs::fsck_argv(device),
-            FsType::Btrfs => btrfs::fsck_argv(device),
-        }
+    /// The read-only check of an unmounted filesystem on `device` (`e2fsck -f -n`,
+    /// `xfs_repair -n`, `btrfs check --readonly`, …), which exits non-zero when it finds
+    /// damage; `None` when the type's tools have no checker (nilfs2).
+    pub fn fsck_argv(self, device: &str) -> Option<Vec<String>> {
+        let base = self.knowledge().fsck?;
+        let mut v: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+        v.push(device.to_string());
+        Some(v)
     }
 
-    /// Whether the kernel can mount this type and its mkfs is installed.
+    /// Whether the kernel can mount this type and its mkfs is installed, on this machine.
     pub fn support(self) -> Support {
-        if !kernel_supports(self.name()) {
-            return Support::No(format!(
-                "the running kernel has no {} support (not in /proc/filesystems, no module)",
-                self.name()
-            ));
+        self.support_on(&LiveHost)
+    }
+
+    /// [`Self::support`] on `host`: every reason it cannot, joined with "; ".
+    pub fn support_on(self, host: &dyn Host) -> Support {
+        let k = self.knowledge();
+        let mut why = Vec::new();
+        if let Some(no) = kernel_lacks(host, &k.kernel) {
+            why.push(no);
         }
-        if crate::cmd::which(self.mkfs_program()).is_none() {
-            return Support::No(format!(
-                "{} is not installed (Debian package {})",
-                self.mkfs_program(),
-                self.package()
-            ));
+        for program in std::iter::once(k.mkfs).chain(k.mount_helper) {
+            if !host.has_program(program) {
+                why.push(missing(program, k.package));
+            }
         }
-        Support::Yes
+        if why.is_empty() {
+            Support::Yes
+        } else {
+            Support::No(why.join("; "))
+        }
     }
 
     /// Whether the read-only checker ([`Self::fsck_argv`]) is installed, and if not, why.
     pub fn fsck_support(self) -> Support {
-        let program = self.fsck_argv("")[0].clone();
-        match crate::cmd::which(&program) {
-            Some(_) => Support::Yes,
-            None => Support::No(format!(
-                "{program} is not installed (Debian package {})",
-                self.package()
-            )),
+        self.fsck_support_on(&LiveHost)
+    }
+
+    /// [`Self::fsck_support`] on `host`.
+    pub fn fsck_support_on(self, host: &dyn Host) -> Support {
+        let k = self.knowledge();
+        let Some(argv) = k.fsck else {
+            return Support::No(format!(
+                "{} has no read-only checker ({} ships none)",
+                k.name, k.package
+            ));
+        };
+        if host.has_program(argv[0]) {
+            Support::Yes
+        } else {
+            Support::No(missing(argv[0], k.package))
         }
     }
 }
 
+/// "PROGRAM missing: apt-get install PACKAGE".
+fn missing(program: &str, package: &str) -> String {
+    format!("{program} missing: apt-get install {package}")
+}
+
 /// Whether the kernel knows `fstype`: registered in /proc/filesystems, or available as a
-/// module that mount would load.
+/// module of that name.
 pub fn kernel_supports(fstype: &str) -> bool {
-    let registered = std::fs::read_to_string("/proc/filesystems")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| l.split_whitespace().last() == Some(fstype));
-    if registered {
-        return true;
-    }
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let dir = std::path::Path::new("/lib/modules")
-        .join(release.trim())
-        .join("kernel/fs")
-        .join(fstype);
-    dir.is_dir()
+    host::kernel_has(&LiveHost, fstype, fstype)
 }
 
 /// Splits a user's option string (`"-d agcount=120 -i size=512"`) into arguments,
@@ -216,7 +323,7 @@ mod tests {
 
     #[test]
     fn fsck_argv_is_read_only_per_type() {
-        let line = |f: FsType| f.fsck_argv("/dev/loop3").join(" ");
+        let line = |f: FsType| f.fsck_argv("/dev/loop3").unwrap().join(" ");
         assert_eq!(line(FsType::Ext4), "e2fsck -f -n /dev/loop3");
         assert_eq!(line(FsType::Ext2), "e2fsck -f -n /dev/loop3");
         assert_eq!(line(FsType::Xfs), "xfs_repair -n /dev/loop3");
@@ -228,11 +335,108 @@ mod tests {
         assert_eq!(FsType::parse("btrfs"), Ok(FsType::Btrfs));
         assert!(FsType::parse("zfs")
             .unwrap_err()
-            .contains("ext2, ext3, ext4, xfs, btrfs"));
+            .contains("ext2, ext3, ext4, xfs, btrfs, f2fs, jfs"));
+        assert_eq!(FsType::parse("ntfs"), Ok(FsType::Ntfs));
         assert_eq!(
             split_opts(" -L 'my label' -m 0 ").unwrap(),
             ["-L", "my label", "-m", "0"]
         );
         assert!(split_opts("-L 'x").is_err());
+    }
+
+    #[test]
+    fn mkfs_and_mount_of_the_newer_families() {
+        let line = |f: FsType| f.mkfs_argv("/dev/loop2", &[]).join(" ");
+        assert_eq!(line(FsType::F2fs), "mkfs.f2fs -f -q -t 0 /dev/loop2");
+        assert_eq!(line(FsType::Jfs), "mkfs.jfs -q /dev/loop2");
+        assert_eq!(line(FsType::Reiserfs), "mkfs.reiserfs -f -q /dev/loop2");
+        assert_eq!(line(FsType::Vfat), "mkfs.vfat -F 32 /dev/loop2");
+        assert_eq!(line(FsType::Exfat), "mkfs.exfat /dev/loop2");
+        assert_eq!(line(FsType::Ntfs), "mkfs.ntfs -F -Q -q /dev/loop2");
+        assert_eq!(line(FsType::Nilfs2), "mkfs.nilfs2 -f -q -K /dev/loop2");
+        assert_eq!(line(FsType::Bcachefs), "mkfs.bcachefs -f /dev/loop2");
+        assert_eq!(FsType::Ntfs.mount_type(), "ntfs-3g");
+        assert_eq!(FsType::Vfat.mount_type(), "vfat");
+        let fsck = |f: FsType| f.fsck_argv("/dev/loop2").map(|v| v.join(" "));
+        assert_eq!(
+            fsck(FsType::F2fs).unwrap(),
+            "fsck.f2fs -f --dry-run /dev/loop2"
+        );
+        assert_eq!(fsck(FsType::Jfs).unwrap(), "jfs_fsck -n -f /dev/loop2");
+        assert_eq!(
+            fsck(FsType::Reiserfs).unwrap(),
+            "reiserfsck --check --yes --quiet /dev/loop2"
+        );
+        assert_eq!(fsck(FsType::Vfat).unwrap(), "fsck.fat -n /dev/loop2");
+        assert_eq!(fsck(FsType::Exfat).unwrap(), "fsck.exfat -n /dev/loop2");
+        assert_eq!(fsck(FsType::Ntfs).unwrap(), "ntfsfix -n /dev/loop2");
+        assert_eq!(
+            fsck(FsType::Bcachefs).unwrap(),
+            "bcachefs fsck -n /dev/loop2"
+        );
+        assert_eq!(fsck(FsType::Nilfs2), None);
+        assert_eq!(FsType::Nilfs2.min_size_bytes(), 134_221_824);
+        let defaults: Vec<_> = FsType::ALL
+            .iter()
+            .filter(|f| f.in_default_set())
+            .map(|f| f.name())
+            .collect();
+        assert_eq!(defaults, ["ext2", "ext3", "ext4", "xfs", "btrfs"]);
+    }
+
+    /// The kernel this was written on: ext*, xfs, btrfs, FUSE; no module directory.
+    const PROC: &str = "nodev\ttmpfs\n\text4\n\txfs\n\tbtrfs\n\tfuseblk\nnodev\tfuse\n";
+
+    #[test]
+    fn detection_says_why_not() {
+        let bare = FakeHost {
+            filesystems: PROC,
+            modules: "",
+            programs: &["mkfs.ext4", "mkfs.f2fs"],
+        };
+        assert_eq!(FsType::Ext4.support_on(&bare), Support::Yes);
+        assert_eq!(
+            FsType::F2fs.support_on(&bare),
+            Support::No(
+                "kernel 6.18.0-test has no f2fs (not in /proc/filesystems, no f2fs module)".into()
+            )
+        );
+        assert_eq!(
+            FsType::Jfs.support_on(&bare),
+            Support::No(
+                "kernel 6.18.0-test has no jfs (not in /proc/filesystems, no jfs module); \
+                 mkfs.jfs missing: apt-get install jfsutils"
+                    .into()
+            )
+        );
+        assert_eq!(
+            FsType::Ntfs.support_on(&bare),
+            Support::No(
+                "mkfs.ntfs missing: apt-get install ntfs-3g; \
+                 mount.ntfs-3g missing: apt-get install ntfs-3g"
+                    .into()
+            )
+        );
+        assert_eq!(
+            FsType::Xfs.fsck_support_on(&bare),
+            Support::No("xfs_repair missing: apt-get install xfsprogs".into())
+        );
+        assert_eq!(
+            FsType::Nilfs2.fsck_support_on(&bare),
+            Support::No("nilfs2 has no read-only checker (nilfs-tools ships none)".into())
+        );
+    }
+
+    #[test]
+    fn a_loadable_module_is_support() {
+        let modular = FakeHost {
+            filesystems: PROC,
+            modules: "kernel/fs/f2fs/f2fs.ko.zst: kernel/lib/lz4.ko\nkernel/fs/fat/vfat.ko:",
+            programs: &["mkfs.f2fs", "mkfs.vfat", "mkfs.ntfs", "mount.ntfs-3g"],
+        };
+        assert_eq!(FsType::F2fs.support_on(&modular), Support::Yes);
+        assert_eq!(FsType::Vfat.support_on(&modular), Support::Yes);
+        assert_eq!(FsType::Ntfs.support_on(&modular), Support::Yes);
+        assert!(matches!(FsType::Exfat.support_on(&modular), Support::No(_)));
     }
 }

@@ -1,0 +1,416 @@
+//! Network filesystems (NFS, SMB/CIFS, sshfs) as targets: fsarena cannot mkfs them, so it
+//! mounts the given source under the image directory, works in a fresh subdirectory of
+//! it for each trial (carrying fsarena's marker, removed after the trial) and unmounts
+//! again. Each trial mounts afresh, so the client starts with empty caches; `reset`
+//! remounts between phases. The figures include the network and the server.
+//!
+//! Mount points and work directories are recorded in the state file, so `fsarena
+//! cleanup` undoes what a killed run left mounted.
+
+use super::{Env, Target};
+use crate::cmd;
+use crate::probe::sys;
+use crate::result::{Provision, TargetInfo};
+use crate::state::{self, Resource};
+use crate::target::fs::{Host, Kernel, LiveHost, Support};
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+/// A kind of network filesystem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetKind {
+    /// NFS through the kernel client (`mount -t nfs`, helper `mount.nfs` from nfs-common).
+    Nfs,
+    /// SMB/CIFS through the kernel client (`mount -t cifs`, helper from cifs-utils).
+    Cifs,
+    /// SFTP over ssh through FUSE (`sshfs`).
+    Sshfs,
+}
+
+impl NetKind {
+    /// Every kind, in the order `fsarena list` shows them.
+    pub const ALL: [NetKind; 3] = [NetKind::Nfs, NetKind::Cifs, NetKind::Sshfs];
+
+    /// The name in `--net KIND=…`.
+    pub fn name(self) -> &'static str {
+        match self {
+            NetKind::Nfs => "nfs",
+            NetKind::Cifs => "cifs",
+            NetKind::Sshfs => "sshfs",
+        }
+    }
+
+    /// What a source looks like, for help and errors.
+    pub fn example(self) -> &'static str {
+        match self {
+            NetKind::Nfs => "nfs=server:/export[,vers=4.2,...]",
+            NetKind::Cifs => "cifs=//server/share[,username=u,password=p,...]",
+            NetKind::Sshfs => "sshfs=user@host:/path[,port=22,IdentityFile=/root/.ssh/id,...]",
+        }
+    }
+
+    /// Parses a name; the error lists what is valid.
+    pub fn parse(name: &str) -> Result<NetKind, String> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| format!("unknown network filesystem '{name}'; valid: nfs, cifs, sshfs"))
+    }
+
+    fn kernel(self) -> Kernel {
+        match self {
+            NetKind::Nfs => Kernel {
+                what: "nfs client",
+                ..Kernel::fs("nfs")
+            },
+            NetKind::Cifs => Kernel {
+                what: "cifs client",
+                ..Kernel::fs("cifs")
+            },
+            NetKind::Sshfs => Kernel {
+                what: "FUSE (fuse), which sshfs needs",
+                ..Kernel::fs("fuse")
+            },
+        }
+    }
+
+    /// The program mounting needs, and its Debian package.
+    fn program(self) -> (&'static str, &'static str) {
+        match self {
+            NetKind::Nfs => ("mount.nfs", "nfs-common"),
+            NetKind::Cifs => ("mount.cifs", "cifs-utils"),
+            NetKind::Sshfs => ("sshfs", "sshfs"),
+        }
+    }
+
+    /// Whether this machine can mount this kind, and if not, why.
+    pub fn support(self) -> Support {
+        self.support_on(&LiveHost)
+    }
+
+    /// [`Self::support`] on `host`.
+    pub fn support_on(self, host: &dyn Host) -> Support {
+        let mut why: Vec<String> = crate::target::fs::kernel_lacks(host, &self.kernel())
+            .into_iter()
+            .collect();
+        let (program, package) = self.program();
+        if !host.has_program(program) {
+            why.push(format!("{program} missing: apt-get install {package}"));
+        }
+        if why.is_empty() {
+            Support::Yes
+        } else {
+            Support::No(why.join("; "))
+        }
+    }
+}
+
+/// A network source with its mount options, as given to `--net`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetSpec {
+    pub kind: NetKind,
+    /// `server:/export`, `//server/share` or `user@host:/path`.
+    pub source: String,
+    /// Mount options, comma-separated (for sshfs: sshfs and ssh `-o` options).
+    pub opts: String,
+}
+
+impl NetSpec {
+    /// Parses `KIND=SOURCE[,OPTIONS]` (the source itself holds no comma).
+    pub fn parse(text: &str) -> Result<NetSpec, String> {
+        let (kind, rest) = text
+            .split_once('=')
+            .ok_or_else(|| format!("--net '{text}': expected KIND=SOURCE[,OPTIONS]"))?;
+        let kind = NetKind::parse(kind.trim())?;
+        let (source, opts) = rest.split_once(',').unwrap_or((rest, ""));
+        let source = source.trim();
+        let ok = match kind {
+            NetKind::Nfs | NetKind::Sshfs => source.contains(":/"),
+            NetKind::Cifs => source.starts_with("//") && source.len() > 2,
+        };
+        if !ok {
+            return Err(format!(
+                "--net '{text}': '{source}' is not a {} source; expected {}",
+                kind.name(),
+                kind.example()
+            ));
+        }
+        Ok(NetSpec {
+            kind,
+            source: source.to_string(),
+            opts: opts.trim().to_string(),
+        })
+    }
+
+    /// The name reports use: `sshfs:root@host:/srv`.
+    pub fn name(&self) -> String {
+        format!("{}:{}", self.kind.name(), self.source)
+    }
+
+    /// The name as a file name: `sshfs-root_127.0.0.1_tmp_x` (at most 64 bytes).
+    pub fn slug(&self) -> String {
+        let name: String = self
+            .name()
+            .replace(":/", "_")
+            .chars()
+            .map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' => c,
+                ':' => '-',
+                _ => '_',
+            })
+            .take(64)
+            .collect();
+        name
+    }
+
+    /// The mount command for `mountpoint`. sshfs gets `BatchMode=yes` first: fsarena runs
+    /// unattended, so ssh must fail rather than ask for a password or a host key.
+    pub fn mount_argv(&self, mountpoint: &str) -> Vec<String> {
+        let s = |x: &str| x.to_string();
+        match self.kind {
+            NetKind::Nfs | NetKind::Cifs => {
+                let mut v = vec![s("mount"), s("-t"), s(self.kind.name())];
+                if !self.opts.is_empty() {
+                    v.extend([s("-o"), self.opts.clone()]);
+                }
+                v.extend([self.source.clone(), s(mountpoint)]);
+                v
+            }
+            NetKind::Sshfs => {
+                let mut opts = s("BatchMode=yes");
+                if !self.opts.is_empty() {
+                    opts = format!("{opts},{}", self.opts);
+                }
+                vec![
+                    s("sshfs"),
+                    self.source.clone(),
+                    s(mountpoint),
+                    s("-o"),
+                    opts,
+                ]
+            }
+        }
+    }
+}
+
+/// A network filesystem target.
+pub struct NetTarget {
+    info: TargetInfo,
+    env: Env,
+    spec: NetSpec,
+    mountpoint: PathBuf,
+    mounted: bool,
+    /// The current trial's work directory on the mount (carries the marker).
+    work: Option<PathBuf>,
+    seq: u32,
+    provision: Provision,
+}
+
+impl NetTarget {
+    /// A target for `spec`; nothing is mounted until `prepare`.
+    pub fn new(spec: &NetSpec, env: &Env) -> Self {
+        Self {
+            info: TargetInfo {
+                name: spec.name(),
+                fstype: spec.kind.name().into(),
+                kind: "net".into(),
+                requested_mount_opts: spec.opts.clone(),
+                path: Some(spec.source.clone()),
+                notes: vec![format!(
+                    "network filesystem ({}): figures include the network and the server; \
+                     fsarena cannot mkfs it, each trial works in a fresh subdirectory",
+                    spec.kind.name()
+                )],
+                ..Default::default()
+            },
+            mountpoint: env
+                .image_dir
+                .join("mnt")
+                .join(format!("{}-{}", env.run_id, spec.slug())),
+            env: env.clone(),
+            spec: spec.clone(),
+            mounted: false,
+            work: None,
+            seq: 0,
+            provision: Provision::default(),
+        }
+    }
+
+    /// Mounts the source. `record`: add the mount point to the state file (not on a
+    /// remount, whose record stays in place before the work directory's, so that cleanup
+    /// removes the work directory while the source is still mounted).
+    fn mount_now(&mut self, record: bool) -> Result<f64> {
+        state::ensure_owned_dir(&self.env.image_dir.join("mnt"))?;
+        std::fs::create_dir_all(&self.mountpoint)
+            .with_context(|| format!("creating mount point {}", self.mountpoint.display()))?;
+        if record {
+            self.env.state.add(Resource::Mount {
+                path: self.mountpoint.clone(),
+            })?;
+        }
+        let argv = self.spec.mount_argv(&self.mountpoint.to_string_lossy());
+        // sshfs leaves a daemon behind: its output must not be a pipe fsarena waits on.
+        let out =
+            cmd::run_detached(&argv).with_context(|| format!("mounting {}", self.spec.name()))?;
+        self.mounted = true;
+        Ok(out.seconds)
+    }
+
+    fn unmount_now(&mut self) -> Result<f64> {
+        if !self.mounted {
+            return Ok(0.0);
+        }
+        self.mounted = false;
+        super::mount::unmount(&self.env.state, &self.mountpoint)
+    }
+
+    fn remove_work(&mut self) -> Result<()> {
+        if let Some(work) = self.work.take() {
+            let r = Resource::Dir { path: work };
+            state::undo(&r)?;
+            self.env.state.remove(&r)?;
+        }
+        Ok(())
+    }
+}
+
+impl Target for NetTarget {
+    fn info(&self) -> &TargetInfo {
+        &self.info
+    }
+
+    fn prepare(&mut self) -> Result<PathBuf> {
+        self.teardown()?;
+        let mount_s = self.mount_now(true)?;
+        if let Some(t) = super::dir::fstype_of(&self.mountpoint) {
+            self.info.fstype = t;
+        }
+        self.info.mount_opts =
+            super::mount::effective_options(&self.mountpoint).unwrap_or_default();
+        self.seq += 1;
+        let work = self
+            .mountpoint
+            .join(format!("fsarena-{}-{}", self.env.run_id, self.seq));
+        self.env.state.add(Resource::Dir { path: work.clone() })?;
+        std::fs::create_dir(&work).with_context(|| format!("creating {}", work.display()))?;
+        self.work = Some(work.clone());
+        std::fs::write(work.join(state::MARKER), b"fsarena work directory\n")?;
+        let space = sys::space(&work)?;
+        self.provision = Provision {
+            mount_s: Some(mount_s),
+            capacity_bytes: Some(space.capacity_bytes),
+            free_bytes: Some(space.free_bytes),
+            ..Default::default()
+        };
+        let inner = work.join("work");
+        std::fs::create_dir(&inner).with_context(|| format!("creating {}", inner.display()))?;
+        Ok(inner)
+    }
+
+    /// Sync, unmount (the client forgets what it cached), drop caches, mount again.
+    fn reset(&mut self) -> Result<()> {
+        sys::syncfs(&self.mountpoint).ok();
+        if self.mounted {
+            state::umount(&self.mountpoint)?;
+            self.mounted = false;
+        }
+        if sys::is_root() {
+            sys::drop_caches()?;
+        }
+        self.mount_now(false)?;
+        Ok(())
+    }
+
+    fn device_stat(&self) -> Option<PathBuf> {
+        None
+    }
+
+    fn provision(&self) -> Provision {
+        self.provision.clone()
+    }
+
+    fn teardown(&mut self) -> Result<()> {
+        let removed = if self.mounted {
+            self.remove_work()
+        } else {
+            Ok(())
+        };
+        if self.mounted {
+            self.provision.umount_s = Some(self.unmount_now()?);
+        }
+        removed
+    }
+}
+
+impl Drop for NetTarget {
+    fn drop(&mut self) {
+        let _ = self.teardown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(spec: &str) -> String {
+        NetSpec::parse(spec).unwrap().mount_argv("/mnt/x").join(" ")
+    }
+
+    #[test]
+    fn mount_argv_per_kind() {
+        assert_eq!(
+            line("nfs=srv:/export,vers=4.2,proto=tcp"),
+            "mount -t nfs -o vers=4.2,proto=tcp srv:/export /mnt/x"
+        );
+        assert_eq!(line("nfs=srv:/export"), "mount -t nfs srv:/export /mnt/x");
+        assert_eq!(
+            line("cifs=//srv/share,username=bench,password=x,vers=3.1.1"),
+            "mount -t cifs -o username=bench,password=x,vers=3.1.1 //srv/share /mnt/x"
+        );
+        assert_eq!(
+            line("sshfs=root@127.0.0.1:/tmp/x,port=2222,IdentityFile=/k"),
+            "sshfs root@127.0.0.1:/tmp/x /mnt/x -o BatchMode=yes,port=2222,IdentityFile=/k"
+        );
+        let s = NetSpec::parse("sshfs=u@h:/p").unwrap();
+        assert_eq!(s.name(), "sshfs:u@h:/p");
+        assert_eq!(s.slug(), "sshfs-u_h_p");
+        assert_eq!(s.opts, "");
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_valid() {
+        let e = NetSpec::parse("nfs").unwrap_err();
+        assert!(e.contains("KIND=SOURCE"), "{e}");
+        let e = NetSpec::parse("afs=x:/y").unwrap_err();
+        assert!(e.contains("valid: nfs, cifs, sshfs"), "{e}");
+        let e = NetSpec::parse("cifs=srv:/share").unwrap_err();
+        assert!(e.contains("//server/share"), "{e}");
+        let e = NetSpec::parse("nfs=srv").unwrap_err();
+        assert!(e.contains("server:/export"), "{e}");
+    }
+
+    #[test]
+    fn support_says_why_not() {
+        use crate::target::fs::FakeHost;
+        let h = FakeHost {
+            filesystems: "nodev\tfuse\n\text4\n",
+            modules: "",
+            programs: &["sshfs"],
+        };
+        assert_eq!(NetKind::Sshfs.support_on(&h), Support::Yes);
+        assert_eq!(
+            NetKind::Nfs.support_on(&h),
+            Support::No(
+                "kernel 6.18.0-test has no nfs client (not in /proc/filesystems, no nfs \
+                 module); mount.nfs missing: apt-get install nfs-common"
+                    .into()
+            )
+        );
+        let with_module = FakeHost {
+            filesystems: "",
+            modules: "kernel/fs/smb/client/cifs.ko.xz: kernel/lib/x.ko",
+            programs: &["mount.cifs"],
+        };
+        assert_eq!(NetKind::Cifs.support_on(&with_module), Support::Yes);
+    }
+}

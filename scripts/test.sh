@@ -8,9 +8,11 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 need=()
 # bon_csv2html (bonnie++) reads our Bonnie++ CSV in its test; headless chromium renders the
-# HTML report in its test.
+# HTML report in its test; ntfs-3g is the FUSE filesystem tested end to end; sshfs and sshd
+# stand in for a network filesystem (tests/morefs.rs).
 for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount \
-            bon_csv2html:bonnie++ chromium:chromium; do
+            bon_csv2html:bonnie++ chromium:chromium mkntfs:ntfs-3g sshfs:sshfs \
+            /usr/sbin/sshd:openssh-server; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair##*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -261,3 +261,6 @@ pub fn default_filesystems() -> Vec<String> {
         .chain(std::iter::once("tmpfs".to_string()))
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

@@ -122,3 +122,32 @@ fn every_example_plan_checks() {
     }
     assert!(n >= 5, "{n} example plans");
 }
+
+#[test]
+fn a_plan_and_workloads_or_targets_on_the_command_line_are_refused() {
+    for extra in [
+        &["bonnie"][..],
+        &["--fs", "ext4"],
+        &["--suite", "quick"],
+        &["--dir", "/tmp"],
+    ] {
+        let out = Command::cargo_bin("fsarena")
+            .unwrap()
+            .args(["run", "--plan", "x.toml"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("cannot be used with"),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = Command::cargo_bin("fsarena")
+        .unwrap()
+        .args(["run", "--resume", "last", "bonnie"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "--resume needs --plan");
+}

@@ -79,6 +79,11 @@ pub(crate) fn existing_ancestor(p: &Path) -> &Path {
 impl Plan {
     /// Validates the `run` arguments into a plan.
     pub fn from_args(a: &RunArgs) -> Result<Plan> {
+        if a.resume.is_some() && a.plan.is_none() {
+            return Err(usage(
+                "--resume RUN needs --plan FILE: the plan the run was started with",
+            ));
+        }
         if let Some(path) = &a.plan {
             let f = file::load(path)?;
             let built = build::build(&f, &build::Overrides::from_args(a))?;

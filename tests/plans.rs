@@ -146,8 +146,9 @@ fn a_plan_and_workloads_or_targets_on_the_command_line_are_refused() {
     }
     let out = Command::cargo_bin("fsarena")
         .unwrap()
-        .args(["run", "--resume", "last", "bonnie"])
+        .args(["run", "--resume", "last", "--fs", "nope", "bonnie"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "--resume needs --plan");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--resume RUN needs --plan"));
 }

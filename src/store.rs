@@ -669,12 +669,14 @@ mod tests {
             s.conn
                 .execute_batch(
                     "ALTER TABLE trials DROP COLUMN log; ALTER TABLE trials DROP COLUMN elapsed_s; \
+                     ALTER TABLE runs DROP COLUMN plan; ALTER TABLE runs DROP COLUMN plan_hash; \
                      PRAGMA user_version = 1;",
                 )
                 .unwrap();
         }
         let s = Store::open(&path).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 3);
+        assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
+        assert_eq!(s.plan_hash("last").unwrap(), None, "no plan stored before schema 4");
         let run = s.load("last").unwrap();
         let t = &run.trials[0];
         assert_eq!(

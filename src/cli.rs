@@ -43,6 +43,25 @@ pub enum Command {
     Export(ExportArgs),
     /// Write a stored run's HTML report, and its charts as SVG or PNG files for slides.
     Report(ReportArgs),
+    /// Plan files (TOML): `fsarena plan check FILE` validates one and prints what it would
+    /// run. See docs/plans.md.
+    #[command(subcommand)]
+    Plan(PlanCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Validate a plan file and print its expanded matrix (every target with its filesystem,
+    /// mkfs and mount options and size), its workloads, and an estimated duration from this
+    /// host's stored trials. Touches no disk; exit status 2 when the plan is invalid.
+    Check(PlanCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PlanCheckArgs {
+    /// The plan file (TOML).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -133,12 +152,33 @@ pub struct ShowArgs {
 
 /// Size of loop images and tmpfs when neither `--size` nor the suite gives one.
 pub const DEFAULT_SIZE: &str = "4GiB";
+/// Repetitions when neither `--reps` nor a plan gives them.
+pub const DEFAULT_REPS: u32 = 3;
+/// Cache policy when neither `--cache` nor a plan gives one.
+pub const DEFAULT_CACHE: &str = "cold";
+/// Sync policy when neither `--sync` nor a plan gives one.
+pub const DEFAULT_SYNC: &str = "end";
+/// Data policy when neither `--data` nor a plan gives one.
+pub const DEFAULT_DATA: &str = "random";
+/// Seed when neither `--seed` nor a plan gives one.
+pub const DEFAULT_SEED: u64 = 42;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Workloads, each as NAME or NAME:key=value,... (see `fsarena list`).
     #[arg(value_name = "WORKLOAD")]
     pub workloads: Vec<String>,
+    /// Run the plan in FILE (TOML: targets, option matrices, workloads, defaults; see
+    /// docs/plans.md). --size, --image-dir, --reps, --cache, --sync, --data and --seed given
+    /// here override the plan's [defaults]; workloads, --suite, --fs, --dir, --mkfs-opt and
+    /// --mount-opt cannot be combined with a plan (the plan names them).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["workloads", "suite", "fs", "dir", "mkfs_opt", "mount_opt"])]
+    pub plan: Option<PathBuf>,
+    /// Continue stored run RUN of the same plan: run only the trials it lacks (failed and
+    /// interrupted trials again, successful ones are kept). Refused when the expanded plan
+    /// differs from the one the run was started with.
+    #[arg(long, value_name = "RUN", requires = "plan")]
+    pub resume: Option<String>,
     /// Filesystems to make on loop images, comma-separated (ext2,ext3,ext4,xfs,btrfs,tmpfs;
     /// also f2fs,jfs,reiserfs,vfat,exfat,ntfs,nilfs2,bcachefs where `fsarena list` says
     /// this machine can). Default: ext2, ext3, ext4, xfs, btrfs and tmpfs, those this
@@ -178,9 +218,9 @@ pub struct RunArgs {
     /// list` shows their workloads and how long they take here.
     #[arg(long, value_name = "NAME", conflicts_with = "workloads")]
     pub suite: Option<String>,
-    /// Directory for loop images, mount points and the state file.
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_IMAGE_DIR)]
-    pub image_dir: PathBuf,
+    /// Directory for loop images, mount points and the state file [default: /var/tmp/fsarena].
+    #[arg(long, value_name = "DIR")]
+    pub image_dir: Option<PathBuf>,
     /// Extra mkfs options for one filesystem, e.g. --mkfs-opt 'xfs=-d agcount=120'.
     #[arg(long = "mkfs-opt", value_name = "FS=OPTS")]
     pub mkfs_opt: Vec<String>,
@@ -188,27 +228,24 @@ pub struct RunArgs {
     #[arg(long = "mount-opt", value_name = "FS=OPTS")]
     pub mount_opt: Vec<String>,
     /// Repetitions of every workload on every target (each on a freshly made filesystem).
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub reps: u32,
+    /// [default: 3]
+    #[arg(long, value_name = "N")]
+    pub reps: Option<u32>,
     /// Cache state before each phase: cold (sync, drop caches, remount), warm (read phases
-    /// run once unmeasured first), keep (nothing).
-    #[arg(long, value_name = "cold|warm|keep", default_value = "cold")]
-    pub cache: String,
+    /// run once unmeasured first), keep (nothing). [default: cold]
+    #[arg(long, value_name = "cold|warm|keep")]
+    pub cache: Option<String>,
     /// When writes are synced: end (fsync/syncfs inside the timing), none (old Bonnie,
-    /// flagged not-synced), each (fsync after every write, like bonnie++ -b).
-    #[arg(long, value_name = "end|none|each", default_value = "end")]
-    pub sync: String,
+    /// flagged not-synced), each (fsync after every write, like bonnie++ -b). [default: end]
+    #[arg(long, value_name = "end|none|each")]
+    pub sync: Option<String>,
     /// Data written: random (incompressible), zeros, text (compresses like source code),
-    /// compress:PCT.
-    #[arg(
-        long,
-        value_name = "random|zeros|text|compress:PCT",
-        default_value = "random"
-    )]
-    pub data: String,
-    /// Seed of every random choice (the same in every repetition).
-    #[arg(long, value_name = "N", default_value_t = 42)]
-    pub seed: u64,
+    /// compress:PCT. [default: random]
+    #[arg(long, value_name = "random|zeros|text|compress:PCT")]
+    pub data: Option<String>,
+    /// Seed of every random choice (the same in every repetition). [default: 42]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
     /// Write the whole run as JSON to PATH.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,

@@ -1,7 +1,7 @@
 //! The `fsarena` binary: parse the command line, call the library, map errors to exit codes.
 
 use clap::Parser;
-use fsarena::cli::{Cli, Command};
+use fsarena::cli::{Cli, Command, PlanCommand};
 use fsarena::error::{exit, exit_code};
 use fsarena::store::Store;
 use fsarena::{plan::Plan, report, run};
@@ -97,6 +97,28 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             let checks = fsarena::doctor::checks(&fsarena::doctor::gather(&a.image_dir));
             print!("{}", fsarena::doctor::render(&checks));
             Ok(fsarena::doctor::exit_code(&checks))
+        }
+        Command::Plan(PlanCommand::Check(a)) => {
+            let file = fsarena::plan::file::load(&a.file)?;
+            let built = fsarena::plan::build::build(&file, &Default::default())?;
+            print!("{}", built.plan.describe());
+            println!();
+            for p in &built.host_problems {
+                println!("warning: this host cannot run it as it is: {p:#}");
+            }
+            // Estimates come from this host's stored trials; a missing database is not made.
+            let path = db_path(&cli.db);
+            let store = path.exists().then(|| Store::open(&path).ok()).flatten();
+            let host = fsarena::host::host_info().hostname;
+            let times = store
+                .and_then(|s| s.trial_times(&host).ok())
+                .unwrap_or_default();
+            println!(
+                "{}",
+                fsarena::plan::canon::estimate_line(&built.plan, &times)
+            );
+            println!("plan {} is valid", a.file.display());
+            Ok(exit::OK)
         }
         Command::Cleanup(a) => {
             let lines = fsarena::state::cleanup(&a.image_dir)?;

@@ -1,5 +1,12 @@
-//! A validated plan: what to run where, with which policies. Built from the command line;
-//! everything is checked here, before any disk is touched.
+//! A validated plan: what to run where, with which policies. Built from the command line
+//! or from a TOML plan file (`--plan`, see [`file`] and docs/plans.md); everything is
+//! checked here, before any disk is touched.
+
+pub mod build;
+pub mod canon;
+pub mod file;
+pub mod located;
+pub mod matrix;
 
 use crate::cli::RunArgs;
 use crate::error::{usage, Error};
@@ -12,11 +19,28 @@ use anyhow::Result;
 use std::path::{Path, PathBuf};
 
 /// Room kept free in the image directory beyond one image.
-const IMAGE_DIR_MARGIN: u64 = 64 << 20;
+pub(crate) const IMAGE_DIR_MARGIN: u64 = 64 << 20;
+
+/// A target of the plan with the name reports give it (`ext4`, `ext4+data=writeback`).
+#[derive(Clone, Debug)]
+pub struct PlanTarget {
+    pub name: String,
+    pub spec: TargetSpec,
+}
+
+impl From<TargetSpec> for PlanTarget {
+    /// The target under its usual name ([`TargetSpec::name`]).
+    fn from(spec: TargetSpec) -> Self {
+        Self {
+            name: spec.name(),
+            spec,
+        }
+    }
+}
 
 /// Everything a run needs, validated.
 pub struct Plan {
-    pub targets: Vec<TargetSpec>,
+    pub targets: Vec<PlanTarget>,
     pub workloads: Vec<WorkloadSpec>,
     pub policy: Policy,
     pub image_dir: PathBuf,
@@ -24,6 +48,10 @@ pub struct Plan {
     /// Where to write the HTML report, if anywhere.
     pub html: Option<PathBuf>,
     pub quiet: bool,
+    /// The plan file it came from, if any.
+    pub source: Option<PathBuf>,
+    /// The stored run to continue (`--resume`).
+    pub resume: Option<String>,
 }
 
 fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
@@ -44,13 +72,32 @@ fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
 }
 
 /// The nearest existing ancestor of `p` (where free space is to be measured).
-fn existing_ancestor(p: &Path) -> &Path {
+pub(crate) fn existing_ancestor(p: &Path) -> &Path {
     p.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"))
 }
 
 impl Plan {
     /// Validates the `run` arguments into a plan.
     pub fn from_args(a: &RunArgs) -> Result<Plan> {
+        if a.resume.is_some() && a.plan.is_none() {
+            return Err(usage(
+                "--resume RUN needs --plan FILE: the plan the run was started with",
+            ));
+        }
+        if let Some(path) = &a.plan {
+            let f = file::load(path)?;
+            let built = build::build(&f, &build::Overrides::from_args(a))?;
+            if let Some(e) = built.host_problems.into_iter().next() {
+                return Err(e);
+            }
+            return Ok(Plan {
+                json: a.json.clone(),
+                html: a.html.clone(),
+                quiet: a.quiet,
+                resume: a.resume.clone(),
+                ..built.plan
+            });
+        }
         let suite = match (&a.suite, a.workloads.is_empty()) {
             (Some(name), _) => Some(crate::suite::find(name)?),
             (None, true) => Some(crate::suite::find("quick")?),
@@ -69,17 +116,25 @@ impl Plan {
             .iter()
             .map(|t| WorkloadSpec::parse(t))
             .collect::<Result<Vec<_>>>()?;
+        let reps = a.reps.unwrap_or(crate::cli::DEFAULT_REPS);
+        let image_dir = a
+            .image_dir
+            .clone()
+            .unwrap_or_else(|| crate::cli::DEFAULT_IMAGE_DIR.into());
         let policy = Policy {
-            cache: a
-                .cache
+            cache: (a.cache.as_deref().unwrap_or(crate::cli::DEFAULT_CACHE))
                 .parse()
                 .map_err(|e| usage(format!("--cache: {e}")))?,
-            sync: a.sync.parse().map_err(|e| usage(format!("--sync: {e}")))?,
-            data: a.data.parse().map_err(|e| usage(format!("--data: {e}")))?,
-            reps: a.reps,
-            seed: a.seed,
+            sync: (a.sync.as_deref().unwrap_or(crate::cli::DEFAULT_SYNC))
+                .parse()
+                .map_err(|e| usage(format!("--sync: {e}")))?,
+            data: (a.data.as_deref().unwrap_or(crate::cli::DEFAULT_DATA))
+                .parse()
+                .map_err(|e| usage(format!("--data: {e}")))?,
+            reps,
+            seed: a.seed.unwrap_or(crate::cli::DEFAULT_SEED),
         };
-        if a.reps == 0 {
+        if reps == 0 {
             return Err(usage("--reps must be at least 1"));
         }
         let size_bytes = parse_size(&size_text).map_err(|e| usage(format!("--size: {e}")))?;
@@ -109,7 +164,7 @@ impl Plan {
                 None => default_filesystems(),
             },
         };
-        let mut targets = device_targets(a, &names, &mkfs, &mount)?;
+        let mut targets = device_targets(a, &names, &mkfs, &mount, &image_dir)?;
         for name in names.iter().filter(|_| a.device.is_empty()) {
             let mount_opts = mount_opts_for(name, &mount);
             if name == "tmpfs" {
@@ -188,12 +243,12 @@ impl Plan {
             }
         }
         if targets.iter().any(|t| matches!(t, TargetSpec::Loop { .. })) {
-            let at = existing_ancestor(&a.image_dir);
+            let at = existing_ancestor(&image_dir);
             let space = crate::probe::sys::space(at)?;
             if space.avail_bytes < size_bytes + IMAGE_DIR_MARGIN {
                 return Err(usage(format!(
                     "--image-dir {}: {} free, but one image of --size {} needs {} (plus {} margin); use a smaller --size or another --image-dir",
-                    a.image_dir.display(),
+                    image_dir.display(),
                     format_size(space.avail_bytes),
                     size_text,
                     format_size(size_bytes),
@@ -202,13 +257,15 @@ impl Plan {
             }
         }
         Ok(Plan {
-            targets,
+            targets: targets.into_iter().map(PlanTarget::from).collect(),
             workloads,
             policy,
-            image_dir: a.image_dir.clone(),
+            image_dir,
             json: a.json.clone(),
             html: a.html.clone(),
             quiet: a.quiet,
+            source: None,
+            resume: None,
         })
     }
 }
@@ -240,6 +297,7 @@ fn device_targets(
     names: &[String],
     mkfs: &[(String, String)],
     mount: &[(String, String)],
+    image_dir: &Path,
 ) -> Result<Vec<TargetSpec>> {
     use crate::target::blockdev::{device_spec, Consent};
     if a.device.is_empty() {
@@ -286,7 +344,7 @@ fn device_targets(
     let consent = Consent {
         destroy_data_on: a.destroy_data_on.clone(),
         force: a.force,
-        image_dir: a.image_dir.clone(),
+        image_dir: image_dir.to_path_buf(),
         db: None,
     };
     a.device
@@ -314,7 +372,7 @@ impl Plan {
                 mkfs_opts,
                 mount_opts,
                 guard,
-            } = t
+            } = &mut t.spec
             {
                 let consent = crate::target::blockdev::Consent {
                     destroy_data_on: vec![path.clone()],
@@ -322,7 +380,7 @@ impl Plan {
                     image_dir: self.image_dir.clone(),
                     db: Some(db.to_path_buf()),
                 };
-                *t = crate::target::blockdev::device_spec(
+                t.spec = crate::target::blockdev::device_spec(
                     path,
                     *fs,
                     mkfs_opts.clone(),
@@ -345,3 +403,6 @@ pub fn default_filesystems() -> Vec<String> {
         .chain(std::iter::once("tmpfs".to_string()))
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

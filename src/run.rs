@@ -2,6 +2,9 @@
 //! filesystem → results. Teardown always happens: on success, error, panic (targets tear
 //! down in `Drop`) and SIGINT/SIGTERM.
 //!
+//! A resumed run (`--resume`, [`Plan::resume`]) keeps the run id and its successful
+//! trials and runs every other trial of the plan again.
+//!
 //! Repetitions are the outer loop, so the targets alternate (rep 1 of every target, then
 //! rep 2, …) and slow drifts of the machine spread over all targets instead of one.
 
@@ -35,7 +38,24 @@ pub fn execute(
     progress: &dyn Progress,
     mut store: Option<&mut Store>,
 ) -> Result<RunResult> {
-    let run_id = new_run_id();
+    let previous = match &plan.resume {
+        Some(run) => {
+            let s = store.as_deref().ok_or_else(|| {
+                crate::error::usage("--resume needs the result database (--db) the run is in")
+            })?;
+            let prev = s.resume_run(run, &plan.hash(), &plan.canonical())?;
+            // What the interrupted process left mounted or attached goes first (its
+            // images and mount points have the names this run is about to use).
+            for line in crate::state::cleanup(&plan.image_dir)? {
+                progress.note(&format!("resume: {line}"));
+            }
+            Some(prev)
+        }
+        None => None,
+    };
+    let run_id = previous
+        .as_ref()
+        .map_or_else(new_run_id, |p| p.run_id.clone());
     let state = Arc::new(open_state(plan, &run_id)?);
     let env = Env {
         run_id: run_id.clone(),
@@ -56,14 +76,29 @@ pub fn execute(
         trials: Vec::new(),
         summaries: Vec::new(),
     };
+    if let Some(prev) = previous {
+        result.started_at = prev.started_at;
+        result.command_line = prev.command_line;
+        result.trials = prev
+            .trials
+            .into_iter()
+            .filter(|t| t.status == "ok")
+            .collect();
+    }
     let mut targets: Vec<Box<dyn Target>> = plan
         .targets
         .iter()
-        .map(|s| target::build(s, &env))
+        .map(|t| target::build_named(&t.spec, &t.name, &env))
         .collect();
     if let Some(s) = store.as_deref_mut() {
         let infos: Vec<_> = targets.iter().map(|t| t.info().clone()).collect();
-        if let Err(e) = s.begin_run(&result, &infos) {
+        let begun = if plan.resume.is_some() {
+            s.save_targets(&result.run_id, &infos)
+        } else {
+            s.begin_run(&result, &infos)
+                .and_then(|_| s.set_plan(&result.run_id, &plan.hash(), &plan.canonical()))
+        };
+        if let Err(e) = begun {
             // Nothing is provisioned yet: only the empty state file is to go.
             drop(targets);
             state.finish()?;
@@ -121,7 +156,7 @@ fn open_state(plan: &Plan, run_id: &str) -> Result<State> {
             if plan
                 .targets
                 .iter()
-                .all(|t| matches!(t, target::TargetSpec::Dir { .. })) =>
+                .all(|t| matches!(t.spec, target::TargetSpec::Dir { .. })) =>
         {
             // A non-root user with only --dir targets may not write the shared image dir.
             // SAFETY: getuid has no arguments and cannot fail.
@@ -144,9 +179,22 @@ fn run_trials(
     progress: &dyn Progress,
     mut store: Option<&mut Store>,
 ) -> Result<()> {
+    let done = |result: &RunResult, target: &str, label: &str, rep: u32| {
+        result
+            .trials
+            .iter()
+            .any(|t| t.status == "ok" && t.target == target && t.label == label && t.rep == rep)
+    };
+    let reps = plan.policy.reps;
+    let todo = |result: &RunResult, target: &str| {
+        (1..=reps)
+            .flat_map(|rep| plan.workloads.iter().map(move |w| (rep, w)))
+            .filter(|(rep, w)| !done(result, target, &label_of(plan, w), *rep))
+            .count() as u64
+    };
     for t in targets.iter_mut() {
         check_stop()?;
-        if matches!(t.info().kind.as_str(), "loop" | "device") {
+        if matches!(t.info().kind.as_str(), "loop" | "device") && todo(result, &t.info().name) > 0 {
             progress.note(&format!(
                 "{}: measuring the device's cold O_DIRECT read rate",
                 t.info().name
@@ -157,11 +205,13 @@ fn run_trials(
             }
         }
     }
-    let reps = plan.policy.reps;
-    progress.start(u64::from(reps) * (targets.len() * plan.workloads.len()) as u64);
+    progress.start(targets.iter().map(|t| todo(result, &t.info().name)).sum());
     for rep in 1..=reps {
         for t in targets.iter_mut() {
             for w in &plan.workloads {
+                if done(result, &t.info().name, &label_of(plan, w), rep) {
+                    continue;
+                }
                 check_stop()?;
                 let expected = expected_ops(&result.trials, &t.info().name, &label_of(plan, w));
                 let log = log_dir.join(log_name(&t.info().name, &label_of(plan, w), rep));

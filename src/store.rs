@@ -9,6 +9,8 @@
 //! * `trials`: per run, target, workload, repetition: status, error, parameters,
 //!   provisioning figures, peak RSS, the path of its log file (schema 2), the trial's
 //!   elapsed seconds (schema 3);
+//! * `runs.plan` and `runs.plan_hash` (schema 4): the canonical text of the expanded plan
+//!   and its hash ([`crate::plan::Plan::canonical`]), which `--resume` compares;
 //! * `phases`: per trial and phase: the headline figures as columns (wall_s, ops, bytes,
 //!   ops_per_s, mb_per_s, cpu_pct) and the whole phase result as JSON — per-operation HDR
 //!   histogram buckets, the time series, device counters, flags and extra figures.
@@ -23,11 +25,13 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
+mod resume;
+
 /// The default database, relative to the working directory.
 pub const DEFAULT_DB: &str = "fsarena.db";
 
 /// The schema version this build writes.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 const _: () = assert!(SCHEMA_VERSION as usize == MIGRATIONS.len());
 
 const MIGRATIONS: &[&str] = &[
@@ -84,6 +88,8 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE trials ADD COLUMN log TEXT;",
     // 2 → 3: how long the whole trial took (suite estimates).
     "ALTER TABLE trials ADD COLUMN elapsed_s REAL;",
+    // 3 → 4: the expanded plan, to resume a run with the same plan only.
+    "ALTER TABLE runs ADD COLUMN plan TEXT; ALTER TABLE runs ADD COLUMN plan_hash TEXT;",
 ];
 
 /// An open result database.
@@ -227,9 +233,21 @@ impl Store {
         Ok(())
     }
 
-    /// Stores one finished trial and its phases in one transaction.
+    /// Stores one finished trial and its phases in one transaction, replacing an earlier
+    /// trial of the same target, workload label and repetition (a resumed run's rerun of a
+    /// failed trial), so each trial is stored exactly once.
     pub fn add_trial(&mut self, run_id: &str, trial: &Trial) -> Result<()> {
         let tx = self.conn.transaction()?;
+        let same =
+            "SELECT id FROM trials WHERE run_id = ?1 AND target = ?2 AND label = ?3 AND rep = ?4";
+        tx.execute(
+            &format!("DELETE FROM phases WHERE trial_id IN ({same})"),
+            params![run_id, trial.target, trial.label, trial.rep],
+        )?;
+        tx.execute(
+            "DELETE FROM trials WHERE run_id = ?1 AND target = ?2 AND label = ?3 AND rep = ?4",
+            params![run_id, trial.target, trial.label, trial.rep],
+        )?;
         tx.execute(
             "INSERT INTO trials (run_id, target, workload, label, params, rep, status, error, \
              provision, peak_rss_bytes, log, elapsed_s) \
@@ -651,12 +669,14 @@ mod tests {
             s.conn
                 .execute_batch(
                     "ALTER TABLE trials DROP COLUMN log; ALTER TABLE trials DROP COLUMN elapsed_s; \
+                     ALTER TABLE runs DROP COLUMN plan; ALTER TABLE runs DROP COLUMN plan_hash; \
                      PRAGMA user_version = 1;",
                 )
                 .unwrap();
         }
         let s = Store::open(&path).unwrap();
-        assert_eq!(s.schema_version().unwrap(), 3);
+        assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
+        assert_eq!(s.plan_hash("last").unwrap(), None, "no plan stored before schema 4");
         let run = s.load("last").unwrap();
         let t = &run.trials[0];
         assert_eq!(

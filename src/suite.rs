@@ -170,10 +170,28 @@ pub fn estimate(
     reps: u32,
     times: &[TrialTime],
 ) -> Result<(f64, Vec<String>)> {
+    let specs = suite
+        .workloads
+        .iter()
+        .map(|t| WorkloadSpec::parse(t))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(estimate_specs(&specs, targets, reps, times))
+}
+
+/// The estimated duration of `workloads` with `reps` repetitions on the targets named
+/// `targets`: for each workload and target, the median elapsed time of (up to 9 of) the
+/// newest stored trials of the same workload with the same parameters on a target of the
+/// same name, × `reps`. Returns (seconds of the parts measured before, the parts never
+/// measured, as "SPEC on TARGET").
+pub fn estimate_specs(
+    workloads: &[WorkloadSpec],
+    targets: &[String],
+    reps: u32,
+    times: &[TrialTime],
+) -> (f64, Vec<String>) {
     let mut total = 0.0;
     let mut missing = Vec::new();
-    for text in suite.workloads {
-        let spec = WorkloadSpec::parse(text)?;
+    for spec in workloads {
         let params = spec.params.to_text_map();
         for t in targets {
             let xs: Vec<f64> = times
@@ -184,11 +202,11 @@ pub fn estimate(
                 .collect();
             match crate::stats::describe(&xs) {
                 Some(d) => total += d.median * f64::from(reps),
-                None => missing.push(format!("{text} on {t}")),
+                None => missing.push(format!("{} on {t}", spec.text)),
             }
         }
     }
-    Ok((total, missing))
+    (total, missing)
 }
 
 /// A duration as people say it: `45 s`, `4 min 10 s`, `2 h 05 min`.
@@ -294,7 +312,7 @@ mod tests {
     fn run_without_workloads_is_the_quick_suite() {
         let p = plan(&[]).unwrap();
         assert_eq!(texts(&p), find("quick").unwrap().workloads);
-        let names: Vec<String> = p.targets.iter().map(|t| t.name()).collect();
+        let names: Vec<String> = p.targets.iter().map(|t| t.name.clone()).collect();
         let can = crate::plan::default_filesystems();
         let want: Vec<&str> = ["ext4", "xfs", "btrfs", "tmpfs"]
             .into_iter()
@@ -302,8 +320,8 @@ mod tests {
             .collect();
         assert_eq!(names, want);
         for t in &p.targets {
-            if let crate::target::TargetSpec::Tmpfs { size_bytes, .. } = t {
-                assert_eq!(*size_bytes, 1 << 30, "the suite's 1GiB");
+            if let crate::target::TargetSpec::Tmpfs { size_bytes, .. } = t.spec {
+                assert_eq!(size_bytes, 1 << 30, "the suite's 1GiB");
             }
         }
         // --fs and --size win over the suite's; a named suite replaces the workloads.
@@ -311,7 +329,7 @@ mod tests {
         assert_eq!(texts(&p), find("classic").unwrap().workloads);
         assert!(matches!(
             p.targets[..],
-            [crate::target::TargetSpec::Tmpfs { size_bytes, .. }] if size_bytes == 256 << 20
+            [crate::plan::PlanTarget { spec: crate::target::TargetSpec::Tmpfs { size_bytes, .. }, .. }] if size_bytes == 256 << 20
         ));
         let err = plan(&["--suite", "nope", "--fs", "tmpfs"]).err().unwrap();
         assert!(

@@ -20,6 +20,12 @@ pub struct DirTarget {
 }
 
 impl DirTarget {
+    /// The same target under the name `name` (a plan's target name).
+    pub fn with_name(mut self, name: &str) -> Self {
+        self.info.name = name.to_string();
+        self
+    }
+
     /// A target in `path` (which must exist; checked when the plan is built).
     pub fn new(path: &Path, env: &Env) -> Self {
         let fstype = fstype_of(path).unwrap_or_else(|| "unknown".into());

@@ -45,6 +45,13 @@ struct Live {
 }
 
 impl LoopTarget {
+    /// The same target under the name `name` (a plan's target name, e.g.
+    /// `ext4+data=writeback`); its images and mount point are named after it.
+    pub fn with_name(mut self, name: &str) -> Self {
+        self.info.name = name.to_string();
+        self
+    }
+
     /// A target for `spec` (must be [`TargetSpec::Loop`]).
     pub fn new(spec: &TargetSpec, env: &Env) -> Self {
         let TargetSpec::Loop {

@@ -155,12 +155,19 @@ pub struct Env {
     pub state: Arc<State>,
 }
 
-/// Builds the target for `spec`.
+/// Builds the target for `spec` under its usual name ([`TargetSpec::name`]).
 pub fn build(spec: &TargetSpec, env: &Env) -> Box<dyn Target> {
+    build_named(spec, &spec.name(), env)
+}
+
+/// Builds the target for `spec` under the name `name` (a plan's target name; loop images
+/// and mount points are named after it, so it must be a safe file name —
+/// [`crate::plan::matrix::valid_name`] — unless it is the usual name).
+pub fn build_named(spec: &TargetSpec, name: &str, env: &Env) -> Box<dyn Target> {
     match spec {
-        TargetSpec::Loop { .. } => Box::new(loopfs::LoopTarget::new(spec, env)),
-        TargetSpec::Tmpfs { .. } => Box::new(tmpfs::TmpfsTarget::new(spec, env)),
-        TargetSpec::Dir { path } => Box::new(dir::DirTarget::new(path, env)),
+        TargetSpec::Loop { .. } => Box::new(loopfs::LoopTarget::new(spec, env).with_name(name)),
+        TargetSpec::Tmpfs { .. } => Box::new(tmpfs::TmpfsTarget::new(spec, env).with_name(name)),
+        TargetSpec::Dir { path } => Box::new(dir::DirTarget::new(path, env).with_name(name)),
         TargetSpec::Device { .. } => Box::new(blockdev::BlockTarget::new(spec, env)),
         TargetSpec::Net(n) => Box::new(net::NetTarget::new(n, env)),
     }

@@ -18,6 +18,17 @@ pub struct TmpfsTarget {
 }
 
 impl TmpfsTarget {
+    /// The same target under the name `name` (a plan's target name; its mount point too).
+    pub fn with_name(mut self, name: &str) -> Self {
+        self.mountpoint = self
+            .env
+            .image_dir
+            .join("mnt")
+            .join(format!("{}-{name}", self.env.run_id));
+        self.info.name = name.to_string();
+        self
+    }
+
     /// A tmpfs for `spec` (must be [`TargetSpec::Tmpfs`]).
     pub fn new(spec: &TargetSpec, env: &Env) -> Self {
         let TargetSpec::Tmpfs {

@@ -1,0 +1,411 @@
+//! A parsed plan file plus the command line's overrides → the same [`Plan`] the command
+//! line makes. Every value is checked here, with its location, before anything is touched.
+//!
+//! Precedence, from weakest to strongest: fsarena's defaults, the plan's `[defaults]`,
+//! the command line's `--size --image-dir --reps --cache --sync --data --seed`. A target's
+//! own `size` is more specific than all of them and wins over `--size`.
+
+use super::file::{PlanFile, TargetEntry, WorkloadEntry};
+use super::located::{At, Src};
+use super::matrix::{target_name, valid_name};
+use super::{Plan, PlanTarget};
+use crate::cli::RunArgs;
+use crate::error::usage;
+use crate::policy::Policy;
+use crate::size::{format_size, parse_size};
+use crate::target::fs::{split_opts, FsType, Support};
+use crate::target::TargetSpec;
+use crate::workload::params::Params;
+use crate::workload::WorkloadSpec;
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// What the command line says about the settings a plan's `[defaults]` also gives.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub size: Option<String>,
+    pub image_dir: Option<PathBuf>,
+    pub reps: Option<u32>,
+    pub cache: Option<String>,
+    pub sync: Option<String>,
+    pub data: Option<String>,
+    pub seed: Option<u64>,
+}
+
+impl Overrides {
+    /// The flags of `run` that were given.
+    pub fn from_args(a: &RunArgs) -> Self {
+        Self {
+            size: a.size.clone(),
+            image_dir: a.image_dir.clone(),
+            reps: a.reps,
+            cache: a.cache.clone(),
+            sync: a.sync.clone(),
+            data: a.data.clone(),
+            seed: a.seed,
+        }
+    }
+}
+
+/// A plan built from a file, and what would stop it on this host (fs not supported, not
+/// root, a missing directory, too little space): errors for `run`, warnings for `plan
+/// check`.
+pub struct Built {
+    pub plan: Plan,
+    pub host_problems: Vec<anyhow::Error>,
+}
+
+/// A setting from the command line (`--flag`), else the plan, else the default; the
+/// error of a bad value names where it came from.
+fn setting<T>(
+    src: &Src,
+    flag: &str,
+    cli: Option<String>,
+    plan: &Option<At<String>>,
+    default: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<T> {
+    match (cli, plan) {
+        (Some(v), _) => parse(&v).map_err(|e| usage(format!("{flag}: {e}"))),
+        (None, Some(p)) => parse(&p.v).map_err(|e| src.err(&p.span, e)),
+        (None, None) => parse(default).map_err(usage),
+    }
+}
+
+/// Builds the plan of file `f` with the command line's `o`.
+pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
+    let src = &f.src;
+    let d = &f.defaults;
+    let as_text = |a: &Option<At<u64>>| {
+        a.as_ref().map(|a| At {
+            v: a.v.to_string(),
+            span: a.span.clone(),
+        })
+    };
+    let reps: u32 = setting(
+        src,
+        "--reps",
+        o.reps.map(|r| r.to_string()),
+        &as_text(&d.reps),
+        &crate::cli::DEFAULT_REPS.to_string(),
+        |s| match s.parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(format!("reps '{s}': give a whole number ≥ 1")),
+        },
+    )?;
+    let seed: u64 = setting(
+        src,
+        "--seed",
+        o.seed.map(|r| r.to_string()),
+        &as_text(&d.seed),
+        &crate::cli::DEFAULT_SEED.to_string(),
+        |s| {
+            s.parse()
+                .map_err(|_| format!("seed '{s}': give a whole number"))
+        },
+    )?;
+    let policy = Policy {
+        cache: setting(
+            src,
+            "--cache",
+            o.cache.clone(),
+            &d.cache,
+            crate::cli::DEFAULT_CACHE,
+            |s| s.parse(),
+        )?,
+        sync: setting(
+            src,
+            "--sync",
+            o.sync.clone(),
+            &d.sync,
+            crate::cli::DEFAULT_SYNC,
+            |s| s.parse(),
+        )?,
+        data: setting(
+            src,
+            "--data",
+            o.data.clone(),
+            &d.data,
+            crate::cli::DEFAULT_DATA,
+            |s| s.parse(),
+        )?,
+        reps,
+        seed,
+    };
+    let size = |own: &Option<At<String>>| -> Result<u64> {
+        let check = |s: &str| -> Result<u64, String> {
+            let b = parse_size(s)?;
+            if b < 64 << 20 {
+                return Err(format!(
+                    "size {s}: at least 64MiB is needed (xfs and btrfs refuse smaller)"
+                ));
+            }
+            Ok(b)
+        };
+        match own {
+            Some(a) => check(&a.v).map_err(|e| src.err(&a.span, e)),
+            None => setting(
+                src,
+                "--size",
+                o.size.clone(),
+                &d.size,
+                crate::cli::DEFAULT_SIZE,
+                check,
+            ),
+        }
+    };
+    let plan_dir = Path::new(&src.path)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let image_dir = o
+        .image_dir
+        .clone()
+        .or_else(|| d.image_dir.as_ref().map(|a| plan_dir.join(&a.v)))
+        .unwrap_or_else(|| crate::cli::DEFAULT_IMAGE_DIR.into());
+    let mut host = Vec::new();
+    let mut targets: Vec<(PlanTarget, &TargetEntry)> = Vec::new();
+    for e in &f.targets {
+        let t = target(src, e, &size, &plan_dir, &mut host)?;
+        if let Some((first, fe)) = targets.iter().find(|(x, _)| x.name == t.name) {
+            return Err(src.err(
+                &e.name.as_ref().map_or(e.span.clone(), |n| n.span.clone()),
+                format!(
+                    "a second target named '{}' (the first is at {}); give each a unique `name` \
+                     in a [[target]] entry",
+                    first.name,
+                    src.place(&fe.span)
+                ),
+            ));
+        }
+        targets.push((t, e));
+    }
+    if targets.is_empty() {
+        return Err(usage(format!(
+            "{}: the plan has no target; add a [[target]] (fs = \"ext4\", or dir = \"PATH\") \
+             or a [[matrix]] (fs = [\"ext3\", \"ext4\"])",
+            src.path
+        )));
+    }
+    let mut workloads = Vec::new();
+    for w in &f.workloads {
+        let specs = workload(src, w)?;
+        for spec in &specs {
+            for (t, _) in &targets {
+                crate::workload::check_target(spec.info, &t.spec)
+                    .map_err(|e| src.err(&w.span, format!("{e:#}")))?;
+            }
+        }
+        workloads.extend(specs);
+    }
+    if workloads.is_empty() {
+        return Err(usage(format!(
+            "{}: the plan has no workload; add a [[workload]] with kind = \"NAME\" (see \
+             `fsarena list`) or suite = \"quick\"",
+            src.path
+        )));
+    }
+    host_checks(&targets, &image_dir, &mut host);
+    Ok(Built {
+        plan: Plan {
+            targets: targets.into_iter().map(|(t, _)| t).collect(),
+            workloads,
+            policy,
+            image_dir,
+            json: None,
+            html: None,
+            quiet: false,
+            source: Some(PathBuf::from(&src.path)),
+            resume: None,
+        },
+        host_problems: host,
+    })
+}
+
+/// The target of a device entry, when this build has device targets. It has none yet:
+/// block devices with their interlocks are a separate part of the work (issue 6, part 4),
+/// which replaces this function.
+fn device_spec(_path: &Path) -> Option<TargetSpec> {
+    None
+}
+
+fn target(
+    src: &Src,
+    e: &TargetEntry,
+    size: &dyn Fn(&Option<At<String>>) -> Result<u64>,
+    plan_dir: &Path,
+    host: &mut Vec<anyhow::Error>,
+) -> Result<PlanTarget> {
+    if let Some(n) = &e.name {
+        if !valid_name(&n.v) {
+            return Err(src.err(
+                &n.span,
+                format!(
+                    "target name '{}': use ASCII letters, digits and . _ = , + - (not starting \
+                     with . or -), at most 120 characters",
+                    n.v
+                ),
+            ));
+        }
+    }
+    let named = |default: String| e.name.as_ref().map_or(default, |n| n.v.clone());
+    if let Some(dev) = &e.device {
+        return match device_spec(&dev.v) {
+            Some(spec) => Ok(PlanTarget {
+                name: named(dev.v.display().to_string()),
+                spec,
+            }),
+            None => Err(src.err(
+                &dev.span,
+                "device targets are not available in this build; use fs = \"…\" (a loop \
+                 image fsarena makes) or dir = \"PATH\"",
+            )),
+        };
+    }
+    if let Some(dir) = &e.dir {
+        let path = plan_dir.join(&dir.v);
+        let path = match path.canonicalize() {
+            Ok(p) if p.is_dir() => p,
+            _ => {
+                host.push(src.err(
+                    &dir.span,
+                    format!("dir {}: not an existing directory", path.display()),
+                ));
+                path
+            }
+        };
+        return Ok(PlanTarget {
+            name: named(format!("dir:{}", path.display())),
+            spec: TargetSpec::Dir { path },
+        });
+    }
+    let fs = e.fs.as_ref().expect("file.rs checked: fs, dir or device");
+    let mount_opts = e
+        .mount
+        .as_ref()
+        .map(|m| m.v.trim().to_string())
+        .unwrap_or_default();
+    let mkfs_text = e.mkfs.as_ref().map(|m| m.v.clone()).unwrap_or_default();
+    let name = named(target_name(&fs.v, &mkfs_text, &mount_opts, ""));
+    let size_bytes = size(&e.size)?;
+    if fs.v == "tmpfs" {
+        if let Some(m) = &e.mkfs {
+            return Err(src.err(&m.span, "tmpfs has no mkfs options"));
+        }
+        return Ok(PlanTarget {
+            name,
+            spec: TargetSpec::Tmpfs {
+                size_bytes,
+                mount_opts,
+            },
+        });
+    }
+    let kind = FsType::parse(&fs.v).map_err(|e| src.err(&fs.span, e))?;
+    if let Support::No(why) = kind.support() {
+        host.push(src.err(
+            &fs.span,
+            format!("this machine cannot make {}: {why}", fs.v),
+        ));
+    }
+    let mkfs_opts = match &e.mkfs {
+        Some(m) => split_opts(&m.v).map_err(|err| src.err(&m.span, format!("mkfs: {err}")))?,
+        None => Vec::new(),
+    };
+    Ok(PlanTarget {
+        name,
+        spec: TargetSpec::Loop {
+            fs: kind,
+            mkfs_opts,
+            mount_opts,
+            size_bytes,
+        },
+    })
+}
+
+/// The workloads of one entry: the kind with its parameters, or the suite's workloads.
+fn workload(src: &Src, w: &WorkloadEntry) -> Result<Vec<WorkloadSpec>> {
+    if w.is_suite {
+        let suite =
+            crate::suite::find(&w.kind.v).map_err(|e| src.err(&w.kind.span, format!("{e:#}")))?;
+        return suite
+            .workloads
+            .iter()
+            .map(|t| WorkloadSpec::parse(t).map_err(|e| src.err(&w.kind.span, format!("{e:#}"))))
+            .collect();
+    }
+    let info =
+        crate::workload::find(&w.kind.v).map_err(|e| src.err(&w.kind.span, format!("{e:#}")))?;
+    let mut items = Vec::new();
+    for (key, value) in &w.params {
+        if !info.params.iter().any(|p| p.name == key.v) {
+            let valid: Vec<_> = info.params.iter().map(|p| p.name).collect();
+            return Err(src.err(
+                &key.span,
+                format!(
+                    "unknown parameter '{}' of workload {}; valid: {}",
+                    key.v,
+                    info.name,
+                    if valid.is_empty() {
+                        "none".to_string()
+                    } else {
+                        valid.join(", ")
+                    }
+                ),
+            ));
+        }
+        let item = format!("{}={}", key.v, value.v);
+        Params::parse(info.name, info.params, &item)
+            .map_err(|e| src.err(&value.span, format!("{e:#}")))?;
+        items.push(item);
+    }
+    let text = if items.is_empty() {
+        info.name.to_string()
+    } else {
+        format!("{}:{}", info.name, items.join(","))
+    };
+    let spec = WorkloadSpec::parse(&text).map_err(|e| src.err(&w.span, format!("{e:#}")))?;
+    Ok(vec![spec])
+}
+
+/// What this host lacks for the plan: root for loop and tmpfs targets, room in the image
+/// directory for the largest image.
+fn host_checks(
+    targets: &[(PlanTarget, &TargetEntry)],
+    image_dir: &Path,
+    host: &mut Vec<anyhow::Error>,
+) {
+    if targets
+        .iter()
+        .any(|(t, _)| !matches!(t.spec, TargetSpec::Dir { .. }))
+        && !crate::probe::sys::is_root()
+    {
+        let e = crate::error::Error::NeedsRoot {
+            what: "making loop and tmpfs filesystems (mount, losetup)".into(),
+        };
+        host.push(usage(e.to_string()));
+    }
+    let largest = targets
+        .iter()
+        .filter_map(|(t, _)| match t.spec {
+            TargetSpec::Loop { size_bytes, .. } => Some(size_bytes),
+            _ => None,
+        })
+        .max();
+    if let Some(bytes) = largest {
+        let at = super::existing_ancestor(image_dir);
+        match crate::probe::sys::space(at) {
+            Ok(space) if space.avail_bytes < bytes + super::IMAGE_DIR_MARGIN => {
+                host.push(usage(format!(
+                    "image directory {}: {} free, but the largest image needs {} (plus {} \
+                     margin); use smaller sizes or another image_dir / --image-dir",
+                    image_dir.display(),
+                    format_size(space.avail_bytes),
+                    format_size(bytes),
+                    format_size(super::IMAGE_DIR_MARGIN)
+                )));
+            }
+            Ok(_) => {}
+            Err(e) => host.push(e),
+        }
+    }
+}

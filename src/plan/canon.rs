@@ -1,0 +1,206 @@
+//! The canonical form of an expanded plan, its hash (stored with a run, compared by
+//! `--resume`), and what `fsarena plan check` prints.
+//!
+//! The canonical form is JSON with sorted keys of what decides the results: each target's
+//! name, kind, filesystem, mkfs and mount options and size (or path), each workload's name
+//! and every parameter value (defaults included), and the policy (cache, sync, data,
+//! seed, repetitions). Formatting, comments, key order, the way a value was spelled
+//! (`1GiB` or `1024MiB`), the image directory and the output files do not count. The hash
+//! is FNV-1a 64 of that text, as 16 hex digits: a name for the plan, not a security
+//! measure (resume compares the stored canonical text itself).
+
+use super::Plan;
+use crate::size::format_size;
+use crate::target::TargetSpec;
+use serde_json::json;
+use std::fmt::Write;
+
+impl Plan {
+    /// The canonical JSON text of the expanded plan (see the module docs).
+    pub fn canonical(&self) -> String {
+        let targets: Vec<_> = self
+            .targets
+            .iter()
+            .map(|t| match &t.spec {
+                TargetSpec::Loop {
+                    fs,
+                    mkfs_opts,
+                    mount_opts,
+                    size_bytes,
+                } => json!({"name": t.name, "kind": "loop", "fs": fs.name(),
+                    "mkfs": mkfs_opts, "mount": mount_opts, "size_bytes": size_bytes}),
+                TargetSpec::Tmpfs {
+                    size_bytes,
+                    mount_opts,
+                } => json!({"name": t.name, "kind": "tmpfs", "fs": "tmpfs",
+                    "mount": mount_opts, "size_bytes": size_bytes}),
+                TargetSpec::Dir { path } => {
+                    json!({"name": t.name, "kind": "dir", "path": path.display().to_string()})
+                }
+                TargetSpec::Device {
+                    path,
+                    fs,
+                    mkfs_opts,
+                    mount_opts,
+                    ..
+                } => json!({"name": t.name, "kind": "device", "fs": fs.name(),
+                    "path": path.display().to_string(), "mkfs": mkfs_opts, "mount": mount_opts}),
+                TargetSpec::Net(n) => json!({"name": t.name, "kind": "net",
+                    "net": n.kind.name(), "source": n.source, "opts": n.opts}),
+            })
+            .collect();
+        let workloads: Vec<_> = self
+            .workloads
+            .iter()
+            .map(|w| json!({"name": w.info.name, "params": w.params.to_text_map()}))
+            .collect();
+        let p = &self.policy;
+        let doc = json!({
+            "canonical_plan": 1,
+            "targets": targets,
+            "workloads": workloads,
+            "policy": {"cache": p.cache.to_string(), "sync": p.sync.to_string(),
+                "data": p.data.to_string(), "seed": p.seed, "reps": p.reps},
+        });
+        doc.to_string()
+    }
+
+    /// FNV-1a 64 of [`Self::canonical`], as 16 hex digits.
+    pub fn hash(&self) -> String {
+        fnv1a64(self.canonical().as_bytes())
+    }
+
+    /// The expanded plan as `plan check` prints it.
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        let p = &self.policy;
+        let _ = writeln!(
+            out,
+            "plan {}: {} targets × {} workloads × {} repetitions = {} trials",
+            self.hash(),
+            self.targets.len(),
+            self.workloads.len(),
+            p.reps,
+            self.targets.len() * self.workloads.len() * p.reps as usize
+        );
+        let _ = writeln!(
+            out,
+            "policy: cache {}, sync {}, data {}, seed {}; images in {}",
+            p.cache,
+            p.sync,
+            p.data,
+            p.seed,
+            self.image_dir.display()
+        );
+        let _ = writeln!(out, "\ntargets:");
+        for t in &self.targets {
+            let line = match &t.spec {
+                TargetSpec::Loop {
+                    fs,
+                    mkfs_opts,
+                    mount_opts,
+                    size_bytes,
+                } => {
+                    let mut all = fs.default_mkfs_opts();
+                    all.extend(mkfs_opts.iter().cloned());
+                    format!(
+                        "{} on a {} loop image; mkfs: {} {}; mount: {}",
+                        fs.name(),
+                        format_size(*size_bytes),
+                        fs.mkfs_program(),
+                        all.join(" "),
+                        if mount_opts.is_empty() {
+                            "defaults"
+                        } else {
+                            mount_opts
+                        }
+                    )
+                }
+                TargetSpec::Tmpfs {
+                    size_bytes,
+                    mount_opts,
+                } => format!(
+                    "tmpfs of {}; mount: {}",
+                    format_size(*size_bytes),
+                    if mount_opts.is_empty() {
+                        "defaults"
+                    } else {
+                        mount_opts
+                    }
+                ),
+                TargetSpec::Dir { path } => format!("existing directory {}", path.display()),
+                TargetSpec::Device {
+                    path,
+                    fs,
+                    mkfs_opts,
+                    mount_opts,
+                    ..
+                } => format!(
+                    "{} on the device {} (ALL DATA DESTROYED); mkfs options: {}; mount: {}",
+                    fs.name(),
+                    path.display(),
+                    mkfs_opts.join(" "),
+                    mount_opts
+                ),
+                TargetSpec::Net(n) => format!(
+                    "{} {} mounted with {}",
+                    n.kind.name(),
+                    n.source,
+                    n.opts
+                ),
+            };
+            let _ = writeln!(out, "  {:<28} {line}", t.name);
+        }
+        let _ = writeln!(out, "\nworkloads:");
+        for w in &self.workloads {
+            let params: Vec<String> = w
+                .params
+                .to_text_map()
+                .into_iter()
+                .filter(|(_, v)| v != "derived" && !v.is_empty())
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let _ = writeln!(out, "  {:<14} {}", w.info.name, params.join(" "));
+        }
+        out
+    }
+}
+
+/// FNV-1a, 64 bits (Fowler, Noll, Vo), as 16 lowercase hex digits.
+pub fn fnv1a64(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// The estimate line of `plan check`: from this host's stored trials in `times`.
+pub fn estimate_line(plan: &Plan, times: &[crate::store::TrialTime]) -> String {
+    let names: Vec<String> = plan.targets.iter().map(|t| t.name.clone()).collect();
+    let (s, missing) =
+        crate::suite::estimate_specs(&plan.workloads, &names, plan.policy.reps, times);
+    let human = crate::suite::human_duration(s);
+    if missing.len() == names.len() * plan.workloads.len() {
+        "estimated: no estimate: none of these workloads has run on these targets on this \
+         host (run them once, then `plan check` estimates from the stored trials)"
+            .into()
+    } else if missing.is_empty() {
+        format!("estimated: about {human} here, from this host's stored trials")
+    } else {
+        format!(
+            "estimated: at least {human} here; never run on this host: {}",
+            missing.join("; ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fnv_matches_the_reference_vectors() {
+        assert_eq!(super::fnv1a64(b""), "cbf29ce484222325");
+        assert_eq!(super::fnv1a64(b"a"), "af63dc4c8601ec8c");
+    }
+}

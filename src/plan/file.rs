@@ -1,0 +1,319 @@
+//! Plan files: the TOML text → [`PlanFile`], every value with its location. Checks the
+//! shape (known keys, types, one kind of target per entry) and expands `[[matrix]]`
+//! entries into targets; what the values mean is checked in [`super::build`].
+//! The format is documented in docs/plans.md.
+
+use super::located::{key_span, At, Src};
+use super::matrix;
+use anyhow::Result;
+use std::ops::Range;
+use std::path::PathBuf;
+use toml_edit::{Item, Table, TableLike};
+
+/// Keys of the top level.
+pub const TOP_KEYS: &[&str] = &["description", "defaults", "target", "matrix", "workload"];
+/// Keys of `[defaults]`.
+pub const DEFAULT_KEYS: &[&str] = &["size", "image_dir", "reps", "cache", "sync", "data", "seed"];
+/// Keys of a `[[target]]`.
+pub const TARGET_KEYS: &[&str] = &["name", "fs", "mkfs", "mount", "size", "dir", "device"];
+/// Keys of a `[[matrix]]`.
+pub const MATRIX_KEYS: &[&str] = &["fs", "mkfs", "mount", "size"];
+
+/// `[defaults]`: each value only where the plan gives it.
+#[derive(Default)]
+pub struct Defaults {
+    pub size: Option<At<String>>,
+    pub image_dir: Option<At<PathBuf>>,
+    pub reps: Option<At<u64>>,
+    pub cache: Option<At<String>>,
+    pub sync: Option<At<String>>,
+    pub data: Option<At<String>>,
+    pub seed: Option<At<u64>>,
+}
+
+/// One target as written (or as a matrix made it).
+#[derive(Clone, Debug, Default)]
+pub struct TargetEntry {
+    pub name: Option<At<String>>,
+    pub fs: Option<At<String>>,
+    pub mkfs: Option<At<String>>,
+    pub mount: Option<At<String>>,
+    pub size: Option<At<String>>,
+    pub dir: Option<At<PathBuf>>,
+    /// A block device; parsed here, refused by [`super::build`] until this build has
+    /// device targets.
+    pub device: Option<At<PathBuf>>,
+    /// Where the entry starts (its `[[target]]` or `[[matrix]]` header).
+    pub span: Option<Range<usize>>,
+}
+
+/// One `[[workload]]`: a workload kind with parameters, or a suite.
+pub struct WorkloadEntry {
+    /// `kind` or `suite`, with its value.
+    pub kind: At<String>,
+    pub is_suite: bool,
+    /// Parameters (for `kind`): key, the value as workload-spec text, the value's span.
+    pub params: Vec<(At<String>, At<String>)>,
+    pub span: Option<Range<usize>>,
+}
+
+/// A parsed plan file.
+pub struct PlanFile {
+    pub src: Src,
+    pub defaults: Defaults,
+    /// `[[target]]` entries first, then the targets of each `[[matrix]]`, in file order.
+    pub targets: Vec<TargetEntry>,
+    pub workloads: Vec<WorkloadEntry>,
+}
+
+/// Reads and parses the plan at `path`.
+pub fn load(path: &std::path::Path) -> Result<PlanFile> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        crate::error::usage(format!("cannot read plan file {}: {e}", path.display()))
+    })?;
+    parse(&path.display().to_string(), &text)
+}
+
+/// Parses plan text; `name` is what errors call the file.
+pub fn parse(name: &str, text: &str) -> Result<PlanFile> {
+    let src = Src {
+        path: name.to_string(),
+        text: text.to_string(),
+    };
+    let doc = toml_edit::Document::parse(text).map_err(|e| {
+        let msg = e.message().trim().to_string();
+        src.err(&e.span(), format!("not valid TOML: {msg}"))
+    })?;
+    let root = doc.as_table();
+    src.only_keys(root, "the plan", TOP_KEYS)?;
+    if let Some(item) = root.get("description") {
+        src.string(item, "description")?;
+    }
+    let defaults = match root.get("defaults") {
+        Some(item) => read_defaults(&src, src.table(item, "[defaults]")?)?,
+        None => Defaults::default(),
+    };
+    let mut targets = Vec::new();
+    for t in array_of_tables(&src, root, "target")? {
+        targets.push(read_target(&src, t)?);
+    }
+    for m in array_of_tables(&src, root, "matrix")? {
+        targets.extend(read_matrix(&src, m)?);
+    }
+    let mut workloads = Vec::new();
+    for w in array_of_tables(&src, root, "workload")? {
+        workloads.push(read_workload(&src, w)?);
+    }
+    Ok(PlanFile {
+        src,
+        defaults,
+        targets,
+        workloads,
+    })
+}
+
+/// The `[[key]]` tables of `root` (none when absent).
+fn array_of_tables<'a>(src: &Src, root: &'a Table, key: &str) -> Result<Vec<&'a Table>> {
+    match root.get(key) {
+        None => Ok(Vec::new()),
+        Some(Item::ArrayOfTables(a)) => Ok(a.iter().collect()),
+        Some(other) => Err(src.err(
+            &other.span().or_else(|| key_span(root, key)),
+            format!("'{key}' must be written as [[{key}]] tables, one per {key}"),
+        )),
+    }
+}
+
+fn read_defaults(src: &Src, t: &dyn TableLike) -> Result<Defaults> {
+    src.only_keys(t, "[defaults]", DEFAULT_KEYS)?;
+    let s = |k: &str| t.get(k).map(|i| src.string(i, k)).transpose();
+    let u = |k: &str| t.get(k).map(|i| src.uint(i, k)).transpose();
+    Ok(Defaults {
+        size: s("size")?,
+        image_dir: s("image_dir")?.map(|a| At {
+            v: PathBuf::from(a.v),
+            span: a.span,
+        }),
+        reps: u("reps")?,
+        cache: s("cache")?,
+        sync: s("sync")?,
+        data: s("data")?,
+        seed: u("seed")?,
+    })
+}
+
+fn read_target(src: &Src, t: &Table) -> Result<TargetEntry> {
+    src.only_keys(t, "[[target]]", TARGET_KEYS)?;
+    let s = |k: &str| t.get(k).map(|i| src.string(i, k)).transpose();
+    let path = |k: &str| -> Result<Option<At<PathBuf>>> {
+        Ok(s(k)?.map(|a| At {
+            v: PathBuf::from(a.v),
+            span: a.span,
+        }))
+    };
+    let e = TargetEntry {
+        name: s("name")?,
+        fs: s("fs")?,
+        mkfs: s("mkfs")?,
+        mount: s("mount")?,
+        size: s("size")?,
+        dir: path("dir")?,
+        device: path("device")?,
+        span: t.span().or_else(|| super::located::table_span(t)),
+    };
+    let kinds = [e.fs.is_some(), e.dir.is_some(), e.device.is_some()];
+    match kinds.iter().filter(|k| **k).count() {
+        1 => {}
+        0 => {
+            return Err(src.err(
+                &e.span,
+                "a [[target]] needs one of fs = \"ext4\" (a loop image or tmpfs), \
+                 dir = \"PATH\" (an existing directory) or device = \"/dev/…\"",
+            ))
+        }
+        _ => {
+            return Err(src.err(
+                &e.span,
+                "a [[target]] has exactly one of fs, dir and device",
+            ))
+        }
+    }
+    let not_for = |k: &str, v: &Option<At<String>>, why: &str| match v {
+        Some(v) => Err(src.err(&v.span, format!("'{k}' does not apply to {why}"))),
+        None => Ok(()),
+    };
+    if e.dir.is_some() {
+        let why = "a dir target (fsarena neither makes nor mounts it)";
+        not_for("mkfs", &e.mkfs, why)?;
+        not_for("mount", &e.mount, why)?;
+        not_for("size", &e.size, why)?;
+    }
+    if e.device.is_some() {
+        not_for(
+            "size",
+            &e.size,
+            "a device target (the whole device is used)",
+        )?;
+    }
+    Ok(e)
+}
+
+fn read_matrix(src: &Src, t: &Table) -> Result<Vec<TargetEntry>> {
+    src.only_keys(t, "[[matrix]]", MATRIX_KEYS)?;
+    let span = t.span().or_else(|| super::located::table_span(t));
+    let axis = |k: &str| t.get(k).map(|i| src.strings(i, k)).transpose();
+    let fs = axis("fs")?.ok_or_else(|| {
+        src.err(
+            &span,
+            "a [[matrix]] needs fs, e.g. fs = [\"ext3\", \"ext4\"] (and any of mkfs, mount, size as lists)",
+        )
+    })?;
+    let none = || {
+        vec![At {
+            v: String::new(),
+            span: None,
+        }]
+    };
+    let axes = matrix::Axes {
+        fs,
+        mkfs: axis("mkfs")?.unwrap_or_else(none),
+        mount: axis("mount")?.unwrap_or_else(none),
+        size: axis("size")?.unwrap_or_else(none),
+    };
+    matrix::expand(src, &axes, span)
+}
+
+fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
+    let span = t.span().or_else(|| super::located::table_span(t));
+    let (kind, is_suite) = match (t.get("kind"), t.get("suite")) {
+        (Some(k), None) => (src.string(k, "kind")?, false),
+        (None, Some(s)) => (src.string(s, "suite")?, true),
+        (Some(_), Some(_)) => {
+            return Err(src.err(
+                &key_span(t, "suite"),
+                "a [[workload]] has kind = \"…\" or suite = \"…\", not both",
+            ))
+        }
+        (None, None) => {
+            return Err(src.err(
+                &span,
+                "a [[workload]] needs kind = \"NAME\" (see `fsarena list`) or suite = \"NAME\"",
+            ))
+        }
+    };
+    let mut params = Vec::new();
+    for (k, item) in t.iter() {
+        if k == "kind" || k == "suite" {
+            continue;
+        }
+        let key = At {
+            v: k.to_string(),
+            span: key_span(t, k),
+        };
+        if is_suite {
+            return Err(src.err(
+                &key.span,
+                format!(
+                    "unknown key '{k}' in a suite [[workload]]; valid: suite (a suite's \
+                     workloads take no parameters; list them as kind = … entries instead)"
+                ),
+            ));
+        }
+        params.push((key, value_text(src, item, k)?));
+    }
+    Ok(WorkloadEntry {
+        kind,
+        is_suite,
+        params,
+        span,
+    })
+}
+
+/// A parameter's TOML value as workload-spec text (`512MiB`, `5000`, `true`, `1,10,100`),
+/// quoted where it holds a comma.
+fn value_text(src: &Src, item: &Item, key: &str) -> Result<At<String>> {
+    use toml_edit::Value as V;
+    let bad = || {
+        src.err(
+            &item.span(),
+            format!("parameter '{key}' must be a string, number, true/false or a list of numbers"),
+        )
+    };
+    let v = item.as_value().ok_or_else(bad)?;
+    let scalar = |v: &V| -> Option<String> {
+        match v {
+            V::String(s) => Some(s.value().clone()),
+            V::Integer(i) => Some(i.value().to_string()),
+            V::Float(f) => Some(f.value().to_string()),
+            V::Boolean(b) => Some(b.value().to_string()),
+            _ => None,
+        }
+    };
+    let text = match v {
+        V::Array(a) => a
+            .iter()
+            .map(|x| match x {
+                V::Integer(i) => Some(i.value().to_string()),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(bad)?
+            .join(","),
+        other => {
+            let t = scalar(other).ok_or_else(bad)?;
+            if t.contains(',') && matches!(other, V::String(_)) {
+                if t.contains('\'') {
+                    format!("\"{}\"", t.replace('\\', "\\\\").replace('"', "\\\""))
+                } else {
+                    format!("'{t}'")
+                }
+            } else {
+                t
+            }
+        }
+    };
+    Ok(At {
+        v: text,
+        span: v.span(),
+    })
+}

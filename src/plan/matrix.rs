@@ -1,0 +1,131 @@
+//! `[[matrix]]` expansion and the naming rule of targets.
+//!
+//! A matrix is the product fs × mkfs × mount × size, in that order (fs outermost). Each
+//! combination becomes a target named by [`target_name`]: the filesystem, then `+` and the
+//! mkfs options when there are any, then `+` and the mount options when there are any,
+//! then `+` and the size when the matrix lists more than one size. Inside each part,
+//! whitespace runs become `_` and every character other than an ASCII letter or digit,
+//! `.`, `_`, `=`, `,` or `-` becomes `_`, so a name is also a safe file name:
+//! `ext4`, `ext4+data=writeback`, `xfs+-d_agcount=120`, `ext4+-O_^has_journal` →
+//! `ext4+-O__has_journal`. Names must be unique within a plan; when two options map to the
+//! same name the plan is refused with both locations (give the targets `name`s in
+//! `[[target]]` entries instead).
+
+use super::file::TargetEntry;
+use super::located::{At, Src};
+use anyhow::Result;
+use std::ops::Range;
+
+/// The lists of one `[[matrix]]` (a missing axis is `[""]`).
+pub struct Axes {
+    pub fs: Vec<At<String>>,
+    pub mkfs: Vec<At<String>>,
+    pub mount: Vec<At<String>>,
+    pub size: Vec<At<String>>,
+}
+
+/// One part of a name, made file-name safe.
+fn clean(part: &str) -> String {
+    let words: Vec<&str> = part.split_whitespace().collect();
+    words
+        .join("_")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._=,-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The name of a target with filesystem `fs`, mkfs options `mkfs`, mount options `mount`
+/// and, when it is part of the name, `size` (empty parts are left out).
+pub fn target_name(fs: &str, mkfs: &str, mount: &str, size: &str) -> String {
+    let mut name = clean(fs);
+    for part in [mkfs, mount, size] {
+        if !part.trim().is_empty() {
+            name.push('+');
+            name.push_str(&clean(part));
+        }
+    }
+    name
+}
+
+/// Whether `name` is one the naming rule could produce (or a user may give): ASCII
+/// letters, digits and `._=,+-`, not empty, not starting with `.` or `-`, at most 120 bytes.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 120
+        && !name.starts_with(['.', '-'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._=,+-".contains(c))
+}
+
+/// The targets of one matrix.
+pub fn expand(src: &Src, axes: &Axes, span: Option<Range<usize>>) -> Result<Vec<TargetEntry>> {
+    let some = |a: &At<String>| (!a.v.trim().is_empty()).then(|| a.clone());
+    let sized = axes.size.len() > 1;
+    let mut out = Vec::new();
+    for fs in &axes.fs {
+        for mkfs in &axes.mkfs {
+            if fs.v == "tmpfs" && !mkfs.v.trim().is_empty() {
+                return Err(src.err(
+                    &mkfs.span,
+                    "tmpfs has no mkfs options; put tmpfs in a [[matrix]] or [[target]] of its own",
+                ));
+            }
+            for mount in &axes.mount {
+                for size in &axes.size {
+                    let name =
+                        target_name(&fs.v, &mkfs.v, &mount.v, if sized { &size.v } else { "" });
+                    out.push(TargetEntry {
+                        name: Some(At {
+                            v: name,
+                            span: span.clone(),
+                        }),
+                        fs: Some(fs.clone()),
+                        mkfs: some(mkfs),
+                        mount: some(mount),
+                        size: some(size),
+                        dir: None,
+                        device: None,
+                        span: span.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_rule() {
+        assert_eq!(target_name("ext4", "", "", ""), "ext4");
+        assert_eq!(
+            target_name("ext4", "", "data=writeback", ""),
+            "ext4+data=writeback"
+        );
+        assert_eq!(
+            target_name("xfs", "-d agcount=120", "", ""),
+            "xfs+-d_agcount=120"
+        );
+        assert_eq!(
+            target_name("ext4", "-O ^has_journal", "noatime,data=journal", "1GiB"),
+            "ext4+-O__has_journal+noatime,data=journal+1GiB"
+        );
+        assert_eq!(target_name("ext4", "-L a/b", "", ""), "ext4+-L_a_b");
+        for n in ["ext4+-O__has_journal+noatime,data=journal+1GiB", "tmpfs"] {
+            assert!(valid_name(n), "{n}");
+        }
+        for n in ["", ".x", "-x", "a/b", "a b", "é"] {
+            assert!(!valid_name(n), "{n}");
+        }
+    }
+}

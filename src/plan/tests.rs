@@ -1,0 +1,192 @@
+//! Plan files: expansion, naming, precedence and located errors.
+
+use super::build::{build, Overrides};
+use super::file::parse;
+use super::Plan;
+use crate::target::TargetSpec;
+
+fn plan(text: &str, o: &Overrides) -> anyhow::Result<Plan> {
+    Ok(build(&parse("t.toml", text)?, o)?.plan)
+}
+
+fn names(p: &Plan) -> Vec<String> {
+    p.targets.iter().map(|t| t.name.clone()).collect()
+}
+
+const MATRIX: &str = r#"
+[defaults]
+size = "256MiB"
+reps = 2
+
+[[target]]
+fs = "tmpfs"
+
+[[matrix]]
+fs = ["ext3", "ext4"]
+mount = ["", "data=writeback", "data=journal"]
+
+[[workload]]
+kind = "postmark"
+number = 100
+transactions = 200
+"#;
+
+#[test]
+fn a_matrix_expands_fs_outermost_with_readable_names() {
+    let p = plan(MATRIX, &Overrides::default()).unwrap();
+    assert_eq!(
+        names(&p),
+        [
+            "tmpfs",
+            "ext3",
+            "ext3+data=writeback",
+            "ext3+data=journal",
+            "ext4",
+            "ext4+data=writeback",
+            "ext4+data=journal"
+        ]
+    );
+    match &p.targets[2].spec {
+        TargetSpec::Loop {
+            fs,
+            mount_opts,
+            size_bytes,
+            mkfs_opts,
+        } => {
+            assert_eq!(fs.name(), "ext3");
+            assert_eq!(mount_opts, "data=writeback");
+            assert_eq!(*size_bytes, 256 << 20);
+            assert!(mkfs_opts.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(p.policy.reps, 2);
+    assert_eq!(p.workloads.len(), 1);
+    assert_eq!(p.workloads[0].params.count("number"), Some(100));
+}
+
+#[test]
+fn mkfs_and_size_axes_name_their_targets() {
+    let p = plan(
+        r#"
+[[matrix]]
+fs = "xfs"
+mkfs = ["", "-d agcount=120"]
+size = ["1GiB", "2GiB"]
+[[workload]]
+kind = "bonnie"
+"#,
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        names(&p),
+        [
+            "xfs+1GiB",
+            "xfs+2GiB",
+            "xfs+-d_agcount=120+1GiB",
+            "xfs+-d_agcount=120+2GiB"
+        ]
+    );
+    let TargetSpec::Loop { mkfs_opts, .. } = &p.targets[2].spec else {
+        panic!()
+    };
+    assert_eq!(mkfs_opts, &["-d", "agcount=120"]);
+}
+
+#[test]
+fn command_line_beats_plan_defaults_which_beat_fsarena_defaults() {
+    let text = r#"
+[defaults]
+size = "512MiB"
+reps = 5
+cache = "warm"
+seed = 7
+[[target]]
+fs = "ext4"
+[[target]]
+name = "big"
+fs = "ext4"
+size = "1GiB"
+[[workload]]
+kind = "bonnie"
+"#;
+    let p = plan(text, &Overrides::default()).unwrap();
+    assert_eq!((p.policy.reps, p.policy.seed), (5, 7));
+    assert_eq!(p.policy.cache.to_string(), "warm");
+    assert_eq!(p.policy.sync.to_string(), "end", "fsarena's default");
+    let o = Overrides {
+        reps: Some(1),
+        size: Some("256MiB".into()),
+        cache: Some("keep".into()),
+        ..Default::default()
+    };
+    let p = plan(text, &o).unwrap();
+    assert_eq!((p.policy.reps, p.policy.seed), (1, 7));
+    assert_eq!(p.policy.cache.to_string(), "keep");
+    let sizes: Vec<u64> = p
+        .targets
+        .iter()
+        .map(|t| match t.spec {
+            TargetSpec::Loop { size_bytes, .. } => size_bytes,
+            _ => 0,
+        })
+        .collect();
+    // --size replaces [defaults] size; a target's own size is more specific and stays.
+    assert_eq!(sizes, [256 << 20, 1 << 30]);
+    let bad = Overrides {
+        reps: Some(0),
+        ..Default::default()
+    };
+    let e = format!("{:#}", plan(text, &bad).err().unwrap());
+    assert!(e.starts_with("--reps:"), "{e}");
+}
+
+#[test]
+fn a_suite_entry_brings_the_suites_workloads() {
+    let p = plan(
+        "[[target]]\nfs = \"tmpfs\"\n[[workload]]\nsuite = \"classic\"\n",
+        &Overrides::default(),
+    )
+    .unwrap();
+    let texts: Vec<&str> = p.workloads.iter().map(|w| w.text.as_str()).collect();
+    assert_eq!(texts, crate::suite::find("classic").unwrap().workloads);
+}
+
+#[test]
+fn the_hash_ignores_spelling_and_sees_what_changes_results() {
+    let o = Overrides::default();
+    let a = plan(MATRIX, &o).unwrap();
+    let respelled = MATRIX
+        .replace("\"256MiB\"", "\"262144KiB\"")
+        .replace("number = 100", "number = 1_00");
+    let b = plan(&format!("# a comment\n{respelled}"), &o).unwrap();
+    assert_eq!(a.canonical(), b.canonical());
+    assert_eq!(a.hash(), b.hash());
+    let c = plan(&MATRIX.replace("data=journal", "data=ordered"), &o).unwrap();
+    assert_ne!(a.hash(), c.hash());
+    let d = plan(
+        MATRIX,
+        &Overrides {
+            reps: Some(3),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_ne!(a.hash(), d.hash());
+}
+
+#[test]
+fn device_targets_are_parsed_and_refused_with_their_location() {
+    let e = plan(
+        "[[target]]\ndevice = \"/dev/sdz\"\n[[workload]]\nkind = \"bonnie\"\n",
+        &Overrides::default(),
+    )
+    .err()
+    .unwrap();
+    let e = format!("{e:#}");
+    assert!(
+        e.starts_with("t.toml:2:10: device targets are not available in this build"),
+        "{e}"
+    );
+}

@@ -1,0 +1,154 @@
+//! Plan files: every malformed plan in tests/plans/bad is refused with its location; random
+//! bytes and random TOML-ish text never panic the parser; every example plan is valid for
+//! `fsarena plan check`.
+
+use assert_cmd::Command;
+use fsarena::plan::build::{build, Overrides};
+use fsarena::plan::file::parse;
+use proptest::prelude::*;
+use std::path::Path;
+
+fn check(name: &str, text: &str) -> anyhow::Result<()> {
+    build(&parse(name, text)?, &Overrides::default()).map(|_| ())
+}
+
+/// Each file's first line is `# expect: PLACE: TEXT`: PLACE is `LINE:COLUMN` or `-` (the
+/// error names the file only); the error must start with `FILE:PLACE: ` and contain TEXT.
+#[test]
+fn every_malformed_plan_gives_a_located_error() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plans/bad");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "{files:?}");
+    let mut wrong = Vec::new();
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let expect = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("# expect: "))
+            .unwrap_or_else(|| panic!("{}: no '# expect: ' line", path.display()));
+        let (place, want) = expect.split_once(": ").unwrap();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let prefix = if place == "-" {
+            format!("{name}: ")
+        } else {
+            format!("{name}:{place}: ")
+        };
+        match check(&name, &text) {
+            Ok(()) => wrong.push(format!("{name}: accepted")),
+            Err(e) => {
+                let e = format!("{e:#}");
+                if !e.starts_with(&prefix) || !e.contains(want) {
+                    wrong.push(format!("{name}: want {prefix}…{want}…\n   got {e}"));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+/// Text made of TOML's pieces: headers, keys of plans, values of all kinds, junk.
+fn tomlish() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("[defaults]\n".to_string()),
+        Just("[[target]]\n".to_string()),
+        Just("[[matrix]]\n".to_string()),
+        Just("[[workload]]\n".to_string()),
+        Just("[target\n".to_string()),
+        "(fs|mkfs|mount|size|dir|device|name|kind|suite|reps|seed|cache|number|files|x) = "
+            .prop_map(String::from),
+        "\"(ext4|tmpfs|xfs|bonnie|postmark|quick|1GiB|-d agcount=120|data=writeback|/tmp|)\"\n"
+            .prop_map(String::from),
+        "(-?[0-9]{1,20}|true|1\\.5e3|\\[1, \"a\"\\]|\\[\\]|\\{ a = 1 \\}|\"\\\\u00e9\")\n"
+            .prop_map(String::from),
+        any::<String>(),
+    ];
+    prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, .. ProptestConfig::default() })]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        let _ = check("r.toml", &String::from_utf8_lossy(&bytes));
+    }
+
+    #[test]
+    fn random_tomlish_text_never_panics(text in tomlish()) {
+        let _ = check("r.toml", &text);
+    }
+}
+
+#[test]
+fn every_example_plan_checks() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/plans");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().and_then(|x| x.to_str()) != Some("toml") {
+            continue;
+        }
+        n += 1;
+        let db = tempfile::tempdir().unwrap();
+        let out = Command::cargo_bin("fsarena")
+            .unwrap()
+            .arg("--db")
+            .arg(db.path().join("none.db"))
+            .args(["plan", "check"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}: {}{}",
+            path.display(),
+            stdout,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("targets:") && stdout.contains("is valid"),
+            "{stdout}"
+        );
+        assert!(
+            !db.path().join("none.db").exists(),
+            "plan check made a database"
+        );
+    }
+    assert!(n >= 5, "{n} example plans");
+}
+
+#[test]
+fn a_plan_and_workloads_or_targets_on_the_command_line_are_refused() {
+    for extra in [
+        &["bonnie"][..],
+        &["--fs", "ext4"],
+        &["--suite", "quick"],
+        &["--dir", "/tmp"],
+    ] {
+        let out = Command::cargo_bin("fsarena")
+            .unwrap()
+            .args(["run", "--plan", "x.toml"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("cannot be used with"),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = Command::cargo_bin("fsarena")
+        .unwrap()
+        .args(["run", "--resume", "last", "--fs", "nope", "bonnie"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "--resume needs --plan");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--resume RUN needs --plan"));
+}

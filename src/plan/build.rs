@@ -222,9 +222,10 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
     })
 }
 
-/// The target of a device entry, when this build has device targets. It has none yet:
-/// block devices with their interlocks are a separate part of the work (issue 6, part 4),
-/// which replaces this function.
+/// The target of a device entry in a plan file. Not wired yet: device targets exist
+/// (`--device`, [`crate::target::blockdev::device_spec`] with its interlocks) but a plan
+/// does not yet carry the `--destroy-data-on`/`--force` consent they need, so a plan's
+/// device entry is refused at its location.
 fn device_spec(_path: &Path) -> Option<TargetSpec> {
     None
 }
@@ -257,7 +258,8 @@ fn target(
             }),
             None => Err(src.err(
                 &dev.span,
-                "device targets are not available in this build; use fs = \"…\" (a loop \
+                "device targets are not available in plan files yet (use --device DEV \
+                 --destroy-data-on DEV on the command line); use fs = \"…\" (a loop \
                  image fsarena makes) or dir = \"PATH\"",
             )),
         };

@@ -387,7 +387,7 @@ impl Job {
         Ok(())
     }
 
-    /// Opens job `job`'s files for the run (untimed).
+    /// Opens job `job`'s files for the run (inside the phase: a few µs per file).
     fn open(&self, dir: &Path, job: usize) -> Result<Vec<File>> {
         (0..self.nrfiles)
             .map(|file| {
@@ -554,28 +554,29 @@ impl Workload for Job {
                 self.layout(w, &dir, engine, seed)
             })?;
         }
-        let files: Vec<Vec<File>> = if uses_files {
-            (0..self.numjobs)
-                .map(|j| self.open(&dir, j))
-                .collect::<Result<_>>()?
-        } else {
-            (0..self.numjobs).map(|_| Vec::new()).collect()
+        // Each job opens its files when it starts: no descriptor stays open between
+        // phases, so the cold policy can remount the target before the run.
+        let open = |job: usize| -> Result<Vec<File>> {
+            if uses_files {
+                self.open(&dir, job)
+            } else {
+                Ok(Vec::new())
+            }
         };
         let cfg = self.cfg(engine, seed, cx.policy().sync);
         if let Some(ramp) = self.ramp {
             cx.run_unmeasured(self.numjobs, |w| {
+                let mine = open(w.idx)?;
                 let until = Until::Time(Instant::now() + ramp);
-                self.job(engine, w, &files[w.idx], &cfg, until, 1)
-                    .map(|_| ())
+                self.job(engine, w, &mine, &cfg, until, 1).map(|_| ())
             })?;
         }
         cx.phase(&self.run_spec(), self.numjobs, |w| {
-            let mine = &files[w.idx];
-            let written = self.job(engine, w, mine, &cfg, self.until(self.runtime), 0)?;
-            self.end_sync(w, mine, &written, engine)
+            let mine = open(w.idx)?;
+            let written = self.job(engine, w, &mine, &cfg, self.until(self.runtime), 0)?;
+            self.end_sync(w, &mine, &written, engine)
         })?;
         if self.verify && uses_files {
-            drop(files);
             cx.phase(&VERIFY, self.numjobs, |w| {
                 self.verify(w, &dir, seed).map(|_| ())
             })?;

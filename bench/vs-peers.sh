@@ -9,8 +9,10 @@
 #   cargo build --release && sudo bench/vs-peers.sh          # PAIRS=5 RUNTIME=3 by default
 #
 # Fairness: fio gets --norandommap (fsarena draws offsets with replacement too) and
-# --randrepeat=0; fsarena runs with --cache keep and --sync none (the write case asks for
-# end_fsync in both). Both tools lay out their own file of the same size on the same
+# --randrepeat=0; fsarena runs with --cache keep and --sync end, so that its freshly laid
+# out files are on disk before the run (else their write-back competes with the run; the
+# run phases here write nothing but the write case, which asks for end_fsync in both, and
+# gets one fsync). Both tools lay out their own file of the same size on the same
 # filesystem; read cases read files that are entirely in the page cache. The figures are
 # each tool's own in-job rate (fio's iops/bw, fsarena's run phase), so start-up is excluded
 # on both sides.
@@ -37,6 +39,7 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 # An ext4 loop image as DESIGN.md's facts advise: preallocated, no lazy init, direct-io.
 fallocate -l "$IMG_SIZE" "$WORK/ext4.img"
@@ -48,11 +51,16 @@ json_field() { # FILE EXPR: a python expression over d (the JSON document)
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
-# fsarena SPEC DIR FIELD: the run phase's FIELD (ops_per_s or mb_per_s)
+# fsarena SPEC DIR FIELD: the run phase's FIELD (ops_per_s, mb_per_s, or ops_per_cpu_s:
+# operations per second of CPU time, user + system, of the whole process)
 fsarena_run() {
     "$FSARENA" --db "$WORK/state/results.db" run "job:$1" --dir "$2" --reps 1 --cache keep \
-        --sync none --quiet --image-dir "$WORK/state" --json "$WORK/fs.json" >/dev/null
-    json_field "$WORK/fs.json" "[p for p in d['trials'][0]['phases'] if p['name']=='run'][0]['$3']"
+        --sync end --quiet --image-dir "$WORK/state" --json "$WORK/fs.json" >/dev/null
+    local run="[p for p in d['trials'][0]['phases'] if p['name']=='run'][0]"
+    case $3 in
+    ops_per_cpu_s) json_field "$WORK/fs.json" "(lambda p: p['ops']/(p['cpu_user_s']+p['cpu_sys_s']))($run)" ;;
+    *) json_field "$WORK/fs.json" "$run['$3']" ;;
+    esac
 }
 
 # fio FIELD ARGS...: FIELD iops or mbps summed over the jobs
@@ -62,6 +70,8 @@ fio_run() {
     case $field in
     iops) json_field "$WORK/fio.json" "sum(j['read']['iops']+j['write']['iops'] for j in d['jobs'])" ;;
     mbps) json_field "$WORK/fio.json" "sum(j['read']['bw_bytes']+j['write']['bw_bytes'] for j in d['jobs'])/1e6" ;;
+    # operations per second of the jobs' CPU time (fio's usr_cpu + sys_cpu, % of runtime)
+    iops_per_cpu) json_field "$WORK/fio.json" "sum(j['read']['iops']+j['write']['iops'] for j in d['jobs'])/sum((j['usr_cpu']+j['sys_cpu'])/100 for j in d['jobs'])" ;;
     esac
 }
 
@@ -72,6 +82,7 @@ ROWS=()
 run_case() {
     local name=$1 unit=$2 a=$3 b=$4 invert=${5:-}
     local ratios=() av=() bv=()
+    [[ -z "$ONLY" || "$name" =~ $ONLY ]] || return 0
     for i in $(seq "$PAIRS"); do
         local x y
         x=$(eval "$a")
@@ -88,6 +99,7 @@ run_case() {
 }
 
 R=$RUNTIME
+ONLY=${ONLY:-}   # a regular expression: run only the cases whose name matches
 FIO_COMMON="--norandommap --randrepeat=0 --time_based --runtime=$R"
 
 run_case "null 4KiB, ops/s (fio ioengine=null)" ops/s \
@@ -101,6 +113,16 @@ run_case "psync randread 4KiB cached, 1 job, IOPS" IOPS \
 run_case "psync randread 4KiB cached, 2 jobs, IOPS" IOPS \
     "fsarena_run engine=psync,rw=randread,size=256MiB,numjobs=2,runtime=$R $WORK/dir ops_per_s" \
     "fio_run iops --name=rr2 --directory=$WORK/dir --ioengine=psync --rw=randread --bs=4k --size=256m --numjobs=2 --pre_read=1 $FIO_COMMON"
+
+# On a machine shared with other work the job threads get a varying share of the CPUs;
+# operations per CPU-second compare the cost per operation whatever that share.
+run_case "null 4KiB, ops per CPU-second" ops/cpu-s \
+    "fsarena_run engine=null,rw=read,size=1GiB,runtime=$R $WORK/dir ops_per_cpu_s" \
+    "fio_run iops_per_cpu --name=null --ioengine=null --rw=read --bs=4k --size=1g $FIO_COMMON"
+
+run_case "psync randread 4KiB cached, 1 job, ops per CPU-second" ops/cpu-s \
+    "fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $WORK/dir ops_per_cpu_s" \
+    "fio_run iops_per_cpu --name=rr --directory=$WORK/dir --ioengine=psync --rw=randread --bs=4k --size=256m --pre_read=1 $FIO_COMMON"
 
 run_case "io_uring randread 4KiB direct qd32, ext4 loop, IOPS" IOPS \
     "fsarena_run engine=io_uring,rw=randread,direct=true,iodepth=32,size=1GiB,runtime=$R $WORK/mnt ops_per_s" \

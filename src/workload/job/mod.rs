@@ -217,7 +217,7 @@ impl Job {
         let (fsync, fdatasync) = (count("fsync"), count("fdatasync"));
         let f = format_size;
         let caps = engine.caps();
-        let file_size = if nrfiles > 0 { size / nrfiles } else { 0 };
+        let file_size = size.checked_div(nrfiles).unwrap_or(0);
         let problem = if count("rwmixread") > 100 {
             "rwmixread: give 0 to 100".to_string()
         } else if bs.max() > MAX_BS {

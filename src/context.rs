@@ -503,6 +503,16 @@ impl<'a> TrialContext<'a> {
         }
     }
 
+    /// Runs `workers` workers with `f` unmeasured, outside any phase (a job's ramp-up):
+    /// nothing is recorded, no policy applied.
+    pub fn run_unmeasured<F>(&self, workers: usize, f: F) -> Result<()>
+    where
+        F: Fn(&mut Worker) -> Result<()> + Sync,
+    {
+        check_stop()?;
+        self.run_workers(workers.max(1), &f).map(|_| ())
+    }
+
     fn run_workers<F>(&self, n: usize, f: &F) -> Result<(Recorder, f64)>
     where
         F: Fn(&mut Worker) -> Result<()> + Sync,
@@ -662,6 +672,20 @@ impl Worker<'_> {
     pub fn done(&mut self, op: Op, t: Instant, bytes: u64) {
         self.rec.done(op, t, bytes);
         self.live.store(self.rec.ops, Ordering::Relaxed);
+    }
+
+    /// Like [`Self::done`], returning the completion time (see [`Recorder::done_at`]).
+    #[inline]
+    pub fn done_at(&mut self, op: Op, t: Instant, bytes: u64) -> Instant {
+        let now = self.rec.done_at(op, t, bytes);
+        self.live.store(self.rec.ops, Ordering::Relaxed);
+        now
+    }
+
+    /// Records an fsync or fdatasync that began at `t` and a workload issued itself: timed
+    /// under [`Op::Fsync`] as the sync policy's are, not counted as an operation.
+    pub fn sync_done(&mut self, t: Instant) {
+        self.rec.sync_done(t);
     }
 
     /// Records a part of a compound operation (see [`Recorder::part`]).

@@ -21,6 +21,7 @@ pub fn render() -> String {
                 ParamKind::Float => "number".to_string(),
                 ParamKind::Text => "text".to_string(),
                 ParamKind::CountList => "count,count,…".to_string(),
+                ParamKind::SizeMix => "size|size-size|size:weight,…".to_string(),
                 ParamKind::Choice(c) => c.join("|"),
             };
             let default = if p.default.is_empty() && matches!(p.kind, ParamKind::Text) {

@@ -30,11 +30,14 @@ pub enum Op {
     Other,
     /// Listing one directory: opendir, getdents until the end, closedir.
     Readdir,
+    /// Handing requests to the kernel without waiting for them (an io_uring submit); a
+    /// part, not an operation.
+    Submit,
 }
 
 impl Op {
     /// Every kind, in index order.
-    pub const ALL: [Op; 16] = [
+    pub const ALL: [Op; 17] = [
         Op::Read,
         Op::Write,
         Op::Create,
@@ -51,6 +54,7 @@ impl Op {
         Op::Transaction,
         Op::Other,
         Op::Readdir,
+        Op::Submit,
     ];
 
     /// Lower-case name as used in reports.
@@ -72,6 +76,7 @@ impl Op {
             Op::Transaction => "transaction",
             Op::Other => "other",
             Op::Readdir => "readdir",
+            Op::Submit => "submit",
         }
     }
 }
@@ -126,6 +131,16 @@ impl Recorder {
         let now = Instant::now();
         let lat = now.saturating_duration_since(began).as_nanos() as u64;
         self.record(op, lat, now, 1, bytes);
+    }
+
+    /// Like [`Self::done`], and returns the completion time it read (so that a caller that
+    /// needs the time, e.g. to check a deadline, does not read the clock again).
+    #[inline]
+    pub fn done_at(&mut self, op: Op, began: Instant, bytes: u64) -> Instant {
+        let now = Instant::now();
+        let lat = now.saturating_duration_since(began).as_nanos() as u64;
+        self.record(op, lat, now, 1, bytes);
+        now
     }
 
     /// Records `ops` operations that together took from `began` until now (for per-byte

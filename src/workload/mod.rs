@@ -8,6 +8,7 @@ pub mod bonnie_files;
 pub mod command;
 pub mod compile;
 pub mod dbrandom;
+pub mod job;
 pub mod metascan;
 pub mod mongo;
 pub mod mt19937;
@@ -62,6 +63,7 @@ pub fn registry() -> &'static [&'static WorkloadInfo] {
         &postmark::INFO,
         &mongo::INFO,
         &dbrandom::INFO,
+        &job::INFO,
         &smallfiles::INFO,
         &untar::INFO,
         &compile::INFO,
@@ -138,7 +140,17 @@ pub(crate) mod testutil {
         sync: SyncPolicy,
         f: impl FnOnce(&mut TrialContext) -> R,
     ) -> R {
-        let tmp = tempfile::tempdir().unwrap();
+        in_context_at(&std::env::temp_dir(), data, sync, f)
+    }
+
+    /// Like [`in_context`], in a fresh tempdir under `base` (e.g. `/dev/shm` for tmpfs).
+    pub fn in_context_at<R>(
+        base: &std::path::Path,
+        data: DataPolicy,
+        sync: SyncPolicy,
+        f: impl FnOnce(&mut TrialContext) -> R,
+    ) -> R {
+        let tmp = tempfile::tempdir_in(base).unwrap();
         let state = State::create(&tmp.path().join("state"), "test").unwrap();
         let env = Env {
             run_id: "test".into(),

@@ -24,6 +24,10 @@ pub enum ParamKind {
     /// Whole numbers separated by commas (`files=1,10,100`): the items after the first
     /// have no `=` of their own.
     CountList,
+    /// Block sizes (`4KiB`), a range (`4KiB-64KiB`) or a weighted list of sizes and ranges
+    /// (`4KiB:60,64KiB:40`); like a [`ParamKind::CountList`], items after the first have no
+    /// `=` of their own.
+    SizeMix,
 }
 
 /// The declaration of one parameter.
@@ -64,8 +68,65 @@ pub enum Value {
     Float(f64),
     Text(String),
     CountList(Vec<u64>),
+    SizeMix(Vec<SizeWeight>),
     /// Not given and without a fixed default.
     Derived,
+}
+
+/// One item of a [`ParamKind::SizeMix`]: sizes from `lo` to `hi` bytes (equal for a single
+/// size), chosen with relative weight `weight`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SizeWeight {
+    pub lo: u64,
+    pub hi: u64,
+    pub weight: u64,
+}
+
+/// Parses `4KiB`, `4KiB-64KiB` or `4KiB:60,64KiB-1MiB:40` (weights default to 1).
+pub fn parse_size_mix(text: &str) -> Result<Vec<SizeWeight>, String> {
+    let mut out = Vec::new();
+    for item in text.split(',') {
+        let (sizes, weight) = match item.split_once(':') {
+            Some((s, w)) => (
+                s,
+                w.trim()
+                    .parse::<u64>()
+                    .map_err(|_| format!("weight '{w}' is not a whole number"))?,
+            ),
+            None => (item, 1),
+        };
+        let (lo, hi) = match sizes.split_once('-') {
+            Some((a, b)) => (parse_size(a)?, parse_size(b)?),
+            None => {
+                let s = parse_size(sizes)?;
+                (s, s)
+            }
+        };
+        if lo == 0 || hi < lo {
+            return Err(format!("'{item}': sizes must be > 0 and a range low-high"));
+        }
+        if weight == 0 {
+            return Err(format!("'{item}': a weight must be at least 1"));
+        }
+        out.push(SizeWeight { lo, hi, weight });
+    }
+    Ok(out)
+}
+
+fn format_size_mix(mix: &[SizeWeight]) -> String {
+    let one = |w: &SizeWeight| {
+        let sizes = if w.lo == w.hi {
+            format_size(w.lo)
+        } else {
+            format!("{}-{}", format_size(w.lo), format_size(w.hi))
+        };
+        if mix.len() == 1 {
+            sizes
+        } else {
+            format!("{sizes}:{}", w.weight)
+        }
+    };
+    mix.iter().map(one).collect::<Vec<_>>().join(",")
 }
 
 /// A workload's resolved parameters.
@@ -100,6 +161,7 @@ fn parse_value(spec: &ParamSpec, workload: &str, text: &str) -> Result<Value> {
                 .collect::<Result<_, _>>()
                 .map_err(|_| bad(format!("'{text}' is not a list of whole numbers")))?,
         ),
+        ParamKind::SizeMix => Value::SizeMix(parse_size_mix(text).map_err(bad)?),
         ParamKind::Bool => match text {
             "true" | "yes" | "1" => Value::Bool(true),
             "false" | "no" | "0" => Value::Bool(false),
@@ -205,7 +267,8 @@ fn join_list_items(specs: &[ParamSpec], items: Vec<Item>) -> Vec<Item> {
             (item, _) => {
                 in_list = matches!(&item, Pair(k, _) if specs
                     .iter()
-                    .any(|s| s.name == k && matches!(s.kind, ParamKind::CountList)));
+                    .any(|s| s.name == k
+                        && matches!(s.kind, ParamKind::CountList | ParamKind::SizeMix)));
                 out.push(item);
             }
         }
@@ -303,6 +366,14 @@ impl Params {
         }
     }
 
+    /// A size-mix parameter (empty when derived and not given).
+    pub fn size_mix(&self, name: &str) -> &[SizeWeight] {
+        match self.get(name) {
+            Value::SizeMix(v) => v,
+            _ => &[],
+        }
+    }
+
     /// A boolean parameter.
     pub fn flag(&self, name: &str) -> bool {
         matches!(self.get(name), Value::Bool(true))
@@ -323,6 +394,7 @@ impl Params {
                     Value::CountList(v) => {
                         v.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
                     }
+                    Value::SizeMix(v) => format_size_mix(v),
                     Value::Derived => "derived".to_string(),
                 };
                 (k.to_string(), text)
@@ -496,6 +568,45 @@ mod tests {
             assert_eq!(crate::error::exit_code(&e), 2, "{bad}");
             let e = e.to_string();
             assert!(e.contains("quote"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn size_mixes() {
+        const MIX: &[ParamSpec] = &[
+            ParamSpec {
+                name: "bs",
+                kind: ParamKind::SizeMix,
+                default: "4KiB",
+                unit: "bytes",
+                help: "",
+            },
+            ParamSpec {
+                name: "n",
+                kind: ParamKind::Count,
+                default: "1",
+                unit: "",
+                help: "",
+            },
+        ];
+        let w = |lo, hi, weight| SizeWeight { lo, hi, weight };
+        let p = Params::parse("job", MIX, "").unwrap();
+        assert_eq!(p.size_mix("bs"), &[w(4096, 4096, 1)]);
+        let p = Params::parse("job", MIX, "bs=4KiB-64KiB,n=2").unwrap();
+        assert_eq!(p.size_mix("bs"), &[w(4096, 65536, 1)]);
+        assert_eq!(p.count("n"), Some(2));
+        assert_eq!(p.to_text_map()["bs"], "4KiB-64KiB");
+        let p = Params::parse("job", MIX, "bs=4KiB:60,64KiB:40,n=3").unwrap();
+        assert_eq!(p.size_mix("bs"), &[w(4096, 4096, 60), w(65536, 65536, 40)]);
+        assert_eq!(p.to_text_map()["bs"], "4KiB:60,64KiB:40");
+        for bad in [
+            "bs=0",
+            "bs=8KiB-4KiB",
+            "bs=4KiB:x",
+            "bs=4KiB:0",
+            "bs=4KiB,x=1",
+        ] {
+            assert!(Params::parse("job", MIX, bad).is_err(), "{bad}");
         }
     }
 

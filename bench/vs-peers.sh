@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# fsarena against its peers, side by side (issue 7, part 3): each case runs fsarena and the
+# peer alternately, A B A B, PAIRS times on the same filesystem, and prints the median of the
+# per-pair ratios fsarena/peer (higher is better for fsarena; the C floor row is
+# floor_ns/fsarena_ns, 1.0 = as fast as a bare pread loop).
+#
+# Job cases only so far (smallfiles vs fs_mark and postmark vs postmark are not written yet).
+# Needs root (loop image for the io_uring and write cases). Usage:
+#   cargo build --release && sudo bench/vs-peers.sh          # PAIRS=5 RUNTIME=3 by default
+#
+# Fairness: fio gets --norandommap (fsarena draws offsets with replacement too) and
+# --randrepeat=0; fsarena runs with --cache keep and --sync end, so that its freshly laid
+# out files are on disk before the run (else their write-back competes with the run; the
+# run phases here write nothing but the write case, which asks for end_fsync in both, and
+# gets one fsync). Both tools lay out their own file of the same size on the same
+# filesystem; read cases read files that are entirely in the page cache. The figures are
+# each tool's own in-job rate (fio's iops/bw, fsarena's run phase), so start-up is excluded
+# on both sides.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+FSARENA=${FSARENA:-$PWD/target/release/fsarena}
+PAIRS=${PAIRS:-5}
+RUNTIME=${RUNTIME:-3}
+WORK=${WORK:-/var/tmp/fsarena-vs-peers}
+IMG_SIZE=${IMG_SIZE:-3G}
+
+[ "$(id -u)" = 0 ] || { echo "vs-peers.sh: run as root (loop devices)" >&2; exit 2; }
+[ -x "$FSARENA" ] || { echo "vs-peers.sh: build first: cargo build --release" >&2; exit 2; }
+command -v fio >/dev/null || apt-get install -y -o DPkg::Lock::Timeout=600 fio >/dev/null
+command -v cc >/dev/null || apt-get install -y -o DPkg::Lock::Timeout=600 gcc >/dev/null
+
+rm -rf "$WORK"
+mkdir -p "$WORK/dir" "$WORK/mnt" "$WORK/state"
+LOOP=
+cleanup() {
+    mountpoint -q "$WORK/mnt" && umount "$WORK/mnt"
+    [ -n "$LOOP" ] && losetup -d "$LOOP"
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# An ext4 loop image as DESIGN.md's facts advise: preallocated, no lazy init, direct-io.
+fallocate -l "$IMG_SIZE" "$WORK/ext4.img"
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$WORK/ext4.img"
+LOOP=$(losetup --find --show --direct-io=on "$WORK/ext4.img")
+mount "$LOOP" "$WORK/mnt"
+
+json_field() { # FILE EXPR: a python expression over d (the JSON document)
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# fsarena SPEC DIR FIELD: the run phase's FIELD (ops_per_s, mb_per_s, or ops_per_cpu_s:
+# operations per second of CPU time, user + system, of the whole process)
+fsarena_run() {
+    "$FSARENA" --db "$WORK/state/results.db" run "job:$1" --dir "$2" --reps 1 --cache keep \
+        --sync end --quiet --image-dir "$WORK/state" --json "$WORK/fs.json" >/dev/null
+    local run="[p for p in d['trials'][0]['phases'] if p['name']=='run'][0]"
+    case $3 in
+    ops_per_cpu_s) json_field "$WORK/fs.json" "(lambda p: p['ops']/(p['cpu_user_s']+p['cpu_sys_s']))($run)" ;;
+    *) json_field "$WORK/fs.json" "$run['$3']" ;;
+    esac
+}
+
+# fio FIELD ARGS...: FIELD iops or mbps summed over the jobs
+fio_run() {
+    local field=$1; shift
+    fio --output-format=json --group_reporting "$@" >"$WORK/fio.json"
+    case $field in
+    iops) json_field "$WORK/fio.json" "sum(j['read']['iops']+j['write']['iops'] for j in d['jobs'])" ;;
+    mbps) json_field "$WORK/fio.json" "sum(j['read']['bw_bytes']+j['write']['bw_bytes'] for j in d['jobs'])/1e6" ;;
+    # operations per second of the jobs' CPU time (fio's usr_cpu + sys_cpu, % of runtime)
+    iops_per_cpu) json_field "$WORK/fio.json" "sum(j['read']['iops']+j['write']['iops'] for j in d['jobs'])/sum((j['usr_cpu']+j['sys_cpu'])/100 for j in d['jobs'])" ;;
+    esac
+}
+
+# Whether both last runs read from the page cache: other runs on the machine may drop it
+# (drop_caches is machine-wide), which turns a "cached" pair into a disk one. Judged by the
+# median latency of a read (cached 4 KiB: ~1 µs; from this disk: tens of µs), because the
+# device counters of a shared disk also count everybody else's reads.
+last_pair_cached() {
+    python3 - "$WORK/fs.json" "$WORK/fio.json" <<'PY'
+import json, sys
+fs = json.load(open(sys.argv[1]))
+run = [p for p in fs['trials'][0]['phases'] if p['name'] == 'run'][0]
+fs_ok = run['lat_us']['p50'] < 10
+fio = json.load(open(sys.argv[2]))
+fio_ok = all(j['read']['clat_ns']['percentile']['50.000000'] < 10000 for j in fio['jobs'])
+sys.exit(0 if fs_ok and fio_ok else 1)
+PY
+}
+
+median() { python3 -c 'import statistics,sys; print("%.3f" % statistics.median(map(float, sys.argv[1:])))' "$@"; }
+
+ROWS=()
+# case NAME UNIT "fsarena command" "peer command" [invert]
+run_case() {
+    local name=$1 unit=$2 a=$3 b=$4 invert=${5:-}
+    local ratios=() av=() bv=()
+    [[ -z "$ONLY" || "$name" =~ $ONLY ]] || return 0
+    for i in $(seq "$PAIRS"); do
+        local x y try
+        for try in 1 2 3 4 5; do
+            x=$(eval "$a")
+            y=$(eval "$b")
+            [[ "$name" == *cached* ]] || break
+            last_pair_cached && break
+            echo "  $name pair $i: read from disk (page cache dropped by someone), again" >&2
+        done
+        av+=("$x"); bv+=("$y")
+        if [ -n "$invert" ]; then
+            ratios+=("$(python3 -c "print($y/$x)")")
+        else
+            ratios+=("$(python3 -c "print($x/$y)")")
+        fi
+        echo "  $name pair $i: fsarena $x, peer $y $unit" >&2
+    done
+    ROWS+=("$(printf '%-44s %12s %12s %8s' "$name" "$(median "${av[@]}")" "$(median "${bv[@]}")" "$(median "${ratios[@]}")")")
+}
+
+R=$RUNTIME
+ONLY=${ONLY:-}   # a regular expression: run only the cases whose name matches
+FIO_COMMON="--norandommap --randrepeat=0 --time_based --runtime=$R"
+
+run_case "null 4KiB, ops/s (fio ioengine=null)" ops/s \
+    "fsarena_run engine=null,rw=read,size=1GiB,runtime=$R $WORK/dir ops_per_s" \
+    "fio_run iops --name=null --ioengine=null --rw=read --bs=4k --size=1g $FIO_COMMON"
+
+run_case "psync randread 4KiB cached, 1 job, IOPS" IOPS \
+    "fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $WORK/dir ops_per_s" \
+    "fio_run iops --name=rr --directory=$WORK/dir --ioengine=psync --rw=randread --bs=4k --size=256m --pre_read=1 $FIO_COMMON"
+
+run_case "psync randread 4KiB cached, 2 jobs, IOPS" IOPS \
+    "fsarena_run engine=psync,rw=randread,size=256MiB,numjobs=2,runtime=$R $WORK/dir ops_per_s" \
+    "fio_run iops --name=rr2 --directory=$WORK/dir --ioengine=psync --rw=randread --bs=4k --size=256m --numjobs=2 --pre_read=1 $FIO_COMMON"
+
+# On a machine shared with other work the job threads get a varying share of the CPUs;
+# operations per CPU-second compare the cost per operation whatever that share.
+run_case "null 4KiB, ops per CPU-second" ops/cpu-s \
+    "fsarena_run engine=null,rw=read,size=1GiB,runtime=$R $WORK/dir ops_per_cpu_s" \
+    "fio_run iops_per_cpu --name=null --ioengine=null --rw=read --bs=4k --size=1g $FIO_COMMON"
+
+run_case "psync randread 4KiB cached, 1 job, ops per CPU-second" ops/cpu-s \
+    "fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $WORK/dir ops_per_cpu_s" \
+    "fio_run iops_per_cpu --name=rr --directory=$WORK/dir --ioengine=psync --rw=randread --bs=4k --size=256m --pre_read=1 $FIO_COMMON"
+
+run_case "io_uring randread 4KiB direct qd32, ext4 loop, IOPS" IOPS \
+    "fsarena_run engine=io_uring,rw=randread,direct=true,iodepth=32,size=1GiB,runtime=$R $WORK/mnt ops_per_s" \
+    "fio_run iops --name=ur --directory=$WORK/mnt --ioengine=io_uring --rw=randread --direct=1 --iodepth=32 --bs=4k --size=1g $FIO_COMMON"
+
+run_case "psync seq write 1MiB end_fsync, ext4 loop, MB/s" MB/s \
+    "fsarena_run engine=psync,rw=write,bs=1MiB,size=512MiB,end_fsync=true $WORK/mnt mb_per_s" \
+    "rm -f $WORK/mnt/sw.0.0; fio_run mbps --name=sw --directory=$WORK/mnt --ioengine=psync --rw=write --bs=1m --size=512m --end_fsync=1"
+
+# The floor: a C loop of pread on a cached 256 MiB file vs fsarena psync randread, ns/op.
+cc -O2 -o "$WORK/pread_floor" bench/pread_floor.c
+head -c 256M /dev/urandom >"$WORK/dir/floor.dat"
+OPS=$((R * 1000000))
+run_case "C pread floor vs psync randread, ns/op (floor/fsarena)" ns/op \
+    "python3 -c \"print(1e9/\$(fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $WORK/dir ops_per_s))\"" \
+    "$WORK/pread_floor $WORK/dir/floor.dat 4096 $OPS | awk '{print \$2}'" invert
+
+echo
+echo "fsarena vs peers, $(date -u +%F), $(nproc) CPUs, $(uname -r), median of $PAIRS pairs"
+printf '%-44s %12s %12s %8s\n' case fsarena peer ratio
+printf '%s\n' "${ROWS[@]}"

@@ -1,0 +1,242 @@
+//! The I/O path of the `job` engine: the [`IoBackend`] trait and its synchronous engines
+//! — `psync` (pread/pwrite), `mmap` (memcpy to and from a shared mapping) and `null` (no
+//! I/O at all: what is left is the cost of the tool, like fio's null engine). `io_uring`
+//! lives in `uring.rs`.
+//!
+//! Modelled on fio's `ioengine_ops` (`queue`, `commit`, `getevents`, `event`): a request
+//! is queued with the buffer of its slot; a synchronous engine does it at once and returns
+//! its result, an asynchronous one returns `None` and reports it from [`IoBackend::reap`].
+//! The job loop is generic over the backend, so there is no virtual call per operation.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+/// What an engine can do.
+#[derive(Clone, Copy, Debug)]
+pub struct Caps {
+    /// Can do O_DIRECT I/O.
+    pub direct: bool,
+    /// Most requests in flight (`iodepth`).
+    pub max_depth: usize,
+    /// Touches the files at all (`null` does not: no layout).
+    pub uses_files: bool,
+}
+
+/// One request: `len` bytes at `offset` of file `file`, with the buffer of slot `slot`.
+#[derive(Clone, Copy, Debug)]
+pub struct Io {
+    pub file: u32,
+    pub slot: u32,
+    pub write: bool,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// An I/O engine as the job loop sees it.
+pub trait IoBackend {
+    /// Starts `io` on `buf` (exactly `io.len` bytes). A synchronous engine does it now and
+    /// returns the bytes moved; an asynchronous one returns `None`.
+    fn queue(&mut self, io: &Io, buf: &mut [u8]) -> io::Result<Option<usize>>;
+
+    /// Hands the queued requests to the kernel without waiting (asynchronous engines).
+    fn submit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Waits for at least `min` completions, calling `done(slot, result)` for each.
+    fn reap(
+        &mut self,
+        _min: usize,
+        _done: &mut dyn FnMut(u32, io::Result<usize>),
+    ) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// fsync (or fdatasync when `data_only`) file `file`.
+    fn sync(&mut self, file: u32, data_only: bool) -> io::Result<()>;
+}
+
+/// A zeroed heap buffer aligned to 4 KiB, as O_DIRECT needs.
+pub struct AlignedBuf {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the buffer is owned memory like a Vec<u8>.
+unsafe impl Send for AlignedBuf {}
+
+impl AlignedBuf {
+    /// Alignment of every buffer.
+    pub const ALIGN: usize = 4096;
+
+    /// `len` zero bytes (at least one).
+    pub fn new(len: usize) -> Self {
+        let layout = Layout::from_size_align(len.max(1), Self::ALIGN).expect("buffer layout");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        assert!(!ptr.is_null(), "out of memory for a {len}-byte buffer");
+        Self { ptr, len }
+    }
+
+    /// The bytes.
+    pub fn as_mut(&mut self) -> &mut [u8] {
+        // SAFETY: ptr points to len initialised bytes owned by self.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        let layout = Layout::from_size_align(self.len.max(1), Self::ALIGN).expect("layout");
+        // SAFETY: allocated with this layout in new().
+        unsafe { dealloc(self.ptr, layout) }
+    }
+}
+
+fn sync_file(f: &File, data_only: bool) -> io::Result<()> {
+    if data_only {
+        f.sync_data()
+    } else {
+        f.sync_all()
+    }
+}
+
+/// `psync`: one pread(2) or pwrite(2) per request.
+pub struct Psync<'a> {
+    files: &'a [File],
+}
+
+impl<'a> Psync<'a> {
+    pub const CAPS: Caps = Caps {
+        direct: true,
+        max_depth: 1,
+        uses_files: true,
+    };
+
+    pub fn new(files: &'a [File]) -> Self {
+        Self { files }
+    }
+}
+
+impl IoBackend for Psync<'_> {
+    #[inline]
+    fn queue(&mut self, io: &Io, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        let f = &self.files[io.file as usize];
+        let n = if io.write {
+            f.write_at(buf, io.offset)?
+        } else {
+            f.read_at(buf, io.offset)?
+        };
+        Ok(Some(n))
+    }
+
+    fn sync(&mut self, file: u32, data_only: bool) -> io::Result<()> {
+        sync_file(&self.files[file as usize], data_only)
+    }
+}
+
+/// `null`: completes every request at once without touching anything.
+pub struct Null;
+
+impl Null {
+    pub const CAPS: Caps = Caps {
+        direct: true,
+        max_depth: 1,
+        uses_files: false,
+    };
+}
+
+impl IoBackend for Null {
+    #[inline]
+    fn queue(&mut self, io: &Io, _buf: &mut [u8]) -> io::Result<Option<usize>> {
+        Ok(Some(io.len as usize))
+    }
+
+    fn sync(&mut self, _file: u32, _data_only: bool) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `mmap`: each file mapped shared once (before the loop); a read copies from the
+/// mapping, a write copies into it, fsync is msync(MS_SYNC) of the whole mapping.
+pub struct Mmap {
+    maps: Vec<(*mut u8, usize)>,
+}
+
+// SAFETY: the mappings are owned by this value and used by one thread.
+unsafe impl Send for Mmap {}
+
+impl Mmap {
+    pub const CAPS: Caps = Caps {
+        direct: false,
+        max_depth: 1,
+        uses_files: true,
+    };
+
+    /// Maps the first `len` bytes of each file (the layout made them that long).
+    pub fn new(files: &[File], len: u64) -> io::Result<Self> {
+        use std::os::fd::AsRawFd;
+        let mut maps = Vec::with_capacity(files.len());
+        for f in files {
+            // SAFETY: a fresh shared mapping of an open file; unmapped in Drop.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len as usize,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    f.as_raw_fd(),
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+            maps.push((p as *mut u8, len as usize));
+        }
+        Ok(Self { maps })
+    }
+}
+
+impl IoBackend for Mmap {
+    #[inline]
+    fn queue(&mut self, io: &Io, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        let (base, len) = self.maps[io.file as usize];
+        let off = io.offset as usize;
+        if off + buf.len() > len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "mmap: request past the end of the mapping",
+            ));
+        }
+        // SAFETY: off + len is inside the mapping; buf does not overlap it.
+        unsafe {
+            if io.write {
+                std::ptr::copy_nonoverlapping(buf.as_ptr(), base.add(off), buf.len());
+            } else {
+                std::ptr::copy_nonoverlapping(base.add(off), buf.as_mut_ptr(), buf.len());
+            }
+        }
+        Ok(Some(buf.len()))
+    }
+
+    fn sync(&mut self, file: u32, _data_only: bool) -> io::Result<()> {
+        let (base, len) = self.maps[file as usize];
+        // SAFETY: a mapping owned by self.
+        if unsafe { libc::msync(base as *mut libc::c_void, len, libc::MS_SYNC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Mmap {
+    fn drop(&mut self) {
+        for &(p, len) in &self.maps {
+            // SAFETY: mapped in new() with this length.
+            unsafe { libc::munmap(p as *mut libc::c_void, len) };
+        }
+    }
+}

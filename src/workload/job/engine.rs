@@ -1,0 +1,312 @@
+//! The hot loop of one `job` (one worker thread): draw where and how much, queue the
+//! request on the engine, record its completion with the worker's own recorder.
+//!
+//! Per operation it reads the clock twice (start, and completion inside the recorder —
+//! clock_gettime is a vDSO call, no syscall) and makes no syscall besides the I/O itself
+//! (io_uring: one submit per batch, and a wait only when no completion is ready). It
+//! allocates nothing: buffers, slots and the list of dirty files are made before the loop
+//! (the recorder's time series grows by one bucket per 10 ms at most); it takes no lock.
+//! Deadlines and rate limits use the completion time the recorder read.
+
+use super::backend::{AlignedBuf, Io, IoBackend};
+use super::gen::{BlockSizes, Picker, Rng};
+use super::verify;
+use crate::context::Worker;
+use crate::probe::recorder::Op;
+use anyhow::{anyhow, Result};
+use std::io;
+use std::time::{Duration, Instant};
+
+/// What a job does, the same for every job of the trial.
+#[derive(Clone, Debug)]
+pub struct JobCfg {
+    /// Sequential (each file from its start, wrapping) or random offsets.
+    pub seq: bool,
+    /// Percentage of operations that read: 100 read-only, 0 write-only.
+    pub read_pct: u64,
+    pub bs: BlockSizes,
+    pub file_size: u64,
+    pub nrfiles: usize,
+    /// Random offsets are multiples of this.
+    pub align: u64,
+    /// Draws block indexes for random offsets.
+    pub picker: Picker,
+    pub depth: usize,
+    /// Bytes per second per job; 0 = unlimited.
+    pub rate: u64,
+    /// fsync (or fdatasync, `sync_data`) the written files every this many writes; 0 = never.
+    pub sync_every: u64,
+    pub sync_data: bool,
+    /// Write the verify pattern.
+    pub verify: bool,
+    /// The run's seed.
+    pub seed: u64,
+    /// Engine name and whether files are O_DIRECT, for error messages.
+    pub engine: &'static str,
+    pub direct: bool,
+}
+
+/// When a job stops issuing requests.
+#[derive(Clone, Copy, Debug)]
+pub enum Until {
+    /// After this many bytes.
+    Bytes(u64),
+    /// At this instant.
+    Time(Instant),
+}
+
+/// One request in flight.
+#[derive(Clone, Copy)]
+struct Slot {
+    start: Instant,
+    io: Io,
+}
+
+/// Everything the loop changes except the engine and the buffers.
+struct State<'c> {
+    cfg: &'c JobCfg,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    inflight: usize,
+    until: Until,
+    issued: u64,
+    done_bytes: u64,
+    completions: u64,
+    stop_issuing: bool,
+    writes_since_sync: u64,
+    dirty: Vec<u32>,
+    is_dirty: Vec<bool>,
+    ever_written: Vec<bool>,
+    began: Instant,
+    err: Option<anyhow::Error>,
+}
+
+impl State<'_> {
+    fn complete(&mut self, w: &mut Worker, slot: u32, res: io::Result<usize>) {
+        let s = self.slots[slot as usize];
+        self.free.push(slot);
+        let n = match res {
+            Ok(n) if n == s.io.len as usize => n,
+            Ok(n) => {
+                let what = if s.io.write { "write" } else { "read" };
+                self.fail(anyhow!(
+                    "{} {what} at offset {} of file {}: {n} of {} bytes (short I/O)",
+                    self.cfg.engine,
+                    s.io.offset,
+                    s.io.file,
+                    s.io.len
+                ));
+                return;
+            }
+            Err(e) => {
+                self.fail(io_error(self.cfg, &s.io, e));
+                return;
+            }
+        };
+        let op = if s.io.write { Op::Write } else { Op::Read };
+        let now = w.done_at(op, s.start, n as u64);
+        self.done_bytes += n as u64;
+        self.completions += 1;
+        if s.io.write {
+            self.writes_since_sync += 1;
+            let f = s.io.file as usize;
+            self.ever_written[f] = true;
+            if !self.is_dirty[f] {
+                self.is_dirty[f] = true;
+                self.dirty.push(s.io.file);
+            }
+        }
+        if let Until::Time(end) = self.until {
+            self.stop_issuing |= now >= end;
+        }
+        if self.completions % 1024 == 0 {
+            if let Err(e) = w.check() {
+                self.fail(e);
+            }
+        }
+        if self.cfg.rate > 0 {
+            let due = self.began
+                + Duration::from_nanos(
+                    (self.done_bytes as u128 * 1_000_000_000 / self.cfg.rate as u128) as u64,
+                );
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
+    }
+
+    fn fail(&mut self, e: anyhow::Error) {
+        self.stop_issuing = true;
+        self.err.get_or_insert(e);
+    }
+
+    fn need_sync(&self) -> bool {
+        self.cfg.sync_every > 0 && self.writes_since_sync >= self.cfg.sync_every
+    }
+}
+
+/// What an I/O error means, with advice for the usual O_DIRECT refusal.
+pub fn io_error(cfg: &JobCfg, io: &Io, e: io::Error) -> anyhow::Error {
+    let what = if io.write { "write" } else { "read" };
+    let advice = if cfg.direct && e.raw_os_error() == Some(libc::EINVAL) {
+        ": O_DIRECT needs offsets, sizes and buffers aligned to the device's logical block \
+         size (see /sys/block/*/queue/logical_block_size); check bs and offset_align"
+    } else {
+        ""
+    };
+    anyhow::Error::new(e).context(format!(
+        "{} {what} of {} bytes at offset {} of file {}{advice}",
+        cfg.engine, io.len, io.offset, io.file
+    ))
+}
+
+/// Runs job `job` on engine `b` until `until`, recording into `w`; returns the written
+/// files' indexes (for the end-of-job fsync).
+pub fn run<B: IoBackend>(
+    b: &mut B,
+    cfg: &JobCfg,
+    job: usize,
+    w: &mut Worker,
+    until: Until,
+    stream: u64,
+) -> Result<Vec<u32>> {
+    let depth = cfg.depth.max(1);
+    let max_bs = cfg.bs.max() as usize;
+    let mut bufs: Vec<AlignedBuf> = (0..depth).map(|_| AlignedBuf::new(max_bs)).collect();
+    for buf in &mut bufs {
+        w.data().fill(buf.as_mut());
+    }
+    let keys: Vec<u64> = (0..cfg.nrfiles)
+        .map(|f| verify::file_key(cfg.seed, job, f))
+        .collect();
+    let mut rng = Rng::new(cfg.seed ^ (job as u64).wrapping_mul(0x9e37_79b9) ^ stream << 48);
+    let mut cursors = vec![0u64; cfg.nrfiles];
+    let mut next_file = 0usize;
+    let zero = Io {
+        file: 0,
+        slot: 0,
+        write: false,
+        offset: 0,
+        len: 0,
+    };
+    let mut st = State {
+        cfg,
+        slots: vec![
+            Slot {
+                start: Instant::now(),
+                io: zero
+            };
+            depth
+        ],
+        free: (0..depth as u32).rev().collect(),
+        inflight: 0,
+        until,
+        issued: 0,
+        done_bytes: 0,
+        completions: 0,
+        stop_issuing: false,
+        writes_since_sync: 0,
+        dirty: Vec::with_capacity(cfg.nrfiles),
+        is_dirty: vec![false; cfg.nrfiles],
+        ever_written: vec![false; cfg.nrfiles],
+        began: Instant::now(),
+        err: None,
+    };
+    loop {
+        let mut queued = 0;
+        while !st.stop_issuing && !st.need_sync() {
+            let Some(slot) = st.free.pop() else { break };
+            if let Until::Bytes(total) = until {
+                if st.issued >= total {
+                    st.free.push(slot);
+                    st.stop_issuing = true;
+                    break;
+                }
+            }
+            let len = cfg.bs.next(&mut rng);
+            let file = next_file;
+            next_file = if next_file + 1 == cfg.nrfiles {
+                0
+            } else {
+                next_file + 1
+            };
+            let write = match cfg.read_pct {
+                100 => false,
+                0 => true,
+                p => rng.below(100) >= p,
+            };
+            let offset = if cfg.seq {
+                let c = &mut cursors[file];
+                if *c + len > cfg.file_size {
+                    *c = 0;
+                }
+                let o = *c;
+                *c += len;
+                o
+            } else {
+                cfg.picker.next(&mut rng) * cfg.align
+            };
+            let io = Io {
+                file: file as u32,
+                slot,
+                write,
+                offset,
+                len: len as u32,
+            };
+            st.issued += len;
+            let buf = &mut bufs[slot as usize].as_mut()[..len as usize];
+            if write && cfg.verify {
+                verify::fill(buf, keys[file], offset);
+            }
+            let t = w.start();
+            st.slots[slot as usize] = Slot { start: t, io };
+            match b.queue(&io, buf) {
+                Ok(Some(n)) => st.complete(w, slot, Ok(n)),
+                Ok(None) => {
+                    queued += 1;
+                    st.inflight += 1;
+                }
+                Err(e) => st.complete(w, slot, Err(e)),
+            }
+        }
+        if queued > 0 {
+            let t = w.start();
+            b.submit()?;
+            w.done_part(Op::Submit, t, 0);
+        }
+        if st.inflight > 0 {
+            let mut reaped = 0;
+            b.reap(1, &mut |slot, res| {
+                reaped += 1;
+                st.complete(w, slot, res)
+            })?;
+            st.inflight -= reaped;
+        } else if st.err.is_none() && st.need_sync() {
+            for &f in &st.dirty {
+                let t = w.start();
+                b.sync(f, cfg.sync_data)
+                    .map_err(|e| anyhow!("{} sync of file {f}: {e}", cfg.engine))?;
+                w.sync_done(t);
+            }
+            for i in 0..st.dirty.len() {
+                let f = st.dirty[i] as usize;
+                st.is_dirty[f] = false;
+            }
+            st.dirty.clear();
+            st.writes_since_sync = 0;
+        } else if st.stop_issuing {
+            break;
+        }
+        if st.inflight == 0 {
+            if let Some(e) = st.err.take() {
+                return Err(e);
+            }
+        }
+    }
+    if let Some(e) = st.err.take() {
+        return Err(e);
+    }
+    Ok((0..cfg.nrfiles as u32)
+        .filter(|&f| st.ever_written[f as usize])
+        .collect())
+}

@@ -1,0 +1,590 @@
+//! `job`: a generic I/O job in the manner of fio (Jens Axboe, <https://github.com/axboe/fio>,
+//! HOWTO "Job file parameters"): `numjobs` threads each read and/or write `size` bytes of
+//! their own `nrfiles` files, sequentially or at random offsets, in blocks of `bs`, through
+//! one of the engines `psync`, `io_uring`, `mmap` or `null`, with `iodepth` requests in
+//! flight. Parameter names and meanings follow fio's where fio has them; `docs/job.md`
+//! lists every parameter, the engine design and how the figures compare with fio's.
+//!
+//! Phases: `layout` writes the files (1 MiB pwrites of `--data` bytes, or the verify
+//! pattern; sequential write-only jobs start from empty files, as fio's do), `run` is the
+//! job, `verify` (with `verify=true`) reads every file back and fails the trial on any
+//! block that differs. The `null` engine touches no file and has no layout.
+//!
+//! Differs from fio: offsets are drawn with replacement (fio's `norandommap=1`; fio's
+//! default random map visits each block once per pass); `ramp` runs the job unmeasured
+//! for that long and then starts the measured run (the threads stop in between, fio's keep
+//! going); written files get the sync policy's fsync at the end of the run (default
+//! `--sync end`; use `--sync none` for fio's default of no final sync, or `end_fsync`).
+
+mod backend;
+mod engine;
+mod gen;
+mod uring;
+mod verify;
+
+pub use backend::{Caps, Io, IoBackend};
+pub use gen::Distribution;
+pub use verify::{check_file, file_key, fill as verify_fill, Checked};
+
+use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
+use crate::error::usage;
+use crate::policy::SyncPolicy;
+use crate::probe::recorder::Op;
+use crate::size::format_size;
+use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
+use anyhow::{anyhow, Result};
+use backend::{Mmap, Null, Psync};
+use engine::{JobCfg, Until};
+use gen::{BlockSizes, Picker};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Most jobs.
+const MAX_JOBS: u64 = 1024;
+/// Largest block.
+const MAX_BS: u64 = 64 << 20;
+/// Piece size of the layout's writes.
+const LAYOUT_CHUNK: u64 = 1 << 20;
+/// O_DIRECT sizes and offsets must be multiples of this (the smallest logical block size).
+const DIRECT_ALIGN: u64 = 512;
+
+const fn param(
+    name: &'static str,
+    kind: ParamKind,
+    default: &'static str,
+    unit: &'static str,
+    help: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind,
+        default,
+        unit,
+        help,
+    }
+}
+
+const RW: &[&str] = &["read", "write", "randread", "randwrite", "rw", "randrw"];
+const ENGINES: &[&str] = &["psync", "io_uring", "mmap", "null"];
+
+const PARAMS: &[ParamSpec] = &[
+    param("rw", ParamKind::Choice(RW), "read", "", "what to do (fio's rw; rw/randrw mix reads and writes)"),
+    param("rwmixread", ParamKind::Count, "50", "%", "share of reads in rw and randrw"),
+    param("bs", ParamKind::SizeMix, "4KiB", "bytes", "block size, range (4KiB-64KiB) or weighted list (4KiB:60,64KiB:40)"),
+    param("size", ParamKind::Size, "64MiB", "bytes", "bytes per job: its files' total size, and what a size-based job moves"),
+    param("nrfiles", ParamKind::Count, "1", "files", "files per job (size is split between them; used round-robin)"),
+    param("numjobs", ParamKind::Count, "1", "jobs", "jobs, each a thread with its own files"),
+    param("iodepth", ParamKind::Count, "1", "requests", "requests in flight per job (io_uring; 1 for the others)"),
+    param("engine", ParamKind::Choice(ENGINES), "psync", "", "psync (pread/pwrite), io_uring, mmap, null (no I/O: the tool's own cost)"),
+    param("fallback", ParamKind::Choice(&["none", "psync"]), "none", "", "engine=io_uring only: run psync (iodepth 1) where io_uring is unavailable, with a message"),
+    param("direct", ParamKind::Bool, "false", "", "O_DIRECT (bs and offset_align multiples of 512 B; buffers 4 KiB aligned)"),
+    param("fsync", ParamKind::Count, "0", "writes", "fsync the written files every N writes (0: never)"),
+    param("fdatasync", ParamKind::Count, "0", "writes", "fdatasync the written files every N writes (0: never)"),
+    param("end_fsync", ParamKind::Bool, "false", "", "fsync every written file at the end of the job, inside the timing"),
+    param("runtime", ParamKind::Float, "0", "s", "time-based: run this long, looping over the files (0: size-based)"),
+    param("ramp", ParamKind::Float, "0", "s", "run unmeasured this long first (warm-up excluded from the results)"),
+    param("rate", ParamKind::Size, "0", "bytes/s", "limit each job to this many bytes per second (0: no limit)"),
+    param("offset_align", ParamKind::Size, "", "bytes", "random offsets are multiples of this (default: the smallest bs)"),
+    param("random_distribution", ParamKind::Text, "uniform", "", "uniform, zipf:θ or pareto:h (as in fio)"),
+    param("verify", ParamKind::Bool, "false", "", "write a self-checking pattern, read everything back in a verify phase; any difference fails the trial"),
+    param("cpus", ParamKind::CountList, "", "cpu", "pin job i to cpus[i mod len] (default: not pinned)"),
+];
+
+const LAYOUT: PhaseSpec = PhaseSpec {
+    name: "layout",
+    kind: PhaseKind::Write,
+    primary: Primary::MbPerS,
+    ops_unit: "writes/s",
+};
+const RUN: PhaseSpec = PhaseSpec {
+    name: "run",
+    kind: PhaseKind::Write,
+    primary: Primary::OpsPerS,
+    ops_unit: "IOPS",
+};
+const VERIFY: PhaseSpec = PhaseSpec {
+    name: "verify",
+    kind: PhaseKind::Read,
+    primary: Primary::MbPerS,
+    ops_unit: "blocks/s",
+};
+const PHASES: &[PhaseSpec] = &[LAYOUT, RUN, VERIFY];
+
+/// The `job` workload as `fsarena list` shows it and `run` builds it.
+pub static INFO: WorkloadInfo = WorkloadInfo {
+    name: "job",
+    about: "a fio-like I/O job: read/write/randread/randwrite/rw/randrw with psync, io_uring, \
+            mmap or null engines, iodepth, O_DIRECT, verify (fio, Axboe)",
+    params: PARAMS,
+    phases: PHASES,
+    build,
+};
+
+/// The I/O engine of a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Psync,
+    IoUring,
+    Mmap,
+    Null,
+}
+
+impl Engine {
+    fn parse(s: &str) -> Self {
+        match s {
+            "io_uring" => Self::IoUring,
+            "mmap" => Self::Mmap,
+            "null" => Self::Null,
+            _ => Self::Psync,
+        }
+    }
+
+    /// The engine's name as given on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Psync => "psync",
+            Self::IoUring => "io_uring",
+            Self::Mmap => "mmap",
+            Self::Null => "null",
+        }
+    }
+
+    /// What the engine can do.
+    pub fn caps(self) -> Caps {
+        match self {
+            Self::Psync => Psync::CAPS,
+            Self::IoUring => uring::Uring::CAPS,
+            Self::Mmap => Mmap::CAPS,
+            Self::Null => Null::CAPS,
+        }
+    }
+}
+
+/// The validated `job` configuration.
+#[derive(Clone, Debug)]
+pub struct Job {
+    rw: String,
+    read_pct: u64,
+    bs: BlockSizes,
+    size: u64,
+    nrfiles: usize,
+    numjobs: usize,
+    depth: usize,
+    engine: Engine,
+    fallback: bool,
+    direct: bool,
+    fsync: u64,
+    fdatasync: u64,
+    end_fsync: bool,
+    runtime: Option<Duration>,
+    ramp: Option<Duration>,
+    rate: u64,
+    align: u64,
+    dist: Distribution,
+    verify: bool,
+    cpus: Vec<u64>,
+}
+
+fn build(p: &Params) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(Job::from_params(p)?))
+}
+
+fn secs(x: f64) -> Option<Duration> {
+    (x > 0.0).then(|| Duration::from_secs_f64(x))
+}
+
+impl Job {
+    /// Checks the parameters; a violation is a usage error (exit code 2).
+    pub fn from_params(p: &Params) -> Result<Self> {
+        let count = |k| p.count(k).expect("counts have defaults");
+        let rw = p.choice("rw").to_string();
+        let read_pct = match rw.as_str() {
+            "read" | "randread" => 100,
+            "write" | "randwrite" => 0,
+            _ => count("rwmixread"),
+        };
+        let bs = BlockSizes::new(p.size_mix("bs"));
+        let size = p.bytes("size").expect("size has a default");
+        let nrfiles = count("nrfiles");
+        let engine = Engine::parse(p.choice("engine"));
+        let direct = p.flag("direct");
+        let align = p.bytes("offset_align").unwrap_or(bs.min());
+        let depth = count("iodepth");
+        let dist = Distribution::parse(p.text("random_distribution").unwrap_or("uniform"))
+            .map_err(|e| usage(format!("job: random_distribution: {e}")))?;
+        let (fsync, fdatasync) = (count("fsync"), count("fdatasync"));
+        let f = format_size;
+        let caps = engine.caps();
+        let file_size = size.checked_div(nrfiles).unwrap_or(0);
+        let problem = if count("rwmixread") > 100 {
+            "rwmixread: give 0 to 100".to_string()
+        } else if bs.max() > MAX_BS {
+            format!("bs: at most {}", f(MAX_BS))
+        } else if nrfiles == 0 || file_size < bs.max() {
+            format!(
+                "size={} over nrfiles={nrfiles} leaves files of {}, smaller than the largest \
+                 block ({})",
+                f(size),
+                f(file_size),
+                f(bs.max())
+            )
+        } else if !(1..=MAX_JOBS).contains(&count("numjobs")) {
+            format!("numjobs: give 1 to {MAX_JOBS}")
+        } else if depth == 0 || depth as usize > caps.max_depth {
+            format!(
+                "iodepth={depth}: engine={} takes 1 to {} (deeper queues need engine=io_uring)",
+                engine.name(),
+                caps.max_depth
+            )
+        } else if direct && !caps.direct {
+            format!("direct=true: engine={} cannot do O_DIRECT", engine.name())
+        } else if direct && (!bs.all_multiples_of(DIRECT_ALIGN) || align % DIRECT_ALIGN != 0) {
+            format!(
+                "direct=true needs bs sizes and offset_align that are multiples of \
+                 {DIRECT_ALIGN} B (got bs={}, offset_align={})",
+                p.to_text_map()["bs"],
+                f(align)
+            )
+        } else if align == 0 {
+            "offset_align must be at least 1 B".to_string()
+        } else if fsync > 0 && fdatasync > 0 {
+            "give fsync or fdatasync, not both".to_string()
+        } else if p.choice("fallback") == "psync" && engine != Engine::IoUring {
+            "fallback=psync only applies to engine=io_uring".to_string()
+        } else if let Some(c) = p
+            .counts("cpus")
+            .iter()
+            .find(|&&c| c >= libc::CPU_SETSIZE as u64)
+        {
+            format!("cpus: {c} is beyond the largest CPU number")
+        } else if verify_needs_words(p.flag("verify"), &bs, align) {
+            "verify=true needs bs sizes and offset_align that are multiples of 8 B".to_string()
+        } else {
+            return Ok(Self {
+                rw,
+                read_pct,
+                bs,
+                size,
+                nrfiles: nrfiles as usize,
+                numjobs: count("numjobs") as usize,
+                depth: depth as usize,
+                engine,
+                fallback: p.choice("fallback") == "psync",
+                direct,
+                fsync,
+                fdatasync,
+                end_fsync: p.flag("end_fsync"),
+                runtime: secs(p.float("runtime").unwrap_or(0.0)),
+                ramp: secs(p.float("ramp").unwrap_or(0.0)),
+                rate: p.bytes("rate").unwrap_or(0),
+                align,
+                dist,
+                verify: p.flag("verify"),
+                cpus: p.counts("cpus").to_vec(),
+            });
+        };
+        Err(usage(format!("job: {problem}")))
+    }
+
+    fn file_size(&self) -> u64 {
+        self.size / self.nrfiles as u64
+    }
+
+    fn seq(&self) -> bool {
+        !self.rw.starts_with("rand")
+    }
+
+    fn path(dir: &Path, job: usize, file: usize) -> PathBuf {
+        dir.join(format!("job{job}.{file}"))
+    }
+
+    /// Whether the layout writes the files' data (else it makes them empty): always but
+    /// for sequential write-only jobs, which write them, as fio's do.
+    fn fills(&self, engine: Engine) -> bool {
+        self.rw != "write" || self.verify || engine == Engine::Mmap
+    }
+
+    /// The loop's configuration; `--sync each` fsyncs after every write (`fsync=1`).
+    fn cfg(&self, engine: Engine, seed: u64, sync: SyncPolicy) -> JobCfg {
+        let every = if sync == SyncPolicy::Each && engine != Engine::Null {
+            1
+        } else {
+            self.fsync.max(self.fdatasync)
+        };
+        let blocks = (self.file_size() - self.bs.max()) / self.align + 1;
+        JobCfg {
+            seq: self.seq(),
+            read_pct: self.read_pct,
+            bs: self.bs.clone(),
+            file_size: self.file_size(),
+            nrfiles: self.nrfiles,
+            align: self.align,
+            picker: Picker::new(self.dist, blocks, seed),
+            depth: if engine == Engine::IoUring {
+                self.depth
+            } else {
+                1
+            },
+            rate: self.rate,
+            sync_every: every,
+            sync_data: self.fdatasync > 0 && sync != SyncPolicy::Each,
+            verify: self.verify,
+            seed,
+            engine: engine.name(),
+            direct: self.direct,
+        }
+    }
+
+    /// The engine to use: `io_uring` is probed first; where it is missing, psync with a
+    /// message under `fallback=psync`, else a clear error.
+    fn resolve_engine(&self, cx: &mut TrialContext) -> Result<Engine> {
+        if self.engine != Engine::IoUring {
+            return Ok(self.engine);
+        }
+        match uring::probe() {
+            Ok(()) => Ok(Engine::IoUring),
+            Err(why) if self.fallback => {
+                cx.message(format!(
+                    "job: {why}; running engine=psync (iodepth 1) instead"
+                ));
+                Ok(Engine::Psync)
+            }
+            Err(why) => Err(anyhow!(why)),
+        }
+    }
+
+    /// Writes job `job`'s files.
+    fn layout(&self, w: &mut Worker, dir: &Path, engine: Engine, seed: u64) -> Result<()> {
+        let job = w.idx;
+        let mut buf = vec![0u8; LAYOUT_CHUNK as usize];
+        for file in 0..self.nrfiles {
+            let path = Self::path(dir, job, file);
+            let t = w.start();
+            let f = File::create(&path).on("create", &path)?;
+            w.done(Op::Create, t, 0);
+            if !self.fills(engine) {
+                continue;
+            }
+            let key = verify::file_key(seed, job, file);
+            let mut off = 0;
+            while off < self.file_size() {
+                let n = (self.file_size() - off).min(LAYOUT_CHUNK) as usize;
+                if self.verify {
+                    verify::fill(&mut buf[..n & !7], key, off);
+                } else {
+                    w.data().fill(&mut buf[..n]);
+                }
+                let t = w.start();
+                f.write_all_at(&buf[..n], off).on("write", &path)?;
+                w.done(Op::Write, t, n as u64);
+                off += n as u64;
+                w.check()?;
+            }
+            w.end_file(&f).on("fsync", &path)?;
+        }
+        Ok(())
+    }
+
+    /// Opens job `job`'s files for the run (inside the phase: a few µs per file).
+    fn open(&self, dir: &Path, job: usize) -> Result<Vec<File>> {
+        (0..self.nrfiles)
+            .map(|file| {
+                let path = Self::path(dir, job, file);
+                let mut o = OpenOptions::new();
+                o.read(true).write(true);
+                if self.direct {
+                    o.custom_flags(libc::O_DIRECT);
+                }
+                o.open(&path).map_err(|e| {
+                    if self.direct && e.raw_os_error() == Some(libc::EINVAL) {
+                        anyhow!(
+                            "job: direct=true but the filesystem of {} refuses O_DIRECT \
+                             (EINVAL; tmpfs did before Linux 6.6, FUSE often does): run \
+                             without direct=true or on another filesystem",
+                            path.display()
+                        )
+                    } else {
+                        anyhow::Error::new(e).context(format!("open {}", path.display()))
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// Runs one job on `engine` until `until`; returns the files it wrote.
+    fn job(
+        &self,
+        engine: Engine,
+        w: &mut Worker,
+        files: &[File],
+        cfg: &JobCfg,
+        until: Until,
+        stream: u64,
+    ) -> Result<Vec<u32>> {
+        let idx = w.idx;
+        if !self.cpus.is_empty() {
+            pin(self.cpus[idx % self.cpus.len()])?;
+        }
+        match engine {
+            Engine::Psync => engine::run(&mut Psync::new(files), cfg, idx, w, until, stream),
+            Engine::Null => engine::run(&mut Null, cfg, idx, w, until, stream),
+            Engine::Mmap => {
+                let mut m = Mmap::new(files, self.file_size())
+                    .map_err(|e| anyhow!("engine=mmap: mapping the files: {e}"))?;
+                engine::run(&mut m, cfg, idx, w, until, stream)
+            }
+            Engine::IoUring => {
+                let mut u = uring::Uring::new(files, cfg.depth)
+                    .map_err(|e| anyhow!(uring::unavailable(&e)))?;
+                engine::run(&mut u, cfg, idx, w, until, stream)
+            }
+        }
+    }
+
+    fn until(&self, for_time: Option<Duration>) -> Until {
+        match for_time {
+            Some(d) => Until::Time(Instant::now() + d),
+            None => Until::Bytes(self.size),
+        }
+    }
+
+    /// The run phase as reported: random jobs by IOPS, sequential ones by MB/s; jobs that
+    /// only read are read phases (the cache policy applies as to any read).
+    fn run_spec(&self) -> PhaseSpec {
+        PhaseSpec {
+            kind: if self.read_pct == 100 {
+                PhaseKind::Read
+            } else {
+                PhaseKind::Write
+            },
+            primary: if self.seq() {
+                Primary::MbPerS
+            } else {
+                Primary::OpsPerS
+            },
+            ..RUN
+        }
+    }
+
+    /// fsyncs the files a job wrote, as `end_fsync` or the sync policy asks.
+    fn end_sync(
+        &self,
+        w: &mut Worker,
+        files: &[File],
+        written: &[u32],
+        engine: Engine,
+    ) -> Result<()> {
+        let policy_end = w.sync_policy() == SyncPolicy::End;
+        if engine == Engine::Null || !(self.end_fsync || policy_end) {
+            return Ok(());
+        }
+        for &f in written {
+            let t = w.start();
+            files[f as usize]
+                .sync_all()
+                .map_err(|e| anyhow!("job: end fsync of file {f}: {e}"))?;
+            w.sync_done(t);
+        }
+        Ok(())
+    }
+
+    /// Reads job `job`'s files back and counts the blocks that differ from the pattern.
+    fn verify(&self, w: &mut Worker, dir: &Path, seed: u64) -> Result<Checked> {
+        let job = w.idx;
+        let mut buf = vec![0u8; verify::VERIFY_BLOCK];
+        let mut all = Checked::default();
+        for file in 0..self.nrfiles {
+            let path = Self::path(dir, job, file);
+            let t = w.start();
+            let c = check_file(
+                &path,
+                verify::file_key(seed, job, file),
+                self.file_size(),
+                &mut buf,
+            )?;
+            w.done_batch(Op::Read, t, c.blocks, self.file_size());
+            all.blocks += c.blocks;
+            if c.bad > 0 && all.bad == 0 {
+                return Err(anyhow!(
+                    "job: verify found corruption: {} of {} blocks of {} differ from what was \
+                     written (first at byte {})",
+                    c.bad,
+                    c.blocks,
+                    path.display(),
+                    c.first_bad.unwrap_or(0)
+                ));
+            }
+        }
+        Ok(all)
+    }
+}
+
+fn verify_needs_words(verify: bool, bs: &BlockSizes, align: u64) -> bool {
+    verify && (!bs.all_multiples_of(8) || align % 8 != 0)
+}
+
+/// Pins the calling thread to CPU `cpu`.
+fn pin(cpu: u64) -> Result<()> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET stays within it (cpu was
+    // checked against CPU_SETSIZE).
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu as usize, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        return Err(anyhow!(
+            "job: cannot pin to cpu {cpu}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+impl Workload for Job {
+    fn run(&self, cx: &mut TrialContext) -> Result<()> {
+        let engine = self.resolve_engine(cx)?;
+        let dir = cx.workdir().to_path_buf();
+        let seed = cx.seed();
+        let uses_files = engine.caps().uses_files;
+        if uses_files {
+            cx.phase(&LAYOUT, self.numjobs, |w| {
+                self.layout(w, &dir, engine, seed)
+            })?;
+        }
+        // Each job opens its files when it starts: no descriptor stays open between
+        // phases, so the cold policy can remount the target before the run.
+        let open = |job: usize| -> Result<Vec<File>> {
+            if uses_files {
+                self.open(&dir, job)
+            } else {
+                Ok(Vec::new())
+            }
+        };
+        let cfg = self.cfg(engine, seed, cx.policy().sync);
+        if let Some(ramp) = self.ramp {
+            cx.run_unmeasured(self.numjobs, |w| {
+                let mine = open(w.idx)?;
+                let until = Until::Time(Instant::now() + ramp);
+                self.job(engine, w, &mine, &cfg, until, 1).map(|_| ())
+            })?;
+        }
+        cx.phase(&self.run_spec(), self.numjobs, |w| {
+            let mine = open(w.idx)?;
+            let written = self.job(engine, w, &mine, &cfg, self.until(self.runtime), 0)?;
+            self.end_sync(w, &mine, &written, engine)
+        })?;
+        if self.verify && uses_files {
+            cx.phase(&VERIFY, self.numjobs, |w| {
+                self.verify(w, &dir, seed).map(|_| ())
+            })?;
+        }
+        cx.note_phase("run", "iodepth", cfg.depth as f64);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

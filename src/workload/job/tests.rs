@@ -1,0 +1,255 @@
+//! Tests of the `job` workload: every engine on tmpfs and on the disk filesystem of the
+//! temp directory (ext4 in CI), read back through `verify`; O_DIRECT; counts and
+//! proportions with fixed seeds.
+
+use super::*;
+use crate::policy::DataPolicy;
+use crate::result::PhaseResult;
+use crate::workload::testutil::in_context_at;
+
+fn job(spec: &str) -> Job {
+    Job::from_params(&Params::parse("job", PARAMS, spec).unwrap()).unwrap()
+}
+
+fn job_err(spec: &str) -> String {
+    let e = Params::parse("job", PARAMS, spec)
+        .and_then(|p| Job::from_params(&p))
+        .err()
+        .unwrap_or_else(|| panic!("{spec} should be refused"));
+    assert_eq!(crate::error::exit_code(&e), 2, "{spec}: {e}");
+    e.to_string()
+}
+
+/// Runs `spec` in a fresh directory under `base`; the phases, or the error's text.
+fn run_at(base: &Path, sync: SyncPolicy, spec: &str) -> Result<Vec<PhaseResult>, String> {
+    let j = job(spec);
+    in_context_at(base, DataPolicy::Random, sync, |cx| {
+        j.run(cx).map_err(|e| format!("{e:#}"))?;
+        Ok(cx.phases().to_vec())
+    })
+}
+
+fn phase<'a>(phases: &'a [PhaseResult], name: &str) -> &'a PhaseResult {
+    phases.iter().find(|p| p.name == name).expect(name)
+}
+
+fn count_of(p: &PhaseResult, op: &str) -> u64 {
+    p.lat_by_op
+        .iter()
+        .find(|o| o.op == op)
+        .map_or(0, |o| o.count)
+}
+
+/// tmpfs and the temp directory's filesystem (the disk one: ext4 here and in CI).
+fn bases() -> Vec<(&'static str, PathBuf)> {
+    let mut v = vec![("disk", std::env::temp_dir())];
+    if Path::new("/dev/shm").is_dir() {
+        v.push(("tmpfs", PathBuf::from("/dev/shm")));
+    } else {
+        eprintln!("SKIP tmpfs cases: no /dev/shm");
+    }
+    v
+}
+
+fn uring_ok(test: &str) -> bool {
+    match uring::probe() {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("SKIP {test} with io_uring: {why}");
+            false
+        }
+    }
+}
+
+#[test]
+fn every_engine_reads_back_what_it_wrote() {
+    for (fs, base) in bases() {
+        for engine in ["psync", "mmap", "io_uring"] {
+            if engine == "io_uring" && !uring_ok("every_engine_reads_back_what_it_wrote") {
+                continue;
+            }
+            for rw in ["randwrite", "randrw", "write"] {
+                let depth = if engine == "io_uring" { 8 } else { 1 };
+                let spec = format!(
+                    "engine={engine},rw={rw},size=2MiB,nrfiles=2,numjobs=2,iodepth={depth},\
+                     bs=4KiB:3,16KiB:1,verify=true"
+                );
+                let phases = run_at(&base, SyncPolicy::End, &spec)
+                    .unwrap_or_else(|e| panic!("{fs} {spec}: {e}"));
+                let run = phase(&phases, "run");
+                assert!(run.bytes >= 2 * (2 << 20), "{fs} {spec}: {}", run.bytes);
+                let v = phase(&phases, "verify");
+                assert_eq!(
+                    v.bytes,
+                    2 * (2 << 20),
+                    "{fs} {spec}: verify read everything"
+                );
+                assert_eq!(v.ops, 2 * 512, "{fs} {spec}: 4 KiB blocks checked");
+            }
+        }
+    }
+}
+
+#[test]
+fn verify_detects_a_corrupted_block() {
+    let j = job("rw=randwrite,size=1MiB,verify=true");
+    in_context_at(
+        &std::env::temp_dir(),
+        DataPolicy::Random,
+        SyncPolicy::End,
+        |cx| {
+            j.run(cx).unwrap();
+            let dir = cx.workdir().to_path_buf();
+            let path = Job::path(&dir, 0, 0);
+            let f = OpenOptions::new().write(true).open(&path).unwrap();
+            f.write_all_at(b"garbage!", 123 * 4096 + 40).unwrap();
+            drop(f);
+            let seed = cx.seed();
+            let e = cx
+                .phase(&VERIFY, 1, |w| j.verify(w, &dir, seed).map(|_| ()))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("corruption") && e.contains("1 of 256 blocks"),
+                "{e}"
+            );
+            assert!(e.contains(&format!("byte {}", 123 * 4096)), "{e}");
+        },
+    );
+}
+
+#[test]
+fn null_engine_counts_are_deterministic() {
+    let tmp = std::env::temp_dir();
+    let phases = run_at(&tmp, SyncPolicy::End, "engine=null,size=1MiB,numjobs=3").unwrap();
+    assert!(
+        phases.iter().all(|p| p.name != "layout"),
+        "null touches no file"
+    );
+    let run = phase(&phases, "run");
+    assert_eq!((run.ops, run.bytes), (3 * 256, 3 << 20));
+    // A weighted mix draws from the seeded generator: the same counts every time.
+    let spec = "engine=null,rw=randrw,size=8MiB,bs=4KiB:60,64KiB:40,numjobs=2";
+    let a = phase(&run_at(&tmp, SyncPolicy::End, spec).unwrap(), "run").clone();
+    let b = phase(&run_at(&tmp, SyncPolicy::End, spec).unwrap(), "run").clone();
+    assert_eq!(
+        (a.ops, a.bytes, count_of(&a, "read")),
+        (b.ops, b.bytes, count_of(&b, "read"))
+    );
+    assert!(a.bytes >= 2 * (8 << 20) && a.bytes < 2 * ((8 << 20) + 65536));
+}
+
+/// rwmixread=30 reads 30% of the operations: 20,480 draws, within 5 standard deviations.
+#[test]
+fn rwmixread_gives_the_requested_proportion() {
+    let tmp = std::env::temp_dir();
+    let phases = run_at(
+        &tmp,
+        SyncPolicy::End,
+        "engine=null,rw=randrw,rwmixread=30,size=80MiB",
+    )
+    .unwrap();
+    let run = phase(&phases, "run");
+    assert_eq!(run.ops, 20_480);
+    let share = count_of(run, "read") as f64 / run.ops as f64;
+    let sd = (0.3f64 * 0.7 / 20_480.0).sqrt();
+    assert!((share - 0.3).abs() < 5.0 * sd, "{share}");
+    assert_eq!(count_of(run, "read") + count_of(run, "write"), run.ops);
+}
+
+#[test]
+fn time_based_and_ramp() {
+    let tmp = std::env::temp_dir();
+    let t = Instant::now();
+    let phases = run_at(
+        &tmp,
+        SyncPolicy::End,
+        "engine=null,size=1MiB,runtime=0.3,ramp=0.2",
+    )
+    .unwrap();
+    let run = phase(&phases, "run");
+    assert!(run.wall_s >= 0.3 && run.wall_s < 1.0, "{}", run.wall_s);
+    assert!(run.ops > 256, "loops over the file: {}", run.ops);
+    assert!(t.elapsed().as_secs_f64() >= 0.5, "the ramp ran first");
+}
+
+#[test]
+fn fsync_every_n_writes_and_rate() {
+    let tmp = std::env::temp_dir();
+    let phases = run_at(&tmp, SyncPolicy::None, "rw=randwrite,size=1MiB,fsync=16").unwrap();
+    assert_eq!(count_of(phase(&phases, "run"), "fsync"), 16);
+    let phases = run_at(&tmp, SyncPolicy::None, "rw=write,size=1MiB,end_fsync=true").unwrap();
+    assert_eq!(count_of(phase(&phases, "run"), "fsync"), 1);
+    // 1 MiB at 4 MiB/s takes ~0.25 s.
+    let phases = run_at(&tmp, SyncPolicy::None, "engine=null,size=1MiB,rate=4MiB").unwrap();
+    let wall = phase(&phases, "run").wall_s;
+    assert!((0.24..0.6).contains(&wall), "{wall}");
+}
+
+#[test]
+fn direct_io_on_the_disk_filesystem() {
+    let base = std::env::temp_dir();
+    let mut engines = vec!["psync"];
+    if uring_ok("direct_io_on_the_disk_filesystem") {
+        engines.push("io_uring");
+    }
+    for engine in engines {
+        let spec = format!("engine={engine},rw=randrw,direct=true,iodepth=1,size=1MiB,verify=true");
+        let phases = run_at(&base, SyncPolicy::End, &spec).unwrap_or_else(|e| panic!("{e}"));
+        assert!(phase(&phases, "run").ops >= 256);
+    }
+}
+
+#[test]
+fn direct_alignment_and_engine_limits_are_usage_errors() {
+    let e = job_err("direct=true,bs=1000");
+    assert!(e.contains("multiples of 512"), "{e}");
+    let e = job_err("direct=true,offset_align=100");
+    assert!(e.contains("multiples of 512"), "{e}");
+    let e = job_err("engine=mmap,direct=true");
+    assert!(e.contains("cannot do O_DIRECT"), "{e}");
+    let e = job_err("iodepth=32");
+    assert!(e.contains("engine=io_uring"), "{e}");
+    let e = job_err("size=4KiB,bs=8KiB");
+    assert!(e.contains("smaller than the largest block"), "{e}");
+    let e = job_err("random_distribution=zipf:1");
+    assert!(e.contains("θ"), "{e}");
+    let e = job_err("fsync=1,fdatasync=1");
+    assert!(e.contains("not both"), "{e}");
+    let e = job_err("fallback=psync");
+    assert!(e.contains("io_uring"), "{e}");
+    // What the kernel's EINVAL for a misaligned O_DIRECT request becomes.
+    let cfg = job("direct=true").cfg(Engine::Psync, 1, SyncPolicy::End);
+    let io = Io {
+        file: 0,
+        slot: 0,
+        write: false,
+        offset: 512,
+        len: 4096,
+    };
+    let e = engine::io_error(&cfg, &io, std::io::Error::from_raw_os_error(libc::EINVAL));
+    let e = format!("{e:#}");
+    assert!(
+        e.contains("logical block size") && e.contains("offset 512"),
+        "{e}"
+    );
+}
+
+#[test]
+fn zipf_jobs_hit_their_hot_blocks() {
+    // The hottest block of a zipf:1.2 job over 256 blocks gets 1/ζ(256, 1.2) ≈ 22% of the
+    // reads; check it through the picker the job itself uses.
+    let j = job("rw=randread,size=1MiB,random_distribution=zipf:1.2");
+    let cfg = j.cfg(Engine::Null, 9, SyncPolicy::End);
+    let mut rng = gen::Rng::new(5);
+    let hot = cfg.picker.spread(0);
+    let n = 100_000;
+    let hits = (0..n).filter(|_| cfg.picker.next(&mut rng) == hot).count();
+    let zeta: f64 = (1..=256).map(|i| (i as f64).powf(-1.2)).sum();
+    let want = 1.0 / zeta;
+    let got = hits as f64 / n as f64;
+    assert!(
+        (got - want).abs() < 5.0 * (want * (1.0 - want) / n as f64).sqrt(),
+        "{got} vs {want}"
+    );
+}

@@ -128,7 +128,11 @@ impl Counters {
             }
             _ => None,
         };
-        (cpu.user_s - self.cpu.user_s, cpu.sys_s - self.cpu.sys_s, dev)
+        (
+            cpu.user_s - self.cpu.user_s,
+            cpu.sys_s - self.cpu.sys_s,
+            dev,
+        )
     }
 }
 

@@ -676,7 +676,11 @@ mod tests {
         }
         let s = Store::open(&path).unwrap();
         assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(s.plan_hash("last").unwrap(), None, "no plan stored before schema 4");
+        assert_eq!(
+            s.plan_hash("last").unwrap(),
+            None,
+            "no plan stored before schema 4"
+        );
         let run = s.load("last").unwrap();
         let t = &run.trials[0];
         assert_eq!(

@@ -142,12 +142,9 @@ impl Plan {
                     mkfs_opts.join(" "),
                     mount_opts
                 ),
-                TargetSpec::Net(n) => format!(
-                    "{} {} mounted with {}",
-                    n.kind.name(),
-                    n.source,
-                    n.opts
-                ),
+                TargetSpec::Net(n) => {
+                    format!("{} {} mounted with {}", n.kind.name(), n.source, n.opts)
+                }
             };
             let _ = writeln!(out, "  {:<28} {line}", t.name);
         }

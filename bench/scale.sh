@@ -23,8 +23,8 @@ KIB_PER_INODE=${KIB_PER_INODE:-1.2}   # kernel memory per empty tmpfs file, meas
 
 [ "$(id -u)" = 0 ] || { echo "scale.sh: needs root (it mounts tmpfs)" >&2; exit 1; }
 TARGET=${CARGO_TARGET_DIR:-$PWD/target}
-cargo build --release -q
-BIN=$TARGET/release/fsarena
+if [ -z "${FSARENA:-}" ]; then cargo build --release -q; fi
+BIN=${FSARENA:-$TARGET/release/fsarena}   # FSARENA=path: a binary already built
 WORK=$(mktemp -d /var/tmp/fsarena-scale-XXXXXX)
 mkdir -p "$OUT"
 cleanup() {

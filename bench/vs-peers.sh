@@ -63,8 +63,9 @@ case_smallfiles() {
       echo "smallfiles, pair $pair: $who" >&2
       if [ "$who" = peer ]; then
         # -p 10 -r 8: 10-byte names, close to fsarena's f<index>; -k keeps the files (the
-        # cleanup is not timed), -L 1 one loop.
-        fs_mark -d "$MNT/fsm" -n "$SF_FILES" -s 0 -S 0 -D "$dirs" -N 100 -p 10 -r 8 -k -L 1 \
+        # cleanup is not timed), -L 1 one loop. Run from $WORK: fs_mark appends to
+        # ./fs_log.txt.
+        (cd "$WORK" && fs_mark -d "$MNT/fsm" -n "$SF_FILES" -s 0 -S 0 -D "$dirs" -N 100 -p 10 -r 8 -k -L 1) \
           > "$OUT/smallfiles-fsmark-$pair.txt" 2>&1 ||
           { cat "$OUT/smallfiles-fsmark-$pair.txt" >&2; exit 1; }
         rm -rf "$MNT/fsm"

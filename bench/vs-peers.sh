@@ -4,7 +4,7 @@
 # per-pair ratios fsarena/peer (higher is better for fsarena; the C floor row is
 # floor_ns/fsarena_ns, 1.0 = as fast as a bare pread loop).
 #
-# Job cases only so far (smallfiles vs fs_mark and postmark vs postmark are not written yet).
+# Job cases; smallfiles vs fs_mark and postmark vs postmark are in bench/vs-peers-files.sh.
 # Needs root (loop image for the io_uring and write cases). Usage:
 #   cargo build --release && sudo bench/vs-peers.sh          # PAIRS=5 RUNTIME=3 by default
 #

@@ -20,6 +20,10 @@ pub struct Series {
     interval_ns: u64,
     ops: Vec<u64>,
     bytes: Vec<u64>,
+    /// The bucket of the last [`Series::add`] and its start: operations finish in time
+    /// order, so most land in the same bucket as the one before and need no division.
+    cur_idx: usize,
+    cur_start_ns: u64,
 }
 
 /// A finished series, as reported.
@@ -41,14 +45,30 @@ impl Series {
     pub fn new() -> Self {
         Self {
             interval_ns: MIN_INTERVAL_NS,
-            ops: Vec::new(),
-            bytes: Vec::new(),
+            ops: vec![0],
+            bytes: vec![0],
+            cur_idx: 0,
+            cur_start_ns: 0,
         }
     }
 
     /// Adds `ops` operations and `bytes` bytes completed at `at_ns` after the phase start.
     #[inline]
     pub fn add(&mut self, at_ns: u64, ops: u64, bytes: u64) {
+        // The last bucket again (wrapping: a time before its start fails the test too).
+        let idx = if at_ns.wrapping_sub(self.cur_start_ns) < self.interval_ns {
+            self.cur_idx
+        } else {
+            self.locate(at_ns)
+        };
+        self.ops[idx] += ops;
+        self.bytes[idx] += bytes;
+    }
+
+    /// The bucket of `at_ns`, made to exist (halving the series when it would exceed
+    /// [`MAX_BUCKETS`]), remembered as the current one.
+    #[cold]
+    fn locate(&mut self, at_ns: u64) -> usize {
         let mut idx = (at_ns / self.interval_ns) as usize;
         while idx >= MAX_BUCKETS {
             self.halve();
@@ -58,14 +78,17 @@ impl Series {
             self.ops.resize(idx + 1, 0);
             self.bytes.resize(idx + 1, 0);
         }
-        self.ops[idx] += ops;
-        self.bytes[idx] += bytes;
+        self.cur_idx = idx;
+        self.cur_start_ns = idx as u64 * self.interval_ns;
+        idx
     }
 
     fn halve(&mut self) {
         self.interval_ns *= 2;
         self.ops = pair_sums(&self.ops);
         self.bytes = pair_sums(&self.bytes);
+        self.cur_idx /= 2;
+        self.cur_start_ns = self.cur_idx as u64 * self.interval_ns;
     }
 
     /// Adds another series of the same phase (same start).
@@ -148,6 +171,25 @@ mod tests {
     }
 
     proptest! {
+        /// Buckets found through the remembered bucket equal those found by division,
+        /// whatever the order of the times (out of order, repeated, across halvings).
+        #[test]
+        fn buckets_match_division(times in proptest::collection::vec(0u64..100_000_000_000, 1..400)) {
+            let mut s = Series::new();
+            let mut want = std::collections::BTreeMap::<u64, u64>::new();
+            for &t in &times {
+                s.add(t, 1, t);
+            }
+            let out = s.finish(100_000_000_000);
+            let interval = (out.interval_s * 1e9).round() as u64;
+            for &t in &times {
+                *want.entry(t / interval).or_default() += 1;
+            }
+            for (i, &n) in out.ops.iter().enumerate() {
+                prop_assert_eq!(n, want.get(&(i as u64)).copied().unwrap_or(0), "bucket {}", i);
+            }
+        }
+
         #[test]
         fn merge_keeps_totals(a in proptest::collection::vec(0u64..200_000_000_000, 0..200),
                               b in proptest::collection::vec(0u64..200_000_000_000, 0..200)) {

@@ -38,6 +38,12 @@ pub fn cpu_times() -> CpuTimes {
 
 /// Peak resident set size of this process in bytes since the last [`reset_peak_rss`]
 /// (`VmHWM` of /proc/self/status; getrusage's maxrss, which cannot be reset, as fallback).
+///
+/// Not getrusage alone: `ru_maxrss` is the peak over the process's whole life, so in a run
+/// of many trials every trial after the hungriest would report that trial's peak, and a
+/// leak could not be told from one big trial. VmHWM, reset per trial, is the trial's own
+/// peak (it still includes what the process held when the trial started: the binary, the
+/// store, earlier results).
 pub fn peak_rss_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status

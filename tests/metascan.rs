@@ -8,6 +8,9 @@ use common::phase;
 use serde_json::Value;
 use std::process::Command;
 
+/// Serialises the runs of this file (see [`run`]).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Entries of the `source-tree` corpus at scale 0.05 (seed 42) with the root: every scan
 /// counts each once.
 fn entries(trial: &Value) -> u64 {
@@ -15,6 +18,11 @@ fn entries(trial: &Value) -> u64 {
 }
 
 fn run(fs: &str) -> Option<Value> {
+    // One run at a time: a cold pass drops the caches of the whole machine, which would
+    // make the other test's warm passes cold too.
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let test = format!("metascan_{fs}");
     if common::skip_without_loop(&test) || !common::fs_available_or_tmpfs(&test, fs) {
         return None;

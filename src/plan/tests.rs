@@ -186,7 +186,7 @@ fn device_targets_are_parsed_and_refused_with_their_location() {
     .unwrap();
     let e = format!("{e:#}");
     assert!(
-        e.starts_with("t.toml:2:10: device targets are not available in this build"),
+        e.starts_with("t.toml:2:10: device targets are not available in plan files yet"),
         "{e}"
     );
 }

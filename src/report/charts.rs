@@ -363,19 +363,9 @@ fn series_figure(
         if s.ops.len() < 2 || s.interval_s <= 0.0 {
             continue;
         }
-        let ys: Vec<f64> = s
-            .ops
-            .iter()
-            .zip(&s.bytes)
-            .map(|(o, b)| {
-                if bytes {
-                    *b as f64 / s.interval_s / 1e6
-                } else {
-                    *o as f64 / s.interval_s
-                }
-            })
-            .collect();
-        let idle = s.ops.iter().filter(|o| **o == 0).count();
+        let points = rate_points(s, p.wall_s, bytes);
+        let ys: Vec<f64> = points.iter().map(|p| p.1).collect();
+        let idle = points.iter().filter(|p| p.2).count();
         let d = describe(&ys).expect("two points or more");
         table.rows.push(vec![
             t.to_string(),
@@ -389,11 +379,7 @@ fn series_figure(
         lines.push(Line {
             label: t.to_string(),
             color: color(run, t),
-            points: ys
-                .iter()
-                .enumerate()
-                .map(|(i, y)| ((i + 1) as f64 * s.interval_s, *y))
-                .collect(),
+            points: points.iter().map(|p| (p.0, p.1)).collect(),
             spread: Vec::new(),
         });
     }
@@ -407,6 +393,52 @@ fn series_figure(
         title,
         table,
     })
+}
+
+/// The points of a time series: (end of the interval in seconds since the phase start,
+/// rate over the interval in MB/s (10^6 bytes) when `bytes`, else operations per second,
+/// whether nothing was done in it). The last interval ends with the phase (`wall_s`), so
+/// it is usually shorter than the others: its rate is over its real length, and a last
+/// interval shorter than half of one is merged into the one before (a rate over a sliver
+/// of time is noise, and over a whole interval it would look like a stall at the end).
+fn rate_points(
+    s: &crate::probe::series::SeriesOut,
+    wall_s: f64,
+    bytes: bool,
+) -> Vec<(f64, f64, bool)> {
+    let n = s.ops.len().min(s.bytes.len());
+    let iv = s.interval_s;
+    // The width of each interval; all whole when the phase's wall time does not fit.
+    let last_w = wall_s - (n.saturating_sub(1)) as f64 * iv;
+    let last_w = if last_w > 0.0 && last_w <= iv {
+        last_w
+    } else {
+        iv
+    };
+    let mut cells: Vec<(f64, f64, u64, u64)> = (0..n)
+        .map(|i| {
+            let w = if i + 1 == n { last_w } else { iv };
+            (i as f64 * iv, w, s.ops[i], s.bytes[i])
+        })
+        .collect();
+    if n >= 2 && last_w < iv / 2.0 {
+        let last = cells.pop().expect("n >= 2");
+        let prev = cells.last_mut().expect("n >= 2");
+        prev.1 += last.1;
+        prev.2 += last.2;
+        prev.3 += last.3;
+    }
+    cells
+        .into_iter()
+        .map(|(start, w, ops, b)| {
+            let rate = if bytes {
+                b as f64 / w / 1e6
+            } else {
+                ops as f64 / w
+            };
+            (start + w, rate, ops == 0)
+        })
+        .collect()
 }
 
 /// Every figure of the run, workload by workload, phase by phase.
@@ -552,6 +584,78 @@ mod tests {
         dedup.sort();
         dedup.dedup();
         assert_eq!(dedup.len(), all.len());
+    }
+
+    #[test]
+    fn series_rates_are_over_each_interval_s_real_length() {
+        use crate::probe::series::SeriesOut;
+        // 10 ms intervals, a phase of 32 ms: the fourth interval lasts 2 ms.
+        let s = SeriesOut {
+            interval_s: 0.01,
+            ops: vec![10, 20, 30, 2],
+            bytes: vec![1_000_000, 2_000_000, 3_000_000, 200_000],
+        };
+        let pts = rate_points(&s, 0.032, true);
+        // The 2 ms sliver joins the third interval: 3.2 MB over 12 ms, ending at 32 ms.
+        assert_eq!(pts.len(), 3);
+        assert!((pts[0].0 - 0.01).abs() < 1e-12 && (pts[0].1 - 100.0).abs() < 1e-9);
+        assert!((pts[2].0 - 0.032).abs() < 1e-12, "{pts:?}");
+        assert!((pts[2].1 - 3.2 / 0.012).abs() < 1e-9, "MB/s = 10^6 bytes/s: {pts:?}");
+        // A last interval of 7 ms stays one point, its rate over 7 ms; ops per second.
+        let pts = rate_points(&s, 0.037, false);
+        assert_eq!(pts.len(), 4);
+        assert!((pts[3].0 - 0.037).abs() < 1e-12 && (pts[3].1 - 2.0 / 0.007).abs() < 1e-6);
+        assert!((pts[1].1 - 2000.0).abs() < 1e-9);
+        // Totals are kept: the rates times the lengths give back every operation.
+        let total: f64 = pts
+            .iter()
+            .zip([0.0, 0.01, 0.02, 0.03])
+            .map(|(p, start)| p.1 * (p.0 - start))
+            .sum();
+        assert!((total - 62.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bar_whiskers_are_the_summary_s_min_max_and_interval() {
+        let run = fixture();
+        let s = run
+            .summaries
+            .iter()
+            .find(|s| s.target == "ext4" && s.workload == "postmark" && s.metric == "ops_per_s")
+            .unwrap();
+        let phase = run
+            .trials
+            .iter()
+            .find(|t| t.label == "postmark")
+            .and_then(|t| t.phases.iter().find(|p| p.name == s.phase))
+            .unwrap();
+        let fig = bar_figure(&run, "postmark", phase, "ops_per_s", &["ext4"], &mut Vec::new());
+        let d = &s.stats;
+        assert!(d.min < d.max, "the fixture's repetitions differ");
+        let row = &fig.table.rows[0];
+        assert_eq!(row[1..4], [svg::num(d.median), svg::num(d.min), svg::num(d.max)]);
+        // Drawn where the figures are: on the axis of the chart's ticks from 0.
+        let tag = |class: &str| {
+            let i = fig.svg.find(&format!("class=\"{class}\"")).unwrap();
+            fig.svg[i..i + fig.svg[i..].find("/>").unwrap()].to_string()
+        };
+        let bar = tag("bar");
+        assert!(bar.contains(&format!("data-value=\"{}\"", d.median)), "{bar}");
+        let minmax = tag("minmax");
+        let ticks = svg::linear_ticks(d.max.max(d.ci95_high.unwrap_or(0.0)));
+        let end = *ticks.last().unwrap();
+        let x0: f64 = {
+            let k = bar.find(" x=\"").unwrap() + 4;
+            bar[k..k + bar[k..].find('"').unwrap()].parse().unwrap()
+        };
+        let wbar: f64 = {
+            let k = bar.find("width=\"").unwrap() + 7;
+            bar[k..k + bar[k..].find('"').unwrap()].parse().unwrap()
+        };
+        let plot_w = wbar / (d.median / end);
+        let at = |v: f64| format!("M{:.1} ", x0 + v / end * plot_w);
+        assert!(minmax.contains(&at(d.min)), "{minmax} min {}", at(d.min));
+        assert!(minmax.contains(&at(d.max)), "{minmax} max {}", at(d.max));
     }
 
     #[test]

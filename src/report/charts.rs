@@ -332,10 +332,15 @@ fn series_figure(
     taken: &mut Vec<String>,
 ) -> Option<Figure> {
     let bytes = phase.primary == "mb_per_s";
+    // The y values are a rate per interval whatever the headline is: MB/s (10^6 bytes)
+    // or the phase's operations per second — not the headline's unit, which is "s" for a
+    // phase whose headline is its wall time.
     let unit = if bytes {
         "MB/s".to_string()
+    } else if phase.ops_unit.is_empty() {
+        "ops/s".to_string()
     } else {
-        crate::report::terminal::unit_of(phase)
+        phase.ops_unit.clone()
     };
     let mut lines = Vec::new();
     let mut table = Table {
@@ -613,6 +618,22 @@ mod tests {
             .map(|(p, start)| p.1 * (p.0 - start))
             .sum();
         assert!((total - 62.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_series_of_a_timed_phase_is_in_operations_per_second() {
+        let mut run = fixture();
+        let t = run
+            .trials
+            .iter_mut()
+            .find(|t| t.label == "postmark")
+            .unwrap();
+        let p = t.phases.iter_mut().find(|p| p.name == "transactions").unwrap();
+        p.primary = "wall_s".into();
+        p.ops_unit = "transactions/s".into();
+        let phase = p.clone();
+        let fig = series_figure(&run, "postmark", &phase, &["ext4"], &mut Vec::new()).unwrap();
+        assert!(fig.svg.contains(">transactions/s — higher is better<"), "{}", fig.svg);
     }
 
     #[test]

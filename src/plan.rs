@@ -362,6 +362,21 @@ fn device_targets(
 }
 
 impl Plan {
+    /// The name reports and the store group a workload's trials under: its name, or the
+    /// spec as typed when the plan has the same workload more than once.
+    pub fn label(&self, w: &WorkloadSpec) -> String {
+        let same = self
+            .workloads
+            .iter()
+            .filter(|x| x.info.name == w.info.name)
+            .count();
+        if same > 1 {
+            w.text.clone()
+        } else {
+            w.info.name.to_string()
+        }
+    }
+
     /// Adds the result database to the paths whose device is never formatted, and checks
     /// the device targets again with it (only `main` knows `--db`). Touches nothing.
     pub fn protect_database(&mut self, db: &Path) -> Result<()> {

@@ -347,19 +347,9 @@ fn expected_ops(done: &[Trial], target: &str, label: &str) -> Vec<(String, u64)>
         .unwrap_or_default()
 }
 
-/// The name reports group a workload's trials under: its name, or the spec as typed when
-/// the plan has the same workload more than once.
+/// The name reports group a workload's trials under ([`Plan::label`]).
 fn label_of(plan: &Plan, w: &crate::workload::WorkloadSpec) -> String {
-    let same = plan
-        .workloads
-        .iter()
-        .filter(|x| x.info.name == w.info.name)
-        .count();
-    if same > 1 {
-        w.text.clone()
-    } else {
-        w.info.name.to_string()
-    }
+    plan.label(w)
 }
 
 /// Whether an ENOSPC io::Error is anywhere in the chain.

@@ -2,10 +2,12 @@
 //! `--resume`), and what `fsarena plan check` prints.
 //!
 //! The canonical form is JSON with sorted keys of what decides the results: each target's
-//! name, kind, filesystem, mkfs and mount options and size (or path), each workload's name
-//! and every parameter value (defaults included), and the policy (cache, sync, data,
+//! name, kind, filesystem, mkfs and mount options and size (or path), each workload's name,
+//! label and every parameter value (defaults included), and the policy (cache, sync, data,
 //! seed, repetitions). Formatting, comments, key order, the way a value was spelled
-//! (`1GiB` or `1024MiB`), the image directory and the output files do not count. The hash
+//! (`1GiB` or `1024MiB`), the image directory and the output files do not count — except
+//! in the label of a workload the plan has twice, which is its spec as typed: the stored
+//! trials are found by target, label and repetition, so a resumed run must see the same. The hash
 //! is FNV-1a 64 of that text, as 16 hex digits: a name for the plan, not a security
 //! measure (resume compares the stored canonical text itself).
 
@@ -52,7 +54,10 @@ impl Plan {
         let workloads: Vec<_> = self
             .workloads
             .iter()
-            .map(|w| json!({"name": w.info.name, "params": w.params.to_text_map()}))
+            .map(|w| {
+                json!({"name": w.info.name, "label": self.label(w),
+                    "params": w.params.to_text_map()})
+            })
             .collect();
         let p = &self.policy;
         let doc = json!({

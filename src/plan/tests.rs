@@ -174,6 +174,22 @@ fn the_hash_ignores_spelling_and_sees_what_changes_results() {
     )
     .unwrap();
     assert_ne!(a.hash(), d.hash());
+    // A workload the plan has twice is labelled with its spec as typed, and its trials are
+    // stored under that label: a plan spelling it otherwise cannot resume them (it would
+    // find none of them done and store every one again under the new label).
+    let twice = format!(
+        "{MATRIX}[[workload]]\nkind = \"bonnie\"\nsize = \"64MiB\"\n\
+         [[workload]]\nkind = \"bonnie\"\nsize = \"128MiB\"\n"
+    );
+    let e = plan(&twice, &o).unwrap();
+    let f = plan(&twice.replace("\"64MiB\"", "\"65536KiB\""), &o).unwrap();
+    assert_eq!(e.label(&e.workloads[1]), "bonnie:size=64MiB");
+    assert_eq!(f.label(&f.workloads[1]), "bonnie:size=65536KiB");
+    assert_eq!(
+        e.workloads[1].params.to_text_map(),
+        f.workloads[1].params.to_text_map()
+    );
+    assert_ne!(e.hash(), f.hash());
 }
 
 #[test]

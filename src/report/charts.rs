@@ -605,7 +605,10 @@ mod tests {
         assert_eq!(pts.len(), 3);
         assert!((pts[0].0 - 0.01).abs() < 1e-12 && (pts[0].1 - 100.0).abs() < 1e-9);
         assert!((pts[2].0 - 0.032).abs() < 1e-12, "{pts:?}");
-        assert!((pts[2].1 - 3.2 / 0.012).abs() < 1e-9, "MB/s = 10^6 bytes/s: {pts:?}");
+        assert!(
+            (pts[2].1 - 3.2 / 0.012).abs() < 1e-9,
+            "MB/s = 10^6 bytes/s: {pts:?}"
+        );
         // A last interval of 7 ms stays one point, its rate over 7 ms; ops per second.
         let pts = rate_points(&s, 0.037, false);
         assert_eq!(pts.len(), 4);
@@ -628,12 +631,20 @@ mod tests {
             .iter_mut()
             .find(|t| t.label == "postmark")
             .unwrap();
-        let p = t.phases.iter_mut().find(|p| p.name == "transactions").unwrap();
+        let p = t
+            .phases
+            .iter_mut()
+            .find(|p| p.name == "transactions")
+            .unwrap();
         p.primary = "wall_s".into();
         p.ops_unit = "transactions/s".into();
         let phase = p.clone();
         let fig = series_figure(&run, "postmark", &phase, &["ext4"], &mut Vec::new()).unwrap();
-        assert!(fig.svg.contains(">transactions/s — higher is better<"), "{}", fig.svg);
+        assert!(
+            fig.svg.contains(">transactions/s — higher is better<"),
+            "{}",
+            fig.svg
+        );
     }
 
     #[test]
@@ -650,18 +661,31 @@ mod tests {
             .find(|t| t.label == "postmark")
             .and_then(|t| t.phases.iter().find(|p| p.name == s.phase))
             .unwrap();
-        let fig = bar_figure(&run, "postmark", phase, "ops_per_s", &["ext4"], &mut Vec::new());
+        let fig = bar_figure(
+            &run,
+            "postmark",
+            phase,
+            "ops_per_s",
+            &["ext4"],
+            &mut Vec::new(),
+        );
         let d = &s.stats;
         assert!(d.min < d.max, "the fixture's repetitions differ");
         let row = &fig.table.rows[0];
-        assert_eq!(row[1..4], [svg::num(d.median), svg::num(d.min), svg::num(d.max)]);
+        assert_eq!(
+            row[1..4],
+            [svg::num(d.median), svg::num(d.min), svg::num(d.max)]
+        );
         // Drawn where the figures are: on the axis of the chart's ticks from 0.
         let tag = |class: &str| {
             let i = fig.svg.find(&format!("class=\"{class}\"")).unwrap();
             fig.svg[i..i + fig.svg[i..].find("/>").unwrap()].to_string()
         };
         let bar = tag("bar");
-        assert!(bar.contains(&format!("data-value=\"{}\"", d.median)), "{bar}");
+        assert!(
+            bar.contains(&format!("data-value=\"{}\"", d.median)),
+            "{bar}"
+        );
         let minmax = tag("minmax");
         let ticks = svg::linear_ticks(d.max.max(d.ci95_high.unwrap_or(0.0)));
         let end = *ticks.last().unwrap();

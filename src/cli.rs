@@ -170,9 +170,10 @@ pub struct RunArgs {
     pub workloads: Vec<String>,
     /// Run the plan in FILE (TOML: targets, option matrices, workloads, defaults; see
     /// docs/plans.md). --size, --image-dir, --reps, --cache, --sync, --data and --seed given
-    /// here override the plan's [defaults]; workloads, --suite, --fs, --dir, --mkfs-opt and
-    /// --mount-opt cannot be combined with a plan (the plan names them).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["workloads", "suite", "fs", "dir", "mkfs_opt", "mount_opt"])]
+    /// here override the plan's [defaults]; workloads, --suite, --fs, --dir, --device,
+    /// --net, --mkfs-opt and --mount-opt cannot be combined with a plan (the plan names
+    /// them).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["workloads", "suite", "fs", "dir", "mkfs_opt", "mount_opt", "device", "net"])]
     pub plan: Option<PathBuf>,
     /// Continue stored run RUN of the same plan: run only the trials it lacks (failed and
     /// interrupted trials again, successful ones are kept). Refused when the expanded plan

@@ -130,6 +130,8 @@ fn a_plan_and_workloads_or_targets_on_the_command_line_are_refused() {
         &["--fs", "ext4"],
         &["--suite", "quick"],
         &["--dir", "/tmp"],
+        &["--net", "nfs=server:/export"],
+        &["--device", "/dev/nonexistent"],
     ] {
         let out = Command::cargo_bin("fsarena")
             .unwrap()

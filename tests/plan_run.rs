@@ -74,6 +74,7 @@ fn a_small_plan_runs_its_matrix() {
     assert!(out.contains("mount: data=writeback"), "{out}");
 
     let json = dir.path().join("out.json");
+    let page = dir.path().join("out.html");
     let run = fsarena(
         dir.path(),
         &[
@@ -85,9 +86,20 @@ fn a_small_plan_runs_its_matrix() {
             dir.path().to_str().unwrap(),
             "--json",
             json.to_str().unwrap(),
+            "--html",
+            page.to_str().unwrap(),
         ],
     );
     assert!(run.status.success(), "{}", text(&run));
+    // --html beside --plan writes the report of the run, every target in it.
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for name in NAMES {
+        assert!(
+            html.contains(&format!("<th>{name}</th>")),
+            "{name} in the report"
+        );
+    }
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["status"], "complete");
     assert_eq!(v["policy"]["reps"], 2);

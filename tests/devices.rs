@@ -133,6 +133,45 @@ fn a_device_carrying_a_filesystem_is_refused_without_force() {
 }
 
 #[test]
+fn a_device_with_two_signatures_is_refused_without_force_and_formatted_with_it() {
+    let test = "a_device_with_two_signatures_is_refused_without_force";
+    if skip(test) || !common::fs_available(test, "xfs") {
+        return;
+    }
+    // An xfs filesystem with an ext4 superblock over its second KiB: `blkid -p` calls
+    // this "ambivalent" and exits 8 instead of naming one filesystem.
+    let disk = LoopDisk::new(300);
+    let d = disk.dev.as_str();
+    common::disk::sh("mkfs.xfs", &["-q", "-f", d]);
+    let ext4 = LoopDisk::new(64);
+    mkfs_ext4(&ext4.dev, "other");
+    let sb = &std::fs::read(&ext4.file).unwrap()[1024..2048];
+    common::disk::sh("sync", &[]);
+    {
+        use std::io::{Seek, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(d).unwrap();
+        f.seek(std::io::SeekFrom::Start(1024)).unwrap();
+        f.write_all(sb).unwrap();
+        f.sync_all().unwrap();
+    }
+    assert_refused(
+        &disk,
+        &named_twice(d, &[]),
+        &[
+            &format!("{d} holds signatures (wipefs: "),
+            "xfs at 0x0",
+            "ext4 at 0x438",
+            "pass --force to destroy it",
+        ],
+    );
+    // --force overrides signatures, these as well as one.
+    use fsarena::target::blockdev::{interlock, sysfs};
+    let dev = sysfs::resolve(Path::new(d)).unwrap();
+    assert!(interlock::blank_or_forced(&dev, false).is_err());
+    assert_eq!(interlock::blank_or_forced(&dev, true), Ok(()));
+}
+
+#[test]
 fn a_mounted_device_is_refused_even_with_force() {
     if skip("a_mounted_device_is_refused_even_with_force") {
         return;

@@ -11,6 +11,9 @@
 //!   directory is harmless: that is fsarena's too),
 //! * a tree with a filesystem mounted at or below it (deleting it would empty the mount).
 //!
+//! The check is not undone by a later swap: the directory holding the path is opened and
+//! verified to be the one checked, and the deletion goes through that open directory.
+//!
 //! A tree is removed with [`std::fs::remove_dir_all`], which does not descend through
 //! symbolic links (it unlinks them, and opens each directory relative to its parent with
 //! `O_NOFOLLOW` since Rust 1.58.1, CVE-2022-21658).
@@ -106,43 +109,107 @@ fn mounts_within(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The directory `dir` held open (`O_PATH`, last component not followed), checked to be
+/// the very directory at that real path now. Deleting through [`Held::entry`] then goes to
+/// this directory whatever is renamed or swapped for a symlink along `dir` afterwards: the
+/// kernel resolves `/proc/self/fd/N` to the open directory, not by walking `dir` again.
+struct Held {
+    fd: std::os::fd::OwnedFd,
+}
+
+impl Held {
+    fn open(dir: &Path) -> std::result::Result<Self, String> {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+            .map_err(|_| "its path contains a NUL byte".to_string())?;
+        // SAFETY: open(2) with a valid C string; the descriptor is owned below.
+        let raw = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        if raw < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(format!("cannot open its directory {}: {e}", dir.display()));
+        }
+        // SAFETY: `raw` is a descriptor just opened and owned by nobody else.
+        let held = Self {
+            fd: unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) },
+        };
+        match std::fs::read_link(held.proc_path()) {
+            Ok(now) if now == dir => Ok(held),
+            _ => Err(format!(
+                "its directory {} was moved or replaced while being checked",
+                dir.display()
+            )),
+        }
+    }
+
+    fn proc_path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd;
+        PathBuf::from(format!("/proc/self/fd/{}", self.fd.as_raw_fd()))
+    }
+
+    /// `name` inside the held directory.
+    fn entry(&self, name: &std::ffi::OsStr) -> PathBuf {
+        self.proc_path().join(name)
+    }
+}
+
 /// Deletes `path` as `how` says, only when it is fsarena's (see the module docs).
 /// `Ok(false)` when there was nothing to delete.
+///
+/// The check and the deletion are one: the directory holding `path` is opened and verified
+/// to be the one checked, and the deletion goes through that open directory, so a directory
+/// on the way that is swapped for a symlink after the check leads nowhere (see [`Held`]).
 pub fn remove(path: &Path, how: Removal) -> Result<bool> {
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(false);
     }
-    let (real, _owner) = owner_of(path)
-        .map_err(|why| anyhow::anyhow!("refusing to delete {}: {why}", path.display()))?;
-    let is_dir = std::fs::symlink_metadata(&real)?.is_dir();
+    let refuse = |why: String| anyhow::anyhow!("refusing to delete {}: {why}", path.display());
+    let (real, _owner) = owner_of(path).map_err(refuse)?;
+    let (Some(dir), Some(name)) = (real.parent(), real.file_name()) else {
+        return Err(refuse("it has no parent directory".into()));
+    };
+    let held = Held::open(dir).map_err(refuse)?;
+    remove_in(&held, name, &real, how).with_context(|| format!("removing {}", path.display()))?;
+    Ok(true)
+}
+
+/// Deletes `name` in the held directory whose real path made `real`.
+fn remove_in(held: &Held, name: &std::ffi::OsStr, real: &Path, how: Removal) -> Result<()> {
+    let entry = held.entry(name);
+    let is_dir = std::fs::symlink_metadata(&entry)?.is_dir();
     match how {
         Removal::File => {
             if is_dir {
                 bail!(
                     "refusing to delete {}: a directory, not a file",
-                    path.display()
+                    real.display()
                 );
             }
-            std::fs::remove_file(&real)
+            std::fs::remove_file(&entry)
         }
-        Removal::EmptyDir => std::fs::remove_dir(&real),
+        Removal::EmptyDir => std::fs::remove_dir(&entry),
         Removal::Tree => {
             if !is_dir {
-                bail!("refusing to delete {}: not a directory", path.display());
+                bail!("refusing to delete {}: not a directory", real.display());
             }
-            let mounted = mounts_within(&real);
+            let mounted = mounts_within(real);
             if !mounted.is_empty() {
                 bail!(
                     "refusing to delete {}: a filesystem is mounted at {}",
-                    path.display(),
+                    real.display(),
                     mounted[0].display()
                 );
             }
-            std::fs::remove_dir_all(&real)
+            // std opens each directory below with O_NOFOLLOW relative to its parent.
+            std::fs::remove_dir_all(&entry)
         }
-    }
-    .with_context(|| format!("removing {}", path.display()))?;
-    Ok(true)
+    }?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -244,6 +311,36 @@ mod tests {
         let err = remove(&tricky, Removal::File).unwrap_err().to_string();
         assert!(err.contains(".."), "{err}");
         assert!(victim.exists());
+    }
+
+    #[test]
+    fn a_directory_swapped_for_a_symlink_after_the_check_leads_nowhere() {
+        let t = marked();
+        let outside = tempfile::tempdir().unwrap();
+        let dir = t.path().join("images");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("x.img"), b"ours").unwrap();
+        std::fs::write(outside.path().join("x.img"), b"keep").unwrap();
+        std::fs::create_dir(outside.path().join("w")).unwrap();
+        std::fs::write(outside.path().join("w/f"), b"keep").unwrap();
+        std::fs::create_dir(dir.join("w")).unwrap();
+        let (real, _) = owner_of(&dir.join("x.img")).unwrap();
+        let held = Held::open(real.parent().unwrap()).unwrap();
+        // After the check: the checked directory is moved away, a symlink to the outside
+        // takes its name. Deleting by path now would hit the outside files.
+        let moved = t.path().join("moved");
+        std::fs::rename(&dir, &moved).unwrap();
+        symlink(outside.path(), &dir).unwrap();
+        remove_in(&held, "x.img".as_ref(), &real, Removal::File).unwrap();
+        remove_in(&held, "w".as_ref(), &real, Removal::Tree).unwrap();
+        assert_eq!(
+            std::fs::read(outside.path().join("x.img")).unwrap(),
+            b"keep"
+        );
+        assert_eq!(std::fs::read(outside.path().join("w/f")).unwrap(), b"keep");
+        assert!(!moved.join("x.img").exists() && !moved.join("w").exists());
+        // Opened after the swap: the symlink is refused.
+        assert!(Held::open(&dir).is_err());
     }
 
     #[test]

@@ -41,6 +41,13 @@ fn fsarena(args: &[&str], image_dir: &Path) -> (bool, String) {
     (out.status.success(), text)
 }
 
+/// `--device DEV --destroy-data-on DEV --fs ext4` and then `extra`: a device named twice.
+fn named_twice<'a>(dev: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["--device", dev, "--destroy-data-on", dev, "--fs", "ext4"];
+    v.extend_from_slice(extra);
+    v
+}
+
 /// Asserts that fsarena refuses `args` with exit code 2 (nothing touched) and a message
 /// containing every one of `expect`, and that `disk`'s bytes did not change.
 fn assert_refused(disk: &LoopDisk, args: &[&str], expect: &[&str]) {
@@ -116,13 +123,52 @@ fn a_device_carrying_a_filesystem_is_refused_without_force() {
     let d = disk.dev.as_str();
     assert_refused(
         &disk,
-        &["--device", d, "--destroy-data-on", d, "--fs", "ext4"],
+        &named_twice(d, &[]),
         &[
             &format!("{d} holds an ext4 filesystem (blkid: TYPE=ext4, UUID="),
             "LABEL=precious",
             "pass --force to destroy it",
         ],
     );
+}
+
+#[test]
+fn a_device_with_two_signatures_is_refused_without_force_and_formatted_with_it() {
+    let test = "a_device_with_two_signatures_is_refused_without_force";
+    if skip(test) || !common::fs_available(test, "xfs") {
+        return;
+    }
+    // An xfs filesystem with an ext4 superblock over its second KiB: `blkid -p` calls
+    // this "ambivalent" and exits 8 instead of naming one filesystem.
+    let disk = LoopDisk::new(300);
+    let d = disk.dev.as_str();
+    common::disk::sh("mkfs.xfs", &["-q", "-f", d]);
+    let ext4 = LoopDisk::new(64);
+    mkfs_ext4(&ext4.dev, "other");
+    let sb = &std::fs::read(&ext4.file).unwrap()[1024..2048];
+    common::disk::sh("sync", &[]);
+    {
+        use std::io::{Seek, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(d).unwrap();
+        f.seek(std::io::SeekFrom::Start(1024)).unwrap();
+        f.write_all(sb).unwrap();
+        f.sync_all().unwrap();
+    }
+    assert_refused(
+        &disk,
+        &named_twice(d, &[]),
+        &[
+            &format!("{d} holds signatures (wipefs: "),
+            "xfs at 0x0",
+            "ext4 at 0x438",
+            "pass --force to destroy it",
+        ],
+    );
+    // --force overrides signatures, these as well as one.
+    use fsarena::target::blockdev::{interlock, sysfs};
+    let dev = sysfs::resolve(Path::new(d)).unwrap();
+    assert!(interlock::blank_or_forced(&dev, false).is_err());
+    assert_eq!(interlock::blank_or_forced(&dev, true), Ok(()));
 }
 
 #[test]
@@ -136,15 +182,7 @@ fn a_mounted_device_is_refused_even_with_force() {
     let m = RoMount::new(d);
     assert_refused(
         &disk,
-        &[
-            "--device",
-            d,
-            "--destroy-data-on",
-            d,
-            "--fs",
-            "ext4",
-            "--force",
-        ],
+        &named_twice(d, &["--force"]),
         &[
             &format!("{d} is in use: it is mounted at {}", m.dir.path().display()),
             "unmount it first",
@@ -172,7 +210,7 @@ fn a_partition_whose_sibling_is_mounted_is_refused_and_a_table_needs_force() {
     let d = disk.dev.as_str();
     assert_refused(
         &disk,
-        &["--device", d, "--destroy-data-on", d, "--fs", "ext4"],
+        &named_twice(d, &[]),
         &[&format!(
             "{d} holds a dos partition table (blkid: PTTYPE=dos"
         )],
@@ -181,7 +219,7 @@ fn a_partition_whose_sibling_is_mounted_is_refused_and_a_table_needs_force() {
     let m = RoMount::new(&p2);
     assert_refused(
         &disk,
-        &["--device", &p1, "--destroy-data-on", &p1, "--fs", "ext4"],
+        &named_twice(&p1, &[]),
         &[&format!(
             "{p1} is in use: {p2} (another partition of the same disk) is mounted at {}",
             m.dir.path().display()
@@ -189,15 +227,7 @@ fn a_partition_whose_sibling_is_mounted_is_refused_and_a_table_needs_force() {
     );
     assert_refused(
         &disk,
-        &[
-            "--device",
-            d,
-            "--destroy-data-on",
-            d,
-            "--fs",
-            "ext4",
-            "--force",
-        ],
+        &named_twice(d, &["--force"]),
         &[&format!("{d} is in use: its partition {p2} is mounted")],
     );
     drop(m);
@@ -254,7 +284,7 @@ fn a_device_backing_a_loop_device_is_refused() {
     });
     assert_refused(
         &disk,
-        &["--device", d, "--destroy-data-on", d, "--fs", "ext4"],
+        &named_twice(d, &[]),
         &[&format!(
             "{d} is in use: it backs loop device /dev/{upper_name}"
         )],
@@ -285,15 +315,7 @@ fn active_swap_is_refused() {
     });
     assert_refused(
         &disk,
-        &[
-            "--device",
-            d,
-            "--destroy-data-on",
-            d,
-            "--fs",
-            "ext4",
-            "--force",
-        ],
+        &named_twice(d, &["--force"]),
         &[&format!("{d} is in use: it is active swap")],
     );
     drop(off);
@@ -332,15 +354,7 @@ fn a_device_under_device_mapper_is_refused() {
     });
     assert_refused(
         &disk,
-        &[
-            "--device",
-            d,
-            "--destroy-data-on",
-            d,
-            "--fs",
-            "ext4",
-            "--force",
-        ],
+        &named_twice(d, &["--force"]),
         &[
             &format!("{d} is part of an md/LVM/dm stack: /dev/dm-"),
             &format!("(built on {d})"),

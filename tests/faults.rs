@@ -112,6 +112,7 @@ fn a_full_filesystem_fails_its_trial_keeps_earlier_phases_and_the_run_goes_on() 
         "{stderr}"
     );
     common::assert_clean(dir.path());
+    common::assert_no_records(dir.path());
 }
 
 #[test]
@@ -163,4 +164,43 @@ fn a_rejected_mkfs_option_fails_that_target_with_mkfs_message_only() {
         "{stdout}"
     );
     common::assert_clean(dir.path());
+    common::assert_no_records(dir.path());
+}
+
+#[test]
+fn a_rejected_mount_option_fails_its_trials_and_leaves_no_mount_point_or_record() {
+    let test = "a_rejected_mount_option_fails_its_trials";
+    if common::skip_without_loop(test) || !common::fs_available(test, "ext4") {
+        return;
+    }
+    let dir = common::image_dir();
+    let (out, v, _) = run(
+        &[
+            "bonnie-files:files=1,max_size=4KiB,min_size=1KiB",
+            "--fs",
+            "ext4,tmpfs",
+            "--size",
+            "64MiB",
+            "--reps",
+            "1",
+            "--mount-opt",
+            "ext4=no_such_option",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let ext4 = trials(&v, "ext4");
+    assert_eq!(ext4[0]["status"], "failed");
+    let err = ext4[0]["error"].as_str().unwrap();
+    assert!(
+        err.contains("mount") && err.contains("no_such_option"),
+        "{err}"
+    );
+    assert_eq!(trials(&v, "tmpfs")[0]["status"], "ok");
+    common::assert_clean(dir.path());
+    // The failed mount's mount point and its record went with it: no state file is kept
+    // for `fsarena cleanup` to replay, no empty directory is left in mnt/.
+    common::assert_no_records(dir.path());
 }

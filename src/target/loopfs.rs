@@ -97,20 +97,38 @@ impl LoopTarget {
             .image_dir
             .join("mnt")
             .join(format!("{}-{}", self.env.run_id, self.info.name));
-        self.env.state.add(Resource::Image {
+        let recorded = Resource::Image {
             path: image.clone(),
-        })?;
-        let mut live = Live {
-            image: image.clone(),
-            device: None,
-            mountpoint,
-            mounted: false,
         };
-        let f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&image)
-            .with_context(|| format!("creating image {}", image.display()))?;
+        self.env.state.add(recorded.clone())?;
+        let f = match OpenOptions::new().write(true).create_new(true).open(&image) {
+            Ok(f) => f,
+            Err(e) => {
+                // Not created, so not ours to delete (it may be someone else's file).
+                let _ = self.env.state.remove(&recorded);
+                return Err(e).with_context(|| format!("creating image {}", image.display()));
+            }
+        };
+        match self.allocate_and_attach(f, &image) {
+            Ok(device) => Ok(Live {
+                image,
+                device: Some(device),
+                mountpoint,
+                mounted: false,
+            }),
+            Err(e) => {
+                // Nothing holds the image yet to release it later: undo it now (this also
+                // detaches a loop device losetup attached before a later step failed).
+                if state::undo(&recorded).is_ok() {
+                    let _ = self.env.state.remove(&recorded);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Preallocates the new image `f`, attaches it and records the loop device; returns it.
+    fn allocate_and_attach(&mut self, f: File, image: &Path) -> Result<String> {
         fallocate(&f, self.info.size_bytes).with_context(|| {
             format!(
                 "preallocating {} bytes for {}",
@@ -127,11 +145,10 @@ impl LoopTarget {
         }
         self.env.state.add(Resource::Loop {
             device: device.clone(),
-            image: image.clone(),
+            image: image.to_path_buf(),
         })?;
         self.info.loop_direct_io = Some(loop_dio(&device));
-        live.device = Some(device);
-        Ok(live)
+        Ok(device)
     }
 
     fn device(&self) -> Result<&str> {

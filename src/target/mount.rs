@@ -6,7 +6,8 @@ use anyhow::{Context, Result};
 use std::path::Path;
 
 /// Mounts `source` of type `fstype` on `mountpoint` with `opts`; returns seconds taken.
-/// The mount point is recorded in the state file first.
+/// The mount point is recorded in the state file first; when the mount fails, the mount
+/// point and its record are removed again (the caller has nothing mounted to tear down).
 pub fn mount(
     state: &State,
     fstype: &str,
@@ -25,7 +26,15 @@ pub fn mount(
         argv.extend(["-o", opts]);
     }
     argv.extend([source, &mp]);
-    Ok(cmd::run(&argv)?.seconds)
+    cmd::run(&argv)
+        .map(|o| o.seconds)
+        .inspect_err(|_| forget_failed(state, mountpoint))
+}
+
+/// After a failed mount command: undoes whatever it left (normally only the mount point
+/// and its record; a mount that happened all the same is unmounted).
+pub fn forget_failed(state: &State, mountpoint: &Path) {
+    let _ = unmount(state, mountpoint);
 }
 
 /// Unmounts `mountpoint` (if mounted), removes the directory and forgets it; returns seconds.

@@ -250,8 +250,14 @@ impl NetTarget {
         }
         let argv = self.spec.mount_argv(&self.mountpoint.to_string_lossy());
         // sshfs leaves a daemon behind: its output must not be a pipe fsarena waits on.
-        let out =
-            cmd::run_detached(&argv).with_context(|| format!("mounting {}", self.spec.name()))?;
+        let out = cmd::run_detached(&argv)
+            .inspect_err(|_| {
+                // A remount keeps its record for the work directory's sake (see above).
+                if record {
+                    super::mount::forget_failed(&self.env.state, &self.mountpoint);
+                }
+            })
+            .with_context(|| format!("mounting {}", self.spec.name()))?;
         self.mounted = true;
         Ok(out.seconds)
     }

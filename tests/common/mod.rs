@@ -102,6 +102,23 @@ pub fn assert_clean(dir: &Path) {
     assert_eq!(images_under(dir), Vec::<PathBuf>::new(), "images left");
 }
 
+/// Asserts that a finished run left no record for `fsarena cleanup` under `dir`: no state
+/// file in `state/` and no mount point in `mnt/` (what a failed mount must not leave).
+pub fn assert_no_records(dir: &Path) {
+    let names = |sub: &str| -> Vec<String> {
+        std::fs::read_dir(dir.join(sub))
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !n.starts_with('.'))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(names("state"), Vec::<String>::new(), "state files left");
+    assert_eq!(names("mnt"), Vec::<String>::new(), "mount points left");
+}
+
 /// Runs `fsarena cleanup --image-dir DIR`.
 pub fn cleanup(dir: &Path) -> std::process::Output {
     Command::new(bin())

@@ -249,7 +249,9 @@ pub fn signatures(dev: &Dev) -> Result<Option<String>, String> {
     let node = dev.node();
     let blkid = match cmd::run(&["blkid", "-p", "-o", "export", &node]) {
         Ok(o) => o.stdout,
-        Err(e) if is_exit(&e, "2") => String::new(),
+        // 2: nothing found. 8: more than one signature ("ambivalent result"): wipefs
+        // below lists them, and --force may override them like any other signature.
+        Err(e) if is_exit(&e, "2") || is_exit(&e, "8") => String::new(),
         Err(e) => return Err(format!("cannot probe {node} for signatures: {e:#}")),
     };
     let kv: Vec<(&str, &str)> = blkid

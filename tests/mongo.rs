@@ -21,6 +21,8 @@ fn run_json(args: &[&str], image_dir: &Path) -> Value {
         .arg(image_dir)
         .arg("--json")
         .arg(&json)
+        .arg("--db")
+        .arg(image_dir.join("results.db"))
         .output()
         .expect("run fsarena");
     let stderr = String::from_utf8_lossy(&out.stderr);

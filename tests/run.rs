@@ -313,6 +313,8 @@ fn running_out_of_inodes_fails_the_trial_with_a_clear_cause_and_cleans_up() {
         ])
         .args(["--mkfs-opt", "ext4=-N 2048", "--image-dir"])
         .arg(dir.path())
+        .arg("--db")
+        .arg(dir.path().join("results.db"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

@@ -169,6 +169,14 @@ pub fn io_error(cfg: &JobCfg, io: &Io, e: io::Error) -> anyhow::Error {
     ))
 }
 
+/// The engine failed with requests in flight: the kernel may still write into their
+/// buffers, so they are leaked rather than freed (depth × bs bytes, once, in a failing
+/// trial) — freed, the allocator could hand that memory to something else first.
+fn abandon(bufs: Vec<AlignedBuf>, cfg: &JobCfg, what: &str, e: io::Error) -> anyhow::Error {
+    std::mem::forget(bufs);
+    anyhow!("{}: {what}: {e}", cfg.engine)
+}
+
 /// Runs job `job` on engine `b` until `until`, recording into `w`; returns the written
 /// files' indexes (for the end-of-job fsync).
 pub fn run<B: IoBackend>(
@@ -281,16 +289,21 @@ pub fn run<B: IoBackend>(
         }
         if queued > 0 {
             let t = w.start();
-            b.submit()?;
+            if let Err(e) = b.submit() {
+                return Err(abandon(bufs, cfg, "submit", e));
+            }
             w.done_part(Op::Submit, t, 0);
         }
         if st.inflight > 0 {
             let mut reaped = 0;
-            b.reap(1, &mut |slot, res| {
+            let res = b.reap(1, &mut |slot, res| {
                 reaped += 1;
                 st.complete(w, slot, res)
-            })?;
+            });
             st.inflight -= reaped;
+            if let Err(e) = res {
+                return Err(abandon(bufs, cfg, "wait for completions", e));
+            }
         } else if st.err.is_none() && st.need_sync() {
             for &f in &st.dirty {
                 let t = w.start();

@@ -11,7 +11,8 @@
 //! block that differs. The `null` engine touches no file and has no layout.
 //!
 //! Differs from fio: offsets are drawn with replacement (fio's `norandommap=1`; fio's
-//! default random map visits each block once per pass); `ramp` runs the job unmeasured
+//! default random map visits each block once per pass); in `rw=rw` reads and writes share
+//! one position per file (fio keeps one per direction); `ramp` runs the job unmeasured
 //! for that long and then starts the measured run (the threads stop in between, fio's keep
 //! going); written files get the sync policy's fsync at the end of the run (default
 //! `--sync end`; use `--sync none` for fio's default of no final sync, or `end_fsync`).

@@ -30,8 +30,14 @@ IMG_SIZE=${IMG_SIZE:-3G}
 command -v fio >/dev/null || apt-get install -y -o DPkg::Lock::Timeout=600 fio >/dev/null
 command -v cc >/dev/null || apt-get install -y -o DPkg::Lock::Timeout=600 gcc >/dev/null
 
+# $WORK is deleted at start and end: only a directory this script made (its marker file).
+if [ -e "$WORK" ] && [ ! -e "$WORK/.fsarena-vs-peers" ]; then
+    echo "vs-peers.sh: $WORK exists and was not made by this script; not deleting it" >&2
+    exit 2
+fi
 rm -rf "$WORK"
 mkdir -p "$WORK/dir" "$WORK/mnt" "$WORK/state"
+touch "$WORK/.fsarena-vs-peers"
 LOOP=
 cleanup() {
     mountpoint -q "$WORK/mnt" && umount "$WORK/mnt"

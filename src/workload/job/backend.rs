@@ -95,7 +95,8 @@ impl Drop for AlignedBuf {
     }
 }
 
-fn sync_file(f: &File, data_only: bool) -> io::Result<()> {
+/// fsync, or fdatasync when `data_only`.
+pub(super) fn sync_file(f: &File, data_only: bool) -> io::Result<()> {
     if data_only {
         f.sync_data()
     } else {

@@ -6,7 +6,9 @@
 //! (io_uring: one submit per batch, and a wait only when no completion is ready). It
 //! allocates nothing: buffers, slots and the list of dirty files are made before the loop
 //! (the recorder's time series grows by one bucket per 10 ms at most); it takes no lock.
-//! Deadlines and rate limits use the completion time the recorder read.
+//! Deadlines use the completion time the recorder read; a `rate` limit reads the clock
+//! once more per request, and sleeps before issuing one — never between the completions
+//! of one reap, where the sleep would be counted in the latency of those reaped after it.
 
 use super::backend::{AlignedBuf, Io, IoBackend};
 use super::gen::{BlockSizes, Picker, Rng};
@@ -124,14 +126,21 @@ impl State<'_> {
                 self.fail(e);
             }
         }
-        if self.cfg.rate > 0 {
-            let due = self.began
-                + Duration::from_nanos(
-                    (self.done_bytes as u128 * 1_000_000_000 / self.cfg.rate as u128) as u64,
-                );
-            if due > now {
-                std::thread::sleep(due - now);
-            }
+    }
+
+    /// Under a `rate` limit, waits until the bytes done so far are due (at `began` +
+    /// done / rate).
+    fn pace(&self) {
+        if self.cfg.rate == 0 {
+            return;
+        }
+        let due = self.began
+            + Duration::from_nanos(
+                (self.done_bytes as u128 * 1_000_000_000 / self.cfg.rate as u128) as u64,
+            );
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
         }
     }
 
@@ -158,6 +167,14 @@ pub fn io_error(cfg: &JobCfg, io: &Io, e: io::Error) -> anyhow::Error {
         "{} {what} of {} bytes at offset {} of file {}{advice}",
         cfg.engine, io.len, io.offset, io.file
     ))
+}
+
+/// The engine failed with requests in flight: the kernel may still write into their
+/// buffers, so they are leaked rather than freed (depth × bs bytes, once, in a failing
+/// trial) — freed, the allocator could hand that memory to something else first.
+fn abandon(bufs: Vec<AlignedBuf>, cfg: &JobCfg, what: &str, e: io::Error) -> anyhow::Error {
+    std::mem::forget(bufs);
+    anyhow!("{}: {what}: {e}", cfg.engine)
 }
 
 /// Runs job `job` on engine `b` until `until`, recording into `w`; returns the written
@@ -258,6 +275,7 @@ pub fn run<B: IoBackend>(
             if write && cfg.verify {
                 verify::fill(buf, keys[file], offset);
             }
+            st.pace();
             let t = w.start();
             st.slots[slot as usize] = Slot { start: t, io };
             match b.queue(&io, buf) {
@@ -271,16 +289,21 @@ pub fn run<B: IoBackend>(
         }
         if queued > 0 {
             let t = w.start();
-            b.submit()?;
+            if let Err(e) = b.submit() {
+                return Err(abandon(bufs, cfg, "submit", e));
+            }
             w.done_part(Op::Submit, t, 0);
         }
         if st.inflight > 0 {
             let mut reaped = 0;
-            b.reap(1, &mut |slot, res| {
+            let res = b.reap(1, &mut |slot, res| {
                 reaped += 1;
                 st.complete(w, slot, res)
-            })?;
+            });
             st.inflight -= reaped;
+            if let Err(e) = res {
+                return Err(abandon(bufs, cfg, "wait for completions", e));
+            }
         } else if st.err.is_none() && st.need_sync() {
             for &f in &st.dirty {
                 let t = w.start();
@@ -306,6 +329,8 @@ pub fn run<B: IoBackend>(
     if let Some(e) = st.err.take() {
         return Err(e);
     }
+    // The last request's bytes are due too: a rate-limited job takes size / rate.
+    st.pace();
     Ok((0..cfg.nrfiles as u32)
         .filter(|&f| st.ever_written[f as usize])
         .collect())

@@ -11,7 +11,8 @@
 //! block that differs. The `null` engine touches no file and has no layout.
 //!
 //! Differs from fio: offsets are drawn with replacement (fio's `norandommap=1`; fio's
-//! default random map visits each block once per pass); `ramp` runs the job unmeasured
+//! default random map visits each block once per pass); in `rw=rw` reads and writes share
+//! one position per file (fio keeps one per direction); `ramp` runs the job unmeasured
 //! for that long and then starts the measured run (the threads stop in between, fio's keep
 //! going); written files get the sync policy's fsync at the end of the run (default
 //! `--sync end`; use `--sync none` for fio's default of no final sync, or `end_fsync`).
@@ -31,6 +32,7 @@ use crate::error::usage;
 use crate::policy::SyncPolicy;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
+use crate::workload::params::param;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{anyhow, Result};
 use backend::{Mmap, Null, Psync};
@@ -49,22 +51,6 @@ const MAX_BS: u64 = 64 << 20;
 const LAYOUT_CHUNK: u64 = 1 << 20;
 /// O_DIRECT sizes and offsets must be multiples of this (the smallest logical block size).
 const DIRECT_ALIGN: u64 = 512;
-
-const fn param(
-    name: &'static str,
-    kind: ParamKind,
-    default: &'static str,
-    unit: &'static str,
-    help: &'static str,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        kind,
-        default,
-        unit,
-        help,
-    }
-}
 
 const RW: &[&str] = &["read", "write", "randread", "randwrite", "rw", "randrw"];
 const ENGINES: &[&str] = &["psync", "io_uring", "mmap", "null"];
@@ -200,10 +186,11 @@ impl Job {
     pub fn from_params(p: &Params) -> Result<Self> {
         let count = |k| p.count(k).expect("counts have defaults");
         let rw = p.choice("rw").to_string();
+        let (rwmixread, numjobs) = (count("rwmixread"), count("numjobs"));
         let read_pct = match rw.as_str() {
             "read" | "randread" => 100,
             "write" | "randwrite" => 0,
-            _ => count("rwmixread"),
+            _ => rwmixread,
         };
         let bs = BlockSizes::new(p.size_mix("bs"));
         let size = p.bytes("size").expect("size has a default");
@@ -215,10 +202,15 @@ impl Job {
         let dist = Distribution::parse(p.text("random_distribution").unwrap_or("uniform"))
             .map_err(|e| usage(format!("job: random_distribution: {e}")))?;
         let (fsync, fdatasync) = (count("fsync"), count("fdatasync"));
+        let (verify, fallback, cpus) = (
+            p.flag("verify"),
+            p.choice("fallback") == "psync",
+            p.counts("cpus"),
+        );
         let f = format_size;
         let caps = engine.caps();
         let file_size = size.checked_div(nrfiles).unwrap_or(0);
-        let problem = if count("rwmixread") > 100 {
+        let problem = if rwmixread > 100 {
             "rwmixread: give 0 to 100".to_string()
         } else if bs.max() > MAX_BS {
             format!("bs: at most {}", f(MAX_BS))
@@ -230,7 +222,7 @@ impl Job {
                 f(file_size),
                 f(bs.max())
             )
-        } else if !(1..=MAX_JOBS).contains(&count("numjobs")) {
+        } else if !(1..=MAX_JOBS).contains(&numjobs) {
             format!("numjobs: give 1 to {MAX_JOBS}")
         } else if depth == 0 || depth as usize > caps.max_depth {
             format!(
@@ -251,15 +243,11 @@ impl Job {
             "offset_align must be at least 1 B".to_string()
         } else if fsync > 0 && fdatasync > 0 {
             "give fsync or fdatasync, not both".to_string()
-        } else if p.choice("fallback") == "psync" && engine != Engine::IoUring {
+        } else if fallback && engine != Engine::IoUring {
             "fallback=psync only applies to engine=io_uring".to_string()
-        } else if let Some(c) = p
-            .counts("cpus")
-            .iter()
-            .find(|&&c| c >= libc::CPU_SETSIZE as u64)
-        {
+        } else if let Some(c) = cpus.iter().find(|&&c| c >= libc::CPU_SETSIZE as u64) {
             format!("cpus: {c} is beyond the largest CPU number")
-        } else if verify_needs_words(p.flag("verify"), &bs, align) {
+        } else if verify && (!bs.all_multiples_of(8) || align % 8 != 0) {
             "verify=true needs bs sizes and offset_align that are multiples of 8 B".to_string()
         } else {
             return Ok(Self {
@@ -268,10 +256,10 @@ impl Job {
                 bs,
                 size,
                 nrfiles: nrfiles as usize,
-                numjobs: count("numjobs") as usize,
+                numjobs: numjobs as usize,
                 depth: depth as usize,
                 engine,
-                fallback: p.choice("fallback") == "psync",
+                fallback,
                 direct,
                 fsync,
                 fdatasync,
@@ -281,8 +269,8 @@ impl Job {
                 rate: p.bytes("rate").unwrap_or(0),
                 align,
                 dist,
-                verify: p.flag("verify"),
-                cpus: p.counts("cpus").to_vec(),
+                verify,
+                cpus: cpus.to_vec(),
             });
         };
         Err(usage(format!("job: {problem}")))
@@ -490,11 +478,11 @@ impl Job {
         Ok(())
     }
 
-    /// Reads job `job`'s files back and counts the blocks that differ from the pattern.
-    fn verify(&self, w: &mut Worker, dir: &Path, seed: u64) -> Result<Checked> {
+    /// Reads job `job`'s files back; the first file with blocks that differ from the
+    /// pattern fails the phase with their count.
+    fn verify(&self, w: &mut Worker, dir: &Path, seed: u64) -> Result<()> {
         let job = w.idx;
         let mut buf = vec![0u8; verify::VERIFY_BLOCK];
-        let mut all = Checked::default();
         for file in 0..self.nrfiles {
             let path = Self::path(dir, job, file);
             let t = w.start();
@@ -505,8 +493,7 @@ impl Job {
                 &mut buf,
             )?;
             w.done_batch(Op::Read, t, c.blocks, self.file_size());
-            all.blocks += c.blocks;
-            if c.bad > 0 && all.bad == 0 {
+            if c.bad > 0 {
                 return Err(anyhow!(
                     "job: verify found corruption: {} of {} blocks of {} differ from what was \
                      written (first at byte {})",
@@ -517,12 +504,8 @@ impl Job {
                 ));
             }
         }
-        Ok(all)
+        Ok(())
     }
-}
-
-fn verify_needs_words(verify: bool, bs: &BlockSizes, align: u64) -> bool {
-    verify && (!bs.all_multiples_of(8) || align % 8 != 0)
 }
 
 /// Pins the calling thread to CPU `cpu`.
@@ -577,9 +560,7 @@ impl Workload for Job {
             self.end_sync(w, &mine, &written, engine)
         })?;
         if self.verify && uses_files {
-            cx.phase(&VERIFY, self.numjobs, |w| {
-                self.verify(w, &dir, seed).map(|_| ())
-            })?;
+            cx.phase(&VERIFY, self.numjobs, |w| self.verify(w, &dir, seed))?;
         }
         cx.note_phase("run", "iodepth", cfg.depth as f64);
         Ok(())

@@ -253,3 +253,25 @@ fn zipf_jobs_hit_their_hot_blocks() {
         "{got} vs {want}"
     );
 }
+
+/// A rate-limited job sleeps before it issues a request, never while it reaps: the
+/// latencies of io_uring completions reaped together are the reads', not the pacing
+/// interval (4 KiB at 2 MiB/s: one every 2 ms), and the job still takes size / rate.
+#[test]
+fn rate_limit_stays_out_of_the_latency() {
+    if !uring_ok("rate_limit_stays_out_of_the_latency") {
+        return;
+    }
+    let base = bases().pop().expect("a base").1;
+    let spec = "engine=io_uring,rw=randread,iodepth=8,size=1MiB,rate=2MiB";
+    let phases = run_at(&base, SyncPolicy::End, spec).unwrap();
+    let run = phase(&phases, "run");
+    assert!((0.49..1.5).contains(&run.wall_s), "{}", run.wall_s);
+    let read = run
+        .lat_by_op
+        .iter()
+        .find(|o| o.op == "read")
+        .expect("reads");
+    assert_eq!(read.count, 256);
+    assert!(read.lat_us.p50 < 1000.0, "p50 {} µs", read.lat_us.p50);
+}

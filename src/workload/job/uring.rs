@@ -6,7 +6,7 @@
 //! read from the completion queue without a syscall while there are any, and only when
 //! fewer than needed are there does the job wait in io_uring_enter(GETEVENTS).
 
-use super::backend::{Caps, Io, IoBackend};
+use super::backend::{sync_file, Caps, Io, IoBackend};
 use io_uring::{opcode, types, IoUring};
 use std::fs::File;
 use std::io;
@@ -115,12 +115,7 @@ impl IoBackend for Uring<'_> {
     fn sync(&mut self, file: u32, data_only: bool) -> io::Result<()> {
         // Called with nothing in flight: a plain fsync is what an IORING_OP_FSYNC waited
         // for would be, without the ring round trip.
-        let f = &self.files[file as usize];
-        if data_only {
-            f.sync_data()
-        } else {
-            f.sync_all()
-        }
+        sync_file(&self.files[file as usize], data_only)
     }
 }
 

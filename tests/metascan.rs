@@ -23,27 +23,9 @@ fn run(fs: &str) -> Option<Value> {
     let _one = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let test = format!("metascan_{fs}");
-    if common::skip_without_loop(&test) || !common::fs_available_or_tmpfs(&test, fs) {
-        return None;
-    }
-    let dir = common::image_dir();
-    let (v, table) = common::run_json(
-        &[
-            "metascan:scale=0.05,passes=3",
-            "--fs",
-            fs,
-            "--size",
-            "256MiB",
-            "--reps",
-            "1",
-            "--quiet",
-        ],
-        dir.path(),
-    );
-    assert_eq!(v["status"], "complete");
-    let trial = &v["trials"][0];
-    assert_eq!(trial["status"], "ok", "{trial}");
+    let args = ["metascan:scale=0.05,passes=3"];
+    let (dir, v, table) = common::run_once_on(&format!("metascan_{fs}"), &args, fs, "256MiB")?;
+    let trial = common::ok_trial(&v, 0);
     let populate = phase(trial, "populate");
     let bytes = populate["bytes_written"].as_u64().unwrap();
     assert!(bytes > 10_000_000, "{populate}");

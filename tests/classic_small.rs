@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::{phase, phase_names as names};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -10,41 +11,14 @@ use std::process::Command;
 const DBRANDOM: &str = "dbrandom:files=1,2,scale=1,cycles=5,tries=20";
 const SMALLFILES: &str = "smallfiles:files=2000,size_max=4KiB";
 
+/// Runs both workloads' arguments (see [`common::run_json`]) and checks that the table
+/// names both.
 fn run_json(args: &[&str], image_dir: &Path) -> Value {
-    let json = image_dir.join("out.json");
-    let out = Command::new(common::bin())
-        .arg("run")
-        .args(args)
-        .arg("--image-dir")
-        .arg(image_dir)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .expect("run fsarena");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "fsarena {args:?} failed: {stderr}\n{stdout}"
-    );
+    let (v, stdout) = common::run_json(args, image_dir);
     for name in ["dbrandom", "smallfiles", "tries_per_s", "files_per_s"] {
         assert!(stdout.contains(name), "{name} not in the table:\n{stdout}");
     }
-    serde_json::from_slice(&std::fs::read(&json).expect("json written")).expect("valid json")
-}
-
-fn phase<'a>(trial: &'a Value, name: &str) -> &'a Value {
-    trial["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
-        .unwrap_or_else(|| panic!("no phase {name}"))
-}
-
-fn names(trial: &Value) -> Vec<&str> {
-    let phases = trial["phases"].as_array().unwrap();
-    phases.iter().map(|p| p["name"].as_str().unwrap()).collect()
+    v
 }
 
 /// (count, p50 µs) of `op` in a phase's `lat_by_op`.
@@ -166,28 +140,12 @@ fn dbrandom_and_smallfiles_on_ext4() {
 
 #[test]
 fn dbrandom_fill_scales_one_file_to_the_free_space() {
-    if common::skip_without_loop("dbrandom_fill_scales_one_file_to_the_free_space") {
+    let test = "dbrandom_fill_scales_one_file_to_the_free_space";
+    let args = ["dbrandom:fill=50,cycles=5,tries=20"];
+    let Some((dir, v, _)) = common::run_once_on(test, &args, "tmpfs", "128MiB") else {
         return;
-    }
-    let dir = common::image_dir();
-    let json = dir.path().join("out.json");
-    let out = Command::new(common::bin())
-        .args(["run", "dbrandom:fill=50,cycles=5,tries=20", "--fs", "tmpfs"])
-        .args(["--size", "128MiB", "--reps", "1", "--quiet", "--image-dir"])
-        .arg(dir.path())
-        .arg("--json")
-        .arg(&json)
-        .arg("--db")
-        .arg(dir.path().join("r.db"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let create = phase(&v["trials"][0], "create");
+    };
+    let create = phase(common::ok_trial(&v, 0), "create");
     let (size, free) = (
         create["extra"]["file_bytes"].as_f64().unwrap(),
         create["extra"]["free_bytes_before"].as_f64().unwrap(),

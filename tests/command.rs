@@ -8,33 +8,18 @@ use common::phase;
 use std::process::Command;
 
 fn check_ok(fs: &str) {
-    let test = format!("command_{fs}");
-    if common::skip_without_loop(&test) || !common::fs_available_or_tmpfs(&test, fs) {
-        return;
-    }
-    let dir = common::image_dir();
     let burn = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; \
                 dd if=/dev/urandom of=big bs=1M count=8 2>/dev/null; df -T . | tail -1; echo $MSG";
     let spec = format!(
         "command:setup='mkdir src && echo hi > src/a',run='{burn}',clean='rm -r src big',\
          env='MSG=hello, there;UNUSED=1'"
     );
-    let (v, _) = common::run_json(
-        &[
-            &spec, "--fs", fs, "--size", "256MiB", "--reps", "1", "--quiet",
-        ],
-        dir.path(),
-    );
-    assert_eq!(v["status"], "complete");
-    let t = &v["trials"][0];
-    assert_eq!(t["status"], "ok", "{t}");
-    let names: Vec<_> = t["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["setup", "run", "clean"]);
+    let Some((dir, v, _)) = common::run_once_on(&format!("command_{fs}"), &[&spec], fs, "256MiB")
+    else {
+        return;
+    };
+    let t = common::ok_trial(&v, 0);
+    assert_eq!(common::phase_names(t), ["setup", "run", "clean"]);
     let run = phase(t, "run");
     let x = &run["extra"];
     assert!(x["children_cpu_user_s"].as_f64().unwrap() > 0.1, "{x}");
@@ -75,10 +60,8 @@ fn a_failing_command_fails_its_trial_and_the_run_goes_on() {
         return;
     }
     let dir = common::image_dir();
-    let json = dir.path().join("out.json");
-    let out = Command::new(common::bin())
-        .args([
-            "run",
+    let out = common::run_any(
+        &[
             "command:run='echo starting; echo oops >&2; exit 7'",
             "command:run=echo fine",
             "--fs",
@@ -88,23 +71,13 @@ fn a_failing_command_fails_its_trial_and_the_run_goes_on() {
             "--reps",
             "2",
             "--quiet",
-            "--image-dir",
-        ])
-        .arg(dir.path())
-        .arg("--json")
-        .arg(&json)
-        .arg("--db")
-        .arg(dir.path().join("r.db"))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "a failed trial fails the run: {stderr}"
+        ],
+        dir.path(),
     );
+    let stderr = &out.stderr;
+    assert_eq!(out.code, Some(1), "a failed trial fails the run: {stderr}");
     // The summary at the end names each failed trial and its cause.
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = &out.stdout;
     let summary = stdout
         .split("2 of 4 trial(s) did not succeed:")
         .nth(1)
@@ -118,7 +91,7 @@ fn a_failing_command_fails_its_trial_and_the_run_goes_on() {
         );
     }
     assert!(summary.contains("exited with status 7"), "{summary}");
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let v = out.json.expect("json written");
     assert_eq!(v["status"], "failed");
     let trials = v["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 4, "every trial ran");
@@ -141,7 +114,7 @@ fn a_failing_command_fails_its_trial_and_the_run_goes_on() {
         assert!(text.contains("oops"), "{text}");
     }
     // The stored run has the same logs.
-    let db = dir.path().join("r.db");
+    let db = dir.path().join("results.db");
     let stored = Command::new(common::bin())
         .arg("export")
         .arg("last")

@@ -1,6 +1,7 @@
 //! End-to-end runs of `metascan` on tmpfs and an ext4 loop image at small scale: every
 //! scan sees the whole tree in every pass, and on the loop image the cold first pass is
-//! slower than the warm third (caches really dropped, the image really remounted).
+//! slower than the warm third (caches really dropped, the image really remounted) and
+//! every scan of it read from the device, while the later passes read from the caches.
 
 mod common;
 
@@ -23,27 +24,9 @@ fn run(fs: &str) -> Option<Value> {
     let _one = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let test = format!("metascan_{fs}");
-    if common::skip_without_loop(&test) || !common::fs_available_or_tmpfs(&test, fs) {
-        return None;
-    }
-    let dir = common::image_dir();
-    let (v, table) = common::run_json(
-        &[
-            "metascan:scale=0.05,passes=3",
-            "--fs",
-            fs,
-            "--size",
-            "256MiB",
-            "--reps",
-            "1",
-            "--quiet",
-        ],
-        dir.path(),
-    );
-    assert_eq!(v["status"], "complete");
-    let trial = &v["trials"][0];
-    assert_eq!(trial["status"], "ok", "{trial}");
+    let args = ["metascan:scale=0.05,passes=3"];
+    let (dir, v, table) = common::run_once_on(&format!("metascan_{fs}"), &args, fs, "256MiB")?;
+    let trial = common::ok_trial(&v, 0);
     let populate = phase(trial, "populate");
     let bytes = populate["bytes_written"].as_u64().unwrap();
     assert!(bytes > 10_000_000, "{populate}");
@@ -105,6 +88,33 @@ fn metascan_on_ext4_pass_1_is_cold() {
             cold["dev_read_bytes"].as_u64().unwrap() > 0,
             "{scan}_1 read from the device"
         );
+    }
+    // Every scan of pass 1 starts cold, not only the first (the caches are dropped before
+    // each), and the scans of the later passes run from the caches, not judged as cold.
+    for scan in ["du", "ls_lR", "find", "tar_read"] {
+        let cold = phase(&trial, &format!("{scan}_1"));
+        let cold_read = cold["dev_read_bytes"].as_u64().unwrap();
+        assert!(
+            cold_read > 0,
+            "{scan}_1 read nothing from the device: {cold}"
+        );
+        for pass in 2..=3 {
+            let warm = phase(&trial, &format!("{scan}_{pass}"));
+            let read = warm["dev_read_bytes"].as_u64().unwrap();
+            assert!(
+                read * 4 <= cold_read,
+                "{scan}_{pass} read {read} bytes from the device, {scan}_1 {cold_read}"
+            );
+            let flags = warm["flags"].as_array().unwrap();
+            assert!(
+                !flags
+                    .iter()
+                    .any(|f| ["cache-not-dropped", "cache-suspect", "warm"]
+                        .contains(&f.as_str().unwrap())),
+                "{scan}_{pass}: {flags:?}"
+            );
+            assert!(warm["extra"].get("cold_warm_ratio").is_none());
+        }
     }
     let tar1 = phase(&trial, "tar_read_1");
     let read = tar1["dev_read_bytes"].as_u64().unwrap();

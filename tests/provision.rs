@@ -15,34 +15,13 @@ const TOOL_PHASES: [&str; 5] = ["mkfs", "mount", "umount", "mount_populated", "f
 
 fn check(fs: &str, size: &str) {
     let test = format!("provision_{fs}");
-    if common::skip_without_loop(&test) || !common::fs_available(&test, fs) {
+    let args = ["provision:scale=0.02,min_size=true"];
+    let Some((dir, v, table)) = common::run_once_on(&test, &args, fs, size) else {
         return;
-    }
-    let dir = common::image_dir();
-    let (v, table) = common::run_json(
-        &[
-            "provision:scale=0.02,min_size=true",
-            "--fs",
-            fs,
-            "--size",
-            size,
-            "--reps",
-            "1",
-            "--quiet",
-        ],
-        dir.path(),
-    );
-    assert_eq!(v["status"], "complete");
-    let t = &v["trials"][0];
-    assert_eq!(t["status"], "ok", "{t}");
-    let names: Vec<_> = t["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    };
+    let t = common::ok_trial(&v, 0);
     assert_eq!(
-        names,
+        common::phase_names(t),
         [
             "mkfs",
             "mount",
@@ -113,26 +92,21 @@ fn provision_that_fails_cleans_up() {
         return;
     }
     let dir = common::image_dir();
-    let json = dir.path().join("out.json");
-    let out = Command::new(common::bin())
-        .args([
-            "run",
+    let out = common::run_any(
+        &[
             "provision:scale=0.5",
             "--fs",
             "ext4",
             "--size",
             "64MiB",
-        ])
-        .args(["--reps", "1", "--quiet", "--image-dir"])
-        .arg(dir.path())
-        .arg("--json")
-        .arg(&json)
-        .arg("--db")
-        .arg(dir.path().join("results.db"))
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+            "--reps",
+            "1",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert_ne!(out.code, Some(0));
+    let v = out.json.expect("json written");
     let t = &v["trials"][0];
     assert_eq!(t["status"], "failed");
     let err = t["error"].as_str().unwrap();

@@ -8,28 +8,16 @@ use common::phase;
 use serde_json::Value;
 
 /// Runs `space` at a small scale on `fs` with `--data data` (and `extra` arguments);
-/// returns the `store` phase of the one trial.
-fn store(fs: &str, size: &str, data: &str, extra: &[&str]) -> (Value, Value) {
-    let dir = common::image_dir();
-    let mut args = vec![
-        "space:scale=0.02",
-        "--fs",
-        fs,
-        "--size",
-        size,
-        "--data",
-        data,
-        "--reps",
-        "1",
-        "--quiet",
-    ];
+/// returns the `store` phase of the one trial and the target, or `None` (SKIP) when `fs`
+/// cannot be made here.
+fn store(test: &str, fs: &str, size: &str, data: &str, extra: &[&str]) -> Option<(Value, Value)> {
+    let mut args = vec!["space:scale=0.02", "--data", data];
     args.extend(extra);
-    let (v, table) = common::run_json(&args, dir.path());
+    let (dir, v, table) = common::run_once_on(test, &args, fs, size)?;
     assert!(table.contains("store: efficiency"), "{table}");
-    let t = &v["trials"][0];
-    assert_eq!(t["status"], "ok", "{t}");
+    let t = common::ok_trial(&v, 0);
     common::assert_clean(dir.path());
-    (phase(t, "store").clone(), v["targets"][0].clone())
+    Some((phase(t, "store").clone(), v["targets"][0].clone()))
 }
 
 fn figure(p: &Value, name: &str) -> f64 {
@@ -41,11 +29,9 @@ fn figure(p: &Value, name: &str) -> f64 {
 /// Three copies of the corpus, every figure present and consistent, and no room saved
 /// where nothing compresses.
 fn check_uncompressed(fs: &str, size: &str) {
-    let test = format!("space_{fs}");
-    if common::skip_without_loop(&test) || !common::fs_available_or_tmpfs(&test, fs) {
+    let Some((p, _)) = store(&format!("space_{fs}"), fs, size, "random", &[]) else {
         return;
-    }
-    let (p, _) = store(fs, size, "random", &[]);
+    };
     let one = |seed| {
         fsarena::corpus::Corpus::new("source-tree", 0.02, seed)
             .unwrap()
@@ -80,14 +66,13 @@ fn space_on_ext4() {
 #[test]
 fn space_btrfs_zstd_zeros_beat_random() {
     let test = "space_btrfs_zstd_zeros_beat_random";
-    if common::skip_without_loop(test) || !common::fs_available(test, "btrfs") {
-        return;
-    }
     let opt = ["--mount-opt", "btrfs=compress=zstd"];
-    let (zeros, target) = store("btrfs", "256MiB", "zeros", &opt);
+    let Some((zeros, target)) = store(test, "btrfs", "256MiB", "zeros", &opt) else {
+        return;
+    };
     let mount_opts = target["mount_opts"].as_str().unwrap();
     assert!(mount_opts.contains("compress=zstd"), "{mount_opts}");
-    let (random, _) = store("btrfs", "256MiB", "random", &opt);
+    let (random, _) = store(test, "btrfs", "256MiB", "random", &opt).expect("btrfs ran once");
     let (ez, er) = (figure(&zeros, "efficiency"), figure(&random, "efficiency"));
     assert!(ez > 1.5 && ez > 2.0 * er, "zeros {ez}, random {er}");
     assert!(er < 1.0, "random data does not compress: {er}");

@@ -6,27 +6,13 @@ mod common;
 use common::phase;
 
 fn check(fs: &str) {
-    let test = format!("writeback_{fs}");
-    if common::skip_without_loop(&test) || !common::fs_available_or_tmpfs(&test, fs) {
+    let args = ["writeback:size=256MiB,probe_ms=5,probe_files=400"];
+    let Some((dir, v, table)) =
+        common::run_once_on(&format!("writeback_{fs}"), &args, fs, "512MiB")
+    else {
         return;
-    }
-    let dir = common::image_dir();
-    let (v, table) = common::run_json(
-        &[
-            "writeback:size=256MiB,probe_ms=5,probe_files=400",
-            "--fs",
-            fs,
-            "--size",
-            "512MiB",
-            "--reps",
-            "1",
-            "--quiet",
-        ],
-        dir.path(),
-    );
-    assert_eq!(v["status"], "complete");
-    let t = &v["trials"][0];
-    assert_eq!(t["status"], "ok", "{t}");
+    };
+    let t = common::ok_trial(&v, 0);
     assert!(t.get("log").is_none(), "writeback keeps no log: {t}");
     let p = phase(t, "write");
     assert_eq!(p["workers"], 2);

@@ -26,14 +26,27 @@ fn tv_s(tv: libc::timeval) -> f64 {
     tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6
 }
 
+fn cpu_of(who: libc::c_int) -> CpuTimes {
+    let ru = rusage(who);
+    CpuTimes {
+        user_s: tv_s(ru.ru_utime),
+        sys_s: tv_s(ru.ru_stime),
+    }
+}
+
 /// CPU time used so far by the process (all threads) and its children.
 pub fn cpu_times() -> CpuTimes {
-    let me = rusage(libc::RUSAGE_SELF);
-    let ch = rusage(libc::RUSAGE_CHILDREN);
+    let (me, ch) = (cpu_of(libc::RUSAGE_SELF), children_cpu_times());
     CpuTimes {
-        user_s: tv_s(me.ru_utime) + tv_s(ch.ru_utime),
-        sys_s: tv_s(me.ru_stime) + tv_s(ch.ru_stime),
+        user_s: me.user_s + ch.user_s,
+        sys_s: me.sys_s + ch.sys_s,
     }
+}
+
+/// CPU time used so far by the waited-for children alone (getrusage RUSAGE_CHILDREN):
+/// every descendant that was reaped, by us or by a descendant we reaped.
+pub fn children_cpu_times() -> CpuTimes {
+    cpu_of(libc::RUSAGE_CHILDREN)
 }
 
 /// Peak resident set size of this process in bytes since the last [`reset_peak_rss`]

@@ -32,6 +32,7 @@
 use crate::context::{check_stop, PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
 use crate::probe::recorder::Op;
+use crate::probe::sys::children_cpu_times;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{anyhow, bail, Result};
 use std::io::Write;
@@ -173,17 +174,6 @@ impl Workload for UserCommands {
     }
 }
 
-fn children_cpu() -> (f64, f64) {
-    // SAFETY: getrusage fills the struct we pass; a zeroed rusage is a valid value.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
-        ru
-    };
-    let s = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    (s(ru.ru_utime), s(ru.ru_stime))
-}
-
 impl UserCommands {
     /// Runs `cmd` as phase `name`, output appended to `log`; one [`Op::Other`] timed from
     /// spawn to exit. Fails on a non-zero exit with the log's tail.
@@ -202,7 +192,7 @@ impl UserCommands {
             .on("open the log", log)?;
         writeln!(out, "==> fsarena {name}: {cmd}").on("write", log)?;
         let err = out.try_clone().on("dup", log)?;
-        let cpu0 = children_cpu();
+        let cpu0 = children_cpu_times();
         let t = w.start();
         let mut child = Command::new("/bin/sh")
             .arg("-c")
@@ -223,7 +213,7 @@ impl UserCommands {
         done.store(true, Ordering::Relaxed);
         w.done(Op::Other, t, 0);
         let command_s = t.elapsed().as_secs_f64();
-        let cpu1 = children_cpu();
+        let cpu1 = children_cpu_times();
         let status = status.map_err(|e| anyhow!("{name}: waiting for {cmd:?}: {e}"))?;
         check_stop()?;
         if !status.success() {
@@ -240,8 +230,8 @@ impl UserCommands {
         }
         Ok(Ran {
             command_s,
-            user_s: cpu1.0 - cpu0.0,
-            sys_s: cpu1.1 - cpu0.1,
+            user_s: cpu1.user_s - cpu0.user_s,
+            sys_s: cpu1.sys_s - cpu0.sys_s,
         })
     }
 }

@@ -520,6 +520,22 @@ mod tests {
     }
 
     #[test]
+    fn fsync_true_fsyncs_each_file_once_whatever_the_policy() {
+        let params = "files=200,per_dir=50,fanout=2,size_max=4KiB,fsync=true";
+        // --sync none: the workload's own fsync of each file, nothing else.
+        let (phases, _) = run(params, SyncPolicy::None);
+        assert_eq!(count(&phases[0], "fsync"), 200);
+        assert_eq!(phases[0].ops, 200 + 4, "fsyncs are not operations");
+        // --sync end: and the syncfs at the end.
+        let (phases, _) = run(params, SyncPolicy::End);
+        assert_eq!(count(&phases[0], "fsync"), 200 + 1);
+        // --sync each already fsyncs each file (and directory): not a second time.
+        let (phases, left) = run(params, SyncPolicy::Each);
+        assert_eq!(count(&phases[0], "fsync"), 2 * 200 + 4);
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+
+    #[test]
     fn sizes_are_uniform_and_repeatable() {
         let sf = SmallFiles {
             tree: tree(1, 1, 1),

@@ -134,9 +134,21 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_fsarena"))
 }
 
-/// Runs `fsarena run ARGS --image-dir DIR --json DIR/out.json`, asserts success, and returns
-/// the JSON and the printed table.
-pub fn run_json(args: &[&str], image_dir: &Path) -> (serde_json::Value, String) {
+/// What one `fsarena run` did, whatever its outcome.
+pub struct RunOutput {
+    /// The exit code (`None` when killed by a signal).
+    pub code: Option<i32>,
+    /// The printed table.
+    pub stdout: String,
+    pub stderr: String,
+    /// The JSON written to `DIR/out.json`, when there is one.
+    pub json: Option<serde_json::Value>,
+}
+
+/// Runs `fsarena run ARGS --image-dir DIR --json DIR/out.json --db DIR/results.db` and
+/// returns what it did, success or not. The database is given so that no test writes the
+/// default `fsarena.db` into the directory it runs in.
+pub fn run_any(args: &[&str], image_dir: &Path) -> RunOutput {
     let json = image_dir.join("out.json");
     let out = Command::new(bin())
         .arg("run")
@@ -149,15 +161,66 @@ pub fn run_json(args: &[&str], image_dir: &Path) -> (serde_json::Value, String) 
         .arg(image_dir.join("results.db"))
         .output()
         .expect("run fsarena");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    RunOutput {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        json: std::fs::read(&json)
+            .ok()
+            .map(|b| serde_json::from_slice(&b).expect("valid json")),
+    }
+}
+
+/// Runs `fsarena run ARGS` as [`run_any`] does, asserts success, and returns the JSON and
+/// the printed table.
+pub fn run_json(args: &[&str], image_dir: &Path) -> (serde_json::Value, String) {
+    let out = run_any(args, image_dir);
     assert!(
-        out.status.success(),
-        "fsarena {args:?} failed: {stderr}\n{stdout}"
+        out.code == Some(0),
+        "fsarena {args:?} failed: {}\n{}",
+        out.stderr,
+        out.stdout
     );
-    let v =
-        serde_json::from_slice(&std::fs::read(&json).expect("json written")).expect("valid json");
-    (v, stdout)
+    (out.json.expect("json written"), out.stdout)
+}
+
+/// One repetition of `fsarena run ARGS --fs FS --size SIZE` (quiet) in a fresh image
+/// directory, when this machine can make `fs` (root, loop devices and, but for tmpfs, the
+/// kernel module and mkfs); otherwise `None` after a SKIP line naming `test`. Asserts that
+/// the run completed; returns the image directory (for [`assert_clean`]), the JSON and the
+/// printed table.
+pub fn run_once_on(
+    test: &str,
+    args: &[&str],
+    fs: &str,
+    size: &str,
+) -> Option<(tempfile::TempDir, serde_json::Value, String)> {
+    if skip_without_loop(test) || !fs_available_or_tmpfs(test, fs) {
+        return None;
+    }
+    let dir = image_dir();
+    let mut all = args.to_vec();
+    all.extend(["--fs", fs, "--size", size, "--reps", "1", "--quiet"]);
+    let (v, table) = run_json(&all, dir.path());
+    assert_eq!(v["status"], "complete", "{v}");
+    Some((dir, v, table))
+}
+
+/// Trial `i` of a run's JSON, asserted to have succeeded.
+pub fn ok_trial(run: &serde_json::Value, i: usize) -> &serde_json::Value {
+    let t = &run["trials"][i];
+    assert_eq!(t["status"], "ok", "{t}");
+    t
+}
+
+/// The names of a trial's phases, in order.
+pub fn phase_names(trial: &serde_json::Value) -> Vec<&str> {
+    trial["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect()
 }
 
 /// The phase `name` of a trial in the JSON output.

@@ -28,10 +28,13 @@ fn start_run(
     args: &[&str],
     phase: &str,
 ) -> (Child, mpsc::Receiver<String>) {
-    let mut child = Command::new(common::bin())
-        .arg("run")
-        .args(args)
-        .args(["--reps", "1"])
+    let mut cmd = Command::new(common::bin());
+    cmd.arg("run").args(args).args(["--reps", "1"]);
+    if !args.contains(&"--db") {
+        // Never the checkout's ./fsarena.db.
+        cmd.arg("--db").arg(image_dir.join("results.db"));
+    }
+    let mut child = cmd
         .arg("--image-dir")
         .arg(image_dir)
         .stdout(Stdio::null())

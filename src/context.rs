@@ -99,6 +99,23 @@ pub struct TrialContext<'a> {
     log_used: bool,
     /// Messages for the user, shown by the runner after the trial.
     messages: Vec<String>,
+    /// This process's place among the processes running the trial together (MPI ranks).
+    ranks: Ranks,
+    /// The directory every rank sees (for one shared file or directory); `workdir` alone.
+    shared_dir: PathBuf,
+}
+
+/// This process's place among the processes that run one trial together: rank `rank` of
+/// `size`. A run without MPI is rank 0 of 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ranks {
+    pub rank: usize,
+    pub size: usize,
+}
+
+impl Ranks {
+    /// One process alone.
+    pub const SOLO: Ranks = Ranks { rank: 0, size: 1 };
 }
 
 /// The process's CPU times and the target device's byte counters at one instant.
@@ -159,6 +176,7 @@ impl<'a> TrialContext<'a> {
         pool: DataPool,
         progress: &'a dyn Fn(&str),
     ) -> Self {
+        let workdir_for_shared = workdir.clone();
         Self {
             workdir,
             policy,
@@ -171,7 +189,29 @@ impl<'a> TrialContext<'a> {
             log_path: None,
             log_used: false,
             messages: Vec::new(),
+            ranks: Ranks::SOLO,
+            shared_dir: workdir_for_shared,
         }
+    }
+
+    /// Makes this context rank `ranks.rank` of `ranks.size` processes that share
+    /// `shared_dir` (a directory all of them see), as under `--mpi shared`.
+    pub fn with_ranks(mut self, ranks: Ranks, shared_dir: PathBuf) -> Self {
+        self.ranks = ranks;
+        self.shared_dir = shared_dir;
+        self
+    }
+
+    /// This process's rank among those running the trial together (0 of 1 without MPI).
+    pub fn ranks(&self) -> Ranks {
+        self.ranks
+    }
+
+    /// The directory every rank sees; without MPI the trial's own work directory. A
+    /// workload that shares a file or directory between ranks puts it here, and one that
+    /// works file-per-process keeps to [`Self::workdir`].
+    pub fn shared_dir(&self) -> &Path {
+        &self.shared_dir
     }
 
     /// Gives the trial a log file at `path` (created only when a workload asks for it with
@@ -276,7 +316,11 @@ impl<'a> TrialContext<'a> {
     pub fn fresh_target(&mut self) -> Result<()> {
         check_stop()?;
         self.target.teardown()?;
+        let was_shared = self.shared_dir == self.workdir;
         self.workdir = self.target.prepare()?;
+        if was_shared {
+            self.shared_dir = self.workdir.clone();
+        }
         Ok(())
     }
 

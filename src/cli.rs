@@ -196,11 +196,12 @@ pub struct RunArgs {
     /// --force). docs/devices.md.
     #[arg(long, value_name = "DEV[,DEV]", value_delimiter = ',')]
     pub device: Vec<PathBuf>,
-    /// Confirms that everything on DEV may be destroyed; must name every --device (symlinks
-    /// such as /dev/disk/by-id/… are resolved).
+    /// Confirms that everything on DEV may be destroyed; must name every --device, or every
+    /// device target of the --plan (symlinks such as /dev/disk/by-id/… are resolved).
     #[arg(long = "destroy-data-on", value_name = "DEV", value_delimiter = ',')]
     pub destroy_data_on: Vec<PathBuf>,
-    /// With --device: format it even when it holds a filesystem or partition table. Overrides
+    /// With --device (or a plan's device targets): format it even when it holds a filesystem
+    /// or partition table. Overrides
     /// nothing else (a mounted or busy device is always refused).
     #[arg(long)]
     pub force: bool,

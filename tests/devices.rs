@@ -495,3 +495,78 @@ fn interlocks_are_checked_again_right_before_mkfs() {
     t.teardown().unwrap();
     assert_eq!(disk.checksum(), before);
 }
+
+#[test]
+fn a_plan_files_device_target_needs_the_same_consent_and_runs() {
+    if skip("a_plan_files_device_target_needs_the_same_consent_and_runs") {
+        return;
+    }
+    let disk = LoopDisk::new(160);
+    let d = disk.dev.as_str();
+    let img = common::image_dir();
+    let plan = img.path().join("disk.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[defaults]\nreps = 1\n\n[[target]]\ndevice = \"{d}\"\nfs = \"ext4\"\n\
+             mount = \"noatime\"\n\n[[workload]]\nkind = \"bonnie\"\nsize = \"8MiB\"\n\
+             chunk = \"8KiB\"\nseeks = 100\nseekers = 1\n"
+        ),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let out = Command::new(common::bin())
+            .args(["run", "--quiet", "--plan"])
+            .arg(&plan)
+            .args(extra)
+            .arg("--image-dir")
+            .arg(img.path())
+            .arg("--db")
+            .arg(img.path().join("results.db"))
+            .arg("--json")
+            .arg(img.path().join("out.json"))
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        (out.status.code(), text)
+    };
+    // `plan check` is given no consent: a warning at the entry's location, nothing touched.
+    let before = disk.checksum();
+    let out = Command::new(common::bin())
+        .args(["plan", "check"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(&format!("disk.toml:5:10: device {d}: refused")),
+        "{text}"
+    );
+    // `run` without --destroy-data-on, or naming another device: refused, data intact.
+    let (code, text) = run(&[]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("--destroy-data-on"), "{text}");
+    let (code, text) = run(&["--destroy-data-on", "/dev/null"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("no device target of plan"), "{text}");
+    assert_eq!(disk.checksum(), before, "the device's data changed");
+    // Confirmed: formatted with the plan's filesystem and mount options, and left unmounted.
+    let (code, text) = run(&["--destroy-data-on", d]);
+    assert_eq!(code, Some(0), "{text}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(img.path().join("out.json")).unwrap()).unwrap();
+    let t = &v["targets"][0];
+    let name = format!("ext4@{}", d.trim_start_matches("/dev/"));
+    assert_eq!(t["name"], name.as_str(), "{t}");
+    assert_eq!(t["kind"], "device", "{t}");
+    assert!(t.to_string().contains("noatime"), "{t}");
+    assert!(common::mounts_under(img.path()).is_empty(), "left mounted");
+    assert!(disk.attached(), "the device must stay attached");
+    let found = sh_out("blkid", &["-p", "-o", "value", "-s", "TYPE", d]);
+    assert_eq!(found, "ext4");
+}

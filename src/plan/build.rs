@@ -30,6 +30,10 @@ pub struct Overrides {
     pub sync: Option<String>,
     pub data: Option<String>,
     pub seed: Option<u64>,
+    /// `--destroy-data-on`: the plan's device targets this run may format.
+    pub destroy_data_on: Vec<PathBuf>,
+    /// `--force`: format a device even over a filesystem signature or partition table.
+    pub force: bool,
 }
 
 impl Overrides {
@@ -43,6 +47,8 @@ impl Overrides {
             sync: a.sync.clone(),
             data: a.data.clone(),
             seed: a.seed,
+            destroy_data_on: a.destroy_data_on.clone(),
+            force: a.force,
         }
     }
 }
@@ -164,9 +170,15 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         .or_else(|| d.image_dir.as_ref().map(|a| plan_dir.join(&a.v)))
         .unwrap_or_else(|| crate::cli::DEFAULT_IMAGE_DIR.into());
     let mut host = Vec::new();
+    let consent = crate::target::blockdev::Consent {
+        destroy_data_on: o.destroy_data_on.clone(),
+        force: o.force,
+        image_dir: image_dir.clone(),
+        db: None,
+    };
     let mut targets: Vec<(PlanTarget, &TargetEntry)> = Vec::new();
     for e in &f.targets {
-        let t = target(src, e, &size, &plan_dir, &mut host)?;
+        let t = target(src, e, &size, &plan_dir, &consent, &mut host)?;
         if let Some((first, fe)) = targets.iter().find(|(x, _)| x.name == t.name) {
             return Err(src.err(
                 &e.name.as_ref().map_or(e.span.clone(), |n| n.span.clone()),
@@ -205,6 +217,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
             src.path
         )));
     }
+    check_consent(src, &targets, o)?;
     host_checks(&targets, &image_dir, &mut host);
     Ok(Built {
         plan: Plan {
@@ -222,12 +235,67 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
     })
 }
 
-/// The target of a device entry in a plan file. Not wired yet: device targets exist
-/// (`--device`, [`crate::target::blockdev::device_spec`] with its interlocks) but a plan
-/// does not yet carry the `--destroy-data-on`/`--force` consent they need, so a plan's
-/// device entry is refused at its location.
-fn device_spec(_path: &Path) -> Option<TargetSpec> {
-    None
+/// The target of a device entry (`device = "/dev/sdb"` with `fs`): checked by
+/// [`crate::target::blockdev::device_spec`], the same interlocks as `--device`, with the
+/// consent the command line gave. A refusal is a host problem at the entry's location (an
+/// error for `run`, a warning for `plan check`, which is given no consent); the spec
+/// returned then carries a guard that matches no device, so nothing could format it.
+fn device_target(
+    src: &Src,
+    dev: &At<PathBuf>,
+    fs: FsType,
+    mkfs_opts: Vec<String>,
+    mount_opts: String,
+    consent: &crate::target::blockdev::Consent,
+    host: &mut Vec<anyhow::Error>,
+) -> TargetSpec {
+    use crate::target::blockdev::{device_spec, Guard};
+    match device_spec(&dev.v, fs, mkfs_opts.clone(), mount_opts.clone(), consent) {
+        Ok(spec) => spec,
+        Err(e) => {
+            host.push(src.err(&dev.span, format!("{e:#}")));
+            TargetSpec::Device {
+                path: dev.v.clone(),
+                fs,
+                mkfs_opts,
+                mount_opts,
+                guard: Guard {
+                    rdev: 0,
+                    force: false,
+                    protect: Vec::new(),
+                },
+            }
+        }
+    }
+}
+
+/// Refuses `--destroy-data-on` naming no device target of the plan (a typo would be
+/// dangerous), and `--destroy-data-on`/`--force` in a plan without device targets.
+fn check_consent(src: &Src, targets: &[(PlanTarget, &TargetEntry)], o: &Overrides) -> Result<()> {
+    let devices: Vec<&Path> = targets
+        .iter()
+        .filter_map(|(_, e)| e.device.as_ref().map(|d| d.v.as_path()))
+        .collect();
+    if devices.is_empty() && (!o.destroy_data_on.is_empty() || o.force) {
+        return Err(usage(format!(
+            "--destroy-data-on and --force go with device targets, and plan {} has none",
+            src.path
+        )));
+    }
+    let same = |a: &Path, b: &Path| {
+        a == b || (a.canonicalize().ok()).is_some_and(|c| b.canonicalize().ok() == Some(c))
+    };
+    for confirmed in &o.destroy_data_on {
+        if !devices.iter().any(|d| same(d, confirmed)) {
+            return Err(usage(format!(
+                "--destroy-data-on {}: no device target of plan {} names it (a typo would \
+                 be dangerous, so this is refused too)",
+                confirmed.display(),
+                src.path
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn target(
@@ -235,6 +303,7 @@ fn target(
     e: &TargetEntry,
     size: &dyn Fn(&Option<At<String>>) -> Result<u64>,
     plan_dir: &Path,
+    consent: &crate::target::blockdev::Consent,
     host: &mut Vec<anyhow::Error>,
 ) -> Result<PlanTarget> {
     if let Some(n) = &e.name {
@@ -250,20 +319,6 @@ fn target(
         }
     }
     let named = |default: String| e.name.as_ref().map_or(default, |n| n.v.clone());
-    if let Some(dev) = &e.device {
-        return match device_spec(&dev.v) {
-            Some(spec) => Ok(PlanTarget {
-                name: named(dev.v.display().to_string()),
-                spec,
-            }),
-            None => Err(src.err(
-                &dev.span,
-                "device targets are not available in plan files yet (use --device DEV \
-                 --destroy-data-on DEV on the command line); use fs = \"…\" (a loop \
-                 image fsarena makes) or dir = \"PATH\"",
-            )),
-        };
-    }
     if let Some(dir) = &e.dir {
         let path = plan_dir.join(&dir.v);
         let path = match path.canonicalize() {
@@ -281,7 +336,7 @@ fn target(
             spec: TargetSpec::Dir { path },
         });
     }
-    let fs = e.fs.as_ref().expect("file.rs checked: fs, dir or device");
+    let fs = e.fs.as_ref().expect("file.rs checked: fs or dir");
     let mount_opts = e
         .mount
         .as_ref()
@@ -289,6 +344,14 @@ fn target(
         .unwrap_or_default();
     let mkfs_text = e.mkfs.as_ref().map(|m| m.v.clone()).unwrap_or_default();
     let name = named(target_name(&fs.v, &mkfs_text, &mount_opts, ""));
+    if fs.v == "tmpfs" {
+        if let Some(dev) = &e.device {
+            return Err(src.err(
+                &dev.span,
+                "a device target needs a filesystem to make on it (fs = \"ext4\", \"xfs\", …), not tmpfs",
+            ));
+        }
+    }
     let size_bytes = size(&e.size)?;
     if fs.v == "tmpfs" {
         if let Some(m) = &e.mkfs {
@@ -313,6 +376,13 @@ fn target(
         Some(m) => split_opts(&m.v).map_err(|err| src.err(&m.span, format!("mkfs: {err}")))?,
         None => Vec::new(),
     };
+    if let Some(dev) = &e.device {
+        let spec = device_target(src, dev, kind, mkfs_opts, mount_opts, consent, host);
+        return Ok(PlanTarget {
+            name: named(spec.name()),
+            spec,
+        });
+    }
     Ok(PlanTarget {
         name,
         spec: TargetSpec::Loop {

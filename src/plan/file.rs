@@ -40,8 +40,7 @@ pub struct TargetEntry {
     pub mount: Option<At<String>>,
     pub size: Option<At<String>>,
     pub dir: Option<At<PathBuf>>,
-    /// A block device; parsed here, refused by [`super::build`] until this build has
-    /// device targets.
+    /// A block device to format with `fs` (every interlock of `--device` applies).
     pub device: Option<At<PathBuf>>,
     /// Where the entry starts (its `[[target]]` or `[[matrix]]` header).
     pub span: Option<Range<usize>>,
@@ -161,21 +160,29 @@ fn read_target(src: &Src, t: &Table) -> Result<TargetEntry> {
         device: path("device")?,
         span: t.span().or_else(|| super::located::table_span(t)),
     };
-    let kinds = [e.fs.is_some(), e.dir.is_some(), e.device.is_some()];
-    match kinds.iter().filter(|k| **k).count() {
-        1 => {}
-        0 => {
+    match (e.fs.is_some(), e.dir.is_some(), e.device.is_some()) {
+        (true, false, _) => {}
+        (false, false, false) => {
             return Err(src.err(
                 &e.span,
                 "a [[target]] needs one of fs = \"ext4\" (a loop image or tmpfs), \
-                 dir = \"PATH\" (an existing directory) or device = \"/dev/…\"",
+                 dir = \"PATH\" (an existing directory) or device = \"/dev/…\" with fs",
             ))
         }
-        _ => {
+        (false, false, true) => {
             return Err(src.err(
                 &e.span,
-                "a [[target]] has exactly one of fs, dir and device",
+                "a device target needs the filesystem to make on it: fs = \"ext4\", \"xfs\", …",
             ))
+        }
+        (_, true, _) => {
+            if e.fs.is_some() || e.device.is_some() {
+                return Err(src.err(
+                    &e.span,
+                    "a [[target]] with dir has neither fs nor device (fsarena neither makes \
+                     nor mounts a directory)",
+                ));
+            }
         }
     }
     let not_for = |k: &str, v: &Option<At<String>>, why: &str| match v {

@@ -192,17 +192,87 @@ fn the_hash_ignores_spelling_and_sees_what_changes_results() {
     assert_ne!(e.hash(), f.hash());
 }
 
+fn err_of(text: &str, o: &Overrides) -> String {
+    format!("{:#}", plan(text, o).err().unwrap())
+}
+
 #[test]
-fn device_targets_are_parsed_and_refused_with_their_location() {
-    let e = plan(
+fn a_device_target_needs_a_filesystem_other_than_tmpfs() {
+    let e = err_of(
         "[[target]]\ndevice = \"/dev/sdz\"\n[[workload]]\nkind = \"bonnie\"\n",
         &Overrides::default(),
-    )
-    .err()
-    .unwrap();
-    let e = format!("{e:#}");
+    );
     assert!(
-        e.starts_with("t.toml:2:10: device targets are not available in plan files yet"),
+        e.starts_with("t.toml:1:1: a device target needs the filesystem"),
         "{e}"
     );
+    let e = err_of(
+        "[[target]]\ndevice = \"/dev/sdz\"\nfs = \"tmpfs\"\n[[workload]]\nkind = \"bonnie\"\n",
+        &Overrides::default(),
+    );
+    assert!(
+        e.starts_with("t.toml:2:10: a device target needs a filesystem"),
+        "{e}"
+    );
+    let e = err_of(
+        "[[target]]\ndevice = \"/dev/sdz\"\ndir = \"/tmp\"\n[[workload]]\nkind = \"bonnie\"\n",
+        &Overrides::default(),
+    );
+    assert!(e.contains("neither fs nor device"), "{e}");
+}
+
+#[test]
+fn an_unconfirmed_device_target_is_a_located_host_problem() {
+    let text = "[[target]]\ndevice = \"/dev/sdz\"\nfs = \"ext4\"\nmkfs = \"-b 4096\"\n\
+                [[workload]]\nkind = \"bonnie\"\n";
+    let built = build(&parse("t.toml", text).unwrap(), &Overrides::default()).unwrap();
+    assert_eq!(names(&built.plan), ["ext4@sdz"]);
+    match &built.plan.targets[0].spec {
+        TargetSpec::Device {
+            fs,
+            mkfs_opts,
+            guard,
+            ..
+        } => {
+            assert_eq!(fs.name(), "ext4");
+            assert_eq!(mkfs_opts, &["-b", "4096"]);
+            assert_eq!(guard.rdev, 0, "a refused device's guard matches no device");
+        }
+        other => panic!("{other:?}"),
+    }
+    let problems: Vec<String> = built
+        .host_problems
+        .iter()
+        .map(|e| format!("{e:#}"))
+        .collect();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("t.toml:2:10: device /dev/sdz: refused")),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn consent_must_name_a_device_target_of_the_plan() {
+    let text =
+        "[[target]]\ndevice = \"/dev/sdz\"\nfs = \"ext4\"\n[[workload]]\nkind = \"bonnie\"\n";
+    let o = Overrides {
+        destroy_data_on: vec!["/dev/sdy".into()],
+        ..Default::default()
+    };
+    let e = err_of(text, &o);
+    assert!(
+        e.contains("--destroy-data-on /dev/sdy: no device target"),
+        "{e}"
+    );
+    let o = Overrides {
+        force: true,
+        ..Default::default()
+    };
+    let e = err_of(
+        "[[target]]\nfs = \"ext4\"\n[[workload]]\nkind = \"bonnie\"\n",
+        &o,
+    );
+    assert!(e.contains("go with device targets"), "{e}");
 }

@@ -62,11 +62,14 @@ const CREATE_CHUNK: usize = 1 << 20;
 /// Key of the draw streams.
 const TAG_DRAWS: u64 = 0x6462_7261_6e64_6f6d;
 
+/// The article's file sizes, MiB.
+const DEFAULT_FILES: &str = "1,10,100,250,500";
+
 const PARAMS: &[ParamSpec] = &[
     param(
         "files",
         ParamKind::CountList,
-        "1,10,100,250,500",
+        DEFAULT_FILES,
         "MiB",
         "file sizes (random.c: 1,10,100,250,500)",
     ),
@@ -162,6 +165,11 @@ pub struct DbRandom {
     fill: u64,
 }
 
+/// A `files` list as the parameter is written.
+fn mib_text(mib: &[u64]) -> String {
+    mib.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+}
+
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
     Ok(Box::new(DbRandom::from_params(p)?))
 }
@@ -199,6 +207,13 @@ impl DbRandom {
             format!("warmup={warmup}: at most {MAX_WARMUP}")
         } else if fill > 90 {
             format!("fill={fill}: give 1 to 90 (percent of the free space), or 0 for `files`")
+        } else if fill > 0 && mib_text(&mib) != DEFAULT_FILES {
+            // `fill` replaces the list; a list given with it would be silently ignored.
+            format!(
+                "fill={fill} makes one file of {fill}% of the free space instead of `files`; \
+                 give one of them, not both (files={})",
+                mib_text(&mib)
+            )
         } else {
             return Ok(Self {
                 mib,
@@ -403,6 +418,17 @@ mod tests {
     use crate::result::PhaseResult;
     use crate::workload::testutil::in_context;
     use crate::workload::WorkloadSpec;
+
+    #[test]
+    fn fill_and_a_files_list_together_are_refused() {
+        let e = WorkloadSpec::parse("dbrandom:fill=50,files=1,2")
+            .and_then(|s| (s.info.build)(&s.params).map(|_| ()))
+            .unwrap_err();
+        assert_eq!(exit_code(&e), 2);
+        assert!(format!("{e:#}").contains("not both (files=1,2)"), "{e:#}");
+        let ok = WorkloadSpec::parse("dbrandom:fill=50").unwrap();
+        assert!((ok.info.build)(&ok.params).is_ok());
+    }
 
     #[test]
     fn the_draws_for_a_seed_are_pinned() {

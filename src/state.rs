@@ -204,6 +204,15 @@ pub fn unescape_mount_path(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Unmounts `path` with one `umount` and no retry, for an unmount that is timed: a wait
+/// between retries would be counted as the filesystem's. Returns seconds taken.
+pub fn umount_once(path: &Path) -> Result<f64> {
+    let p = path.to_string_lossy().to_string();
+    crate::cmd::run(&["umount", &p])
+        .map(|out| out.seconds)
+        .with_context(|| format!("the timed umount of {p} (not retried, so no wait is timed)"))
+}
+
 /// Unmounts `path`, retrying while busy, lazily as a last resort. Returns seconds taken.
 pub fn umount(path: &Path) -> Result<f64> {
     let p = path.to_string_lossy().to_string();

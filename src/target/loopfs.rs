@@ -413,7 +413,7 @@ impl FsTools for LoopTarget {
     fn unmount(&mut self) -> Result<()> {
         if let Some(live) = self.live.as_mut() {
             if live.mounted {
-                mount::unmount(&self.env.state, &live.mountpoint)?;
+                mount::unmount_once(&self.env.state, &live.mountpoint)?;
                 live.mounted = false;
             }
         }

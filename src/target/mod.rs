@@ -57,7 +57,8 @@ pub trait Target {
 pub trait FsTools {
     /// The filesystem type.
     fn fstype(&self) -> fs::FsType;
-    /// Unmounts the filesystem (umount flushes what is dirty first). No-op when unmounted.
+    /// Unmounts the filesystem (umount flushes what is dirty first) with one `umount`, not
+    /// retried when busy (a timed unmount must not count waits). No-op when unmounted.
     fn unmount(&mut self) -> Result<()>;
     /// Mounts the filesystem with the target's mount options at the usual mount point, so
     /// that the work directory path stays valid. No-op when mounted.

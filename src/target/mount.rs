@@ -37,10 +37,25 @@ pub fn forget_failed(state: &State, mountpoint: &Path) {
     let _ = unmount(state, mountpoint);
 }
 
-/// Unmounts `mountpoint` (if mounted), removes the directory and forgets it; returns seconds.
+/// Unmounts `mountpoint` (if mounted; retrying while busy), removes the directory and
+/// forgets it; returns seconds.
 pub fn unmount(state: &State, mountpoint: &Path) -> Result<f64> {
+    unmount_with(state, mountpoint, state::umount)
+}
+
+/// [`unmount`] with one `umount` and no retry, for a timed unmount (the `provision`
+/// workload's): fails when the filesystem is busy rather than timing the waits.
+pub fn unmount_once(state: &State, mountpoint: &Path) -> Result<f64> {
+    unmount_with(state, mountpoint, state::umount_once)
+}
+
+fn unmount_with(
+    state: &State,
+    mountpoint: &Path,
+    umount: fn(&Path) -> Result<f64>,
+) -> Result<f64> {
     let secs = if state::is_mounted(mountpoint) {
-        state::umount(mountpoint)?
+        umount(mountpoint)?
     } else {
         0.0
     };

@@ -89,7 +89,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             print!("{}", fsarena::list::render());
             // Estimates come from this host's stored trials; a missing database is not made.
             let path = db_path(&cli.db);
-            let store = path.exists().then(|| Store::open(&path).ok()).flatten();
+            let store = Store::open_read_only(&path).ok();
             print!("{}", fsarena::suite::render(store.as_ref(), 3));
             Ok(exit::OK)
         }
@@ -108,7 +108,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             }
             // Estimates come from this host's stored trials; a missing database is not made.
             let path = db_path(&cli.db);
-            let store = path.exists().then(|| Store::open(&path).ok()).flatten();
+            let store = Store::open_read_only(&path).ok();
             let host = fsarena::host::host_info().hostname;
             let times = store
                 .and_then(|s| s.trial_times(&host).ok())

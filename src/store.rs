@@ -139,6 +139,25 @@ impl Store {
         Ok(store)
     }
 
+    /// Opens an existing database only to read it (the estimates of `list` and `plan
+    /// check`): never creates, migrates or switches its journal. Fails when the file is
+    /// missing or its schema is not this fsarena's.
+    pub fn open_read_only(path: &Path) -> Result<Self> {
+        use rusqlite::OpenFlags;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)
+            .with_context(|| format!("opening the result database {}", path.display()))?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version != SCHEMA_VERSION {
+            bail!(
+                "{}: schema version {version}, this fsarena reads {SCHEMA_VERSION}",
+                path.display()
+            );
+        }
+        Ok(Self { conn })
+    }
+
     /// The elapsed time of every successful trial run on `hostname` that recorded one,
     /// newest first.
     pub fn trial_times(&self, hostname: &str) -> Result<Vec<TrialTime>> {
@@ -574,6 +593,23 @@ mod tests {
             log: (rep == 2).then(|| "/var/tmp/fsarena/logs/x/ext4-bonnie-rep2.log".into()),
             elapsed_s: Some(1.5 * f64::from(rep)),
         }
+    }
+
+    #[test]
+    fn a_read_only_open_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        assert!(Store::open_read_only(&path).is_err(), "a missing file is not made");
+        assert!(!path.exists());
+        std::fs::write(&path, b"").unwrap();
+        assert!(Store::open_read_only(&path).is_err(), "an empty file is not migrated");
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+        drop(Store::open(&path).unwrap());
+        let before = std::fs::read(&path).unwrap();
+        let s = Store::open_read_only(&path).unwrap();
+        assert!(s.trial_times("h").unwrap().is_empty());
+        drop(s);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
     }
 
     #[test]

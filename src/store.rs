@@ -599,10 +599,16 @@ mod tests {
     fn a_read_only_open_changes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.db");
-        assert!(Store::open_read_only(&path).is_err(), "a missing file is not made");
+        assert!(
+            Store::open_read_only(&path).is_err(),
+            "a missing file is not made"
+        );
         assert!(!path.exists());
         std::fs::write(&path, b"").unwrap();
-        assert!(Store::open_read_only(&path).is_err(), "an empty file is not migrated");
+        assert!(
+            Store::open_read_only(&path).is_err(),
+            "an empty file is not migrated"
+        );
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
         drop(Store::open(&path).unwrap());
         let before = std::fs::read(&path).unwrap();

@@ -372,6 +372,19 @@ fn target(
             format!("this machine cannot make {}: {why}", fs.v),
         ));
     }
+    if e.device.is_none() && size_bytes < kind.min_size_bytes() {
+        let span = e.size.as_ref().map_or(&fs.span, |s| &s.span);
+        return Err(src.err(
+            span,
+            format!(
+                "{} needs at least {} ({} bytes) for {}; give this target a larger size",
+                kind.mkfs_program(),
+                format_size(kind.min_size_bytes()),
+                kind.min_size_bytes(),
+                fs.v
+            ),
+        ));
+    }
     let mkfs_opts = match &e.mkfs {
         Some(m) => split_opts(&m.v).map_err(|err| src.err(&m.span, format!("mkfs: {err}")))?,
         None => Vec::new(),

@@ -276,3 +276,23 @@ fn consent_must_name_a_device_target_of_the_plan() {
     );
     assert!(e.contains("go with device targets"), "{e}");
 }
+
+#[test]
+fn a_size_below_the_filesystems_minimum_is_refused_where_it_is_written() {
+    let e = err_of(
+        "[[target]]\nfs = \"nilfs2\"\nsize = \"64MiB\"\n[[workload]]\nkind = \"bonnie\"\n",
+        &Overrides::default(),
+    );
+    assert!(
+        e.starts_with("t.toml:3:8: mkfs.nilfs2 needs at least"),
+        "{e}"
+    );
+    let e = err_of(
+        "[defaults]\nsize = \"64MiB\"\n[[target]]\nfs = \"nilfs2\"\n[[workload]]\nkind = \"bonnie\"\n",
+        &Overrides::default(),
+    );
+    assert!(
+        e.starts_with("t.toml:4:6: mkfs.nilfs2 needs at least"),
+        "{e}"
+    );
+}

@@ -49,11 +49,7 @@ pub fn unmount_once(state: &State, mountpoint: &Path) -> Result<f64> {
     unmount_with(state, mountpoint, state::umount_once)
 }
 
-fn unmount_with(
-    state: &State,
-    mountpoint: &Path,
-    umount: fn(&Path) -> Result<f64>,
-) -> Result<f64> {
+fn unmount_with(state: &State, mountpoint: &Path, umount: fn(&Path) -> Result<f64>) -> Result<f64> {
     let secs = if state::is_mounted(mountpoint) {
         umount(mountpoint)?
     } else {

@@ -33,12 +33,16 @@ fn fsarena(args: &[&str], image_dir: &Path) -> (bool, String) {
         .arg(image_dir.join("out.json"))
         .output()
         .unwrap();
-    let text = format!(
+    (out.status.success(), text_of(&out))
+}
+
+/// A command's stderr then stdout, as text.
+fn text_of(out: &std::process::Output) -> String {
+    format!(
         "{}{}",
         String::from_utf8_lossy(&out.stderr),
         String::from_utf8_lossy(&out.stdout)
-    );
-    (out.status.success(), text)
+    )
 }
 
 /// `--device DEV --destroy-data-on DEV --fs ext4` and then `extra`: a device named twice.
@@ -527,12 +531,7 @@ fn a_plan_files_device_target_needs_the_same_consent_and_runs() {
             .arg(img.path().join("out.json"))
             .output()
             .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stderr),
-            String::from_utf8_lossy(&out.stdout)
-        );
-        (out.status.code(), text)
+        (out.status.code(), text_of(&out))
     };
     // `plan check` is given no consent: a warning at the entry's location, nothing touched.
     let before = disk.checksum();

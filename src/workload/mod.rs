@@ -17,6 +17,7 @@ pub mod postmark;
 pub mod provision;
 pub mod smallfiles;
 pub mod space;
+pub mod tasks;
 pub mod tree;
 pub mod untar;
 pub mod writeback;

@@ -8,6 +8,7 @@ pub mod bonnie_files;
 pub mod command;
 pub mod compile;
 pub mod dbrandom;
+pub mod io500;
 pub mod job;
 pub mod metascan;
 pub mod mongo;
@@ -65,6 +66,7 @@ pub fn registry() -> &'static [&'static WorkloadInfo] {
         &mongo::INFO,
         &dbrandom::INFO,
         &job::INFO,
+        &io500::INFO,
         &smallfiles::INFO,
         &untar::INFO,
         &compile::INFO,

@@ -9,6 +9,10 @@
 //! `(i × n + t) × block` — the tasks' blocks interleave segment by segment.
 
 use crate::context::Ranks;
+use crate::workload::IoContext;
+use anyhow::Result;
+use std::fs::{File, OpenOptions};
+use std::path::Path;
 
 /// One task: its global index among `total` tasks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +42,25 @@ impl Task {
     pub fn shared_file_bytes(&self, segments: u64, block_bytes: u64) -> u64 {
         segments * self.total as u64 * block_bytes
     }
+}
+
+/// Opens the file at `path` that tasks share, creating it if it is missing, and makes it
+/// at least `bytes` long, without truncating: every task calls it, in any order and at the
+/// same time (threads and MPI ranks), and it is the same for all of them — `O_CREAT`
+/// without `O_EXCL` opens the file another task made, and growing to the final size never
+/// cuts what another task has written already. Open for reading and writing.
+pub fn open_shared(path: &Path, bytes: u64) -> Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .on("create", path)?;
+    if f.metadata().on("stat", path)?.len() < bytes {
+        f.set_len(bytes).on("set length of", path)?;
+    }
+    Ok(f)
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ mod verify;
 
 pub use backend::{Caps, Io, IoBackend};
 pub use gen::Distribution;
-pub use verify::{check_file, file_key, fill as verify_fill, Checked};
+pub use verify::{check_file, file_key, fill as verify_fill, matches as verify_matches, Checked};
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
@@ -373,7 +373,7 @@ impl Job {
             let path = shared::path(dir);
             let t = w.start();
             let total = task.shared_file_bytes(self.nrfiles as u64, self.file_size());
-            let f = shared::create(&path, total)?;
+            let f = crate::workload::tasks::open_shared(&path, total)?;
             w.done(Op::Create, t, 0);
             if self.fills(engine) {
                 let bases = shared::bases(task, self.nrfiles, self.file_size());

@@ -15,32 +15,13 @@ use super::verify::{self, Checked};
 use crate::workload::tasks::Task;
 use crate::workload::IoContext;
 use anyhow::{anyhow, Result};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
 /// The shared file's name in the shared directory.
 pub fn path(dir: &Path) -> PathBuf {
     dir.join("job.shared")
-}
-
-/// Creates the shared file at `path` if it is missing and makes it at least `bytes` long,
-/// without truncating: every task calls it, in any order and at the same time (threads
-/// and MPI ranks), and it is the same for all of them — `O_CREAT` without `O_EXCL` opens
-/// the file another task made, and growing to the final size never cuts what another task
-/// has written already. Returns the file, open for writing.
-pub fn create(path: &Path, bytes: u64) -> Result<File> {
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .on("create", path)?;
-    if f.metadata().on("stat", path)?.len() < bytes {
-        f.set_len(bytes).on("set length of", path)?;
-    }
-    Ok(f)
 }
 
 /// Byte offsets in the shared file of task `task`'s `nrfiles` segments of `seg_bytes`.

@@ -14,6 +14,9 @@
 #
 # fsarena runs with verify=false and --sync none, as the peers do (no read check, no sync
 # after creating files; the ior phases still fsync before close, as fio's end_fsync=1).
+# With IOR_DIR set (an IOR 4 installation: bin/ior, bin/mdtest, built from hpc/ior; Debian
+# has no package), IOR and mdtest run the io500's own command lines too, on 2 MPI ranks
+# (mpirun --allow-run-as-root -np 2), on a fresh image of their own.
 # Reads follow a cache drop and remount, as fsarena's --cache cold does. The tools
 # alternate repetition by repetition. Root. Prints one line per tool and phase and
 # repetition: tool phase figure unit; then the median and range of each.
@@ -26,7 +29,9 @@ cargo build --release -q
 BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/fsarena
 WORK=$(mktemp -d /var/tmp/vio-XXXXXX)
 mkdir -p "$OUT"
-rm -f "$OUT/lines.txt"
+rm -f "$OUT/lines.txt" "$OUT/ior.txt"
+SEG=47008
+N_HARD=2000
 MNT=$WORK/m
 DEV=""
 cleanup() {
@@ -55,8 +60,6 @@ j=json.load(sys.stdin)["jobs"][0]
 d=j["write"] if j["write"]["io_bytes"] else j["read"]
 print("%.4f" % (d["io_bytes"] / (d["runtime"] / 1e3) / 2**30))'
 }
-SEG=47008
-N_HARD=2000
 fio_hard() { # rw
   fio --name=hard --filename="$MNT/ior-hard/file" --rw="$1" --bs=$SEG --numjobs=2 \
     --offset_increment=$SEG --zonemode=strided --zonesize=$SEG --zoneskip=$SEG \
@@ -68,6 +71,26 @@ fio_easy() { # rw
     --ioengine=psync --end_fsync=1 --group_reporting --output-format=json
 }
 
+IOR_DIR=${IOR_DIR:-}
+MPI="mpirun --allow-run-as-root -np 2"
+ior_mib() { # ior ARGS: the summary's Max(MiB) of the operation, in GiB/s
+  $MPI "$IOR_DIR/bin/ior" "$@" | tee -a "$OUT/ior.txt" \
+    | awk '($1 == "write" || $1 == "read") && NF > 15 {printf "%.4f", $2 / 1024}'
+}
+EASY="-C -Q 1 -g -G 271 -k -e -t 2m -b 128m -F"
+HARD="-C -Q 1 -g -G 27 -k -e -t $SEG -b $SEG -s $N_HARD"
+run_ior() {
+  make_fs
+  mkdir -p "$MNT/ior-easy" "$MNT/ior-hard"
+  cold; say "ior     ior-easy-write     $(ior_mib $EASY -o "$MNT/ior-easy/ior_file_easy" -w) GiB/s"
+  cold; $MPI "$IOR_DIR/bin/mdtest" -n 10000 -u -L -F -P -N 1 -d "$MNT/mdtest-easy" -C \
+    > "$OUT/mdtest-$rep.txt" 2>&1
+  say "mdtest  mdtest-easy-write  $(awk '/File creation/ {print $3; exit}' "$OUT/mdtest-$rep.txt") files/s"
+  cold; say "ior     ior-hard-write     $(ior_mib $HARD -o "$MNT/ior-hard/file" -w) GiB/s"
+  cold; say "ior     ior-easy-read      $(ior_mib $EASY -o "$MNT/ior-easy/ior_file_easy" -r -R) GiB/s"
+  cold; say "ior     ior-hard-read      $(ior_mib $HARD -o "$MNT/ior-hard/file" -r -R) GiB/s"
+  drop_fs
+}
 say() { echo "$*" | tee -a "$OUT/lines.txt"; }
 for rep in $(seq 1 "$REPS"); do
   # fsarena: the same amounts, bounded by the limits (the 60 s stonewall is not reached);
@@ -95,6 +118,7 @@ EOF
   cold; say "fio     ior-easy-read      $(fio_easy read | tee "$OUT/fio-easy-r-$rep.json" | fio_bw) GiB/s"
   cold; say "fio     ior-hard-read      $(fio_hard read | tee "$OUT/fio-hard-r-$rep.json" | fio_bw) GiB/s"
   drop_fs
+  if [ -n "$IOR_DIR" ]; then run_ior; fi
 done
 python3 - "$OUT/lines.txt" <<'EOF2'
 import statistics, sys, collections

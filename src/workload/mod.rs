@@ -23,7 +23,7 @@ pub mod tree;
 pub mod untar;
 pub mod writeback;
 
-use crate::context::{PhaseSpec, TrialContext};
+use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
 use anyhow::Result;
 pub use params::{ParamKind, ParamSpec, Params, Value};
 
@@ -38,6 +38,21 @@ impl<T> IoContext<T> for std::io::Result<T> {
     fn on(self, op: &str, path: &std::path::Path) -> Result<T> {
         use anyhow::Context;
         self.with_context(|| format!("{op} {}", path.display()))
+    }
+}
+
+/// A [`PhaseSpec`], positionally: the workloads' phase tables read as tables.
+pub(crate) const fn spec(
+    name: &'static str,
+    kind: PhaseKind,
+    primary: Primary,
+    unit: &'static str,
+) -> PhaseSpec {
+    PhaseSpec {
+        name,
+        kind,
+        primary,
+        ops_unit: unit,
     }
 }
 

@@ -23,7 +23,7 @@ use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
 use crate::error::usage;
 use crate::workload::params::param;
 use crate::workload::tasks::Task;
-use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
+use crate::workload::{spec, IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::Result;
 use score::Group;
 use std::sync::atomic::AtomicU64;
@@ -48,20 +48,6 @@ const PARAMS: &[ParamSpec] = &[
     param("mdtest_hard_bytes", ParamKind::Size, "3901", "bytes", "bytes written to and read from each mdtest-hard file (mdtest -w 3901 -e 3901)"),
     param("verify", ParamKind::Bool, "true", "", "check every ior transfer read back against its pattern (ior -R)"),
 ];
-
-const fn spec(
-    name: &'static str,
-    kind: PhaseKind,
-    primary: Primary,
-    unit: &'static str,
-) -> PhaseSpec {
-    PhaseSpec {
-        name,
-        kind,
-        primary,
-        ops_unit: unit,
-    }
-}
 
 const IOR_EASY_WRITE: PhaseSpec = spec(
     "ior-easy-write",

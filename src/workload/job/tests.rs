@@ -61,32 +61,43 @@ fn uring_ok(test: &str) -> bool {
     }
 }
 
-#[test]
-fn every_engine_reads_back_what_it_wrote() {
+/// (filesystem, base directory, spec) for every engine and write pattern on every base:
+/// two jobs with verify, mixed block sizes, `tail` appended.
+fn engine_cases(test: &str, tail: &str) -> Vec<(&'static str, PathBuf, String)> {
+    let mut cases = Vec::new();
     for (fs, base) in bases() {
         for engine in ["psync", "mmap", "io_uring"] {
-            if engine == "io_uring" && !uring_ok("every_engine_reads_back_what_it_wrote") {
+            if engine == "io_uring" && !uring_ok(test) {
                 continue;
             }
             for rw in ["randwrite", "randrw", "write"] {
                 let depth = if engine == "io_uring" { 8 } else { 1 };
                 let spec = format!(
-                    "engine={engine},rw={rw},size=2MiB,nrfiles=2,numjobs=2,iodepth={depth},\
-                     bs=4KiB:3,16KiB:1,verify=true"
+                    "engine={engine},rw={rw},numjobs=2,iodepth={depth},bs=4KiB:3,16KiB:1,\
+                     verify=true,{tail}"
                 );
-                let phases = run_at(&base, SyncPolicy::End, &spec)
-                    .unwrap_or_else(|e| panic!("{fs} {spec}: {e}"));
-                let run = phase(&phases, "run");
-                assert!(run.bytes >= 2 * (2 << 20), "{fs} {spec}: {}", run.bytes);
-                let v = phase(&phases, "verify");
-                assert_eq!(
-                    v.bytes,
-                    2 * (2 << 20),
-                    "{fs} {spec}: verify read everything"
-                );
-                assert_eq!(v.ops, 2 * 512, "{fs} {spec}: 4 KiB blocks checked");
+                cases.push((fs, base.clone(), spec));
             }
         }
+    }
+    cases
+}
+
+#[test]
+fn every_engine_reads_back_what_it_wrote() {
+    let test = "every_engine_reads_back_what_it_wrote";
+    for (fs, base, spec) in engine_cases(test, "size=2MiB,nrfiles=2") {
+        let phases =
+            run_at(&base, SyncPolicy::End, &spec).unwrap_or_else(|e| panic!("{fs} {spec}: {e}"));
+        let run = phase(&phases, "run");
+        assert!(run.bytes >= 2 * (2 << 20), "{fs} {spec}: {}", run.bytes);
+        let v = phase(&phases, "verify");
+        assert_eq!(
+            v.bytes,
+            2 * (2 << 20),
+            "{fs} {spec}: verify read everything"
+        );
+        assert_eq!(v.ops, 2 * 512, "{fs} {spec}: 4 KiB blocks checked");
     }
 }
 
@@ -282,37 +293,26 @@ fn rate_limit_stays_out_of_the_latency() {
 /// numjobs × size bytes, read back through verify with no mismatch.
 #[test]
 fn shared_file_every_engine_reads_back_what_it_wrote() {
-    for (fs, base) in bases() {
-        for engine in ["psync", "mmap", "io_uring"] {
-            if engine == "io_uring" && !uring_ok("shared_file_every_engine") {
-                continue;
-            }
-            for rw in ["write", "randwrite", "randrw"] {
-                let depth = if engine == "io_uring" { 8 } else { 1 };
-                let spec = format!(
-                    "engine={engine},rw={rw},size=1MiB,nrfiles=4,numjobs=2,iodepth={depth},\
-                     bs=4KiB:3,16KiB:1,verify=true,shared_file=true"
-                );
-                let j = job(&spec);
-                let (phases, names, len) =
-                    in_context_at(&base, DataPolicy::Random, SyncPolicy::End, |cx| {
-                        j.run(cx).unwrap_or_else(|e| panic!("{fs} {spec}: {e:#}"));
-                        let names: Vec<_> = std::fs::read_dir(cx.shared_dir())
-                            .unwrap()
-                            .map(|e| e.unwrap().file_name().into_string().unwrap())
-                            .collect();
-                        let len = std::fs::metadata(shared::path(cx.shared_dir()))
-                            .unwrap()
-                            .len();
-                        (cx.phases().to_vec(), names, len)
-                    });
-                assert_eq!(names, ["job.shared"], "{fs} {spec}: one file");
-                assert_eq!(len, 2 << 20, "{fs} {spec}: numjobs × size");
-                let v = phase(&phases, "verify");
-                assert_eq!(v.bytes, 2 << 20, "{fs} {spec}");
-                assert_eq!(v.ops, 512, "{fs} {spec}: 4 KiB blocks checked");
-            }
-        }
+    let test = "shared_file_every_engine_reads_back_what_it_wrote";
+    for (fs, base, spec) in engine_cases(test, "size=1MiB,nrfiles=4,shared_file=true") {
+        let j = job(&spec);
+        let (phases, names, len) =
+            in_context_at(&base, DataPolicy::Random, SyncPolicy::End, |cx| {
+                j.run(cx).unwrap_or_else(|e| panic!("{fs} {spec}: {e:#}"));
+                let names: Vec<_> = std::fs::read_dir(cx.shared_dir())
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name().into_string().unwrap())
+                    .collect();
+                let len = std::fs::metadata(shared::path(cx.shared_dir()))
+                    .unwrap()
+                    .len();
+                (cx.phases().to_vec(), names, len)
+            });
+        assert_eq!(names, ["job.shared"], "{fs} {spec}: one file");
+        assert_eq!(len, 2 << 20, "{fs} {spec}: numjobs × size");
+        let v = phase(&phases, "verify");
+        assert_eq!(v.bytes, 2 << 20, "{fs} {spec}");
+        assert_eq!(v.ops, 512, "{fs} {spec}: 4 KiB blocks checked");
     }
 }
 

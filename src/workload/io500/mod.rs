@@ -157,7 +157,6 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
 #[derive(Clone, Debug)]
 pub struct Io500 {
     tasks: usize,
-    stonewall_s: f64,
     /// Stonewalls of ior-easy, mdtest-easy, ior-hard, mdtest-hard.
     walls: [Duration; 4],
     easy_xfer: u64,
@@ -183,7 +182,6 @@ impl Io500 {
         let wall = |k| Duration::from_secs_f64(p.float(k).unwrap_or(stonewall_s));
         let c = Self {
             tasks: count("tasks") as usize,
-            stonewall_s,
             walls: [
                 wall("ior_easy_s"),
                 wall("mdtest_easy_s"),

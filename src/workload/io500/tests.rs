@@ -104,3 +104,27 @@ fn parameters_are_checked() {
         assert_eq!(crate::error::exit_code(&e), 2, "{bad}: {e}");
     }
 }
+
+/// The verdict looks at each write phase's own stonewall: 300 s everywhere passes that
+/// rule even when `stonewall` itself is shorter; one phase at 299.5 s does not.
+#[test]
+fn stonewall_rule_reads_the_phases_stonewalls() {
+    let all_300 =
+        io500("stonewall=5,ior_easy_s=300,mdtest_easy_s=300,ior_hard_s=300,mdtest_hard_s=300");
+    let one_short = io500("ior_hard_s=299.5");
+    crate::workload::testutil::in_context(DataPolicy::Random, SyncPolicy::End, |cx| {
+        let keys = |cfg: &Io500| -> Vec<&'static str> {
+            rules::reasons(cx, cfg, &[], 1)
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect()
+        };
+        assert!(!keys(&all_300).contains(&"stonewall_below_300"));
+        assert!(keys(&one_short).contains(&"stonewall_below_300"));
+        // No phases ran in this context: a missing phase is a zero score.
+        assert!(keys(&all_300).contains(&"zero_score"));
+        // The test context keeps the caches (no cold policy): not official either.
+        assert!(keys(&all_300).contains(&"caches_kept"));
+        assert!(!keys(&all_300).contains(&"not_synced"));
+    });
+}

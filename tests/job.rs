@@ -88,3 +88,32 @@ fn null_engine_needs_no_files() {
         .iter()
         .all(|p| p["name"] != "layout"));
 }
+
+/// `shared_file=true` through the binary on tmpfs: two jobs write their interleaved
+/// segments of one file and read them back with no mismatch.
+#[test]
+fn job_shared_file_on_tmpfs() {
+    let test = "job_shared_file_on_tmpfs";
+    if common::skip_without_loop(test) || !common::fs_available_or_tmpfs(test, "tmpfs") {
+        return;
+    }
+    let spec = "job:rw=write,bs=47008,size=4700800,nrfiles=4,numjobs=2,verify=true,\
+                shared_file=true";
+    let dir = common::image_dir();
+    let (v, _) = common::run_json(
+        &[
+            spec, "--fs", "tmpfs", "--size", "64MiB", "--reps", "1", "--quiet",
+        ],
+        dir.path(),
+    );
+    let t = &v["trials"][0];
+    assert_eq!(t["status"], "ok", "{t}");
+    assert_eq!(
+        phase(t, "layout")["bytes"],
+        2 * 4_700_800,
+        "verify pattern laid out"
+    );
+    assert_eq!(phase(t, "run")["bytes"], 2 * 4_700_800);
+    assert_eq!(phase(t, "verify")["bytes"], 2 * 4_700_800);
+    common::assert_clean(dir.path());
+}

@@ -45,7 +45,7 @@ use crate::error::usage;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
 use crate::workload::params::param;
-use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
+use crate::workload::{spec, IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::Result;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -60,20 +60,6 @@ pub const UPDATE_SEEK: u64 = 10;
 const DIRTY_BYTES: usize = 8;
 /// Most concurrent workers `procs × seekers` may ask for.
 const MAX_WORKERS: u64 = 4096;
-
-const fn spec(
-    name: &'static str,
-    kind: PhaseKind,
-    primary: Primary,
-    unit: &'static str,
-) -> PhaseSpec {
-    PhaseSpec {
-        name,
-        kind,
-        primary,
-        ops_unit: unit,
-    }
-}
 
 const WRITE_CHAR: PhaseSpec = spec("write_char", PhaseKind::Write, Primary::MbPerS, "chars/s");
 const WRITE_BLOCK: PhaseSpec = spec("write_block", PhaseKind::Write, Primary::MbPerS, "writes/s");

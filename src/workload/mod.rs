@@ -8,6 +8,7 @@ pub mod bonnie_files;
 pub mod command;
 pub mod compile;
 pub mod dbrandom;
+pub mod io500;
 pub mod job;
 pub mod metascan;
 pub mod mongo;
@@ -17,11 +18,12 @@ pub mod postmark;
 pub mod provision;
 pub mod smallfiles;
 pub mod space;
+pub mod tasks;
 pub mod tree;
 pub mod untar;
 pub mod writeback;
 
-use crate::context::{PhaseSpec, TrialContext};
+use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
 use anyhow::Result;
 pub use params::{ParamKind, ParamSpec, Params, Value};
 
@@ -36,6 +38,21 @@ impl<T> IoContext<T> for std::io::Result<T> {
     fn on(self, op: &str, path: &std::path::Path) -> Result<T> {
         use anyhow::Context;
         self.with_context(|| format!("{op} {}", path.display()))
+    }
+}
+
+/// A [`PhaseSpec`], positionally: the workloads' phase tables read as tables.
+pub(crate) const fn spec(
+    name: &'static str,
+    kind: PhaseKind,
+    primary: Primary,
+    unit: &'static str,
+) -> PhaseSpec {
+    PhaseSpec {
+        name,
+        kind,
+        primary,
+        ops_unit: unit,
     }
 }
 
@@ -64,6 +81,7 @@ pub fn registry() -> &'static [&'static WorkloadInfo] {
         &mongo::INFO,
         &dbrandom::INFO,
         &job::INFO,
+        &io500::INFO,
         &smallfiles::INFO,
         &untar::INFO,
         &compile::INFO,

@@ -10,6 +10,10 @@
 //! job, `verify` (with `verify=true`) reads every file back and fails the trial on any
 //! block that differs. The `null` engine touches no file and has no layout.
 //!
+//! With `shared_file=true` all jobs of the trial — the `numjobs` threads of every MPI
+//! rank — share one file in the shared directory, each on its own segments in IOR's
+//! segmented layout (see `shared.rs`).
+//!
 //! Differs from fio: offsets are drawn with replacement (fio's `norandommap=1`; fio's
 //! default random map visits each block once per pass); in `rw=rw` reads and writes share
 //! one position per file (fio keeps one per direction); `ramp` runs the job unmeasured
@@ -20,12 +24,13 @@
 mod backend;
 mod engine;
 mod gen;
+mod shared;
 mod uring;
 mod verify;
 
 pub use backend::{Caps, Io, IoBackend};
 pub use gen::Distribution;
-pub use verify::{check_file, file_key, fill as verify_fill, Checked};
+pub use verify::{check_file, file_key, fill as verify_fill, matches as verify_matches, Checked};
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
@@ -33,6 +38,7 @@ use crate::policy::SyncPolicy;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
 use crate::workload::params::param;
+use crate::workload::tasks::Task;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{anyhow, Result};
 use backend::{Mmap, Null, Psync};
@@ -76,6 +82,7 @@ const PARAMS: &[ParamSpec] = &[
     param("random_distribution", ParamKind::Text, "uniform", "", "uniform, zipf:θ or pareto:h (as in fio)"),
     param("verify", ParamKind::Bool, "false", "", "write a self-checking pattern, read everything back in a verify phase; any difference fails the trial"),
     param("cpus", ParamKind::CountList, "", "cpu", "pin job i to cpus[i mod len] (default: not pinned)"),
+    param("shared_file", ParamKind::Bool, "false", "", "all jobs (and MPI ranks) share one file, job t's segment i at (i × jobs + t) × size/nrfiles (IOR's segmented layout)"),
 ];
 
 const LAYOUT: PhaseSpec = PhaseSpec {
@@ -171,6 +178,7 @@ pub struct Job {
     dist: Distribution,
     verify: bool,
     cpus: Vec<u64>,
+    shared: bool,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -249,6 +257,12 @@ impl Job {
             format!("cpus: {c} is beyond the largest CPU number")
         } else if verify && (!bs.all_multiples_of(8) || align % 8 != 0) {
             "verify=true needs bs sizes and offset_align that are multiples of 8 B".to_string()
+        } else if p.flag("shared_file") && direct && file_size % DIRECT_ALIGN != 0 {
+            format!(
+                "shared_file=true with direct=true needs segments (size/nrfiles = {}) that \
+                 are multiples of {DIRECT_ALIGN} B",
+                f(file_size)
+            )
         } else {
             return Ok(Self {
                 rw,
@@ -271,6 +285,7 @@ impl Job {
                 dist,
                 verify,
                 cpus: cpus.to_vec(),
+                shared: p.flag("shared_file"),
             });
         };
         Err(usage(format!("job: {problem}")))
@@ -343,10 +358,34 @@ impl Job {
         }
     }
 
-    /// Writes job `job`'s files.
-    fn layout(&self, w: &mut Worker, dir: &Path, engine: Engine, seed: u64) -> Result<()> {
-        let job = w.idx;
+    /// Writes job `w.idx`'s files; with `shared_file`, makes the shared file (each task
+    /// does, idempotently) and writes the task's segments of it.
+    fn layout(
+        &self,
+        w: &mut Worker,
+        dir: &Path,
+        engine: Engine,
+        seed: u64,
+        task: Task,
+    ) -> Result<()> {
         let mut buf = vec![0u8; LAYOUT_CHUNK as usize];
+        if self.shared {
+            let path = shared::path(dir);
+            let t = w.start();
+            let total = task.shared_file_bytes(self.nrfiles as u64, self.file_size());
+            let f = crate::workload::tasks::open_shared(&path, total)?;
+            w.done(Op::Create, t, 0);
+            if self.fills(engine) {
+                let bases = shared::bases(task, self.nrfiles, self.file_size());
+                for (seg, base) in bases.into_iter().enumerate() {
+                    let key = verify::file_key(seed, task.index, seg);
+                    self.fill(w, &f, &path, base, key, &mut buf)?;
+                }
+                w.end_file(&f).on("fsync", &path)?;
+            }
+            return Ok(());
+        }
+        let job = w.idx;
         for file in 0..self.nrfiles {
             let path = Self::path(dir, job, file);
             let t = w.start();
@@ -356,52 +395,74 @@ impl Job {
                 continue;
             }
             let key = verify::file_key(seed, job, file);
-            let mut off = 0;
-            while off < self.file_size() {
-                let n = (self.file_size() - off).min(LAYOUT_CHUNK) as usize;
-                if self.verify {
-                    verify::fill(&mut buf[..n & !7], key, off);
-                } else {
-                    w.data().fill(&mut buf[..n]);
-                }
-                let t = w.start();
-                f.write_all_at(&buf[..n], off).on("write", &path)?;
-                w.done(Op::Write, t, n as u64);
-                off += n as u64;
-                w.check()?;
-            }
+            self.fill(w, &f, &path, 0, key, &mut buf)?;
             w.end_file(&f).on("fsync", &path)?;
         }
         Ok(())
     }
 
-    /// Opens job `job`'s files for the run (inside the phase: a few µs per file).
+    /// Writes one file's (or segment's) `file_size` bytes at `base` of `f`: the verify
+    /// pattern keyed `key`, or the data pool's bytes.
+    fn fill(
+        &self,
+        w: &mut Worker,
+        f: &File,
+        path: &Path,
+        base: u64,
+        key: u64,
+        buf: &mut [u8],
+    ) -> Result<()> {
+        let mut off = 0;
+        while off < self.file_size() {
+            let n = (self.file_size() - off).min(LAYOUT_CHUNK) as usize;
+            if self.verify {
+                verify::fill(&mut buf[..n & !7], key, off);
+            } else {
+                w.data().fill(&mut buf[..n]);
+            }
+            let t = w.start();
+            f.write_all_at(&buf[..n], base + off).on("write", path)?;
+            w.done(Op::Write, t, n as u64);
+            off += n as u64;
+            w.check()?;
+        }
+        Ok(())
+    }
+
+    /// Opens job `job`'s files for the run (inside the phase: a few µs per file); with
+    /// `shared_file`, the one shared file.
     fn open(&self, dir: &Path, job: usize) -> Result<Vec<File>> {
+        if self.shared {
+            return Ok(vec![self.open_one(&shared::path(dir))?]);
+        }
         (0..self.nrfiles)
-            .map(|file| {
-                let path = Self::path(dir, job, file);
-                let mut o = OpenOptions::new();
-                o.read(true).write(true);
-                if self.direct {
-                    o.custom_flags(libc::O_DIRECT);
-                }
-                o.open(&path).map_err(|e| {
-                    if self.direct && e.raw_os_error() == Some(libc::EINVAL) {
-                        anyhow!(
-                            "job: direct=true but the filesystem of {} refuses O_DIRECT \
-                             (EINVAL; tmpfs did before Linux 6.6, FUSE often does): run \
-                             without direct=true or on another filesystem",
-                            path.display()
-                        )
-                    } else {
-                        anyhow::Error::new(e).context(format!("open {}", path.display()))
-                    }
-                })
-            })
+            .map(|file| self.open_one(&Self::path(dir, job, file)))
             .collect()
     }
 
-    /// Runs one job on `engine` until `until`; returns the files it wrote.
+    fn open_one(&self, path: &Path) -> Result<File> {
+        let mut o = OpenOptions::new();
+        o.read(true).write(true);
+        if self.direct {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.open(path).map_err(|e| {
+            if self.direct && e.raw_os_error() == Some(libc::EINVAL) {
+                anyhow!(
+                    "job: direct=true but the filesystem of {} refuses O_DIRECT \
+                     (EINVAL; tmpfs did before Linux 6.6, FUSE often does): run \
+                     without direct=true or on another filesystem",
+                    path.display()
+                )
+            } else {
+                anyhow::Error::new(e).context(format!("open {}", path.display()))
+            }
+        })
+    }
+
+    /// Runs one job (task `task`) on `engine` until `until`; returns the files (or
+    /// segments) it wrote.
+    #[allow(clippy::too_many_arguments)]
     fn job(
         &self,
         engine: Engine,
@@ -410,23 +471,42 @@ impl Job {
         cfg: &JobCfg,
         until: Until,
         stream: u64,
+        task: Task,
     ) -> Result<Vec<u32>> {
         let idx = w.idx;
         if !self.cpus.is_empty() {
             pin(self.cpus[idx % self.cpus.len()])?;
         }
+        let bases = (self.shared && engine.caps().uses_files)
+            .then(|| shared::bases(task, self.nrfiles, self.file_size()));
+        let (job, bases) = match &bases {
+            Some(b) => (task.index, Some(b.as_slice())),
+            None => (idx, None),
+        };
+        let run = Run {
+            cfg,
+            job,
+            until,
+            stream,
+            bases,
+        };
         match engine {
-            Engine::Psync => engine::run(&mut Psync::new(files), cfg, idx, w, until, stream),
-            Engine::Null => engine::run(&mut Null, cfg, idx, w, until, stream),
+            Engine::Psync => run.on(Psync::new(files), w),
+            Engine::Null => run.on(Null, w),
             Engine::Mmap => {
-                let mut m = Mmap::new(files, self.file_size())
+                let len = if self.shared {
+                    task.shared_file_bytes(self.nrfiles as u64, self.file_size())
+                } else {
+                    self.file_size()
+                };
+                let m = Mmap::new(files, len)
                     .map_err(|e| anyhow!("engine=mmap: mapping the files: {e}"))?;
-                engine::run(&mut m, cfg, idx, w, until, stream)
+                run.on(m, w)
             }
             Engine::IoUring => {
-                let mut u = uring::Uring::new(files, cfg.depth)
+                let u = uring::Uring::new(files, cfg.depth)
                     .map_err(|e| anyhow!(uring::unavailable(&e)))?;
-                engine::run(&mut u, cfg, idx, w, until, stream)
+                run.on(u, w)
             }
         }
     }
@@ -468,6 +548,12 @@ impl Job {
         if engine == Engine::Null || !(self.end_fsync || policy_end) {
             return Ok(());
         }
+        // One shared file: whichever segments were written, it is synced once.
+        let written = if self.shared && !written.is_empty() {
+            &[0][..]
+        } else {
+            written
+        };
         for &f in written {
             let t = w.start();
             files[f as usize]
@@ -480,7 +566,14 @@ impl Job {
 
     /// Reads job `job`'s files back; the first file with blocks that differ from the
     /// pattern fails the phase with their count.
-    fn verify(&self, w: &mut Worker, dir: &Path, seed: u64) -> Result<()> {
+    fn verify(&self, w: &mut Worker, dir: &Path, seed: u64, task: Task) -> Result<()> {
+        if self.shared {
+            let t = w.start();
+            let path = shared::path(dir);
+            let blocks = shared::verify(&path, task, self.nrfiles, self.file_size(), seed)?;
+            w.done_batch(Op::Read, t, blocks, self.size);
+            return Ok(());
+        }
         let job = w.idx;
         let mut buf = vec![0u8; verify::VERIFY_BLOCK];
         for file in 0..self.nrfiles {
@@ -526,15 +619,45 @@ fn pin(cpu: u64) -> Result<()> {
     Ok(())
 }
 
+/// One job's run on an engine: the loop's arguments, and the segments' offsets when the
+/// files are segments of one shared file.
+struct Run<'a> {
+    cfg: &'a JobCfg,
+    job: usize,
+    until: Until,
+    stream: u64,
+    bases: Option<&'a [u64]>,
+}
+
+impl Run<'_> {
+    fn on<B: IoBackend>(&self, mut b: B, w: &mut Worker) -> Result<Vec<u32>> {
+        let (cfg, job, until, stream) = (self.cfg, self.job, self.until, self.stream);
+        match self.bases {
+            Some(base) => {
+                let mut s = shared::Segmented { inner: b, base };
+                engine::run(&mut s, cfg, job, w, until, stream)
+            }
+            None => engine::run(&mut b, cfg, job, w, until, stream),
+        }
+    }
+}
+
 impl Workload for Job {
     fn run(&self, cx: &mut TrialContext) -> Result<()> {
         let engine = self.resolve_engine(cx)?;
-        let dir = cx.workdir().to_path_buf();
+        let dir = if self.shared {
+            cx.shared_dir()
+        } else {
+            cx.workdir()
+        }
+        .to_path_buf();
         let seed = cx.seed();
+        let ranks = cx.ranks();
+        let task = |w: &Worker| Task::of(ranks, self.numjobs, w.idx);
         let uses_files = engine.caps().uses_files;
         if uses_files {
             cx.phase(&LAYOUT, self.numjobs, |w| {
-                self.layout(w, &dir, engine, seed)
+                self.layout(w, &dir, engine, seed, task(w))
             })?;
         }
         // Each job opens its files when it starts: no descriptor stays open between
@@ -551,16 +674,21 @@ impl Workload for Job {
             cx.run_unmeasured(self.numjobs, |w| {
                 let mine = open(w.idx)?;
                 let until = Until::Time(Instant::now() + ramp);
-                self.job(engine, w, &mine, &cfg, until, 1).map(|_| ())
+                let t = task(w);
+                self.job(engine, w, &mine, &cfg, until, 1, t).map(|_| ())
             })?;
         }
         cx.phase(&self.run_spec(), self.numjobs, |w| {
             let mine = open(w.idx)?;
-            let written = self.job(engine, w, &mine, &cfg, self.until(self.runtime), 0)?;
+            let t = task(w);
+            let until = self.until(self.runtime);
+            let written = self.job(engine, w, &mine, &cfg, until, 0, t)?;
             self.end_sync(w, &mine, &written, engine)
         })?;
         if self.verify && uses_files {
-            cx.phase(&VERIFY, self.numjobs, |w| self.verify(w, &dir, seed))?;
+            cx.phase(&VERIFY, self.numjobs, |w| {
+                self.verify(w, &dir, seed, task(w))
+            })?;
         }
         cx.note_phase("run", "iodepth", cfg.depth as f64);
         Ok(())

@@ -61,32 +61,43 @@ fn uring_ok(test: &str) -> bool {
     }
 }
 
-#[test]
-fn every_engine_reads_back_what_it_wrote() {
+/// (filesystem, base directory, spec) for every engine and write pattern on every base:
+/// two jobs with verify, mixed block sizes, `tail` appended.
+fn engine_cases(test: &str, tail: &str) -> Vec<(&'static str, PathBuf, String)> {
+    let mut cases = Vec::new();
     for (fs, base) in bases() {
         for engine in ["psync", "mmap", "io_uring"] {
-            if engine == "io_uring" && !uring_ok("every_engine_reads_back_what_it_wrote") {
+            if engine == "io_uring" && !uring_ok(test) {
                 continue;
             }
             for rw in ["randwrite", "randrw", "write"] {
                 let depth = if engine == "io_uring" { 8 } else { 1 };
                 let spec = format!(
-                    "engine={engine},rw={rw},size=2MiB,nrfiles=2,numjobs=2,iodepth={depth},\
-                     bs=4KiB:3,16KiB:1,verify=true"
+                    "engine={engine},rw={rw},numjobs=2,iodepth={depth},bs=4KiB:3,16KiB:1,\
+                     verify=true,{tail}"
                 );
-                let phases = run_at(&base, SyncPolicy::End, &spec)
-                    .unwrap_or_else(|e| panic!("{fs} {spec}: {e}"));
-                let run = phase(&phases, "run");
-                assert!(run.bytes >= 2 * (2 << 20), "{fs} {spec}: {}", run.bytes);
-                let v = phase(&phases, "verify");
-                assert_eq!(
-                    v.bytes,
-                    2 * (2 << 20),
-                    "{fs} {spec}: verify read everything"
-                );
-                assert_eq!(v.ops, 2 * 512, "{fs} {spec}: 4 KiB blocks checked");
+                cases.push((fs, base.clone(), spec));
             }
         }
+    }
+    cases
+}
+
+#[test]
+fn every_engine_reads_back_what_it_wrote() {
+    let test = "every_engine_reads_back_what_it_wrote";
+    for (fs, base, spec) in engine_cases(test, "size=2MiB,nrfiles=2") {
+        let phases =
+            run_at(&base, SyncPolicy::End, &spec).unwrap_or_else(|e| panic!("{fs} {spec}: {e}"));
+        let run = phase(&phases, "run");
+        assert!(run.bytes >= 2 * (2 << 20), "{fs} {spec}: {}", run.bytes);
+        let v = phase(&phases, "verify");
+        assert_eq!(
+            v.bytes,
+            2 * (2 << 20),
+            "{fs} {spec}: verify read everything"
+        );
+        assert_eq!(v.ops, 2 * 512, "{fs} {spec}: 4 KiB blocks checked");
     }
 }
 
@@ -106,7 +117,9 @@ fn verify_detects_a_corrupted_block() {
             drop(f);
             let seed = cx.seed();
             let e = cx
-                .phase(&VERIFY, 1, |w| j.verify(w, &dir, seed).map(|_| ()))
+                .phase(&VERIFY, 1, |w| {
+                    j.verify(w, &dir, seed, Task::of(crate::context::Ranks::SOLO, 1, 0))
+                })
                 .unwrap_err()
                 .to_string();
             assert!(
@@ -274,4 +287,85 @@ fn rate_limit_stays_out_of_the_latency() {
         .expect("reads");
     assert_eq!(read.count, 256);
     assert!(read.lat_us.p50 < 1000.0, "p50 {} µs", read.lat_us.p50);
+}
+
+/// `shared_file=true`: every engine, sequential, random and mixed, two jobs on one file of
+/// numjobs × size bytes, read back through verify with no mismatch.
+#[test]
+fn shared_file_every_engine_reads_back_what_it_wrote() {
+    let test = "shared_file_every_engine_reads_back_what_it_wrote";
+    for (fs, base, spec) in engine_cases(test, "size=1MiB,nrfiles=4,shared_file=true") {
+        let j = job(&spec);
+        let (phases, names, len) =
+            in_context_at(&base, DataPolicy::Random, SyncPolicy::End, |cx| {
+                j.run(cx).unwrap_or_else(|e| panic!("{fs} {spec}: {e:#}"));
+                let names: Vec<_> = std::fs::read_dir(cx.shared_dir())
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name().into_string().unwrap())
+                    .collect();
+                let len = std::fs::metadata(shared::path(cx.shared_dir()))
+                    .unwrap()
+                    .len();
+                (cx.phases().to_vec(), names, len)
+            });
+        assert_eq!(names, ["job.shared"], "{fs} {spec}: one file");
+        assert_eq!(len, 2 << 20, "{fs} {spec}: numjobs × size");
+        let v = phase(&phases, "verify");
+        assert_eq!(v.bytes, 2 << 20, "{fs} {spec}");
+        assert_eq!(v.ops, 512, "{fs} {spec}: 4 KiB blocks checked");
+    }
+}
+
+/// A block of job 1's segment 2 overwritten: job 1's verify names it; job 0's segments,
+/// interleaved with job 1's, still verify.
+#[test]
+fn shared_file_verify_finds_another_tasks_corruption() {
+    let j = job("rw=randwrite,size=64KiB,nrfiles=4,numjobs=2,verify=true,shared_file=true");
+    in_context_at(
+        &std::env::temp_dir(),
+        DataPolicy::Random,
+        SyncPolicy::End,
+        |cx| {
+            j.run(cx).unwrap();
+            let dir = cx.shared_dir().to_path_buf();
+            let seg = 16 << 10;
+            let t1 = Task { index: 1, total: 2 };
+            let at = t1.segment_offset(2, seg) + 4096 + 16;
+            assert_eq!(at, (2 * 2 + 1) * seg + 4096 + 16);
+            let f = OpenOptions::new()
+                .write(true)
+                .open(shared::path(&dir))
+                .unwrap();
+            f.write_all_at(b"garbage!", at).unwrap();
+            drop(f);
+            let seed = cx.seed();
+            let e = cx
+                .phase(&VERIFY, 2, |w| {
+                    j.verify(
+                        w,
+                        &dir,
+                        seed,
+                        Task::of(crate::context::Ranks::SOLO, 2, w.idx),
+                    )
+                })
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("segment 2 of task 1") && e.contains("1 of 4 blocks"),
+                "{e}"
+            );
+            assert!(e.contains(&format!("byte {}", at - 16)), "{e}");
+            let t0 = Task { index: 0, total: 2 };
+            assert_eq!(
+                shared::verify(&shared::path(&dir), t0, 4, seg, seed).unwrap(),
+                16
+            );
+        },
+    );
+}
+
+#[test]
+fn shared_file_direct_needs_aligned_segments() {
+    let e = job_err("shared_file=true,direct=true,size=3000,nrfiles=1,bs=512");
+    assert!(e.contains("multiples of 512"), "{e}");
 }

@@ -59,17 +59,31 @@ pub struct Checked {
 /// each with the pattern keyed `key`. `buf` is the caller's scratch buffer (≥ one block).
 pub fn check_file(path: &Path, key: u64, len: u64, buf: &mut [u8]) -> Result<Checked> {
     let f = File::open(path).map_err(|e| anyhow!("verify: open {}: {e}", path.display()))?;
+    check_range(&f, path, key, 0, len, buf)
+}
+
+/// Like [`check_file`] for the `len` bytes at `base` of the open file `f` (named `path`):
+/// a segment of a shared file, whose pattern runs from 0 at `base` (block positions
+/// relative to the segment's start).
+pub fn check_range(
+    f: &File,
+    path: &Path,
+    key: u64,
+    base: u64,
+    len: u64,
+    buf: &mut [u8],
+) -> Result<Checked> {
     let mut c = Checked::default();
     let mut off = 0;
     while off < len {
         let n = (len - off).min(VERIFY_BLOCK as u64) as usize;
         let got = &mut buf[..n];
-        f.read_exact_at(got, off)
-            .map_err(|e| anyhow!("verify: read {} at {off}: {e}", path.display()))?;
+        f.read_exact_at(got, base + off)
+            .map_err(|e| anyhow!("verify: read {} at {}: {e}", path.display(), base + off))?;
         c.blocks += 1;
         if !matches(&got[..n & !7], key, off) {
             c.bad += 1;
-            c.first_bad.get_or_insert(off);
+            c.first_bad.get_or_insert(base + off);
         }
         off += n as u64;
     }

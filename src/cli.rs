@@ -216,8 +216,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Run a suite of workloads for a use case: quick (what `fsarena run` alone runs),
-    /// classic, kernel-build, web-cache, mail-server, database, desktop, full. `fsarena
-    /// list` shows their workloads and how long they take here.
+    /// classic, kernel-build, web-cache, mail-server, database, desktop, io500 (the IO500's
+    /// phases and scores, 300 s write phases), io500-quick, full. `fsarena list` shows their
+    /// workloads and how long they take here.
     #[arg(long, value_name = "NAME", conflicts_with = "workloads")]
     pub suite: Option<String>,
     /// Directory for loop images, mount points and the state file [default: /var/tmp/fsarena].

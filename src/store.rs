@@ -25,13 +25,14 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
+mod ranks;
 mod resume;
 
 /// The default database, relative to the working directory.
 pub const DEFAULT_DB: &str = "fsarena.db";
 
 /// The schema version this build writes.
-const SCHEMA_VERSION: i64 = 4;
+const SCHEMA_VERSION: i64 = 5;
 const _: () = assert!(SCHEMA_VERSION as usize == MIGRATIONS.len());
 
 const MIGRATIONS: &[&str] = &[
@@ -90,6 +91,8 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE trials ADD COLUMN elapsed_s REAL;",
     // 3 → 4: the expanded plan, to resume a run with the same plan only.
     "ALTER TABLE runs ADD COLUMN plan TEXT; ALTER TABLE runs ADD COLUMN plan_hash TEXT;",
+    // 4 → 5: MPI runs' mode and hosts, and each rank's figures.
+    ranks::MIGRATION,
 ];
 
 /// An open result database.
@@ -244,6 +247,11 @@ impl Store {
             &format!("DELETE FROM phases WHERE trial_id IN ({same})"),
             params![run_id, trial.target, trial.label, trial.rep],
         )?;
+        ranks::delete(
+            &tx,
+            same,
+            params![run_id, trial.target, trial.label, trial.rep],
+        )?;
         tx.execute(
             "DELETE FROM trials WHERE run_id = ?1 AND target = ?2 AND label = ?3 AND rep = ?4",
             params![run_id, trial.target, trial.label, trial.rep],
@@ -268,6 +276,7 @@ impl Store {
             ],
         )?;
         let trial_id = tx.last_insert_rowid();
+        ranks::save(&tx, trial_id, trial)?;
         for (i, p) in trial.phases.iter().enumerate() {
             tx.execute(
                 "INSERT INTO phases (trial_id, position, name, wall_s, ops, bytes, ops_per_s, \
@@ -423,11 +432,13 @@ impl Store {
                     targets: Vec::new(),
                     trials: Vec::new(),
                     summaries: Vec::new(),
+                    mpi: None,
                 };
                 Ok((run, r.get(8)?, r.get(9)?))
             },
         )?;
         result.status = Self::shown_status(std::mem::take(&mut result.status), pid, &hostname);
+        result.mpi = self.mpi_of(&id)?;
         let mut targets = self
             .conn
             .prepare("SELECT info FROM targets WHERE run_id = ?1 ORDER BY position")?;
@@ -453,6 +464,7 @@ impl Store {
                     peak_rss_bytes: r.get::<_, i64>(9)? as u64,
                     log: r.get(10)?,
                     elapsed_s: r.get(11)?,
+                    ranks: Vec::new(),
                 };
                 Ok((r.get(0)?, trial))
             })?
@@ -464,6 +476,7 @@ impl Store {
             trial.phases = phases
                 .query_map([trial_id], |r| json::<PhaseResult>(r, 0))?
                 .collect::<rusqlite::Result<_>>()?;
+            trial.ranks = ranks::load(&self.conn, trial_id)?;
             result.trials.push(trial);
         }
         result.summaries = crate::stats::summarize(&result.trials);
@@ -539,6 +552,7 @@ mod tests {
             }],
             trials: Vec::new(),
             summaries: Vec::new(),
+            mpi: None,
         }
     }
 
@@ -573,6 +587,7 @@ mod tests {
             peak_rss_bytes: 1234,
             log: (rep == 2).then(|| "/var/tmp/fsarena/logs/x/ext4-bonnie-rep2.log".into()),
             elapsed_s: Some(1.5 * f64::from(rep)),
+            ranks: Vec::new(),
         }
     }
 

@@ -672,6 +672,51 @@ mod tests {
     }
 
     #[test]
+    fn an_mpi_run_keeps_its_ranks_and_replacing_a_trial_replaces_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("m.db")).unwrap();
+        let mut run = sample_run("20261123-000000-mpi0");
+        run.mpi = Some(crate::result::MpiInfo {
+            mode: "fleet".into(),
+            hosts: vec!["n0".into(), "n1".into()],
+            stonewall: true,
+        });
+        s.begin_run(&run, &run.targets).unwrap();
+        s.set_mpi(&run.run_id, run.mpi.as_ref().unwrap()).unwrap();
+        let mut t = sample_trial(1);
+        t.ranks = (0..2)
+            .map(|rank| crate::result::RankTrial {
+                rank,
+                host: format!("n{rank}"),
+                status: "ok".into(),
+                error: None,
+                elapsed_s: Some(1.0 + rank as f64),
+                phases: t.phases.clone(),
+            })
+            .collect();
+        s.add_trial(&run.run_id, &t).unwrap();
+        s.add_trial(&run.run_id, &t).unwrap();
+        let back = s.load("last").unwrap();
+        assert_eq!(back.mpi, run.mpi);
+        let ranks = &back.trials[0].ranks;
+        assert_eq!(ranks.len(), 2, "stored once although added twice");
+        assert_eq!(
+            (ranks[1].host.as_str(), ranks[1].elapsed_s),
+            ("n1", Some(2.0))
+        );
+        assert_eq!(ranks[1].phases.len(), t.phases.len());
+        let sum: i64 = s
+            .conn
+            .query_row(
+                "SELECT SUM(ops) FROM rank_phases WHERE position = 0",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(sum as u64, 2 * t.phases[0].ops);
+    }
+
+    #[test]
     fn a_version_1_database_gains_the_new_columns_and_keeps_its_trials() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v1.db");
@@ -685,7 +730,8 @@ mod tests {
                 .execute_batch(
                     "ALTER TABLE trials DROP COLUMN log; ALTER TABLE trials DROP COLUMN elapsed_s; \
                      ALTER TABLE runs DROP COLUMN plan; ALTER TABLE runs DROP COLUMN plan_hash; \
-                     PRAGMA user_version = 1;",
+                     ALTER TABLE runs DROP COLUMN mpi; DROP TABLE rank_phases; \
+                     DROP TABLE rank_trials; PRAGMA user_version = 1;",
                 )
                 .unwrap();
         }

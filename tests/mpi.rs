@@ -205,4 +205,47 @@ mod with_mpi {
         assert_eq!(st, ["stopped", "failed", "stopped"]);
         nothing_left(img.path());
     }
+
+    #[test]
+    fn a_rank_that_does_not_see_the_shared_directory_stops_the_run() {
+        if skip_without_mpi("unshared_dir", true) {
+            return;
+        }
+        let img = image_dir();
+        let dir = img.path().join("shared");
+        std::fs::create_dir(&dir).unwrap();
+        let db = img.path().join("t.db");
+        let exe = env!("CARGO_BIN_EXE_fsarena");
+        let args = format!(
+            "{exe} --db {} run --mpi shared --reps 1 --quiet --image-dir {} --dir {} \
+             smallfiles:files=100",
+            db.display(),
+            img.path().display(),
+            dir.display()
+        );
+        // Rank 2 runs in its own mount namespace with a private tmpfs over the directory:
+        // the same path, not the same directory (as a local path on another node).
+        let private = format!("mount -t tmpfs none {} && exec {args}", dir.display());
+        let o = mpirun()
+            .args(["-np", "2"])
+            .args(args.split_whitespace())
+            .args([":", "-np", "1", "unshare", "-m", "--propagation", "private"])
+            .args(["sh", "-c", &private])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{}", text(&o));
+        let run = stored_run(&db);
+        let err = run.trials[0].error.clone().unwrap_or_default();
+        assert!(err.starts_with("rank 2 on "), "{err}");
+        assert!(
+            err.contains("does not see the directory rank 0 prepared"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "rank 0 removed its work"
+        );
+        nothing_left(img.path());
+    }
 }

@@ -125,13 +125,11 @@ impl Target for SharedView {
         let seen = std::fs::read(path.join(MARKER)).ok();
         if seen.as_deref() != Some(self.run_id.as_bytes()) {
             return Err(anyhow!(
-                "rank {} on {} does not see the directory rank 0 prepared, {} (its marker \
-                 file {MARKER} of this run is {}): under --mpi shared every rank must see \
+                "this rank does not see the directory rank 0 prepared, {} (its marker file \
+                 {MARKER} of this run is {}): under --mpi shared every rank must see \
                  the same directory — a --dir on a filesystem all nodes mount (NFS, CephFS, \
                  Lustre, GPFS, BeeGFS); a tmpfs or loop target is shared only by the ranks \
                  on rank 0's node. Use --mpi fleet to test each node's own storage",
-                self.t.rank(),
-                crate::host::host_info().hostname,
                 path.display(),
                 if seen.is_some() {
                     "another run's"

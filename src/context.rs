@@ -342,6 +342,8 @@ impl<'a> TrialContext<'a> {
     /// compilebench before each operation. A no-op when caches cannot be dropped.
     pub fn reset_caches(&mut self) -> Result<()> {
         if self.can_drop_caches {
+            // No rank drops caches or remounts while another still works.
+            self.gate.barrier()?;
             self.target.reset()?;
         }
         Ok(())

@@ -5,8 +5,8 @@
 
 use super::terminal::{fmt_num, new_table, unit_of};
 use crate::dist::outlier::{median, outliers};
+use crate::report::charts::Table;
 use crate::result::{PhaseResult, RunResult, Trial};
-use comfy_table::Cell;
 
 /// Whether `key` of [`PhaseResult::extra`] is one of the figures this module shows (the
 /// aggregate's rank and stonewall figures), not a workload's.
@@ -23,8 +23,26 @@ pub fn primary_value(p: &PhaseResult) -> f64 {
     }
 }
 
-/// Per target of workload `w` run by several ranks: a heading and a table.
+/// Per target of workload `w` run by several ranks: a heading and a table, for the
+/// terminal.
 pub fn tables(run: &RunResult, w: &str, targets: &[&str]) -> Vec<String> {
+    rank_tables(run, w, targets)
+        .into_iter()
+        .map(|(heading, t)| {
+            let mut table = new_table();
+            table.set_header(t.head);
+            for row in t.rows {
+                table.add_row(row);
+            }
+            format!("{heading}\n{table}")
+        })
+        .collect()
+}
+
+/// Per target of workload `w` run by several ranks: a heading and the table of its
+/// phases (aggregate, first and last done, stonewall, each rank), medians over the
+/// repetitions; nothing for a run without MPI.
+pub fn rank_tables(run: &RunResult, w: &str, targets: &[&str]) -> Vec<(String, Table)> {
     let Some(mpi) = &run.mpi else {
         return Vec::new();
     };
@@ -50,23 +68,21 @@ pub fn tables(run: &RunResult, w: &str, targets: &[&str]) -> Vec<String> {
         if fleet {
             heading.push_str("; ! = node more than 3 MADs from the fleet's median");
         }
-        let mut table = new_table();
-        let mut header = vec!["phase".to_string(), "aggregate".into()];
-        header.extend(["first done s".into(), "last done s".into()]);
+        let mut head = vec!["phase".to_string(), "aggregate".into()];
+        head.extend(["first done s".into(), "last done s".into()]);
         if mpi.stonewall {
-            header.push("at first done".into());
+            head.push("at first done".into());
         }
-        header.extend(
+        head.extend(
             first
                 .ranks
                 .iter()
                 .map(|r| format!("rank {}\n{}", r.rank, r.host)),
         );
-        table.set_header(header);
-        for (i, p) in first.phases.iter().enumerate() {
-            table.add_row(phase_row(&trials, i, p, n, mpi.stonewall, fleet));
-        }
-        out.push(format!("{heading}\n{table}"));
+        let rows = (first.phases.iter().enumerate())
+            .map(|(i, p)| phase_row(&trials, i, p, n, mpi.stonewall, fleet))
+            .collect();
+        out.push((heading, Table { head, rows }));
     }
     out
 }
@@ -79,17 +95,17 @@ fn phase_row(
     n: usize,
     stonewall: bool,
     fleet: bool,
-) -> Vec<Cell> {
+) -> Vec<String> {
     let med = |f: &dyn Fn(&Trial) -> Option<f64>| {
         let v: Vec<f64> = trials.iter().filter_map(|t| f(t)).collect();
         median(&v).map_or_else(|| "-".to_string(), fmt_num)
     };
     let extra = |k: &'static str| move |t: &Trial| t.phases.get(i)?.extra.get(k).copied();
     let mut row = vec![
-        Cell::new(format!("{} ({})", p.name, unit_of(p))),
-        Cell::new(med(&|t| t.phases.get(i).map(primary_value))),
-        Cell::new(med(&extra("rank_first_done_s"))),
-        Cell::new(med(&extra("rank_last_done_s"))),
+        format!("{} ({})", p.name, unit_of(p)),
+        med(&|t| t.phases.get(i).map(primary_value)),
+        med(&extra("rank_first_done_s")),
+        med(&extra("rank_last_done_s")),
     ];
     if stonewall {
         let key = if p.primary == "mb_per_s" {
@@ -97,7 +113,7 @@ fn phase_row(
         } else {
             "stonewall_ops_per_s"
         };
-        row.push(Cell::new(med(&extra(key))));
+        row.push(med(&extra(key)));
     }
     let per_rank: Vec<f64> = (0..n)
         .map(|r| {
@@ -117,7 +133,7 @@ fn phase_row(
         per_rank
             .iter()
             .zip(odd)
-            .map(|(v, o)| Cell::new(format!("{}{}", fmt_num(*v), if o { " !" } else { "" }))),
+            .map(|(v, o)| format!("{}{}", fmt_num(*v), if o { " !" } else { "" })),
     );
     row
 }

@@ -168,20 +168,22 @@ fn run_command(
     dist: &fsarena::dist::Dist,
 ) -> anyhow::Result<i32> {
     let lead = dist.rank() == 0;
-    plan.protect_database(&db_path(cli_db))?;
-    fsarena::signals::install()?;
-    let progress = fsarena::progress::for_stderr(plan.quiet || !lead);
     let path = db_path(cli_db);
-    let mut store = match lead.then(|| Store::open(&path)) {
-        None => None,
-        Some(Ok(s)) => Some(s),
-        // The default database is a convenience: without it the run still reports.
-        Some(Err(e)) if cli_db.is_none() => {
-            eprintln!("fsarena: warning: results will not be stored: {e:#}");
-            None
-        }
-        Some(Err(e)) => return Err(e),
-    };
+    let mut store = dist.agree((|| {
+        plan.protect_database(&path)?;
+        fsarena::signals::install()?;
+        Ok(match lead.then(|| Store::open(&path)) {
+            None => None,
+            Some(Ok(s)) => Some(s),
+            // The default database is a convenience: without it the run still reports.
+            Some(Err(e)) if cli_db.is_none() => {
+                eprintln!("fsarena: warning: results will not be stored: {e:#}");
+                None
+            }
+            Some(Err(e)) => return Err(e),
+        })
+    })())?;
+    let progress = fsarena::progress::for_stderr(plan.quiet || !lead);
     let result = run::execute(
         &plan,
         std::env::args().collect(),

@@ -67,7 +67,7 @@ pub fn execute(
         .map_or_else(new_run_id, |p| p.run_id.clone());
     let run_id = dist.agree_run_id(run_id)?;
     let own_id = dist.resource_id(&run_id);
-    let state = Arc::new(open_state(plan, &own_id)?);
+    let state = Arc::new(dist.agree(open_state(plan, &own_id))?);
     let env = Env {
         run_id: own_id,
         image_dir: plan.image_dir.clone(),
@@ -102,9 +102,10 @@ pub fn execute(
         .iter()
         .map(|t| own_target(target::build_named(&t.spec, &t.name, &env), dist, &run_id))
         .collect();
+    let mut begun = Ok(());
     if let Some(s) = store.as_deref_mut() {
         let infos: Vec<_> = targets.iter().map(|t| t.info().clone()).collect();
-        let begun = if plan.resume.is_some() {
+        begun = if plan.resume.is_some() {
             s.save_targets(&result.run_id, &infos)
         } else {
             s.begin_run(&result, &infos)
@@ -114,12 +115,12 @@ pub fn execute(
                     None => Ok(()),
                 })
         };
-        if let Err(e) = begun {
-            // Nothing is provisioned yet: only the empty state file is to go.
-            drop(targets);
-            state.finish()?;
-            return Err(e.context("recording the run in the result database"));
-        }
+    }
+    if let Err(e) = dist.agree(begun) {
+        // Nothing is provisioned yet: only the empty state file is to go.
+        drop(targets);
+        state.finish()?;
+        return Err(e.context("recording the run in the result database"));
     }
     let outcome = run_trials(
         plan,

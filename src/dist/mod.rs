@@ -306,6 +306,22 @@ impl Dist {
         .into()
     }
 
+    /// A sync on a step every rank takes (opening the database, the state file): every
+    /// rank gets `Err` when any failed (its own error, or which rank failed), so that no
+    /// rank goes on to a collective call that a failed rank will never make.
+    pub fn agree<T>(&self, r: Result<T>) -> Result<T> {
+        let synced = self.sync(if r.is_ok() {
+            Status::Ok
+        } else {
+            Status::Failed
+        });
+        match (r, synced) {
+            (Err(e), _) => Err(e),
+            (Ok(_), Err(peer)) => Err(peer),
+            (Ok(v), Ok(())) => Ok(v),
+        }
+    }
+
     /// Whether a sync has reported a failure: the run stops.
     pub fn failure_seen(&self) -> bool {
         self.failure

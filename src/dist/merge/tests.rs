@@ -88,19 +88,9 @@ fn coarser_series_fold_finer_ones() {
 #[test]
 fn a_failed_rank_fails_the_trial_with_its_error() {
     let trial = Trial {
-        target: "tmpfs".into(),
-        workload: "smallfiles".into(),
-        label: "smallfiles".into(),
-        params: Default::default(),
-        rep: 1,
         status: "interrupted".into(),
         error: Some("stopped".into()),
-        provision: Default::default(),
-        phases: vec![],
-        peak_rss_bytes: 0,
-        log: None,
-        elapsed_s: None,
-        ranks: vec![],
+        ..crate::dist::tests::empty_trial()
     };
     let rank = |rank: usize, status: &str, error: Option<&str>| RankTrial {
         rank,

@@ -41,14 +41,6 @@ impl MpiTransport {
                  rank that fails is noticed by the others when their phase ends, not at once"
             );
         }
-        if world.rank() == 0 {
-            if let Some(w) = sigkill_warning(
-                std::env::var_os("OMPI_COMM_WORLD_SIZE").is_some(),
-                std::env::var("OMPI_MCA_odls_base_sigkill_timeout").ok(),
-            ) {
-                eprintln!("fsarena: warning: {w}");
-            }
-        }
         Ok(Self {
             rank: world.rank() as usize,
             size: world.size() as usize,
@@ -136,36 +128,5 @@ impl Transport for MpiTransport {
             .immediate_matched_probe_with_tag(STOP_TAG)?;
         let (from, _): (u64, _) = msg.matched_receive();
         Some(from as usize)
-    }
-}
-
-/// Seconds a rank needs to tear down after SIGTERM (unmount, detach loop devices).
-const TEARDOWN_S: u32 = 10;
-
-/// OpenMPI's mpirun, on Ctrl-C or SIGTERM, sends every rank SIGTERM and SIGKILL one second
-/// later (`odls_base_sigkill_timeout`, default 1): too soon for a rank to unmount its
-/// filesystems. The warning to give when that is the setting, if any.
-fn sigkill_warning(openmpi: bool, timeout: Option<String>) -> Option<String> {
-    let secs = timeout
-        .as_deref()
-        .map_or(Some(1), |t| t.trim().parse::<u32>().ok());
-    (openmpi && secs.is_some_and(|s| s < TEARDOWN_S)).then(|| {
-        "mpirun kills the ranks 1 s after Ctrl-C or SIGTERM, before they can unmount what \
-         they made: start it with `--mca odls_base_sigkill_timeout 30`, or run `fsarena \
-         cleanup --image-dir DIR` on each node after an interruption"
-            .to_string()
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sigkill_warning;
-
-    #[test]
-    fn warns_about_openmpi_s_one_second_sigkill_only() {
-        assert!(sigkill_warning(true, None).is_some());
-        assert!(sigkill_warning(true, Some("2".into())).is_some());
-        assert!(sigkill_warning(true, Some("30".into())).is_none());
-        assert!(sigkill_warning(false, None).is_none());
     }
 }

@@ -31,9 +31,7 @@ pub fn mpirun() -> Command {
     let mut c = Command::new("mpirun");
     c.args(["--oversubscribe", "--allow-run-as-root"])
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        // Time for the ranks to tear down when mpirun is stopped (docs/distributed.md).
-        .env("OMPI_MCA_odls_base_sigkill_timeout", "30");
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     c
 }
 

@@ -11,12 +11,17 @@
 //! turns into the process's stop flag ([`crate::context::STOP`]), so they stop at once
 //! and tear down as after Ctrl-C.
 
+mod gate;
 pub mod merge;
 #[cfg(feature = "mpi")]
 mod mpi;
 pub mod outlier;
 pub mod shared;
+mod transport;
 pub mod wire;
+
+pub use gate::{NoGate, PhaseGate, Watch};
+pub use transport::{Local, Transport};
 
 use crate::context::{check_stop, stop_requested, STOP};
 use crate::error::{exit, exit_code, usage};
@@ -55,49 +60,6 @@ impl Mode {
             Mode::Shared => "shared",
             Mode::Fleet => "fleet",
         }
-    }
-}
-
-/// How processes exchange what coordination needs. Collective calls must be made by
-/// every rank in the same order.
-pub trait Transport: Send + Sync {
-    /// This process's rank, 0-based.
-    fn rank(&self) -> usize;
-    /// Number of ranks.
-    fn size(&self) -> usize;
-    /// Collective: the smallest of every rank's `v`, on every rank.
-    fn min_u64(&self, v: u64) -> u64;
-    /// Collective: every rank's bytes, in rank order, on every rank.
-    fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>>;
-    /// Collective: rank 0's `bytes` on every rank (the others' argument is ignored).
-    fn broadcast(&self, bytes: &[u8]) -> Vec<u8>;
-    /// Not collective: asks every other rank to stop now (best effort).
-    fn send_stop(&self) {}
-    /// Not collective, may be called from another thread than the others: the rank that
-    /// asked this one to stop, if one did.
-    fn stop_received(&self) -> Option<usize> {
-        None
-    }
-}
-
-/// One process alone: rank 0 of 1.
-pub struct Local;
-
-impl Transport for Local {
-    fn rank(&self) -> usize {
-        0
-    }
-    fn size(&self) -> usize {
-        1
-    }
-    fn min_u64(&self, v: u64) -> u64 {
-        v
-    }
-    fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>> {
-        vec![bytes.to_vec()]
-    }
-    fn broadcast(&self, bytes: &[u8]) -> Vec<u8> {
-        bytes.to_vec()
     }
 }
 
@@ -473,55 +435,6 @@ impl Dist {
             return code;
         }
         (u64::MAX - self.t.min_u64(u64::MAX - code.max(0) as u64)) as i32
-    }
-}
-
-/// Keeps a phase's stop watcher running; stops and joins it when dropped.
-pub struct Watch {
-    done: Arc<AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        self.done.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-/// The sync points of a trial as a phase sees them ([`crate::context::TrialContext`]).
-pub trait PhaseGate {
-    /// Whether several processes run the phase (the phase then keeps its histogram's
-    /// buckets for merging).
-    fn is_multi(&self) -> bool {
-        false
-    }
-    /// A barrier with a status: every rank has finished what came before.
-    fn barrier(&self) -> Result<()> {
-        Ok(())
-    }
-    /// The stop watcher for the timed part of a phase.
-    fn watch(&self) -> Option<Watch> {
-        None
-    }
-}
-
-/// The gate of a process alone: no barriers.
-pub struct NoGate;
-
-impl PhaseGate for NoGate {}
-
-impl PhaseGate for Dist {
-    fn is_multi(&self) -> bool {
-        Dist::is_multi(self)
-    }
-    fn barrier(&self) -> Result<()> {
-        self.sync(Status::Ok)
-    }
-    fn watch(&self) -> Option<Watch> {
-        Dist::watch(self)
     }
 }
 

@@ -248,4 +248,64 @@ mod with_mpi {
         );
         nothing_left(img.path());
     }
+
+    /// Shells running `marker` (`/bin/sh -c MARKER`, as the command workload starts it).
+    fn running(marker: &str) -> usize {
+        let want = format!("/bin/sh\0-c\0{marker}");
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+            .filter(|c| String::from_utf8_lossy(c).starts_with(&want))
+            .count()
+    }
+
+    #[test]
+    fn sigterm_to_mpirun_mid_phase_tears_every_rank_down() {
+        if skip_without_mpi("sigterm", true) || !super::common::fs_available("sigterm", "ext4") {
+            return;
+        }
+        let img = image_dir();
+        let db = img.path().join("t.db");
+        let exe = env!("CARGO_BIN_EXE_fsarena");
+        let marker = format!("sleep 61 # {}", img.path().display());
+        let mut child = mpirun()
+            .args(["-np", "3", exe, "--db"])
+            .arg(&db)
+            .args([
+                "run",
+                "--mpi",
+                "fleet",
+                "--reps",
+                "1",
+                "--quiet",
+                "--image-dir",
+            ])
+            .arg(img.path())
+            .args(["--fs", "ext4", "--size", "128M"])
+            .arg(format!("command:run='{marker}'"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Every rank is in the timed phase: its shell runs the marked sleep.
+        let started = Instant::now();
+        while running(&marker) < 3 {
+            assert!(
+                started.elapsed() < Duration::from_secs(90),
+                "ranks never started"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // SAFETY: kill has no memory effects; the pid is our own child's.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let status = child.wait().unwrap();
+        assert!(!status.success());
+        assert!(
+            started.elapsed() < Duration::from_secs(55),
+            "stopped before the sleep ended"
+        );
+        let run = stored_run(&db);
+        assert_eq!(run.status, "interrupted");
+        nothing_left(img.path());
+    }
 }

@@ -258,6 +258,16 @@ pub struct RunArgs {
     /// No progress lines; only the result tables.
     #[arg(long)]
     pub quiet: bool,
+    /// Run as one of several MPI ranks, started with `mpirun -np N fsarena run --mpi MODE
+    /// …`: shared (all ranks work in one directory every rank sees: a --dir on a shared
+    /// filesystem) or fleet (each rank makes its own target on its own node; the report
+    /// compares the nodes). Needs fsarena built with `--features mpi`; docs/distributed.md.
+    #[arg(long, value_name = "shared|fleet")]
+    pub mpi: Option<String>,
+    /// With --mpi: also report each phase's figures at the moment its first rank finished
+    /// (stonewall figures, as IOR and elbencho report them).
+    #[arg(long)]
+    pub stonewall: bool,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@
 //! final fsync (sync policy `end`) included.
 
 use crate::data::{DataPool, DataSource};
+use crate::dist::{NoGate, PhaseGate};
 use crate::error::Error;
 use crate::policy::{CachePolicy, Policy, SyncPolicy};
 use crate::probe::recorder::{Op, Recorder};
@@ -103,6 +104,8 @@ pub struct TrialContext<'a> {
     ranks: Ranks,
     /// The directory every rank sees (for one shared file or directory); `workdir` alone.
     shared_dir: PathBuf,
+    /// The barriers between the processes running the trial together (none alone).
+    gate: &'a dyn PhaseGate,
 }
 
 /// This process's place among the processes that run one trial together: rank `rank` of
@@ -191,6 +194,7 @@ impl<'a> TrialContext<'a> {
             messages: Vec::new(),
             ranks: Ranks::SOLO,
             shared_dir: workdir_for_shared,
+            gate: &NoGate,
         }
     }
 
@@ -199,6 +203,13 @@ impl<'a> TrialContext<'a> {
     pub fn with_ranks(mut self, ranks: Ranks, shared_dir: PathBuf) -> Self {
         self.ranks = ranks;
         self.shared_dir = shared_dir;
+        self
+    }
+
+    /// Makes every phase start after `gate`'s barrier, so that processes running the trial
+    /// together (`run --mpi`) start each phase at the same moment (docs/distributed.md).
+    pub fn with_gate(mut self, gate: &'a dyn PhaseGate) -> Self {
+        self.gate = gate;
         self
     }
 
@@ -315,6 +326,8 @@ impl<'a> TrialContext<'a> {
     /// started each part on a new filesystem. Untimed.
     pub fn fresh_target(&mut self) -> Result<()> {
         check_stop()?;
+        // Every rank is done with the old filesystem before it goes.
+        self.gate.barrier()?;
         self.target.teardown()?;
         let was_shared = self.shared_dir == self.workdir;
         self.workdir = self.target.prepare()?;
@@ -329,6 +342,8 @@ impl<'a> TrialContext<'a> {
     /// compilebench before each operation. A no-op when caches cannot be dropped.
     pub fn reset_caches(&mut self) -> Result<()> {
         if self.can_drop_caches {
+            // No rank drops caches or remounts while another still works.
+            self.gate.barrier()?;
             self.target.reset()?;
         }
         Ok(())
@@ -385,6 +400,7 @@ impl<'a> TrialContext<'a> {
         f: impl FnOnce(&mut dyn Target) -> Result<T>,
     ) -> Result<T> {
         check_stop()?;
+        self.gate.barrier()?;
         (self.progress)(spec.name);
         let before = Counters::now(self.target.device_stat());
         let mut rec = Recorder::new(Instant::now());
@@ -480,6 +496,8 @@ impl<'a> TrialContext<'a> {
         let mut flags = Vec::new();
         match cache {
             CachePolicy::Cold => {
+                // No rank drops caches or remounts while another still works.
+                self.gate.barrier()?;
                 self.target.reset()?;
                 if !self.can_drop_caches {
                     flags.push("cache-not-dropped".to_string());
@@ -491,10 +509,15 @@ impl<'a> TrialContext<'a> {
             }
             CachePolicy::Warm | CachePolicy::Keep => {}
         }
+        // Every rank starts the measured run together.
+        self.gate.barrier()?;
         // Announced once the target is ready and the measured run begins.
         (self.progress)(spec.name);
         let before = Counters::now(self.target.device_stat());
-        let (rec, wall_s) = self.run_workers(workers, f)?;
+        let watch = self.gate.watch();
+        let measured = self.run_workers(workers, f);
+        drop(watch);
+        let (rec, wall_s) = measured?;
         let (cpu_user_s, cpu_sys_s, dev) = before.since();
         Ok(Measured {
             rec,
@@ -528,6 +551,10 @@ impl<'a> TrialContext<'a> {
         }
         r.space_used_bytes = sys::space(&self.workdir).ok().map(|s| s.used_bytes());
         r.dirty_bytes_end = sys::dirty_bytes();
+        if self.gate.is_multi() {
+            // Merged with the other ranks' into the aggregate's percentiles.
+            r.lat_buckets = m.rec.latency().buckets();
+        }
         r.flags.extend(m.flags);
         if let Some(runs) = runs {
             r.extra.insert("runs".into(), runs as f64);

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod context;
 pub mod corpus;
 pub mod data;
+pub mod dist;
 pub mod doctor;
 pub mod error;
 pub mod host;

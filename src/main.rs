@@ -134,55 +134,98 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Run(a) => {
             let a = *a;
-            let mut plan = Plan::from_args(&a)?;
-            plan.protect_database(&db_path(&cli.db))?;
-            fsarena::signals::install()?;
-            let progress = fsarena::progress::for_stderr(plan.quiet);
-            let path = db_path(&cli.db);
-            let mut store = match Store::open(&path) {
-                Ok(s) => Some(s),
-                // The default database is a convenience: without it the run still reports.
-                Err(e) if cli.db.is_none() => {
-                    eprintln!("fsarena: warning: results will not be stored: {e:#}");
-                    None
+            let mut dist = fsarena::dist::Dist::start(a.mpi.as_deref(), a.stonewall)?;
+            let plan = Plan::from_args(&a);
+            let hash = plan
+                .as_ref()
+                .map(|p| p.hash())
+                .map_err(|e| format!("{e:#}"));
+            if let Err(e) = dist.handshake(hash) {
+                // Every rank knows the same: rank 0 says it for all.
+                if dist.rank() != 0 {
+                    return Ok(exit_code(&e));
+                }
+                return Err(e);
+            }
+            let code = match run_command(plan?, &cli.db, &dist) {
+                Ok(code) => code,
+                Err(e) if dist.mode().is_some() => {
+                    eprintln!("fsarena (rank {}): error: {e:#}", dist.rank());
+                    exit_code(&e)
                 }
                 Err(e) => return Err(e),
             };
-            let result = run::execute(
-                &plan,
-                std::env::args().collect(),
-                progress.as_ref(),
-                store.as_mut(),
-            );
-            progress.finish();
-            let result = result?;
-            print!("{}", report::terminal::render(&result));
-            if store.is_some() {
-                println!("run {} stored in {}", result.run_id, path.display());
-            }
-            if let Some(path) = &plan.json {
-                write_file(path, &report::json::export(&result)?)?;
-            }
-            if let Some(path) = &plan.html {
-                // The stored run when there is one, so the report is the one `report` makes.
-                let stored = store.as_ref().map(|s| s.load(&result.run_id)).transpose()?;
-                let html = report::html::render(stored.as_ref().unwrap_or(&result));
-                write_file(path, html.as_bytes())?;
-                println!("report written to {}", path.display());
-            }
-            let bad = result.trials.iter().filter(|t| t.status != "ok").count();
-            if bad > 0 {
-                eprintln!(
-                    "fsarena: {bad} of {} trial(s) did not succeed (listed at the end of the \
-                     report); the others were measured",
-                    result.trials.len()
-                );
-            }
-            Ok(match result.status.as_str() {
-                "complete" => exit::OK,
-                "interrupted" => exit::INTERRUPTED,
-                _ => exit::FAILURE,
-            })
+            Ok(dist.finish(code))
         }
+    }
+}
+
+/// `fsarena run` once the plan is built: every rank runs it; only rank 0 stores and
+/// prints (under `--mpi`, the other ranks' figures reach it through `dist`).
+fn run_command(
+    mut plan: Plan,
+    cli_db: &Option<std::path::PathBuf>,
+    dist: &fsarena::dist::Dist,
+) -> anyhow::Result<i32> {
+    let lead = dist.rank() == 0;
+    let path = db_path(cli_db);
+    let mut store = dist.agree((|| {
+        plan.protect_database(&path)?;
+        fsarena::signals::install()?;
+        Ok(match lead.then(|| Store::open(&path)) {
+            None => None,
+            Some(Ok(s)) => Some(s),
+            // The default database is a convenience: without it the run still reports.
+            Some(Err(e)) if cli_db.is_none() => {
+                eprintln!("fsarena: warning: results will not be stored: {e:#}");
+                None
+            }
+            Some(Err(e)) => return Err(e),
+        })
+    })())?;
+    let progress = fsarena::progress::for_stderr(plan.quiet || !lead);
+    let result = run::execute(
+        &plan,
+        std::env::args().collect(),
+        progress.as_ref(),
+        store.as_mut(),
+        dist,
+    );
+    progress.finish();
+    let result = result?;
+    if !lead {
+        return Ok(run_exit_code(&result.status));
+    }
+    print!("{}", report::terminal::render(&result));
+    if store.is_some() {
+        println!("run {} stored in {}", result.run_id, path.display());
+    }
+    if let Some(path) = &plan.json {
+        write_file(path, &report::json::export(&result)?)?;
+    }
+    if let Some(path) = &plan.html {
+        // The stored run when there is one, so the report is the one `report` makes.
+        let stored = store.as_ref().map(|s| s.load(&result.run_id)).transpose()?;
+        let html = report::html::render(stored.as_ref().unwrap_or(&result));
+        write_file(path, html.as_bytes())?;
+        println!("report written to {}", path.display());
+    }
+    let bad = result.trials.iter().filter(|t| t.status != "ok").count();
+    if bad > 0 {
+        eprintln!(
+            "fsarena: {bad} of {} trial(s) did not succeed (listed at the end of the \
+             report); the others were measured",
+            result.trials.len()
+        );
+    }
+    Ok(run_exit_code(&result.status))
+}
+
+/// The exit code of a run that ended with `status`.
+fn run_exit_code(status: &str) -> i32 {
+    match status {
+        "complete" => exit::OK,
+        "interrupted" => exit::INTERRUPTED,
+        _ => exit::FAILURE,
     }
 }

@@ -26,6 +26,35 @@ pub struct RunResult {
     pub targets: Vec<TargetInfo>,
     pub trials: Vec<Trial>,
     pub summaries: Vec<crate::stats::Summary>,
+    /// How the ranks of an MPI run (`run --mpi`) worked together; absent for a run of one
+    /// process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpi: Option<MpiInfo>,
+}
+
+/// The MPI side of a run: mode, ranks and the host of each rank (docs/distributed.md).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MpiInfo {
+    /// `shared` (all ranks in one directory) or `fleet` (each rank on its own target).
+    pub mode: String,
+    /// The host name of each rank, in rank order.
+    pub hosts: Vec<String>,
+    /// Whether the figures at the first rank's finish were computed (`--stonewall`).
+    pub stonewall: bool,
+}
+
+/// One rank's part of a trial of an MPI run: its own figures, stored beside the
+/// aggregate (the trial's `phases`) so that the aggregate can be checked and nodes
+/// compared.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RankTrial {
+    pub rank: usize,
+    pub host: String,
+    /// `ok`, `failed`, `interrupted` or `stopped` (because another rank failed).
+    pub status: String,
+    pub error: Option<String>,
+    pub elapsed_s: Option<f64>,
+    pub phases: Vec<PhaseResult>,
 }
 
 /// Facts about the machine.
@@ -95,6 +124,9 @@ pub struct Trial {
     /// setup, teardown. What `fsarena list` estimates suite durations from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_s: Option<f64>,
+    /// Under MPI, each rank's own figures (the phases above are their aggregate).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankTrial>,
 }
 
 /// Latency of one operation kind in a phase.
@@ -153,4 +185,8 @@ pub struct PhaseResult {
     /// Mongo's extents per file, …), summarised and reported like the standard metrics.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, f64>,
+    /// The HDR buckets of `lat_us`'s histogram (ns, count), kept only under MPI, where the
+    /// ranks' histograms are merged into the aggregate's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lat_buckets: Vec<(u64, u64)>,
 }

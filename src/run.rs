@@ -8,8 +8,10 @@
 //! Repetitions are the outer loop, so the targets alternate (rep 1 of every target, then
 //! rep 2, …) and slow drifts of the machine spread over all targets instead of one.
 
-use crate::context::{check_stop, TrialContext};
+use crate::context::{check_stop, Ranks, TrialContext};
 use crate::data::DataPool;
+use crate::dist::shared::{SharedLead, SharedView};
+use crate::dist::Dist;
 use crate::error::Error;
 use crate::plan::Plan;
 use crate::progress::{PhaseStart, Progress};
@@ -31,13 +33,20 @@ pub fn new_run_id() -> String {
 }
 
 /// Runs the plan. Returns the run's results also when trials failed or the run was
-/// interrupted (see `status`).
+/// interrupted (see `status`). Under `--mpi`, every rank calls this with its `dist`; only
+/// rank 0 has a `store` and gets the aggregate figures.
 pub fn execute(
     plan: &Plan,
     command_line: Vec<String>,
     progress: &dyn Progress,
     mut store: Option<&mut Store>,
+    dist: &Dist,
 ) -> Result<RunResult> {
+    if dist.is_multi() && plan.resume.is_some() {
+        return Err(crate::error::usage(
+            "--resume cannot continue an MPI run: start it again",
+        ));
+    }
     let previous = match &plan.resume {
         Some(run) => {
             let s = store.as_deref().ok_or_else(|| {
@@ -56,15 +65,17 @@ pub fn execute(
     let run_id = previous
         .as_ref()
         .map_or_else(new_run_id, |p| p.run_id.clone());
-    let state = Arc::new(open_state(plan, &run_id)?);
+    let run_id = dist.agree_run_id(run_id)?;
+    let own_id = dist.resource_id(&run_id);
+    let state = Arc::new(dist.agree(open_state(plan, &own_id))?);
     let env = Env {
-        run_id: run_id.clone(),
+        run_id: own_id,
         image_dir: plan.image_dir.clone(),
         state: Arc::clone(&state),
     };
     let mut result = RunResult {
         fsarena_version: env!("CARGO_PKG_VERSION").to_string(),
-        run_id,
+        run_id: run_id.clone(),
         started_at: chrono::Utc::now().to_rfc3339(),
         finished_at: None,
         status: "running".into(),
@@ -75,6 +86,7 @@ pub fn execute(
         targets: Vec::new(),
         trials: Vec::new(),
         summaries: Vec::new(),
+        mpi: dist.info(),
     };
     if let Some(prev) = previous {
         result.started_at = prev.started_at;
@@ -88,22 +100,27 @@ pub fn execute(
     let mut targets: Vec<Box<dyn Target>> = plan
         .targets
         .iter()
-        .map(|t| target::build_named(&t.spec, &t.name, &env))
+        .map(|t| own_target(target::build_named(&t.spec, &t.name, &env), dist, &run_id))
         .collect();
+    let mut begun = Ok(());
     if let Some(s) = store.as_deref_mut() {
         let infos: Vec<_> = targets.iter().map(|t| t.info().clone()).collect();
-        let begun = if plan.resume.is_some() {
+        begun = if plan.resume.is_some() {
             s.save_targets(&result.run_id, &infos)
         } else {
             s.begin_run(&result, &infos)
                 .and_then(|_| s.set_plan(&result.run_id, &plan.hash(), &plan.canonical()))
+                .and_then(|_| match &result.mpi {
+                    Some(mpi) => s.set_mpi(&result.run_id, mpi),
+                    None => Ok(()),
+                })
         };
-        if let Err(e) = begun {
-            // Nothing is provisioned yet: only the empty state file is to go.
-            drop(targets);
-            state.finish()?;
-            return Err(e.context("recording the run in the result database"));
-        }
+    }
+    if let Err(e) = dist.agree(begun) {
+        // Nothing is provisioned yet: only the empty state file is to go.
+        drop(targets);
+        state.finish()?;
+        return Err(e.context("recording the run in the result database"));
     }
     let outcome = run_trials(
         plan,
@@ -112,6 +129,7 @@ pub fn execute(
         &mut result,
         progress,
         store.as_deref_mut(),
+        dist,
     );
     for t in targets.iter_mut() {
         if let Err(e) = t.teardown() {
@@ -171,6 +189,25 @@ fn open_state(plan: &Plan, run_id: &str) -> Result<State> {
     }
 }
 
+/// This rank's target: the one `built` under `--mpi shared` only on rank 0 (which tells
+/// the others where it is), a view of it on the others; `built` itself otherwise.
+fn own_target(built: Box<dyn Target>, dist: &Dist, run_id: &str) -> Box<dyn Target> {
+    if !dist.is_shared() {
+        return built;
+    }
+    if dist.rank() == 0 {
+        return Box::new(SharedLead::new(built, dist.transport(), run_id));
+    }
+    let info = built.info().clone();
+    Box::new(SharedView::new(
+        info,
+        dist.transport(),
+        run_id,
+        dist.hosts(),
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run_trials(
     plan: &Plan,
     log_dir: &std::path::Path,
@@ -178,6 +215,7 @@ fn run_trials(
     result: &mut RunResult,
     progress: &dyn Progress,
     mut store: Option<&mut Store>,
+    dist: &Dist,
 ) -> Result<()> {
     let done = |result: &RunResult, target: &str, label: &str, rep: u32| {
         result
@@ -212,10 +250,11 @@ fn run_trials(
                 if done(result, &t.info().name, &label_of(plan, w), rep) {
                     continue;
                 }
-                check_stop()?;
+                dist.start_trial()?;
                 let expected = expected_ops(&result.trials, &t.info().name, &label_of(plan, w));
                 let log = log_dir.join(log_name(&t.info().name, &label_of(plan, w), rep));
-                let trial = run_trial(plan, t.as_mut(), w, rep, progress, &expected, log);
+                let trial = run_trial(plan, t.as_mut(), w, rep, progress, &expected, log, dist);
+                let trial = dist.gather_trial(trial)?;
                 progress.trial_done();
                 let interrupted = trial.status == "interrupted";
                 if let Some(err) = &trial.error {
@@ -230,9 +269,17 @@ fn run_trials(
                         progress.note(&format!("could not store the trial: {e:#}"));
                     }
                 }
+                let error = trial.error.clone();
                 result.trials.push(trial);
                 if interrupted {
                     return Err(Error::Interrupted.into());
+                }
+                if dist.failure_seen() {
+                    // One rank failed: every rank stops the run here.
+                    return Err(anyhow::anyhow!(
+                        "{}",
+                        error.unwrap_or_else(|| "a rank failed".into())
+                    ));
                 }
             }
         }
@@ -240,6 +287,7 @@ fn run_trials(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_trial(
     plan: &Plan,
     target: &mut dyn Target,
@@ -248,6 +296,7 @@ fn run_trial(
     progress: &dyn Progress,
     expected: &[(String, u64)],
     log: std::path::PathBuf,
+    dist: &Dist,
 ) -> Trial {
     let name = target.info().name.clone();
     let mut trial = Trial {
@@ -263,11 +312,12 @@ fn run_trial(
         peak_rss_bytes: 0,
         log: None,
         elapsed_s: None,
+        ranks: Vec::new(),
     };
     crate::probe::sys::reset_peak_rss();
     let started = std::time::Instant::now();
     let outcome = (|| -> Result<()> {
-        let workdir = target.prepare()?;
+        let (workdir, shared_dir) = dist.workdirs(target.prepare()?)?;
         let workload = (w.info.build)(&w.params)?;
         let pool = DataPool::new(plan.policy.data, plan.policy.seed);
         let reps = plan.policy.reps;
@@ -282,8 +332,17 @@ fn run_trial(
                 expected_ops: expected.iter().find(|(p, _)| p == phase).map(|e| e.1),
             })
         };
+        let ranks = match dist.is_shared() {
+            true => Ranks {
+                rank: dist.rank(),
+                size: dist.size(),
+            },
+            false => Ranks::SOLO,
+        };
         let mut cx = TrialContext::new(workdir.clone(), &plan.policy, target, pool, &on_phase)
-            .with_log_path(log);
+            .with_log_path(log)
+            .with_ranks(ranks, shared_dir)
+            .with_gate(dist);
         let res = workload.run(&mut cx);
         trial.log = cx.used_log().map(|p| p.display().to_string());
         for m in cx.take_messages() {
@@ -300,13 +359,18 @@ fn run_trial(
             other => other,
         }
     })();
+    // Every rank is done with the target before rank 0 tears it down.
+    let outcome = dist.end_trial(outcome);
     let teardown = target.teardown();
     trial.elapsed_s = Some(started.elapsed().as_secs_f64());
     trial.provision = target.provision();
     trial.peak_rss_bytes = crate::probe::sys::peak_rss_bytes();
     let err = outcome.err().or(teardown.err());
     if let Some(e) = err {
-        trial.status = if crate::error::exit_code(&e) == crate::error::exit::INTERRUPTED {
+        let peer = e.chain().any(|c| c.is::<crate::dist::PeerStopped>());
+        trial.status = if peer {
+            "stopped".into()
+        } else if crate::error::exit_code(&e) == crate::error::exit::INTERRUPTED {
             "interrupted".into()
         } else {
             "failed".into()

@@ -25,13 +25,14 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
+mod ranks;
 mod resume;
 
 /// The default database, relative to the working directory.
 pub const DEFAULT_DB: &str = "fsarena.db";
 
 /// The schema version this build writes.
-const SCHEMA_VERSION: i64 = 4;
+const SCHEMA_VERSION: i64 = 5;
 const _: () = assert!(SCHEMA_VERSION as usize == MIGRATIONS.len());
 
 const MIGRATIONS: &[&str] = &[
@@ -90,6 +91,8 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE trials ADD COLUMN elapsed_s REAL;",
     // 3 → 4: the expanded plan, to resume a run with the same plan only.
     "ALTER TABLE runs ADD COLUMN plan TEXT; ALTER TABLE runs ADD COLUMN plan_hash TEXT;",
+    // 4 → 5: MPI runs' mode and hosts, and each rank's figures.
+    ranks::MIGRATION,
 ];
 
 /// An open result database.
@@ -263,6 +266,11 @@ impl Store {
             &format!("DELETE FROM phases WHERE trial_id IN ({same})"),
             params![run_id, trial.target, trial.label, trial.rep],
         )?;
+        ranks::delete(
+            &tx,
+            same,
+            params![run_id, trial.target, trial.label, trial.rep],
+        )?;
         tx.execute(
             "DELETE FROM trials WHERE run_id = ?1 AND target = ?2 AND label = ?3 AND rep = ?4",
             params![run_id, trial.target, trial.label, trial.rep],
@@ -287,6 +295,7 @@ impl Store {
             ],
         )?;
         let trial_id = tx.last_insert_rowid();
+        ranks::save(&tx, trial_id, trial)?;
         for (i, p) in trial.phases.iter().enumerate() {
             tx.execute(
                 "INSERT INTO phases (trial_id, position, name, wall_s, ops, bytes, ops_per_s, \
@@ -442,11 +451,13 @@ impl Store {
                     targets: Vec::new(),
                     trials: Vec::new(),
                     summaries: Vec::new(),
+                    mpi: None,
                 };
                 Ok((run, r.get(8)?, r.get(9)?))
             },
         )?;
         result.status = Self::shown_status(std::mem::take(&mut result.status), pid, &hostname);
+        result.mpi = self.mpi_of(&id)?;
         let mut targets = self
             .conn
             .prepare("SELECT info FROM targets WHERE run_id = ?1 ORDER BY position")?;
@@ -472,6 +483,7 @@ impl Store {
                     peak_rss_bytes: r.get::<_, i64>(9)? as u64,
                     log: r.get(10)?,
                     elapsed_s: r.get(11)?,
+                    ranks: Vec::new(),
                 };
                 Ok((r.get(0)?, trial))
             })?
@@ -483,6 +495,7 @@ impl Store {
             trial.phases = phases
                 .query_map([trial_id], |r| json::<PhaseResult>(r, 0))?
                 .collect::<rusqlite::Result<_>>()?;
+            trial.ranks = ranks::load(&self.conn, trial_id)?;
             result.trials.push(trial);
         }
         result.summaries = crate::stats::summarize(&result.trials);
@@ -558,6 +571,7 @@ mod tests {
             }],
             trials: Vec::new(),
             summaries: Vec::new(),
+            mpi: None,
         }
     }
 
@@ -592,6 +606,7 @@ mod tests {
             peak_rss_bytes: 1234,
             log: (rep == 2).then(|| "/var/tmp/fsarena/logs/x/ext4-bonnie-rep2.log".into()),
             elapsed_s: Some(1.5 * f64::from(rep)),
+            ranks: Vec::new(),
         }
     }
 
@@ -699,6 +714,51 @@ mod tests {
     }
 
     #[test]
+    fn an_mpi_run_keeps_its_ranks_and_replacing_a_trial_replaces_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("m.db")).unwrap();
+        let mut run = sample_run("20261123-000000-mpi0");
+        run.mpi = Some(crate::result::MpiInfo {
+            mode: "fleet".into(),
+            hosts: vec!["n0".into(), "n1".into()],
+            stonewall: true,
+        });
+        s.begin_run(&run, &run.targets).unwrap();
+        s.set_mpi(&run.run_id, run.mpi.as_ref().unwrap()).unwrap();
+        let mut t = sample_trial(1);
+        t.ranks = (0..2)
+            .map(|rank| crate::result::RankTrial {
+                rank,
+                host: format!("n{rank}"),
+                status: "ok".into(),
+                error: None,
+                elapsed_s: Some(1.0 + rank as f64),
+                phases: t.phases.clone(),
+            })
+            .collect();
+        s.add_trial(&run.run_id, &t).unwrap();
+        s.add_trial(&run.run_id, &t).unwrap();
+        let back = s.load("last").unwrap();
+        assert_eq!(back.mpi, run.mpi);
+        let ranks = &back.trials[0].ranks;
+        assert_eq!(ranks.len(), 2, "stored once although added twice");
+        assert_eq!(
+            (ranks[1].host.as_str(), ranks[1].elapsed_s),
+            ("n1", Some(2.0))
+        );
+        assert_eq!(ranks[1].phases.len(), t.phases.len());
+        let sum: i64 = s
+            .conn
+            .query_row(
+                "SELECT SUM(ops) FROM rank_phases WHERE position = 0",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(sum as u64, 2 * t.phases[0].ops);
+    }
+
+    #[test]
     fn a_version_1_database_gains_the_new_columns_and_keeps_its_trials() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("v1.db");
@@ -712,7 +772,8 @@ mod tests {
                 .execute_batch(
                     "ALTER TABLE trials DROP COLUMN log; ALTER TABLE trials DROP COLUMN elapsed_s; \
                      ALTER TABLE runs DROP COLUMN plan; ALTER TABLE runs DROP COLUMN plan_hash; \
-                     PRAGMA user_version = 1;",
+                     ALTER TABLE runs DROP COLUMN mpi; DROP TABLE rank_phases; \
+                     DROP TABLE rank_trials; PRAGMA user_version = 1;",
                 )
                 .unwrap();
         }

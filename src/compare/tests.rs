@@ -35,6 +35,7 @@ fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])]) -> RunRe
                 peak_rss_bytes: 0,
                 log: None,
                 elapsed_s: None,
+                ranks: Vec::new(),
             });
         }
     }
@@ -63,6 +64,7 @@ fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])]) -> RunRe
             .collect(),
         trials,
         summaries: vec![],
+        mpi: None,
     }
 }
 

@@ -420,6 +420,7 @@ mod tests {
             peak_rss_bytes: 0,
             log: None,
             elapsed_s: None,
+            ranks: Vec::new(),
         }
     }
 

@@ -6,6 +6,7 @@ pub mod csv;
 pub mod html;
 pub mod json;
 pub mod png;
+pub mod ranks;
 pub mod svg;
 pub mod terminal;
 

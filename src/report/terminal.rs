@@ -76,13 +76,31 @@ pub fn unit_of(p: &PhaseResult) -> String {
     }
 }
 
+/// A table as reports draw them, fitted to the terminal. A terminal that reports almost
+/// no width (the pseudo-terminal mpirun gives its ranks says 0 columns) gets 120, so
+/// that the table is not squeezed to a character per line.
+pub fn new_table() -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    if table.width().is_some_and(|w| w < 40) {
+        table.set_width(120);
+    }
+    table
+}
+
 /// The workload-specific figures of workload `w` ([`PhaseResult::extra`]): one row per
 /// phase and figure, one column per target, medians over the repetitions.
 fn extra_table(run: &RunResult, w: &str, targets: &[&str]) -> Option<Table> {
     let mut rows: Vec<(&str, &str)> = Vec::new();
     for t in run.trials.iter().filter(|t| t.label == w) {
         for p in &t.phases {
-            for k in p.extra.keys() {
+            for k in p
+                .extra
+                .keys()
+                .filter(|k| !crate::report::ranks::is_rank_figure(k))
+            {
                 if !rows.contains(&(p.name.as_str(), k.as_str())) {
                     rows.push((&p.name, k));
                 }
@@ -92,10 +110,7 @@ fn extra_table(run: &RunResult, w: &str, targets: &[&str]) -> Option<Table> {
     if rows.is_empty() {
         return None;
     }
-    let mut table = Table::new();
-    table
-        .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut table = new_table();
     let mut header = vec![Cell::new("phase: figure")];
     header.extend(targets.iter().map(Cell::new));
     table.set_header(header);
@@ -174,10 +189,7 @@ pub fn render(run: &RunResult) -> String {
                 .join(" ")
         });
         let _ = writeln!(out, "\n{w}  ({})", params.unwrap_or_default());
-        let mut table = Table::new();
-        table
-            .load_preset(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic);
+        let mut table = new_table();
         let mut header = vec![Cell::new("target")];
         header.extend(
             phases
@@ -235,6 +247,9 @@ pub fn render(run: &RunResult) -> String {
         let _ = writeln!(out, "{table}");
         if let Some(extra) = extra_table(run, w, targets) {
             let _ = writeln!(out, "{extra}");
+        }
+        for table in crate::report::ranks::tables(run, w, targets) {
+            let _ = writeln!(out, "{table}");
         }
     }
     let _ = writeln!(

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod disk;
+pub mod mpi;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,0 +1,57 @@
+//! The sync points of a trial as a phase sees them: [`PhaseGate`], which
+//! [`crate::context::TrialContext`] calls before each phase, and the stop watcher that runs
+//! during the timed part of one.
+
+use super::{Dist, Status};
+use anyhow::Result;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Keeps a phase's stop watcher running; stops and joins it when dropped.
+pub struct Watch {
+    pub(super) done: Arc<AtomicBool>,
+    pub(super) handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The sync points of a trial as a phase sees them ([`crate::context::TrialContext`]).
+pub trait PhaseGate {
+    /// Whether several processes run the phase (the phase then keeps its histogram's
+    /// buckets for merging).
+    fn is_multi(&self) -> bool {
+        false
+    }
+    /// A barrier with a status: every rank has finished what came before.
+    fn barrier(&self) -> Result<()> {
+        Ok(())
+    }
+    /// The stop watcher for the timed part of a phase.
+    fn watch(&self) -> Option<Watch> {
+        None
+    }
+}
+
+/// The gate of a process alone: no barriers.
+pub struct NoGate;
+
+impl PhaseGate for NoGate {}
+
+impl PhaseGate for Dist {
+    fn is_multi(&self) -> bool {
+        Dist::is_multi(self)
+    }
+    fn barrier(&self) -> Result<()> {
+        self.sync(Status::Ok)
+    }
+    fn watch(&self) -> Option<Watch> {
+        Dist::watch(self)
+    }
+}

@@ -76,6 +76,77 @@ mod with_mpi {
     }
 
     #[test]
+    fn shared_file_job_puts_every_rank_on_one_file_and_verifies_it() {
+        if skip_without_mpi("shared_file_job", true) {
+            return;
+        }
+        let img = image_dir();
+        let db = img.path().join("t.db");
+        // Two jobs per rank, each on 4 segments of 1 MiB of the one shared file: 3 × 2
+        // tasks; verify reads every block back and checks its owner.
+        let args = [
+            "--fs",
+            "tmpfs",
+            "--size",
+            "256M",
+            "job:rw=write,shared_file=true,numjobs=2,nrfiles=4,size=4MiB,bs=64KiB,verify=true",
+        ];
+        let o = run_ranks(NP, "shared", &db, img.path(), &args);
+        assert!(o.status.success(), "{}", text(&o));
+        let run = stored_run(&db);
+        assert_eq!(run.status, "complete");
+        check_aggregates(&run, NP);
+        let t = &run.trials[0];
+        let phase = |n: &str| t.phases.iter().find(|p| p.name == n).unwrap();
+        assert_eq!(phase("run").bytes_written, ((NP * 2 * 4) as u64) << 20);
+        let verify = phase("verify");
+        assert_eq!(verify.bytes_read, ((NP * 2 * 4) as u64) << 20, "{verify:?}");
+        nothing_left(img.path());
+    }
+
+    #[test]
+    fn io500_quick_in_shared_mode_scores_the_aggregate_phases() {
+        if skip_without_mpi("io500_shared", true) {
+            return;
+        }
+        let img = image_dir();
+        let db = img.path().join("t.db");
+        let spec = format!("{},stonewall=2", fsarena::suite::IO500_QUICK);
+        let args = ["--fs", "tmpfs", "--size", "512M", spec.as_str()];
+        let o = run_ranks(NP, "shared", &db, img.path(), &args);
+        assert!(o.status.success(), "{}", text(&o));
+        let run = stored_run(&db);
+        assert_eq!(check_aggregates(&run, NP), 12);
+        let t = &run.trials[0];
+        let geomean = |xs: &[f64]| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp();
+        let (mut bw, mut md) = (Vec::new(), Vec::new());
+        for p in &t.phases {
+            if p.name.starts_with("ior-") {
+                bw.push(p.bytes as f64 / p.wall_s / (1u64 << 30) as f64);
+            } else {
+                md.push(p.ops as f64 / p.wall_s / 1e3);
+            }
+        }
+        assert_eq!((bw.len(), md.len()), (4, 8));
+        let last = &t.phases[11].extra;
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+        let (b, m) = (geomean(&bw), geomean(&md));
+        assert!(close(last["score_bw_gib_s"], b), "{last:?} vs BW {b}");
+        assert!(close(last["score_md_kiops"], m), "{last:?} vs MD {m}");
+        assert!(close(last["score_total"], (b * m).sqrt()));
+        assert_eq!(last["official"], 0.0, "quick on tmpfs is never official");
+        // Each rank wrote its share; the aggregate counts all of them.
+        let reached = |r: &fsarena::result::RankTrial| r.phases[1].extra["reached"];
+        let sum: f64 = t.ranks.iter().map(reached).sum();
+        assert_eq!(t.phases[1].extra["reached"], sum);
+        assert!(
+            t.ranks.iter().all(|r| reached(r) > 0.0),
+            "every rank wrote files"
+        );
+        nothing_left(img.path());
+    }
+
+    #[test]
     fn shared_loop_filesystem_is_made_once_and_used_by_every_rank() {
         if skip_without_mpi("shared_loop", true)
             || !super::common::fs_available("shared_loop", "ext4")

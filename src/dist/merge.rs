@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 pub fn aggregate(mut trial: Trial, mut ranks: Vec<RankTrial>, stonewall: bool) -> Trial {
     ranks.sort_by_key(|r| r.rank);
     trial.phases = aggregate_phases(&ranks, stonewall);
+    crate::workload::after_merge(&trial.workload, &mut trial.phases, &ranks);
     trial.elapsed_s = ranks.iter().filter_map(|r| r.elapsed_s).reduce(f64::max);
     let culprit = ranks
         .iter()

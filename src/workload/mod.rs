@@ -72,6 +72,19 @@ pub struct WorkloadInfo {
     pub build: fn(&Params) -> Result<Box<dyn Workload>>,
 }
 
+/// Re-derives a workload's own figures from its phases merged across MPI ranks, where
+/// they are not sums or means of the ranks' notes (the io500 scores are computed from the
+/// aggregate phases, as the IO500 computes them from the whole job's).
+pub fn after_merge(
+    workload: &str,
+    phases: &mut [crate::result::PhaseResult],
+    ranks: &[crate::result::RankTrial],
+) {
+    if workload == io500::INFO.name {
+        io500::rules::rescore_merged(phases, ranks);
+    }
+}
+
 /// Every workload fsarena knows, in the order `fsarena list` shows them.
 pub fn registry() -> &'static [&'static WorkloadInfo] {
     static ALL: &[&WorkloadInfo] = &[

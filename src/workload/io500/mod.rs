@@ -13,7 +13,7 @@
 
 mod ior;
 mod mdtest;
-mod rules;
+pub mod rules;
 pub mod score;
 mod trial;
 

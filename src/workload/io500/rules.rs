@@ -28,6 +28,7 @@ use super::score::{self, Scores};
 use super::{group, Io500, OFFICIAL_STONEWALL_S, PHASES};
 use crate::context::TrialContext;
 use crate::policy::{CachePolicy, DataPolicy, SyncPolicy};
+use crate::result::{PhaseResult, RankTrial};
 
 /// The phases that the stonewall applies to.
 const WRITES: [&str; 4] = [
@@ -146,4 +147,58 @@ pub(super) fn reasons(
         ));
     }
     r
+}
+
+/// Under MPI, after the ranks' phases were merged: the figures, scores and verdict of the
+/// aggregate phases, recomputed from them, since each rank noted its own share (the
+/// generic merge averages notes). `io500_figure` from the aggregate bytes or operations
+/// and wall time (the slowest rank's, as IOR computes its aggregate); `reached` and
+/// `find_matched` summed over the ranks; `official` only when every rank's trial was and
+/// every aggregate phase scored. A trial that stopped before the last phase keeps no
+/// scores.
+pub fn rescore_merged(phases: &mut [PhaseResult], ranks: &[RankTrial]) {
+    let sum = |phase: &str, key: &str| -> f64 {
+        ranks
+            .iter()
+            .filter_map(|r| r.phases.iter().find(|p| p.name == phase))
+            .filter_map(|p| p.extra.get(key))
+            .sum()
+    };
+    let mut figures = Vec::new();
+    for spec in PHASES {
+        let Some(p) = phases.iter_mut().find(|p| p.name == spec.name) else {
+            continue;
+        };
+        let g = group(spec.name);
+        let x = score::figure(p, g);
+        figures.push((g, x));
+        p.extra.insert("io500_figure".into(), x);
+        for key in ["reached", "find_matched"] {
+            if p.extra.contains_key(key) {
+                p.extra.insert(key.into(), sum(spec.name, key));
+            }
+        }
+    }
+    let last = PHASES[PHASES.len() - 1].name;
+    let every_rank_official = ranks.iter().all(|r| {
+        r.phases
+            .iter()
+            .find(|p| p.name == last)
+            .and_then(|p| p.extra.get("official"))
+            == Some(&1.0)
+    });
+    let all_scored = figures.len() == PHASES.len() && figures.iter().all(|(_, x)| *x > 0.0);
+    let Some(p) = phases.iter_mut().find(|p| p.name == last) else {
+        return;
+    };
+    let s = score::scores(&figures);
+    p.extra.insert("score_bw_gib_s".into(), s.bw_gib_s);
+    p.extra.insert("score_md_kiops".into(), s.md_kiops);
+    p.extra.insert("score_total".into(), s.total);
+    if !all_scored {
+        p.extra.insert("unofficial_zero_score".into(), 1.0);
+    }
+    let official = every_rank_official && all_scored;
+    p.extra
+        .insert("official".into(), f64::from(u8::from(official)));
 }

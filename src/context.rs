@@ -10,8 +10,9 @@
 use crate::data::{DataPool, DataSource};
 use crate::error::Error;
 use crate::policy::{CachePolicy, Policy, SyncPolicy};
-use crate::probe::recorder::{Op, Recorder};
+use crate::probe::recorder::{Mark, Op, Recorder};
 use crate::probe::sys;
+use crate::probe::Stamp;
 use crate::result::{OpLatency, PhaseResult, TargetInfo};
 use crate::target::{FsTools, Target};
 use anyhow::{anyhow, Result};
@@ -715,16 +716,24 @@ impl Worker<'_> {
         Instant::now()
     }
 
+    /// The time an operation starts, from the cheaper clock of [`crate::probe::clock`]
+    /// (the TSC where the kernel trusts it): for hot loops where a clock read is a large
+    /// part of an operation. The `done*` methods take either kind of time.
+    #[inline]
+    pub fn stamp(&self) -> Stamp {
+        Stamp::now()
+    }
+
     /// Records an operation that started at `t` and moved `bytes` bytes.
     #[inline]
-    pub fn done(&mut self, op: Op, t: Instant, bytes: u64) {
+    pub fn done<T: Mark>(&mut self, op: Op, t: T, bytes: u64) {
         self.rec.done(op, t, bytes);
         self.live.store(self.rec.ops, Ordering::Relaxed);
     }
 
     /// Like [`Self::done`], returning the completion time (see [`Recorder::done_at`]).
     #[inline]
-    pub fn done_at(&mut self, op: Op, t: Instant, bytes: u64) -> Instant {
+    pub fn done_at<T: Mark>(&mut self, op: Op, t: T, bytes: u64) -> T {
         let now = self.rec.done_at(op, t, bytes);
         self.live.store(self.rec.ops, Ordering::Relaxed);
         now
@@ -732,19 +741,19 @@ impl Worker<'_> {
 
     /// Records an fsync or fdatasync that began at `t` and a workload issued itself: timed
     /// under [`Op::Fsync`] as the sync policy's are, not counted as an operation.
-    pub fn sync_done(&mut self, t: Instant) {
+    pub fn sync_done<T: Mark>(&mut self, t: T) {
         self.rec.sync_done(t);
     }
 
     /// Records a part of a compound operation (see [`Recorder::part`]).
     #[inline]
-    pub fn done_part(&mut self, op: Op, t: Instant, bytes: u64) {
+    pub fn done_part<T: Mark>(&mut self, op: Op, t: T, bytes: u64) {
         self.rec.part(op, t, bytes);
     }
 
     /// Records `ops` operations timed together from `t`.
     #[inline]
-    pub fn done_batch(&mut self, op: Op, t: Instant, ops: u64, bytes: u64) {
+    pub fn done_batch<T: Mark>(&mut self, op: Op, t: T, ops: u64, bytes: u64) {
         self.rec.done_batch(op, t, ops, bytes);
         self.live.store(self.rec.ops, Ordering::Relaxed);
     }

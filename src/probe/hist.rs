@@ -52,6 +52,14 @@ impl LatencyHistogram {
             .expect("histograms with equal bounds merge");
     }
 
+    /// Removes the samples of `other`, which must all have been recorded here too (as
+    /// bucket counts: removing a sample removes one count from its bucket).
+    pub fn subtract(&mut self, other: &LatencyHistogram) {
+        self.h
+            .subtract(&other.h)
+            .expect("subtracting samples that were recorded here");
+    }
+
     /// Number of recorded samples.
     pub fn count(&self) -> u64 {
         self.h.len()

@@ -170,6 +170,12 @@ impl Stamp {
         }
     }
 
+    /// The stamp `d` after this one.
+    pub fn plus(self, d: Duration) -> Stamp {
+        let ticks = calibration().ticks(d.as_nanos().min(u64::MAX as u128) as u64);
+        Stamp(self.0.saturating_add(ticks))
+    }
+
     /// The instant of this stamp, converted through the calibration.
     pub fn to_instant(self) -> Instant {
         let c = calibration();

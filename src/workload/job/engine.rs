@@ -55,8 +55,9 @@ pub struct JobCfg {
 pub enum Until {
     /// After this many bytes.
     Bytes(u64),
-    /// At this instant.
-    Time(Instant),
+    /// After this long, counted from when all jobs are ready (set up and at the start
+    /// line, see `Worker::ready`).
+    Time(Duration),
 }
 
 /// One request in flight.
@@ -73,7 +74,7 @@ struct State<'c> {
     free: Vec<u32>,
     inflight: usize,
     until: Until,
-    /// `Until::Time`'s instant as a stamp, compared with each completion's.
+    /// When `Until::Time` ends, compared with each completion's stamp.
     deadline: Stamp,
     issued: u64,
     done_bytes: u64,
@@ -222,10 +223,7 @@ pub fn run<B: IoBackend>(
         free: (0..depth as u32).rev().collect(),
         inflight: 0,
         until,
-        deadline: match until {
-            Until::Time(end) => Stamp::from_instant(end),
-            Until::Bytes(_) => Stamp::now(),
-        },
+        deadline: Stamp::now(),
         issued: 0,
         done_bytes: 0,
         completions: 0,
@@ -237,6 +235,12 @@ pub fn run<B: IoBackend>(
         began: Instant::now(),
         err: None,
     };
+    // Set up: wait for the other jobs, then the phase's clock and this job's run start.
+    w.ready();
+    st.began = Instant::now();
+    if let Until::Time(d) = until {
+        st.deadline = Stamp::now().plus(d);
+    }
     loop {
         let mut queued = 0;
         while !st.stop_issuing && !st.need_sync() {

@@ -41,7 +41,7 @@ use gen::{BlockSizes, Picker};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Most jobs.
 const MAX_JOBS: u64 = 1024;
@@ -433,7 +433,7 @@ impl Job {
 
     fn until(&self, for_time: Option<Duration>) -> Until {
         match for_time {
-            Some(d) => Until::Time(Instant::now() + d),
+            Some(d) => Until::Time(d),
             None => Until::Bytes(self.size),
         }
     }
@@ -550,7 +550,7 @@ impl Workload for Job {
         if let Some(ramp) = self.ramp {
             cx.run_unmeasured(self.numjobs, |w| {
                 let mine = open(w.idx)?;
-                let until = Until::Time(Instant::now() + ramp);
+                let until = Until::Time(ramp);
                 self.job(engine, w, &mine, &cfg, until, 1).map(|_| ())
             })?;
         }

@@ -533,6 +533,7 @@ impl Workload for Job {
         let seed = cx.seed();
         let uses_files = engine.caps().uses_files;
         if uses_files {
+            backend::room_for_files((self.nrfiles * self.numjobs) as u64)?;
             cx.phase(&LAYOUT, self.numjobs, |w| {
                 self.layout(w, &dir, engine, seed)
             })?;

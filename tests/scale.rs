@@ -61,7 +61,7 @@ fn job_files() -> u64 {
     };
     // SAFETY: getrlimit fills the struct we pass.
     assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
-    (lim.rlim_max as u64).saturating_sub(200).min(100_000)
+    lim.rlim_max.saturating_sub(200).min(100_000)
 }
 
 /// Runs a 1-second random-read job over `nrfiles` 4 KiB files; returns its peak RSS.

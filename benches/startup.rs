@@ -10,8 +10,11 @@
 //! (user + system) of the fsarena processes, from `getrusage(RUSAGE_CHILDREN)` — on a
 //! shared machine the wall time also counts the time other processes had the CPUs.
 
-use criterion::measurement::{Measurement, ValueFormatter, WallTime};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+mod common;
+
+use common::{children_cpu_ns, CpuTime};
+use criterion::measurement::{Measurement, WallTime};
+use criterion::{criterion_group, criterion_main, Criterion};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -29,70 +32,11 @@ fn fsarena(args: &[&str], cwd: &Path) {
     assert!(status.success(), "fsarena {args:?} failed");
 }
 
-/// User + system CPU time of the waited-for children, in nanoseconds.
-fn children_cpu_ns() -> u64 {
-    // SAFETY: getrusage fills the struct we pass; a zeroed rusage is valid.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
-        ru
-    };
-    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    (us(ru.ru_utime) + us(ru.ru_stime)) * 1000
-}
-
-/// Criterion measurement by the CPU time of the processes the benchmark waited for.
-struct ChildrenCpu;
-
-impl Measurement for ChildrenCpu {
-    type Intermediate = u64;
-    type Value = u64;
-    fn start(&self) -> u64 {
-        children_cpu_ns()
-    }
-    fn end(&self, i: u64) -> u64 {
-        children_cpu_ns() - i
-    }
-    fn add(&self, a: &u64, b: &u64) -> u64 {
-        a + b
-    }
-    fn zero(&self) -> u64 {
-        0
-    }
-    fn to_f64(&self, v: &u64) -> f64 {
-        *v as f64
-    }
-    fn formatter(&self) -> &dyn ValueFormatter {
-        &CpuFormatter
-    }
-}
-
-/// Prints values as CPU time.
-struct CpuFormatter;
-
-impl ValueFormatter for CpuFormatter {
-    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
-        let (div, unit) = match typical {
-            t if t < 1e6 => (1e3, "µs cpu"),
-            _ => (1e6, "ms cpu"),
-        };
-        values.iter_mut().for_each(|v| *v /= div);
-        unit
-    }
-    fn scale_throughputs(&self, _: f64, _: &Throughput, values: &mut [f64]) -> &'static str {
-        values.iter_mut().for_each(|v| *v = 1e9 / *v);
-        "per cpu s"
-    }
-    fn scale_for_machines(&self, _: &mut [f64]) -> &'static str {
-        "ns"
-    }
-}
-
 fn startup(c: &mut Criterion<WallTime>) {
     cases(c, "startup");
 }
 
-fn startup_cpu(c: &mut Criterion<ChildrenCpu>) {
+fn startup_cpu(c: &mut Criterion<CpuTime>) {
     cases(c, "startup_cpu");
 }
 
@@ -139,7 +83,7 @@ fn cases<M: Measurement>(c: &mut Criterion<M>, group: &str) {
 criterion_group!(benches, startup);
 criterion_group! {
     name = benches_cpu;
-    config = Criterion::default().with_measurement(ChildrenCpu);
+    config = Criterion::default().with_measurement(CpuTime(children_cpu_ns));
     targets = startup_cpu
 }
 criterion_main!(benches, benches_cpu);

@@ -3,7 +3,7 @@
 //! `Instant::now()` is a vDSO `clock_gettime(CLOCK_MONOTONIC)`: ~30 ns of CPU on the 2-vCPU
 //! KVM guest of docs/performance.md, the largest part of recording one operation. Reading
 //! the TSC directly costs ~12 ns there as a bare `rdtsc`, more with the `lfence` that
-//! keeps it in order (see [`rdtsc`]). fio does the same (`clocksource=cpu`,
+//! keeps it in order (see the private `rdtsc` below). fio does the same (`clocksource=cpu`,
 //! its default where the TSC is reliable), calibrating the TSC against the system clock.
 //!
 //! The TSC is used only where it is a clock: x86-64, the CPU reports `constant_tsc` (the

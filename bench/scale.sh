@@ -2,7 +2,8 @@
 # Scale check (issue 7, part 4): fsarena's own memory must not grow with the number of
 # files it works on. Runs, on tmpfs, smallfiles with SF_FILES empty files (create, stat,
 # delete) and bonnie-files with files=BF_UNITS (× 1024: the default 1024 is a million
-# files, six phases), REPS trials each, and prints every trial's peak RSS from the JSON
+# files, six phases) and job with nrfiles=JOB_FILES (default 100,000, or what the hard limit
+# of open files allows: the run keeps them all open), REPS trials each, and prints every trial's peak RSS from the JSON
 # output (`peak_rss_bytes`: VmHWM of /proc/self/status, reset at trial start through
 # /proc/self/clear_refs) against LIMIT_MIB. Exits 1 when a trial failed or went over.
 # Root. Raw outputs go to $OUT (default /tmp/fsarena-scale).
@@ -18,7 +19,9 @@ REPS=${REPS:-1}
 SF_FILES=${SF_FILES:-5000000}
 BF_UNITS=${BF_UNITS:-1024}
 LIMIT_MIB=${LIMIT_MIB:-64}
-PARTS=${PARTS:-"smallfiles bonnie-files"}
+# The job keeps its files open: at most the hard limit of open files, less a margin.
+JOB_FILES=${JOB_FILES:-$(n=$(ulimit -Hn); [ "$n" = unlimited ] && n=200000; echo $((n - 100 < 100000 ? n - 100 : 100000)))}
+PARTS=${PARTS:-"smallfiles bonnie-files job"}
 KIB_PER_INODE=${KIB_PER_INODE:-1.2}   # kernel memory per empty tmpfs file, measured
 
 [ "$(id -u)" = 0 ] || { echo "scale.sh: needs root (it mounts tmpfs)" >&2; exit 1; }
@@ -63,6 +66,10 @@ if [[ " $PARTS " == *" bonnie-files "* ]]; then
   run bonnie-files $((BF_UNITS * 1024)) "bonnie-files:files=$BF_UNITS"
 fi
 
+if [[ " $PARTS " == *" job "* ]]; then
+  # 4 KiB per file, random 4 KiB reads over all of them for 2 s.
+  run job "$JOB_FILES" "job:engine=psync,rw=randread,nrfiles=$JOB_FILES,size=$((JOB_FILES * 4))KiB,runtime=2"
+fi
 python3 - "$OUT" "$LIMIT_MIB" $PARTS <<'PY'
 import json, sys
 out, limit, parts = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
@@ -74,7 +81,7 @@ for name in parts:
     for t in run["trials"]:
         rss = t["peak_rss_bytes"] / 2**20
         phases = ", ".join("%s %.0f" % (p["name"], p["ops_per_s"]) for p in t["phases"])
-        files = t["params"].get("files", "?")
+        files = t["params"].get("files", t["params"].get("nrfiles", "?"))
         print(f"| {name} | {t['rep']} | {files} | {t['status']} | {rss:.1f} | {phases} |")
         if t["status"] != "ok" or rss >= limit:
             bad += 1

@@ -13,7 +13,11 @@
 # out files are on disk before the run (else their write-back competes with the run; the
 # run phases here write nothing but the write case, which asks for end_fsync in both, and
 # gets one fsync). Both tools lay out their own file of the same size on the same
-# filesystem; read cases read files that are entirely in the page cache. The figures are
+# filesystem; read cases read files that are entirely in the page cache: they live on a
+# tmpfs the script mounts, whose pages no drop_caches evicts (on a shared machine other
+# runs drop the page cache, machine-wide, which turned "cached" pairs on a disk filesystem
+# into disk reads; the kernel's read path differs — shmem instead of ext4's filemap_read —
+# but it is the same for both tools). The figures are
 # each tool's own in-job rate (fio's iops/bw, fsarena's run phase), so start-up is excluded
 # on both sides.
 set -euo pipefail
@@ -36,10 +40,11 @@ if [ -e "$WORK" ] && [ ! -e "$WORK/.fsarena-vs-peers" ]; then
     exit 2
 fi
 rm -rf "$WORK"
-mkdir -p "$WORK/dir" "$WORK/mnt" "$WORK/state"
+mkdir -p "$WORK/dir" "$WORK/mnt" "$WORK/state" "$WORK/cached"
 touch "$WORK/.fsarena-vs-peers"
 LOOP=
 cleanup() {
+    mountpoint -q "$WORK/cached" && umount "$WORK/cached"
     mountpoint -q "$WORK/mnt" && umount "$WORK/mnt"
     [ -n "$LOOP" ] && losetup -d "$LOOP"
     rm -rf "$WORK"
@@ -52,6 +57,8 @@ fallocate -l "$IMG_SIZE" "$WORK/ext4.img"
 mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$WORK/ext4.img"
 LOOP=$(losetup --find --show --direct-io=on "$WORK/ext4.img")
 mount "$LOOP" "$WORK/mnt"
+mount -t tmpfs -o size=1536m fsarena-vs-peers "$WORK/cached"
+C=$WORK/cached
 
 json_field() { # FILE EXPR: a python expression over d (the JSON document)
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
@@ -76,8 +83,11 @@ fio_run() {
     case $field in
     iops) json_field "$WORK/fio.json" "sum(j['read']['iops']+j['write']['iops'] for j in d['jobs'])" ;;
     mbps) json_field "$WORK/fio.json" "sum(j['read']['bw_bytes']+j['write']['bw_bytes'] for j in d['jobs'])/1e6" ;;
-    # operations per second of the jobs' CPU time (fio's usr_cpu + sys_cpu, % of runtime)
-    iops_per_cpu) json_field "$WORK/fio.json" "sum(j['read']['iops']+j['write']['iops'] for j in d['jobs'])/sum((j['usr_cpu']+j['sys_cpu'])/100 for j in d['jobs'])" ;;
+    # operations per second of the jobs' CPU time. fio's usr_cpu + sys_cpu is a % of the
+    # runtime; under group_reporting it is the jobs' summed CPU time over their summed
+    # runtimes (checked: numjobs=2 reported 99% while the fio process used 6.9 s of CPU
+    # in 4.1 s), i.e. per job, so it is multiplied by numjobs.
+    iops_per_cpu) json_field "$WORK/fio.json" "sum(j['read']['iops']+j['write']['iops'] for j in d['jobs'])/sum((j['usr_cpu']+j['sys_cpu'])/100*int(j['job options'].get('numjobs', 1)) for j in d['jobs'])" ;;
     esac
 }
 
@@ -97,6 +107,14 @@ sys.exit(0 if fs_ok and fio_ok else 1)
 PY
 }
 
+# The load average and the CPU pressure (share of time runnable tasks waited for a CPU):
+# the machine may be shared, and each case is bracketed by these figures.
+loadinfo() {
+    local p
+    p=$(awk '/^some/ { sub("avg10=", "", $2); sub("avg60=", "", $3); print $2 "/" $3 }' /proc/pressure/cpu 2>/dev/null || echo "?")
+    echo "load $(cut -d' ' -f1-3 /proc/loadavg), cpu pressure avg10/avg60 $p %"
+}
+
 median() { python3 -c 'import statistics,sys; print("%.3f" % statistics.median(map(float, sys.argv[1:])))' "$@"; }
 
 ROWS=()
@@ -105,6 +123,9 @@ run_case() {
     local name=$1 unit=$2 a=$3 b=$4 invert=${5:-}
     local ratios=() av=() bv=()
     [[ -z "$ONLY" || "$name" =~ $ONLY ]] || return 0
+    local before
+    before="$(date -u +%H:%M:%S) $(loadinfo)"
+    echo "$name: $before" >&2
     for i in $(seq "$PAIRS"); do
         local x y try
         for try in 1 2 3 4 5; do
@@ -122,7 +143,8 @@ run_case() {
         fi
         echo "  $name pair $i: fsarena $x, peer $y $unit" >&2
     done
-    ROWS+=("$(printf '%-44s %12s %12s %8s' "$name" "$(median "${av[@]}")" "$(median "${bv[@]}")" "$(median "${ratios[@]}")")")
+    ROWS+=("$(printf '%-44s %12s %12s %8s   [%s]' "$name" "$(median "${av[@]}")" "$(median "${bv[@]}")" "$(median "${ratios[@]}")" "$(echo "${ratios[@]}" | xargs printf '%.2f ')")")
+    ROWS+=("    before: $before; after: $(date -u +%H:%M:%S) $(loadinfo)")
 }
 
 R=$RUNTIME
@@ -134,40 +156,52 @@ run_case "null 4KiB, ops/s (fio ioengine=null)" ops/s \
     "fio_run iops --name=null --ioengine=null --rw=read --bs=4k --size=1g $FIO_COMMON"
 
 run_case "psync randread 4KiB cached, 1 job, IOPS" IOPS \
-    "fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $WORK/dir ops_per_s" \
-    "fio_run iops --name=rr --directory=$WORK/dir --ioengine=psync --rw=randread --bs=4k --size=256m --pre_read=1 $FIO_COMMON"
+    "fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $C ops_per_s" \
+    "fio_run iops --name=rr --directory=$C --ioengine=psync --rw=randread --bs=4k --size=256m --pre_read=1 $FIO_COMMON"
 
 run_case "psync randread 4KiB cached, 2 jobs, IOPS" IOPS \
-    "fsarena_run engine=psync,rw=randread,size=256MiB,numjobs=2,runtime=$R $WORK/dir ops_per_s" \
-    "fio_run iops --name=rr2 --directory=$WORK/dir --ioengine=psync --rw=randread --bs=4k --size=256m --numjobs=2 --pre_read=1 $FIO_COMMON"
+    "fsarena_run engine=psync,rw=randread,size=256MiB,numjobs=2,runtime=$R $C ops_per_s" \
+    "fio_run iops --name=rr2 --directory=$C --ioengine=psync --rw=randread --bs=4k --size=256m --numjobs=2 --pre_read=1 $FIO_COMMON"
 
 # On a machine shared with other work the job threads get a varying share of the CPUs;
 # operations per CPU-second compare the cost per operation whatever that share.
+run_case "psync randread 4KiB cached, 2 jobs, ops per CPU-second" ops/cpu-s \
+    "fsarena_run engine=psync,rw=randread,size=256MiB,numjobs=2,runtime=$R $C ops_per_cpu_s" \
+    "fio_run iops_per_cpu --name=rr2 --directory=$C --ioengine=psync --rw=randread --bs=4k --size=256m --numjobs=2 --pre_read=1 $FIO_COMMON"
+
 run_case "null 4KiB, ops per CPU-second" ops/cpu-s \
     "fsarena_run engine=null,rw=read,size=1GiB,runtime=$R $WORK/dir ops_per_cpu_s" \
     "fio_run iops_per_cpu --name=null --ioengine=null --rw=read --bs=4k --size=1g $FIO_COMMON"
 
 run_case "psync randread 4KiB cached, 1 job, ops per CPU-second" ops/cpu-s \
-    "fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $WORK/dir ops_per_cpu_s" \
-    "fio_run iops_per_cpu --name=rr --directory=$WORK/dir --ioengine=psync --rw=randread --bs=4k --size=256m --pre_read=1 $FIO_COMMON"
+    "fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $C ops_per_cpu_s" \
+    "fio_run iops_per_cpu --name=rr --directory=$C --ioengine=psync --rw=randread --bs=4k --size=256m --pre_read=1 $FIO_COMMON"
 
 run_case "io_uring randread 4KiB direct qd32, ext4 loop, IOPS" IOPS \
     "fsarena_run engine=io_uring,rw=randread,direct=true,iodepth=32,size=1GiB,runtime=$R $WORK/mnt ops_per_s" \
     "fio_run iops --name=ur --directory=$WORK/mnt --ioengine=io_uring --rw=randread --direct=1 --iodepth=32 --bs=4k --size=1g $FIO_COMMON"
 
+# Both count the final fsync: fio's write runtime runs from its first write to the end of
+# its end_fsync (fio 3.33, checked with strace -ttt -T: first pwrite to the end of the fsync
+# = the runtime fio reports), fsarena's run phase ends after its end_fsync too.
 run_case "psync seq write 1MiB end_fsync, ext4 loop, MB/s" MB/s \
     "fsarena_run engine=psync,rw=write,bs=1MiB,size=512MiB,end_fsync=true $WORK/mnt mb_per_s" \
     "rm -f $WORK/mnt/sw.0.0; fio_run mbps --name=sw --directory=$WORK/mnt --ioengine=psync --rw=write --bs=1m --size=512m --end_fsync=1"
 
 # The floor: a C loop of pread on a cached 256 MiB file vs fsarena psync randread, ns/op.
+# The file is written with 1 MiB writes, as fsarena's layout writes its file (the size of
+# the page-cache folios, and so the cost of a cached pread, depends on how it was written).
 cc -O2 -o "$WORK/pread_floor" bench/pread_floor.c
-head -c 256M /dev/urandom >"$WORK/dir/floor.dat"
+dd if=/dev/urandom of="$C/floor.dat" bs=1M count=256 status=none
 OPS=$((R * 1000000))
 run_case "C pread floor vs psync randread, ns/op (floor/fsarena)" ns/op \
-    "python3 -c \"print(1e9/\$(fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $WORK/dir ops_per_s))\"" \
-    "$WORK/pread_floor $WORK/dir/floor.dat 4096 $OPS | awk '{print \$2}'" invert
+    "python3 -c \"print(1e9/\$(fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $C ops_per_s))\"" \
+    "$WORK/pread_floor $C/floor.dat 4096 $OPS | awk '{print \$2}'" invert
+run_case "C pread floor vs psync randread, CPU ns/op (floor/fsarena)" cpu-ns/op \
+    "python3 -c \"print(1e9/\$(fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $C ops_per_cpu_s))\"" \
+    "$WORK/pread_floor $C/floor.dat 4096 $OPS | awk '{print \$6}'" invert
 
 echo
-echo "fsarena vs peers, $(date -u +%F), $(nproc) CPUs, $(uname -r), median of $PAIRS pairs"
+echo "fsarena vs peers, $(date -u +%F), $(nproc) CPUs, $(uname -r), median of $PAIRS pairs (the pairs' ratios in brackets)"
 printf '%-44s %12s %12s %8s\n' case fsarena peer ratio
 printf '%s\n' "${ROWS[@]}"

@@ -2,9 +2,11 @@
 //!
 //! Issue 7 asks for ≤ 25 ns per recorded operation: the recorder must stay far below the
 //! cheapest operation it times (a cached 4 KiB `pread` is ~600 ns here, a bare syscall
-//! ~90 ns). `done` is what a workload pays after its operation (one clock read, two
-//! histogram records, one series bucket); `start+done` adds the clock read before the
-//! operation, i.e. the whole instrumentation around one operation.
+//! ~90 ns). `done` is what a workload pays after its operation (one clock read, one
+//! histogram record, one series bucket); `start+done` adds the clock read before the
+//! operation, i.e. the whole instrumentation around one operation. The `_stamp` variants
+//! read the cheaper clock of `probe::clock` (the TSC where the kernel trusts it), as the
+//! job engine does; the others `Instant`, as the other workloads do.
 //!
 //! Times are the benchmark thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), not wall time:
 //! on a shared machine a wall clock counts the time other processes had the CPU, which
@@ -12,76 +14,15 @@
 //!
 //! Run: `cargo bench --bench recorder`. Figures are in docs/performance.md.
 
-use criterion::measurement::{Measurement, ValueFormatter};
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use fsarena::probe::{LatencyHistogram, Op, Recorder};
+mod common;
+
+use common::{thread_cpu_ns, CpuTime};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use fsarena::probe::{LatencyHistogram, Op, Recorder, Stamp};
 use std::hint::black_box;
 use std::time::Instant;
 
-/// CPU time of the calling thread, in nanoseconds.
-fn thread_cpu_ns() -> u64 {
-    // SAFETY: clock_gettime fills the timespec we pass; a zeroed timespec is valid.
-    let ts = unsafe {
-        let mut ts: libc::timespec = std::mem::zeroed();
-        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts);
-        ts
-    };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// Criterion measurement by thread CPU time.
-struct ThreadCpu;
-
-impl Measurement for ThreadCpu {
-    type Intermediate = u64;
-    type Value = u64;
-    fn start(&self) -> u64 {
-        thread_cpu_ns()
-    }
-    fn end(&self, i: u64) -> u64 {
-        thread_cpu_ns() - i
-    }
-    fn add(&self, a: &u64, b: &u64) -> u64 {
-        a + b
-    }
-    fn zero(&self) -> u64 {
-        0
-    }
-    fn to_f64(&self, v: &u64) -> f64 {
-        *v as f64
-    }
-    fn formatter(&self) -> &dyn ValueFormatter {
-        &Nanoseconds
-    }
-}
-
-/// Prints values as CPU nanoseconds (or µs, ms).
-struct Nanoseconds;
-
-impl ValueFormatter for Nanoseconds {
-    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
-        let (div, unit) = match typical {
-            t if t < 1e3 => (1.0, "ns cpu"),
-            t if t < 1e6 => (1e3, "µs cpu"),
-            _ => (1e6, "ms cpu"),
-        };
-        values.iter_mut().for_each(|v| *v /= div);
-        unit
-    }
-    fn scale_throughputs(&self, _: f64, t: &Throughput, values: &mut [f64]) -> &'static str {
-        let n = match t {
-            Throughput::Elements(n) | Throughput::Bytes(n) | Throughput::BytesDecimal(n) => *n,
-            _ => 1,
-        } as f64;
-        values.iter_mut().for_each(|v| *v = n * 1e9 / *v);
-        "per cpu s"
-    }
-    fn scale_for_machines(&self, _: &mut [f64]) -> &'static str {
-        "ns"
-    }
-}
-
-fn record(c: &mut Criterion<ThreadCpu>) {
+fn record(c: &mut Criterion<CpuTime>) {
     let mut g = c.benchmark_group("recorder");
     let mut rec = Recorder::new(Instant::now());
     g.bench_function("done", |b| {
@@ -96,6 +37,20 @@ fn record(c: &mut Criterion<ThreadCpu>) {
         })
     });
     g.bench_function("clock_read", |b| b.iter(Instant::now));
+    // The same with the cheaper clock the job engine uses (the TSC where trusted).
+    let mut rec = Recorder::new(Instant::now());
+    g.bench_function("done_stamp", |b| {
+        let began = Stamp::now();
+        b.iter(|| rec.done(black_box(Op::Read), black_box(began), black_box(4096)))
+    });
+    let mut rec = Recorder::new(Instant::now());
+    g.bench_function("start+done_stamp", |b| {
+        b.iter(|| {
+            let t = Stamp::now();
+            rec.done(black_box(Op::Create), t, black_box(0))
+        })
+    });
+    g.bench_function("stamp_read", |b| b.iter(Stamp::now));
     let mut h = LatencyHistogram::new();
     let mut ns = 0u64;
     g.bench_function("histogram_record", |b| {
@@ -124,7 +79,7 @@ fn filled(n: u64, seed: u64) -> LatencyHistogram {
     h
 }
 
-fn merge(c: &mut Criterion<ThreadCpu>) {
+fn merge(c: &mut Criterion<CpuTime>) {
     let mut g = c.benchmark_group("merge");
     let a = filled(100_000, 1);
     let b = filled(100_000, 2);
@@ -151,7 +106,7 @@ fn merge(c: &mut Criterion<ThreadCpu>) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default().with_measurement(ThreadCpu);
+    config = Criterion::default().with_measurement(CpuTime(thread_cpu_ns));
     targets = record, merge
 }
 criterion_main!(benches);

@@ -5,7 +5,15 @@
 //!
 //! Run: `cargo bench --bench startup` (builds the release binary of this package).
 //! The database case first stores RUNS small runs (no root needed: `--dir`).
+//!
+//! Two groups: `startup` in wall time (what a user waits), `startup_cpu` in the CPU time
+//! (user + system) of the fsarena processes, from `getrusage(RUSAGE_CHILDREN)` — on a
+//! shared machine the wall time also counts the time other processes had the CPUs.
 
+mod common;
+
+use common::{children_cpu_ns, CpuTime};
+use criterion::measurement::{Measurement, WallTime};
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -24,11 +32,19 @@ fn fsarena(args: &[&str], cwd: &Path) {
     assert!(status.success(), "fsarena {args:?} failed");
 }
 
-fn startup(c: &mut Criterion) {
+fn startup(c: &mut Criterion<WallTime>) {
+    cases(c, "startup");
+}
+
+fn startup_cpu(c: &mut Criterion<CpuTime>) {
+    cases(c, "startup_cpu");
+}
+
+fn cases<M: Measurement>(c: &mut Criterion<M>, group: &str) {
     let dir = tempfile::tempdir().expect("temp dir");
     let (d, db) = (dir.path(), dir.path().join("results.db"));
     let db = db.to_str().expect("UTF-8 temp path");
-    let mut g = c.benchmark_group("startup");
+    let mut g = c.benchmark_group(group);
     g.measurement_time(Duration::from_secs(5));
     g.bench_function("version", |b| b.iter(|| fsarena(&["--version"], d)));
     g.bench_function("list, no database", |b| {
@@ -65,4 +81,9 @@ fn startup(c: &mut Criterion) {
 }
 
 criterion_group!(benches, startup);
-criterion_main!(benches);
+criterion_group! {
+    name = benches_cpu;
+    config = Criterion::default().with_measurement(CpuTime(children_cpu_ns));
+    targets = startup_cpu
+}
+criterion_main!(benches, benches_cpu);

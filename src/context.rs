@@ -11,15 +11,16 @@ use crate::data::{DataPool, DataSource};
 use crate::dist::{NoGate, PhaseGate};
 use crate::error::Error;
 use crate::policy::{CachePolicy, Policy, SyncPolicy};
-use crate::probe::recorder::{Op, Recorder};
+use crate::probe::recorder::{Mark, Op, Recorder};
 use crate::probe::sys;
+use crate::probe::Stamp;
 use crate::result::{OpLatency, PhaseResult, TargetInfo};
 use crate::target::{FsTools, Target};
 use anyhow::{anyhow, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 /// Phases shorter than this are flagged `short`.
@@ -606,9 +607,12 @@ where
     *LIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&live));
     // Built before the clock starts: allocating histograms is not the filesystem's time.
     let recorders: Vec<Recorder> = (0..n).map(|_| Recorder::new(Instant::now())).collect();
+    let gate = Gate::new(n);
     let start = Instant::now();
     let run_one = |idx: usize, mut rec: Recorder| -> Result<Recorder> {
         rec.restart(start);
+        // Counts this worker at the start line when it ends without reaching it.
+        let _leave = gate.leave_on_drop(idx);
         let mut w = Worker {
             idx,
             rec,
@@ -616,6 +620,7 @@ where
             data: pool.source(idx as u64),
             abort: &abort,
             live: &live[idx].0,
+            gate: &gate,
         };
         let res = f(&mut w);
         w.rec.finish();
@@ -642,6 +647,8 @@ where
                 .collect()
         })
     };
+    // From the start line when the workers waited at one (Worker::ready).
+    let start = gate.start().unwrap_or(start);
     let wall_s = start.elapsed().as_secs_f64();
     *LIVE.lock().unwrap_or_else(|e| e.into_inner()) = None;
     let mut merged = Recorder::new(start);
@@ -733,6 +740,7 @@ pub struct Worker<'a> {
     abort: &'a AtomicBool,
     /// Where this worker publishes its operation count for progress displays.
     live: &'a AtomicU64,
+    gate: &'a Gate,
 }
 
 impl Worker<'_> {
@@ -742,16 +750,24 @@ impl Worker<'_> {
         Instant::now()
     }
 
+    /// The time an operation starts, from the cheaper clock of [`crate::probe::clock`]
+    /// (the TSC where the kernel trusts it): for hot loops where a clock read is a large
+    /// part of an operation. The `done*` methods take either kind of time.
+    #[inline]
+    pub fn stamp(&self) -> Stamp {
+        Stamp::now()
+    }
+
     /// Records an operation that started at `t` and moved `bytes` bytes.
     #[inline]
-    pub fn done(&mut self, op: Op, t: Instant, bytes: u64) {
+    pub fn done<T: Mark>(&mut self, op: Op, t: T, bytes: u64) {
         self.rec.done(op, t, bytes);
         self.live.store(self.rec.ops, Ordering::Relaxed);
     }
 
     /// Like [`Self::done`], returning the completion time (see [`Recorder::done_at`]).
     #[inline]
-    pub fn done_at(&mut self, op: Op, t: Instant, bytes: u64) -> Instant {
+    pub fn done_at<T: Mark>(&mut self, op: Op, t: T, bytes: u64) -> T {
         let now = self.rec.done_at(op, t, bytes);
         self.live.store(self.rec.ops, Ordering::Relaxed);
         now
@@ -759,21 +775,32 @@ impl Worker<'_> {
 
     /// Records an fsync or fdatasync that began at `t` and a workload issued itself: timed
     /// under [`Op::Fsync`] as the sync policy's are, not counted as an operation.
-    pub fn sync_done(&mut self, t: Instant) {
+    pub fn sync_done<T: Mark>(&mut self, t: T) {
         self.rec.sync_done(t);
     }
 
     /// Records a part of a compound operation (see [`Recorder::part`]).
     #[inline]
-    pub fn done_part(&mut self, op: Op, t: Instant, bytes: u64) {
+    pub fn done_part<T: Mark>(&mut self, op: Op, t: T, bytes: u64) {
         self.rec.part(op, t, bytes);
     }
 
     /// Records `ops` operations timed together from `t`.
     #[inline]
-    pub fn done_batch(&mut self, op: Op, t: Instant, ops: u64, bytes: u64) {
+    pub fn done_batch<T: Mark>(&mut self, op: Op, t: T, ops: u64, bytes: u64) {
         self.rec.done_batch(op, t, ops, bytes);
         self.live.store(self.rec.ops, Ordering::Relaxed);
+    }
+
+    /// Waits until every worker of the phase is ready (has called this, or ended), then
+    /// starts the phase's clock: the phase's wall time and this worker's series run from
+    /// the moment the last worker got ready. For workloads whose workers set up (open
+    /// files, fill buffers) before their timed work, so that thread start and setup are not
+    /// counted as the work's time — fio too starts its jobs' clocks after their setup.
+    /// A phase whose workers never call it is timed from before they start.
+    pub fn ready(&mut self) {
+        let t = self.gate.arrive(self.idx);
+        self.rec.restart(t);
     }
 
     /// This worker's stream of pattern bytes.
@@ -840,6 +867,85 @@ impl Worker<'_> {
             self.timed_sync(|| sys::syncfs(path))?;
         }
         Ok(())
+    }
+}
+
+/// The start line of a phase's workers (see [`Worker::ready`]): opens when each worker has
+/// arrived or ended; the instant it opened is the phase start, if any worker arrived.
+struct Gate {
+    n: usize,
+    state: Mutex<GateState>,
+    opened: Condvar,
+}
+
+struct GateState {
+    /// Workers that arrived or ended.
+    counted: usize,
+    /// Whether any worker waits at the gate (arrived rather than ended).
+    waited: bool,
+    /// When the gate opened.
+    start: Option<Instant>,
+    /// Which workers were counted.
+    arrived: Vec<bool>,
+}
+
+impl Gate {
+    fn new(n: usize) -> Self {
+        Self {
+            n,
+            state: Mutex::new(GateState {
+                counted: 0,
+                waited: false,
+                start: None,
+                arrived: vec![false; n],
+            }),
+            opened: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts worker `idx` (once); the last one opens the gate.
+    fn count(&self, s: &mut GateState, idx: usize, waits: bool) {
+        if !std::mem::replace(&mut s.arrived[idx], true) {
+            s.counted += 1;
+        }
+        s.waited |= waits;
+        if s.counted == self.n && s.waited && s.start.is_none() {
+            s.start = Some(Instant::now());
+            self.opened.notify_all();
+        }
+    }
+
+    /// Worker `idx` is ready: waits for the others and returns the phase start.
+    fn arrive(&self, idx: usize) -> Instant {
+        let mut s = self.lock();
+        self.count(&mut s, idx, true);
+        loop {
+            if let Some(t) = s.start {
+                return t;
+            }
+            s = self.opened.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Counts worker `idx` when the returned guard drops (it ended, failed or panicked),
+    /// unless it arrived before.
+    fn leave_on_drop(&self, idx: usize) -> impl Drop + '_ {
+        struct Leave<'g>(&'g Gate, usize);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                let mut s = self.0.lock();
+                self.0.count(&mut s, self.1, false);
+            }
+        }
+        Leave(self, idx)
+    }
+
+    fn start(&self) -> Option<Instant> {
+        self.lock().start
     }
 }
 
@@ -961,5 +1067,46 @@ mod tests {
             Primary::OpsPerS,
             Some(1000.0)
         ));
+    }
+
+    /// Workers that call `ready` are timed from when the last one got ready: a slow setup
+    /// is not the phase's time; without `ready` it is; a worker that fails before getting
+    /// ready does not leave the others waiting.
+    #[test]
+    fn ready_starts_the_clock_when_all_workers_are_set_up() {
+        use std::time::Duration;
+        let pool = DataPool::new(crate::policy::DataPolicy::Zeros, 1);
+        let setup = |w: &Worker| std::thread::sleep(Duration::from_millis(300 * w.idx as u64));
+        let work = |w: &mut Worker| {
+            let t = w.stamp();
+            std::thread::sleep(Duration::from_millis(20));
+            w.done(Op::Read, t, 1);
+        };
+        let with_ready = |w: &mut Worker| {
+            setup(w);
+            w.ready();
+            work(w);
+            Ok(())
+        };
+        let (rec, wall_s) = run_workers(SyncPolicy::None, &pool, 2, &with_ready).unwrap();
+        assert!((0.02..0.25).contains(&wall_s), "{wall_s} s");
+        assert_eq!(rec.ops, 2);
+        let (first, last) = rec.done_s.unwrap();
+        assert!(first >= 0.02 && last <= wall_s, "{first} {last} {wall_s}");
+        let without = |w: &mut Worker| {
+            setup(w);
+            work(w);
+            Ok(())
+        };
+        let (_, wall_s) = run_workers(SyncPolicy::None, &pool, 2, &without).unwrap();
+        assert!(wall_s >= 0.32, "{wall_s} s");
+        let one_fails = |w: &mut Worker| {
+            if w.idx == 1 {
+                return Err(anyhow!("setup failed"));
+            }
+            w.ready();
+            Ok(())
+        };
+        assert!(run_workers(SyncPolicy::None, &pool, 2, &one_fails).is_err());
     }
 }

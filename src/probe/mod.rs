@@ -4,12 +4,14 @@
 //! operation was (`start` … `done`), and the phase context adds the figures taken around the
 //! phase (wall clock, rusage, device counters, statfs, dirty bytes).
 
+pub mod clock;
 pub mod dirty;
 pub mod hist;
 pub mod recorder;
 pub mod series;
 pub mod sys;
 
+pub use clock::Stamp;
 pub use hist::LatencyHistogram;
-pub use recorder::{Op, Recorder};
+pub use recorder::{Mark, Op, Recorder};
 pub use series::Series;

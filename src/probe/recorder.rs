@@ -2,10 +2,15 @@
 //!
 //! One recorder per worker thread, owned by it: no locks and no allocation on the hot path
 //! (histograms are allocated when the recorder is made). Recorders merge at phase end.
+//!
+//! Recording one operation costs one clock read, one histogram record, a series bucket and
+//! a few additions (measured by `benches/recorder.rs`; figures in docs/performance.md).
 
+use super::clock::Stamp;
 use super::hist::LatencyHistogram;
 use super::series::Series;
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// Kinds of operation whose latency is recorded separately.
@@ -81,34 +86,90 @@ impl Op {
     }
 }
 
+/// A time an operation began, as a recorder measures from it: an `Instant` (what
+/// `Worker::start` gives every workload) or a cheaper [`Stamp`] (the job engine's hot loop;
+/// see [`super::clock`]). One recorder takes both: each sample is measured in its own kind
+/// of time, from the phase start read in that kind.
+pub trait Mark: Copy {
+    /// Now, in this kind of time.
+    fn now() -> Self;
+    /// Nanoseconds from `self` until `later`; 0 when `later` is earlier.
+    fn ns_until(self, later: Self) -> u64;
+    /// The phase start in this kind of time, given as an instant and as a stamp.
+    fn phase_start(start: Instant, stamp: Stamp) -> Self;
+}
+
+impl Mark for Instant {
+    #[inline]
+    fn now() -> Self {
+        Instant::now()
+    }
+    #[inline]
+    fn ns_until(self, later: Self) -> u64 {
+        later.saturating_duration_since(self).as_nanos() as u64
+    }
+    #[inline]
+    fn phase_start(start: Instant, _: Stamp) -> Self {
+        start
+    }
+}
+
+impl Mark for Stamp {
+    #[inline]
+    fn now() -> Self {
+        Stamp::now()
+    }
+    #[inline]
+    fn ns_until(self, later: Self) -> u64 {
+        later.ns_since(self)
+    }
+    #[inline]
+    fn phase_start(_: Instant, stamp: Stamp) -> Self {
+        stamp
+    }
+}
+
+/// Per kind: (operations, bytes, latency histogram), indexed by `Op as usize`.
+type PerOp = [(u64, u64, LatencyHistogram); Op::ALL.len()];
+
 /// Counters of one worker (or, merged, of a phase).
+///
+/// Each sample is recorded once, in its kind's histogram. The phase-wide histogram
+/// ([`Self::latency`]) is derived when asked for: the sum of the kinds' histograms minus
+/// `uncounted`, which holds a second copy of the few samples that are no operation of
+/// their own (parts, sync-policy fsyncs). Recording is the hot path; deriving happens
+/// once per phase.
 #[derive(Clone, Debug)]
 pub struct Recorder {
     start: Instant,
+    start_stamp: Stamp,
     /// Operations that count towards `ops` (all but [`Op::Fsync`] issued by the sync policy).
     pub ops: u64,
     /// Payload bytes read or written.
     pub bytes: u64,
-    /// Per kind: (operations, bytes, latency histogram).
-    per_op: Vec<(u64, u64, LatencyHistogram)>,
-    all: LatencyHistogram,
+    per_op: Box<PerOp>,
+    /// Samples in `per_op` that stay out of the phase-wide histogram.
+    uncounted: LatencyHistogram,
+    /// The phase-wide histogram, derived on demand; emptied by any new sample.
+    all: OnceLock<LatencyHistogram>,
     series: Series,
     /// Seconds from phase start until this worker finished (min/max across merges).
     pub done_s: Option<(f64, f64)>,
 }
 
 impl Recorder {
-    /// A recorder for a phase that started at `start`.
+    /// A recorder for a phase that started at `start`. Calibrates the cheap clock the first
+    /// time (see [`super::clock::init`]), so that no timed phase pays for it.
     pub fn new(start: Instant) -> Self {
+        super::clock::init();
         Self {
             start,
+            start_stamp: Stamp::from_instant(start),
             ops: 0,
             bytes: 0,
-            per_op: Op::ALL
-                .iter()
-                .map(|_| (0, 0, LatencyHistogram::new()))
-                .collect(),
-            all: LatencyHistogram::new(),
+            per_op: Box::new(std::array::from_fn(|_| (0, 0, LatencyHistogram::new()))),
+            uncounted: LatencyHistogram::new(),
+            all: OnceLock::new(),
             series: Series::new(),
             done_s: None,
         }
@@ -118,6 +179,7 @@ impl Recorder {
     /// allocating their histograms is not timed).
     pub fn restart(&mut self, start: Instant) {
         self.start = start;
+        self.start_stamp = Stamp::from_instant(start);
     }
 
     /// The phase start this recorder measures from.
@@ -127,61 +189,53 @@ impl Recorder {
 
     /// Records one operation of kind `op` that began at `began` and moved `bytes` bytes.
     #[inline]
-    pub fn done(&mut self, op: Op, began: Instant, bytes: u64) {
-        let now = Instant::now();
-        let lat = now.saturating_duration_since(began).as_nanos() as u64;
-        self.record(op, lat, now, 1, bytes);
+    pub fn done<T: Mark>(&mut self, op: Op, began: T, bytes: u64) {
+        self.done_at(op, began, bytes);
     }
 
     /// Like [`Self::done`], and returns the completion time it read (so that a caller that
     /// needs the time, e.g. to check a deadline, does not read the clock again).
     #[inline]
-    pub fn done_at(&mut self, op: Op, began: Instant, bytes: u64) -> Instant {
-        let now = Instant::now();
-        let lat = now.saturating_duration_since(began).as_nanos() as u64;
-        self.record(op, lat, now, 1, bytes);
+    pub fn done_at<T: Mark>(&mut self, op: Op, began: T, bytes: u64) -> T {
+        let now = T::now();
+        let (lat, at) = self.span(began, now);
+        self.record(op, lat, at, 1, bytes);
         now
     }
 
     /// Records `ops` operations that together took from `began` until now (for per-byte
     /// tests, where timing each byte would cost more than the byte).
     #[inline]
-    pub fn done_batch(&mut self, op: Op, began: Instant, ops: u64, bytes: u64) {
-        let now = Instant::now();
-        let lat = now.saturating_duration_since(began).as_nanos() as u64;
-        self.record(op, lat, now, ops, bytes);
+    pub fn done_batch<T: Mark>(&mut self, op: Op, began: T, ops: u64, bytes: u64) {
+        let (lat, at) = self.span(began, T::now());
+        self.record(op, lat, at, ops, bytes);
     }
 
     /// Records a part of a compound operation (a read inside a Postmark transaction): its
     /// latency and count go to `op`'s histogram and its bytes to the phase, but it is not
     /// counted in `ops` nor in the phase-wide histogram, whose samples are the compound
     /// operations, recorded with [`Self::done`].
-    pub fn part(&mut self, op: Op, began: Instant, bytes: u64) {
-        let now = Instant::now();
-        let lat = now.saturating_duration_since(began).as_nanos() as u64;
-        self.bytes += bytes;
-        let slot = &mut self.per_op[op as usize];
-        slot.0 += 1;
-        slot.1 += bytes;
-        slot.2.record_ns(lat);
-        let at = now.saturating_duration_since(self.start).as_nanos() as u64;
-        self.series.add(at, 0, bytes);
+    pub fn part<T: Mark>(&mut self, op: Op, began: T, bytes: u64) {
+        let (lat, at) = self.span(began, T::now());
+        self.record_part(op, lat, at, bytes);
     }
 
     /// Records an fsync/syncfs issued by the sync policy: its latency is kept under
     /// [`Op::Fsync`] and its time lands in the series, but it is not counted in `ops`.
-    pub fn sync_done(&mut self, began: Instant) {
-        let now = Instant::now();
-        let lat = now.saturating_duration_since(began).as_nanos() as u64;
-        let slot = &mut self.per_op[Op::Fsync as usize];
-        slot.0 += 1;
-        slot.2.record_ns(lat);
-        let at = now.saturating_duration_since(self.start).as_nanos() as u64;
-        self.series.add(at, 0, 0);
+    pub fn sync_done<T: Mark>(&mut self, began: T) {
+        let (lat, at) = self.span(began, T::now());
+        self.record_part(Op::Fsync, lat, at, 0);
+    }
+
+    /// (latency, time since the phase start) of an operation from `began` to `now`, in ns.
+    #[inline]
+    fn span<T: Mark>(&self, began: T, now: T) -> (u64, u64) {
+        let start = T::phase_start(self.start, self.start_stamp);
+        (began.ns_until(now), start.ns_until(now))
     }
 
     #[inline]
-    fn record(&mut self, op: Op, lat_ns: u64, now: Instant, ops: u64, bytes: u64) {
+    fn record(&mut self, op: Op, lat_ns: u64, at_ns: u64, ops: u64, bytes: u64) {
         self.ops += ops;
         self.bytes += bytes;
         let slot = &mut self.per_op[op as usize];
@@ -190,11 +244,23 @@ impl Recorder {
         slot.2.record_ns(lat_ns);
         // A sample that counts no operation (e.g. a timed write-back inside a seek test)
         // stays out of the phase-wide histogram, whose samples are the counted operations.
-        if ops > 0 {
-            self.all.record_ns(lat_ns);
+        if ops == 0 {
+            self.uncounted.record_ns(lat_ns);
         }
-        let at = now.saturating_duration_since(self.start).as_nanos() as u64;
-        self.series.add(at, ops, bytes);
+        self.all.take();
+        self.series.add(at_ns, ops, bytes);
+    }
+
+    /// A sample that is not an operation of its own (see [`Self::part`]).
+    fn record_part(&mut self, op: Op, lat_ns: u64, at_ns: u64, bytes: u64) {
+        self.bytes += bytes;
+        let slot = &mut self.per_op[op as usize];
+        slot.0 += 1;
+        slot.1 += bytes;
+        slot.2.record_ns(lat_ns);
+        self.uncounted.record_ns(lat_ns);
+        self.all.take();
+        self.series.add(at_ns, 0, bytes);
     }
 
     /// Marks this worker finished now.
@@ -207,12 +273,13 @@ impl Recorder {
     pub fn merge(&mut self, other: &Recorder) {
         self.ops += other.ops;
         self.bytes += other.bytes;
-        for (mine, theirs) in self.per_op.iter_mut().zip(&other.per_op) {
+        for (mine, theirs) in self.per_op.iter_mut().zip(other.per_op.iter()) {
             mine.0 += theirs.0;
             mine.1 += theirs.1;
             mine.2.merge(&theirs.2);
         }
-        self.all.merge(&other.all);
+        self.uncounted.merge(&other.uncounted);
+        self.all.take();
         self.series.merge(&other.series);
         self.done_s = match (self.done_s, other.done_s) {
             (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
@@ -238,14 +305,21 @@ impl Recorder {
     /// The latency histogram over all counted operations (sync-policy fsyncs excluded).
     /// One sample per `done` call: a `done_batch` of many operations is one sample.
     pub fn latency(&self) -> &LatencyHistogram {
-        &self.all
+        self.all.get_or_init(|| {
+            let mut all = LatencyHistogram::new();
+            for (_, _, h) in self.per_op.iter() {
+                all.merge(h);
+            }
+            all.subtract(&self.uncounted);
+            all
+        })
     }
 
     /// (kind, count, histogram) for every kind that was recorded.
     pub fn per_op(&self) -> impl Iterator<Item = (Op, u64, &LatencyHistogram)> {
         Op::ALL
             .iter()
-            .zip(&self.per_op)
+            .zip(self.per_op.iter())
             .filter(|(_, (_, _, h))| h.count() > 0)
             .map(|(op, (n, _, h))| (*op, *n, h))
     }
@@ -289,5 +363,34 @@ mod tests {
         // A timed sample that counts no operation stays out of the phase-wide histogram.
         a.done_batch(Op::Write, Instant::now(), 0, 10);
         assert_eq!((a.ops, a.latency().count()), (3, 3));
+    }
+
+    proptest::proptest! {
+        /// The derived phase-wide histogram holds exactly the counted operations' samples,
+        /// whatever parts, policy fsyncs and uncounted samples were mixed in and merged.
+        #[test]
+        fn phase_histogram_is_the_counted_samples(
+            samples in proptest::collection::vec((0u8..4, 1u64..10_000_000_000), 0..300),
+        ) {
+            let t0 = Instant::now();
+            let (mut a, mut b) = (Recorder::new(t0), Recorder::new(t0));
+            let mut want = LatencyHistogram::new();
+            for (i, &(kind, lat)) in samples.iter().enumerate() {
+                let r = if i % 2 == 0 { &mut a } else { &mut b };
+                match kind {
+                    0 => { r.record(Op::Read, lat, 0, 1, 4096); want.record_ns(lat) }
+                    1 => r.record_part(Op::Write, lat, 0, 10),
+                    2 => r.record_part(Op::Fsync, lat, 0, 0),
+                    _ => r.record(Op::Write, lat, 0, 0, 10),
+                }
+                // Asking in between must not freeze the histogram.
+                if i % 50 == 0 { r.latency(); }
+            }
+            a += &b;
+            proptest::prop_assert_eq!(a.latency().count(), want.count());
+            proptest::prop_assert_eq!(a.latency().buckets(), want.buckets());
+            let per_kind: u64 = a.per_op().map(|(_, _, h)| h.count()).sum();
+            proptest::prop_assert_eq!(per_kind, samples.len() as u64);
+        }
     }
 }

@@ -241,3 +241,52 @@ impl Drop for Mmap {
         }
     }
 }
+
+/// Makes room for `needed` files open at once (a job's files stay open for its run):
+/// raises the soft limit of open files (`RLIMIT_NOFILE`, often 1024 by default) as far as
+/// needed, up to the hard limit the administrator set. Fails, before anything is laid
+/// out, when even the hard limit is too low.
+pub fn room_for_files(needed: u64) -> anyhow::Result<()> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Ok(()); // unknown limit: the open itself will say
+    }
+    // Descriptors the process holds besides the files: stdio, the database, a ring.
+    let want = needed.saturating_add(64);
+    if lim.rlim_cur >= want {
+        return Ok(());
+    }
+    if lim.rlim_max < want {
+        return Err(anyhow::anyhow!(
+            "job: the run keeps nrfiles × numjobs = {needed} files open, but this process \
+             may open at most {} (the hard limit of open files, `ulimit -Hn`): raise it, or \
+             use fewer files",
+            lim.rlim_max
+        ));
+    }
+    lim.rlim_cur = want;
+    // SAFETY: setrlimit reads the struct we pass; the soft limit stays under the hard one.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+        return Err(anyhow::anyhow!(
+            "job: cannot raise the limit of open files to {want}: {}",
+            io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::room_for_files;
+
+    #[test]
+    fn room_for_files_raises_the_soft_limit_or_says_why_not() {
+        room_for_files(10).unwrap();
+        let e = room_for_files(u64::MAX / 2).unwrap_err().to_string();
+        assert!(e.contains("ulimit -Hn"), "{e}");
+    }
+}

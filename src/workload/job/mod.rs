@@ -47,7 +47,7 @@ use gen::{BlockSizes, Picker};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Most jobs.
 const MAX_JOBS: u64 = 1024;
@@ -513,7 +513,7 @@ impl Job {
 
     fn until(&self, for_time: Option<Duration>) -> Until {
         match for_time {
-            Some(d) => Until::Time(Instant::now() + d),
+            Some(d) => Until::Time(d),
             None => Until::Bytes(self.size),
         }
     }
@@ -656,6 +656,7 @@ impl Workload for Job {
         let task = |w: &Worker| Task::of(ranks, self.numjobs, w.idx);
         let uses_files = engine.caps().uses_files;
         if uses_files {
+            backend::room_for_files((self.nrfiles * self.numjobs) as u64)?;
             cx.phase(&LAYOUT, self.numjobs, |w| {
                 self.layout(w, &dir, engine, seed, task(w))
             })?;
@@ -673,7 +674,7 @@ impl Workload for Job {
         if let Some(ramp) = self.ramp {
             cx.run_unmeasured(self.numjobs, |w| {
                 let mine = open(w.idx)?;
-                let until = Until::Time(Instant::now() + ramp);
+                let until = Until::Time(ramp);
                 let t = task(w);
                 self.job(engine, w, &mine, &cfg, until, 1, t).map(|_| ())
             })?;

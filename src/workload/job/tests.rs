@@ -6,6 +6,7 @@ use super::*;
 use crate::policy::DataPolicy;
 use crate::result::PhaseResult;
 use crate::workload::testutil::in_context_at;
+use std::time::Instant;
 
 fn job(spec: &str) -> Job {
     Job::from_params(&Params::parse("job", PARAMS, spec).unwrap()).unwrap()

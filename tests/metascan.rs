@@ -1,7 +1,8 @@
 //! End-to-end runs of `metascan` on tmpfs and an ext4 loop image at small scale: every
-//! scan sees the whole tree in every pass, and on the loop image the cold first pass is
-//! slower than the warm third (caches really dropped, the image really remounted) and
-//! every scan of it read from the device, while the later passes read from the caches.
+//! scan sees the whole tree in every pass, and on the loop image every scan of the cold
+//! first pass read from the device (caches really dropped, the image really remounted),
+//! while the later passes read from the caches; `cold_warm_ratio` is pass 1's time over
+//! pass 3's.
 
 mod common;
 
@@ -56,10 +57,6 @@ fn metascan_on_tmpfs() {
     run("tmpfs");
 }
 
-/// Measured on the 2-core test machine (debug build, scale 0.05, three runs): pass 1 took
-/// 9.8–35× as long as pass 3 for du and 17–85× for tar_read. 2× leaves a wide margin.
-const COLD_OVER_WARM_AT_LEAST: f64 = 2.0;
-
 #[test]
 fn metascan_on_ext4_pass_1_is_cold() {
     let Some(trial) = run("ext4") else { return };
@@ -75,10 +72,10 @@ fn metascan_on_ext4_pass_1_is_cold() {
             cold["wall_s"].as_f64().unwrap(),
             warm["wall_s"].as_f64().unwrap(),
         );
-        assert!(
-            c > COLD_OVER_WARM_AT_LEAST * w,
-            "{scan}: pass 1 took {c} s, pass 3 {w} s: the first pass does not look cold"
-        );
+        // Cold versus warm is judged by the device's counters below, not by the times: on
+        // a loaded machine a warm pass waiting for a CPU can take as long as a cold one
+        // (pass 1 0.033 s, pass 3 0.025 s in one CI run), so a timed assertion would fail
+        // for reasons that are not fsarena's.
         let ratio = cold["extra"]["cold_warm_ratio"].as_f64().unwrap();
         assert!(
             (ratio - c / w).abs() < 1e-9 * ratio.max(1.0),

@@ -170,7 +170,7 @@ pub struct RunArgs {
     pub workloads: Vec<String>,
     /// Run the plan in FILE (TOML: targets, option matrices, workloads, defaults; see
     /// docs/plans.md). --size, --image-dir, --reps, --cache, --sync, --data and --seed given
-    /// here override the plan's [defaults]; workloads, --suite, --fs, --dir, --device,
+    /// here override the plan's `[defaults]`; workloads, --suite, --fs, --dir, --device,
     /// --net, --mkfs-opt and --mount-opt cannot be combined with a plan (the plan names
     /// them).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["workloads", "suite", "fs", "dir", "mkfs_opt", "mount_opt", "device", "net"])]

@@ -163,7 +163,7 @@ impl Held {
 ///
 /// The check and the deletion are one: the directory holding `path` is opened and verified
 /// to be the one checked, and the deletion goes through that open directory, so a directory
-/// on the way that is swapped for a symlink after the check leads nowhere (see [`Held`]).
+/// on the way that is swapped for a symlink after the check leads nowhere (see `Held`).
 pub fn remove(path: &Path, how: Removal) -> Result<bool> {
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(false);

@@ -1,5 +1,5 @@
 //! A validated plan: what to run where, with which policies. Built from the command line
-//! or from a TOML plan file (`--plan`, see [`file`] and docs/plans.md); everything is
+//! or from a TOML plan file (`--plan`, see [`file`](mod@file) and docs/plans.md); everything is
 //! checked here, before any disk is touched.
 
 pub mod build;

@@ -55,7 +55,7 @@ pub struct Checked {
     pub first_bad: Option<u64>,
 }
 
-/// Reads the first `len` bytes of `path` in [`VERIFY_BLOCK`]s with `pread` and compares
+/// Reads the first `len` bytes of `path` in `VERIFY_BLOCK`-byte blocks with `pread` and compares
 /// each with the pattern keyed `key`. `buf` is the caller's scratch buffer (≥ one block).
 pub fn check_file(path: &Path, key: u64, len: u64, buf: &mut [u8]) -> Result<Checked> {
     let f = File::open(path).map_err(|e| anyhow!("verify: open {}: {e}", path.display()))?;

@@ -63,6 +63,7 @@ impl Stream<'_> {
                 .write_all_at(&buf, self.offset(k))
                 .on("write", self.path)?;
             w.done(Op::Write, t, self.xfer_bytes);
+            w.after_write(self.file).on("fsync", self.path)?;
             k += 1;
             w.check()?;
         }

@@ -28,8 +28,9 @@ pub fn item(dir: &Path, task: usize, i: u64) -> PathBuf {
 }
 
 /// Creates files until `deadline` or `max` (mdtest checks the stonewall after each item),
-/// each with `data` written into it (empty for mdtest-easy); then the sync policy's
-/// syncfs. Returns the number made.
+/// each with `data` written into it (empty for mdtest-easy); under `--sync each` the file
+/// and its directory are fsynced inside each create; under `--sync end` one syncfs ends
+/// the phase. Returns the number made.
 pub fn create(
     w: &mut Worker,
     dir: &Path,
@@ -46,7 +47,10 @@ pub fn create(
         if !data.is_empty() {
             f.write_all(data).on("write", &path)?;
         }
+        // `--sync each`: the file and its directory entry, inside the operation's time.
+        w.after_write(&f).on("fsync", &path)?;
         drop(f);
+        w.after_dir_change(dir).on("fsync", dir)?;
         w.done(Op::Create, t, data.len() as u64);
         i += 1;
         if i % 256 == 0 {
@@ -88,12 +92,14 @@ pub fn read(w: &mut Worker, dir: &Path, task: usize, n: u64, len: usize) -> Resu
     Ok(())
 }
 
-/// Deletes items `0..n`; then the sync policy's syncfs.
+/// Deletes items `0..n` (the directory fsynced after each under `--sync each`); then the
+/// `--sync end` syncfs.
 pub fn delete(w: &mut Worker, dir: &Path, task: usize, n: u64) -> Result<()> {
     for i in 0..n {
         let path = item(dir, task, i);
         let t = w.start();
         std::fs::remove_file(&path).on("unlink", &path)?;
+        w.after_dir_change(dir).on("fsync", dir)?;
         w.done(Op::Delete, t, 0);
         if i % 256 == 0 {
             w.check()?;

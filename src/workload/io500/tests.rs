@@ -128,3 +128,41 @@ fn stonewall_rule_reads_the_phases_stonewalls() {
         assert!(!keys(&all_300).contains(&"not_synced"));
     });
 }
+
+/// `--sync each` fsyncs what each operation changed, inside its time: every file and its
+/// directory in the mdtest creates, the directory in the deletes, every ior transfer.
+#[test]
+fn sync_each_fsyncs_every_item_of_the_write_and_delete_phases() {
+    let w = io500(
+        "tasks=1,stonewall=5,ior_easy_xfer=64KiB,ior_easy_block=256KiB,ior_hard_segments=4,\
+         mdtest_easy_files=20,mdtest_hard_files=20",
+    );
+    let phases = in_context_at(
+        &std::env::temp_dir(),
+        DataPolicy::Random,
+        SyncPolicy::Each,
+        |cx| {
+            w.run(cx).unwrap_or_else(|e| panic!("{e:#}"));
+            cx.phases().to_vec()
+        },
+    );
+    let by = |n: &str| phases.iter().find(|p| p.name == n).unwrap();
+    let fsyncs = |n: &str| {
+        by(n)
+            .lat_by_op
+            .iter()
+            .find(|o| o.op == "fsync")
+            .map_or(0, |o| o.count)
+    };
+    for (phase, per_op) in [
+        ("mdtest-easy-write", 2),
+        ("mdtest-hard-write", 2),
+        ("mdtest-easy-delete", 1),
+        ("mdtest-hard-delete", 1),
+    ] {
+        assert_eq!(fsyncs(phase), per_op * by(phase).ops, "{phase}");
+    }
+    // Each transfer, and ior's own fsync before close (-e).
+    assert_eq!(fsyncs("ior-easy-write"), by("ior-easy-write").ops + 1);
+    assert_eq!(fsyncs("ior-hard-write"), by("ior-hard-write").ops + 1);
+}

@@ -23,7 +23,7 @@ fn without_the_feature_mpi_says_how_to_build_it() {
 #[cfg(feature = "mpi")]
 mod with_mpi {
     use super::common::mpi::{
-        check_aggregates, mpirun, run_ranks, skip_without_mpi, stored_run, text,
+        check_aggregates, mpirun, run_ok, run_ranks, skip_without_mpi, stored_run, text,
     };
     use super::common::{image_dir, loops_under, mounts_under};
     use std::path::Path;
@@ -49,8 +49,6 @@ mod with_mpi {
         if skip_without_mpi("shared_tmpfs", true) {
             return;
         }
-        let img = image_dir();
-        let db = img.path().join("t.db");
         let args = [
             "--fs",
             "tmpfs",
@@ -60,9 +58,7 @@ mod with_mpi {
             "job:rw=write,size=8MiB",
             "bonnie-files:files=1",
         ];
-        let o = run_ranks(NP, "shared", &db, img.path(), &args);
-        assert!(o.status.success(), "{}", text(&o));
-        let run = stored_run(&db);
+        let (img, o, run) = run_ok(NP, "shared", &args);
         assert_eq!(run.status, "complete");
         let mpi = run.mpi.as_ref().expect("the run records its ranks");
         assert_eq!((mpi.mode.as_str(), mpi.hosts.len()), ("shared", NP));
@@ -80,8 +76,6 @@ mod with_mpi {
         if skip_without_mpi("shared_file_job", true) {
             return;
         }
-        let img = image_dir();
-        let db = img.path().join("t.db");
         // Two jobs per rank, each on 4 segments of 1 MiB of the one shared file: 3 × 2
         // tasks; verify reads every block back and checks its owner.
         let args = [
@@ -91,9 +85,7 @@ mod with_mpi {
             "256M",
             "job:rw=write,shared_file=true,numjobs=2,nrfiles=4,size=4MiB,bs=64KiB,verify=true",
         ];
-        let o = run_ranks(NP, "shared", &db, img.path(), &args);
-        assert!(o.status.success(), "{}", text(&o));
-        let run = stored_run(&db);
+        let (img, _, run) = run_ok(NP, "shared", &args);
         assert_eq!(run.status, "complete");
         check_aggregates(&run, NP);
         let t = &run.trials[0];
@@ -109,13 +101,9 @@ mod with_mpi {
         if skip_without_mpi("io500_shared", true) {
             return;
         }
-        let img = image_dir();
-        let db = img.path().join("t.db");
         let spec = format!("{},stonewall=2", fsarena::suite::IO500_QUICK);
         let args = ["--fs", "tmpfs", "--size", "512M", spec.as_str()];
-        let o = run_ranks(NP, "shared", &db, img.path(), &args);
-        assert!(o.status.success(), "{}", text(&o));
-        let run = stored_run(&db);
+        let (img, _, run) = run_ok(NP, "shared", &args);
         assert_eq!(check_aggregates(&run, NP), 12);
         let t = &run.trials[0];
         let geomean = |xs: &[f64]| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp();
@@ -153,12 +141,8 @@ mod with_mpi {
         {
             return;
         }
-        let img = image_dir();
-        let db = img.path().join("t.db");
         let args = ["--fs", "ext4", "--size", "256M", "smallfiles:files=2000"];
-        let o = run_ranks(NP, "shared", &db, img.path(), &args);
-        assert!(o.status.success(), "{}", text(&o));
-        let run = stored_run(&db);
+        let (img, _, run) = run_ok(NP, "shared", &args);
         assert_eq!(check_aggregates(&run, NP), 3);
         let t = &run.trials[0];
         // Only rank 0 has the device; its counters saw every rank's writes.
@@ -174,8 +158,6 @@ mod with_mpi {
         {
             return;
         }
-        let img = image_dir();
-        let db = img.path().join("t.db");
         let args = [
             "--fs",
             "ext4",
@@ -184,9 +166,7 @@ mod with_mpi {
             "--stonewall",
             "smallfiles:files=1500",
         ];
-        let o = run_ranks(NP, "fleet", &db, img.path(), &args);
-        assert!(o.status.success(), "{}", text(&o));
-        let run = stored_run(&db);
+        let (img, o, run) = run_ok(NP, "fleet", &args);
         assert_eq!(run.mpi.as_ref().unwrap().mode, "fleet");
         assert_eq!(check_aggregates(&run, NP), 3);
         let t = &run.trials[0];

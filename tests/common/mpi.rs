@@ -55,6 +55,22 @@ pub fn run_ranks(np: usize, mode: &str, db: &Path, img: &Path, args: &[&str]) ->
     c.output().expect("running mpirun")
 }
 
+/// A run of `np` ranks in `mode` with `args` in a fresh image directory (its database
+/// `t.db`) that must succeed: the directory (kept until dropped), the output and the
+/// stored run.
+pub fn run_ok(
+    np: usize,
+    mode: &str,
+    args: &[&str],
+) -> (tempfile::TempDir, Output, fsarena::result::RunResult) {
+    let img = super::image_dir();
+    let db = img.path().join("t.db");
+    let o = run_ranks(np, mode, &db, img.path(), args);
+    assert!(o.status.success(), "{}", text(&o));
+    let run = stored_run(&db);
+    (img, o, run)
+}
+
 /// stdout and stderr of `o`, for assertion messages.
 pub fn text(o: &Output) -> String {
     format!(

@@ -10,21 +10,21 @@ fn io500(spec: &str) -> Io500 {
     Io500::from_params(&Params::parse("io500", PARAMS, spec).unwrap()).unwrap()
 }
 
+/// The phases of one run of `w` in a temporary directory under `sync`.
+fn phases_of(w: &Io500, sync: SyncPolicy) -> Vec<crate::result::PhaseResult> {
+    in_context_at(&std::env::temp_dir(), DataPolicy::Random, sync, |cx| {
+        w.run(cx).unwrap_or_else(|e| panic!("{e:#}"));
+        cx.phases().to_vec()
+    })
+}
+
 #[test]
 fn a_short_run_makes_the_twelve_phases_and_scores_them() {
     let w = io500(
         "tasks=2,stonewall=0.3,ior_easy_xfer=64KiB,ior_easy_block=4MiB,ior_hard_segments=200,\
          mdtest_easy_files=300,mdtest_hard_files=300",
     );
-    let phases = in_context_at(
-        &std::env::temp_dir(),
-        DataPolicy::Random,
-        SyncPolicy::End,
-        |cx| {
-            w.run(cx).unwrap_or_else(|e| panic!("{e:#}"));
-            cx.phases().to_vec()
-        },
-    );
+    let phases = phases_of(&w, SyncPolicy::End);
     let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
     let official: Vec<&str> = PHASES.iter().map(|p| p.name).collect();
     assert_eq!(names, official);
@@ -137,15 +137,7 @@ fn sync_each_fsyncs_every_item_of_the_write_and_delete_phases() {
         "tasks=1,stonewall=5,ior_easy_xfer=64KiB,ior_easy_block=256KiB,ior_hard_segments=4,\
          mdtest_easy_files=20,mdtest_hard_files=20",
     );
-    let phases = in_context_at(
-        &std::env::temp_dir(),
-        DataPolicy::Random,
-        SyncPolicy::Each,
-        |cx| {
-            w.run(cx).unwrap_or_else(|e| panic!("{e:#}"));
-            cx.phases().to_vec()
-        },
-    );
+    let phases = phases_of(&w, SyncPolicy::Each);
     let by = |n: &str| phases.iter().find(|p| p.name == n).unwrap();
     let fsyncs = |n: &str| {
         by(n)

@@ -5,8 +5,9 @@
 //! ~90 ns). `done` is what a workload pays after its operation (one clock read, one
 //! histogram record, one series bucket); `start+done` adds the clock read before the
 //! operation, i.e. the whole instrumentation around one operation. The `_stamp` variants
-//! read the cheaper clock of `probe::clock` (the TSC where the kernel trusts it), as the
-//! job engine does; the others `Instant`, as the other workloads do.
+//! read the cheaper clock of `probe::clock` (the TSC where the kernel trusts it), ordered
+//! as the job engine reads it for mmap and io_uring; the `_stamp_bare` ones the bare TSC
+//! read of its psync and null engines; the others `Instant`, as the other workloads do.
 //!
 //! Times are the benchmark thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), not wall time:
 //! on a shared machine a wall clock counts the time other processes had the CPU, which
@@ -51,6 +52,26 @@ fn record(c: &mut Criterion<CpuTime>) {
         })
     });
     g.bench_function("stamp_read", |b| b.iter(Stamp::now));
+    // What the psync and null engines pay: bare TSC reads, which the system call around
+    // each request keeps in order (`Stamp::now_unordered`), the completion read by the
+    // engine and handed to the recorder.
+    let mut rec = Recorder::new(Instant::now());
+    g.bench_function("done_stamp_bare", |b| {
+        let began = Stamp::now_unordered();
+        b.iter(|| {
+            let now = Stamp::now_unordered();
+            rec.done_between(black_box(Op::Read), black_box(began), now, black_box(4096))
+        })
+    });
+    let mut rec = Recorder::new(Instant::now());
+    g.bench_function("start+done_stamp_bare", |b| {
+        b.iter(|| {
+            let t = Stamp::now_unordered();
+            let now = Stamp::now_unordered();
+            rec.done_between(black_box(Op::Create), t, now, black_box(0))
+        })
+    });
+    g.bench_function("stamp_read_bare", |b| b.iter(Stamp::now_unordered));
     let mut h = LatencyHistogram::new();
     let mut ns = 0u64;
     g.bench_function("histogram_record", |b| {

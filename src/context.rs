@@ -765,12 +765,12 @@ impl Worker<'_> {
         self.live.store(self.rec.ops, Ordering::Relaxed);
     }
 
-    /// Like [`Self::done`], returning the completion time (see [`Recorder::done_at`]).
+    /// Records an operation that began at `t` and ended at `ended` (see
+    /// [`Recorder::done_between`]).
     #[inline]
-    pub fn done_at<T: Mark>(&mut self, op: Op, t: T, bytes: u64) -> T {
-        let now = self.rec.done_at(op, t, bytes);
+    pub fn done_between<T: Mark>(&mut self, op: Op, t: T, ended: T, bytes: u64) {
+        self.rec.done_between(op, t, ended, bytes);
         self.live.store(self.rec.ops, Ordering::Relaxed);
-        now
     }
 
     /// Records an fsync or fdatasync that began at `t` and a workload issued itself: timed

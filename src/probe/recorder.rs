@@ -198,9 +198,17 @@ impl Recorder {
     #[inline]
     pub fn done_at<T: Mark>(&mut self, op: Op, began: T, bytes: u64) -> T {
         let now = T::now();
-        let (lat, at) = self.span(began, now);
-        self.record(op, lat, at, 1, bytes);
+        self.done_between(op, began, now, bytes);
         now
+    }
+
+    /// Records one operation that began at `began` and ended at `ended`, times the caller
+    /// read (the job engine reads them with the cheapest read its engine allows, see
+    /// [`Stamp::now_unordered`]).
+    #[inline]
+    pub fn done_between<T: Mark>(&mut self, op: Op, began: T, ended: T, bytes: u64) {
+        let (lat, at) = self.span(began, ended);
+        self.record(op, lat, at, 1, bytes);
     }
 
     /// Records `ops` operations that together took from `began` until now (for per-byte

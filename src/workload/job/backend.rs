@@ -8,6 +8,8 @@
 //! its result, an asynchronous one returns `None` and reports it from [`IoBackend::reap`].
 //! The job loop is generic over the backend, so there is no virtual call per operation.
 
+#[cfg(doc)]
+use crate::probe::Stamp;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fs::File;
 use std::io;
@@ -36,6 +38,12 @@ pub struct Io {
 
 /// An I/O engine as the job loop sees it.
 pub trait IoBackend {
+    /// The engine's requests are system calls, or nothing at all (`null`): the job loop may
+    /// read its start and completion stamps with [`Stamp::now_unordered`], which the call
+    /// between them keeps in order. False where a completion is seen without a call (a
+    /// memory copy for `mmap`, a completion already in io_uring's ring): ordered reads.
+    const BARE_STAMPS: bool = false;
+
     /// Starts `io` on `buf` (exactly `io.len` bytes). A synchronous engine does it now and
     /// returns the bytes moved; an asynchronous one returns `None`.
     fn queue(&mut self, io: &Io, buf: &mut [u8]) -> io::Result<Option<usize>>;
@@ -122,6 +130,8 @@ impl<'a> Psync<'a> {
 }
 
 impl IoBackend for Psync<'_> {
+    const BARE_STAMPS: bool = true;
+
     #[inline]
     fn queue(&mut self, io: &Io, buf: &mut [u8]) -> io::Result<Option<usize>> {
         let f = &self.files[io.file as usize];
@@ -150,6 +160,8 @@ impl Null {
 }
 
 impl IoBackend for Null {
+    const BARE_STAMPS: bool = true;
+
     #[inline]
     fn queue(&mut self, io: &Io, _buf: &mut [u8]) -> io::Result<Option<usize>> {
         Ok(Some(io.len as usize))

@@ -40,6 +40,8 @@ pub struct Segmented<'b, B> {
 }
 
 impl<B: IoBackend> IoBackend for Segmented<'_, B> {
+    const BARE_STAMPS: bool = B::BARE_STAMPS;
+
     #[inline]
     fn queue(&mut self, io: &Io, buf: &mut [u8]) -> io::Result<Option<usize>> {
         let at = Io {

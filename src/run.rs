@@ -42,6 +42,7 @@ pub fn execute(
     mut store: Option<&mut Store>,
     dist: &Dist,
 ) -> Result<RunResult> {
+    crate::probe::clock::init_in_background();
     if dist.is_multi() && plan.resume.is_some() {
         return Err(crate::error::usage(
             "--resume cannot continue an MPI run: start it again",

@@ -15,8 +15,9 @@
 //! else, or with `FSARENA_CLOCK=monotonic` in the environment, a [`Stamp`] is nanoseconds of
 //! `Instant` since a process-wide epoch: same API, `Instant`'s cost.
 //!
-//! Calibration (once per process, ~10 ms, done by [`init`] before any timed phase: the
-//! recorder calls it when it is made): a (TSC, `CLOCK_MONOTONIC`) pair is read at the start
+//! Calibration (once per process, ~10 ms, done by [`init`] before any timed phase: a run
+//! starts it in the background when it begins, and the recorder waits for it when it is
+//! made): a (TSC, `CLOCK_MONOTONIC`) pair is read at the start
 //! and after a 10 ms sleep, each as the tightest of a few TSC–clock–TSC brackets, so that a
 //! preemption inside a bracket does not skew it. The ratio of the two spans gives ns per
 //! tick, kept as a 32.32 fixed-point factor; the reading error is ~100 ns over 10 ms
@@ -47,6 +48,14 @@ static CALIBRATION: OnceLock<Calibration> = OnceLock::new();
 /// is used). Called when a recorder is made, so that no timed phase pays for it.
 pub fn init() {
     calibration();
+}
+
+/// Starts calibrating the clock on a thread of its own, so that the 10 ms sleep overlaps
+/// whatever the caller does next (a run's set-up); [`init`] and every stamp wait for it.
+pub fn init_in_background() {
+    if CALIBRATION.get().is_none() {
+        std::thread::spawn(init);
+    }
 }
 
 /// Whether stamps are read from the TSC (false: from `Instant`).

@@ -110,21 +110,7 @@ impl State<'_> {
         self.free.push(slot);
         let n = match res {
             Ok(n) if n == s.io.len as usize => n,
-            Ok(n) => {
-                let what = if s.io.write { "write" } else { "read" };
-                self.fail(anyhow!(
-                    "{} {what} at offset {} of file {}: {n} of {} bytes (short I/O)",
-                    self.cfg.engine,
-                    s.io.offset,
-                    s.io.file,
-                    s.io.len
-                ));
-                return;
-            }
-            Err(e) => {
-                self.fail(io_error(self.cfg, &s.io, e));
-                return;
-            }
+            other => return self.failed(&s.io, other),
         };
         let op = if s.io.write { Op::Write } else { Op::Read };
         w.done_between(op, s.start, now, n as u64);
@@ -147,6 +133,27 @@ impl State<'_> {
                 self.fail(e);
             }
         }
+    }
+
+    /// A request that failed or moved fewer bytes than asked: the job fails with it (out of
+    /// line, so that the completion path stays small).
+    #[cold]
+    #[inline(never)]
+    fn failed(&mut self, io: &Io, res: io::Result<usize>) {
+        let e = match res {
+            Ok(n) => {
+                let what = if io.write { "write" } else { "read" };
+                anyhow!(
+                    "{} {what} at offset {} of file {}: {n} of {} bytes (short I/O)",
+                    self.cfg.engine,
+                    io.offset,
+                    io.file,
+                    io.len
+                )
+            }
+            Err(e) => io_error(self.cfg, io, e),
+        };
+        self.fail(e);
     }
 
     /// Under a `rate` limit, waits until the bytes done so far are due (at `began` +

@@ -44,6 +44,14 @@ pub trait IoBackend {
     /// memory copy for `mmap`, a completion already in io_uring's ring): ordered reads.
     const BARE_STAMPS: bool = false;
 
+    /// Makes file `file` ready for a request before the request's clock starts: an engine
+    /// that opens files on demand (`openfiles`) opens it here and returns when it began,
+    /// for the loop to record an `open`; the others have nothing to do.
+    #[inline]
+    fn ready(&mut self, _file: u32) -> anyhow::Result<Option<std::time::Instant>> {
+        Ok(None)
+    }
+
     /// Starts `io` on `buf` (exactly `io.len` bytes). A synchronous engine does it now and
     /// returns the bytes moved; an asynchronous one returns `None`.
     fn queue(&mut self, io: &Io, buf: &mut [u8]) -> io::Result<Option<usize>>;
@@ -254,11 +262,13 @@ impl Drop for Mmap {
     }
 }
 
-/// Makes room for `needed` files open at once (a job's files stay open for its run):
-/// raises the soft limit of open files (`RLIMIT_NOFILE`, often 1024 by default) as far as
-/// needed, up to the hard limit the administrator set. Fails, before anything is laid
-/// out, when even the hard limit is too low.
-pub fn room_for_files(needed: u64) -> anyhow::Result<()> {
+/// Makes room for `per_job` files open at once in each of `jobs` jobs (a job's files stay
+/// open for its run, or `openfiles` of them, plus one for a sync): raises the soft limit
+/// of open files (`RLIMIT_NOFILE`, often 1024 by default) as far as needed, up to the hard
+/// limit the administrator set. Fails, before anything is laid out, when even the hard
+/// limit is too low, saying which `openfiles` would fit.
+pub fn room_for_files(per_job: u64, jobs: u64) -> anyhow::Result<()> {
+    let needed = per_job.saturating_mul(jobs);
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -268,15 +278,18 @@ pub fn room_for_files(needed: u64) -> anyhow::Result<()> {
         return Ok(()); // unknown limit: the open itself will say
     }
     // Descriptors the process holds besides the files: stdio, the database, a ring.
-    let want = needed.saturating_add(64);
+    const OTHERS: u64 = 64;
+    let want = needed.saturating_add(OTHERS);
     if lim.rlim_cur >= want {
         return Ok(());
     }
     if lim.rlim_max < want {
+        let fits = (lim.rlim_max.saturating_sub(OTHERS) / jobs.max(1)).saturating_sub(1);
         return Err(anyhow::anyhow!(
-            "job: the run keeps nrfiles × numjobs = {needed} files open, but this process \
-             may open at most {} (the hard limit of open files, `ulimit -Hn`): raise it, or \
-             use fewer files",
+            "job: the run keeps {per_job} files open in each of {jobs} job(s) ({needed} in \
+             all), but this process may open at most {} (the hard limit of open files, \
+             `ulimit -Hn`): give openfiles={fits} or fewer (files open at once per job; \
+             engine=psync), raise the limit, or use fewer files",
             lim.rlim_max
         ));
     }
@@ -297,8 +310,11 @@ mod limit_tests {
 
     #[test]
     fn room_for_files_raises_the_soft_limit_or_says_why_not() {
-        room_for_files(10).unwrap();
-        let e = room_for_files(u64::MAX / 2).unwrap_err().to_string();
-        assert!(e.contains("ulimit -Hn"), "{e}");
+        room_for_files(10, 2).unwrap();
+        let e = room_for_files(u64::MAX / 4, 2).unwrap_err().to_string();
+        assert!(
+            e.contains("ulimit -Hn") && e.contains("give openfiles="),
+            "{e}"
+        );
     }
 }

@@ -15,6 +15,7 @@
 //! of one reap, where the sleep would be counted in the latency of those reaped after it.
 
 use super::backend::{AlignedBuf, Io, IoBackend};
+use super::files::Order;
 use super::gen::{BlockSizes, Picker, Rng};
 use super::verify;
 use crate::context::Worker;
@@ -34,6 +35,8 @@ pub struct JobCfg {
     pub bs: BlockSizes,
     pub file_size: u64,
     pub nrfiles: usize,
+    /// Files in use at once (`openfiles`; `nrfiles` when all are open): see `files::Order`.
+    pub open_files: usize,
     /// Random offsets are multiples of this.
     pub align: u64,
     /// Draws block indexes for random offsets.
@@ -226,7 +229,7 @@ pub fn run<B: IoBackend>(
         .collect();
     let mut rng = Rng::new(cfg.seed ^ (job as u64).wrapping_mul(0x9e37_79b9) ^ stream << 48);
     let mut cursors = vec![0u64; cfg.nrfiles];
-    let mut next_file = 0usize;
+    let mut order = Order::new(cfg.nrfiles, cfg.open_files, cfg.file_size);
     let zero = Io {
         file: 0,
         slot: 0,
@@ -277,12 +280,7 @@ pub fn run<B: IoBackend>(
                 }
             }
             let len = cfg.bs.next(&mut rng);
-            let file = next_file;
-            next_file = if next_file + 1 == cfg.nrfiles {
-                0
-            } else {
-                next_file + 1
-            };
+            let file = order.next(len);
             let write = match cfg.read_pct {
                 100 => false,
                 0 => true,
@@ -310,6 +308,15 @@ pub fn run<B: IoBackend>(
             let buf = &mut bufs[slot as usize].as_mut()[..len as usize];
             if write && cfg.verify {
                 verify::fill(buf, keys[file], offset);
+            }
+            match b.ready(io.file) {
+                Ok(None) => {}
+                Ok(Some(t)) => w.done_part(Op::Open, t, 0),
+                Err(e) => {
+                    st.free.push(slot);
+                    st.fail(e.context(format!("{} open of file {file}", cfg.engine)));
+                    break;
+                }
             }
             st.pace();
             let t = st.stamp();

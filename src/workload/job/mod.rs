@@ -23,6 +23,7 @@
 
 mod backend;
 mod engine;
+mod files;
 mod gen;
 mod shared;
 mod uring;
@@ -43,6 +44,7 @@ use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, Workloa
 use anyhow::{anyhow, Result};
 use backend::{Mmap, Null, Psync};
 use engine::{JobCfg, Until};
+use files::{CachedPsync, FileCache, JobFiles};
 use gen::{BlockSizes, Picker};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -67,6 +69,7 @@ const PARAMS: &[ParamSpec] = &[
     param("bs", ParamKind::SizeMix, "4KiB", "bytes", "block size, range (4KiB-64KiB) or weighted list (4KiB:60,64KiB:40)"),
     param("size", ParamKind::Size, "64MiB", "bytes", "bytes per job: its files' total size, and what a size-based job moves"),
     param("nrfiles", ParamKind::Count, "1", "files", "files per job (size is split between them; used round-robin)"),
+    param("openfiles", ParamKind::Count, "0", "files", "files a job keeps open at once (psync; 0: all nrfiles); the others are opened when their turn comes, as fio's openfiles"),
     param("numjobs", ParamKind::Count, "1", "jobs", "jobs, each a thread with its own files"),
     param("iodepth", ParamKind::Count, "1", "requests", "requests in flight per job (io_uring; 1 for the others)"),
     param("engine", ParamKind::Choice(ENGINES), "psync", "", "psync (pread/pwrite), io_uring, mmap, null (no I/O: the tool's own cost)"),
@@ -163,6 +166,8 @@ pub struct Job {
     bs: BlockSizes,
     size: u64,
     nrfiles: usize,
+    /// `openfiles`: 0 = all.
+    openfiles: usize,
     numjobs: usize,
     depth: usize,
     engine: Engine,
@@ -203,6 +208,7 @@ impl Job {
         let bs = BlockSizes::new(p.size_mix("bs"));
         let size = p.bytes("size").expect("size has a default");
         let nrfiles = count("nrfiles");
+        let openfiles = count("openfiles");
         let engine = Engine::parse(p.choice("engine"));
         let direct = p.flag("direct");
         let align = p.bytes("offset_align").unwrap_or(bs.min());
@@ -251,6 +257,20 @@ impl Job {
             "offset_align must be at least 1 B".to_string()
         } else if fsync > 0 && fdatasync > 0 {
             "give fsync or fdatasync, not both".to_string()
+        } else if openfiles > 0
+            && openfiles < nrfiles
+            && matches!(engine, Engine::IoUring | Engine::Mmap)
+        {
+            format!(
+                "openfiles={openfiles} < nrfiles={nrfiles}: engine={} keeps every file of a job \
+                 open for its run ({}); use engine=psync, or openfiles=0 (all)",
+                engine.name(),
+                if engine == Engine::Mmap {
+                    "each is mapped"
+                } else {
+                    "requests in flight hold them"
+                }
+            )
         } else if fallback && engine != Engine::IoUring {
             "fallback=psync only applies to engine=io_uring".to_string()
         } else if let Some(c) = cpus.iter().find(|&&c| c >= libc::CPU_SETSIZE as u64) {
@@ -270,6 +290,7 @@ impl Job {
                 bs,
                 size,
                 nrfiles: nrfiles as usize,
+                openfiles: openfiles as usize,
                 numjobs: numjobs as usize,
                 depth: depth as usize,
                 engine,
@@ -300,7 +321,19 @@ impl Job {
     }
 
     fn path(dir: &Path, job: usize, file: usize) -> PathBuf {
-        dir.join(format!("job{job}.{file}"))
+        dir.join(files::name(job, file))
+    }
+
+    /// Files a job has open at once during its run: `openfiles` when it is fewer than
+    /// `nrfiles` (psync only; one shared file and the null engine open no more than one
+    /// anyway), else all `nrfiles`.
+    fn open_files(&self, engine: Engine) -> usize {
+        let lazy = self.openfiles > 0 && !self.shared && engine == Engine::Psync;
+        if lazy {
+            self.openfiles.min(self.nrfiles)
+        } else {
+            self.nrfiles
+        }
     }
 
     /// Whether the layout writes the files' data (else it makes them empty): always but
@@ -323,6 +356,7 @@ impl Job {
             bs: self.bs.clone(),
             file_size: self.file_size(),
             nrfiles: self.nrfiles,
+            open_files: self.open_files(engine),
             align: self.align,
             picker: Picker::new(self.dist, blocks, seed),
             depth: if engine == Engine::IoUring {
@@ -430,14 +464,35 @@ impl Job {
     }
 
     /// Opens job `job`'s files for the run (inside the phase: a few µs per file); with
-    /// `shared_file`, the one shared file.
-    fn open(&self, dir: &Path, job: usize) -> Result<Vec<File>> {
+    /// `shared_file`, the one shared file; with `openfiles` under `nrfiles`, none yet: a
+    /// cache of `openfiles` descriptors, filled on demand through `opener`.
+    fn open<'a>(
+        &self,
+        dir: &Path,
+        job: usize,
+        engine: Engine,
+        opener: files::Opener<'a>,
+    ) -> Result<JobFiles<'a>> {
+        if !engine.caps().uses_files {
+            return Ok(JobFiles::All(Vec::new()));
+        }
         if self.shared {
-            return Ok(vec![self.open_one(&shared::path(dir))?]);
+            return Ok(JobFiles::All(vec![self.open_one(&shared::path(dir))?]));
+        }
+        let width = self.open_files(engine);
+        if width < self.nrfiles {
+            return Ok(JobFiles::Cached(FileCache::new(
+                opener,
+                dir,
+                job,
+                self.nrfiles,
+                width,
+            )));
         }
         (0..self.nrfiles)
             .map(|file| self.open_one(&Self::path(dir, job, file)))
-            .collect()
+            .collect::<Result<_>>()
+            .map(JobFiles::All)
     }
 
     fn open_one(&self, path: &Path) -> Result<File> {
@@ -467,7 +522,7 @@ impl Job {
         &self,
         engine: Engine,
         w: &mut Worker,
-        files: &[File],
+        files: &mut JobFiles,
         cfg: &JobCfg,
         until: Until,
         stream: u64,
@@ -489,6 +544,13 @@ impl Job {
             until,
             stream,
             bases,
+        };
+        let files = match (engine, files) {
+            (Engine::Psync, JobFiles::Cached(cache)) => return run.on(CachedPsync { cache }, w),
+            (_, JobFiles::All(v)) => v,
+            (_, JobFiles::Cached(_)) => {
+                return Err(anyhow!("job: openfiles needs engine=psync"));
+            }
         };
         match engine {
             Engine::Psync => run.on(Psync::new(files), w),
@@ -540,7 +602,7 @@ impl Job {
     fn end_sync(
         &self,
         w: &mut Worker,
-        files: &[File],
+        files: &mut JobFiles,
         written: &[u32],
         engine: Engine,
     ) -> Result<()> {
@@ -556,8 +618,8 @@ impl Job {
         };
         for &f in written {
             let t = w.start();
-            files[f as usize]
-                .sync_all()
+            files
+                .sync_all(f)
                 .map_err(|e| anyhow!("job: end fsync of file {f}: {e}"))?;
             w.sync_done(t);
         }
@@ -656,35 +718,37 @@ impl Workload for Job {
         let task = |w: &Worker| Task::of(ranks, self.numjobs, w.idx);
         let uses_files = engine.caps().uses_files;
         if uses_files {
-            backend::room_for_files((self.nrfiles * self.numjobs) as u64)?;
+            // Opened on demand: one more for the sync of a file that was closed.
+            let per_job = match self.open_files(engine) {
+                _ if self.shared => 1,
+                n if n < self.nrfiles => n + 1,
+                n => n,
+            };
+            backend::room_for_files(per_job as u64, self.numjobs as u64)?;
             cx.phase(&LAYOUT, self.numjobs, |w| {
                 self.layout(w, &dir, engine, seed, task(w))
             })?;
         }
         // Each job opens its files when it starts: no descriptor stays open between
         // phases, so the cold policy can remount the target before the run.
-        let open = |job: usize| -> Result<Vec<File>> {
-            if uses_files {
-                self.open(&dir, job)
-            } else {
-                Ok(Vec::new())
-            }
-        };
+        let opener = |p: &Path| self.open_one(p);
+        let open = |job: usize| self.open(&dir, job, engine, &opener);
         let cfg = self.cfg(engine, seed, cx.policy().sync);
         if let Some(ramp) = self.ramp {
             cx.run_unmeasured(self.numjobs, |w| {
-                let mine = open(w.idx)?;
+                let mut mine = open(w.idx)?;
                 let until = Until::Time(ramp);
                 let t = task(w);
-                self.job(engine, w, &mine, &cfg, until, 1, t).map(|_| ())
+                self.job(engine, w, &mut mine, &cfg, until, 1, t)
+                    .map(|_| ())
             })?;
         }
         cx.phase(&self.run_spec(), self.numjobs, |w| {
-            let mine = open(w.idx)?;
+            let mut mine = open(w.idx)?;
             let t = task(w);
             let until = self.until(self.runtime);
-            let written = self.job(engine, w, &mine, &cfg, until, 0, t)?;
-            self.end_sync(w, &mine, &written, engine)
+            let written = self.job(engine, w, &mut mine, &cfg, until, 0, t)?;
+            self.end_sync(w, &mut mine, &written, engine)
         })?;
         if self.verify && uses_files {
             cx.phase(&VERIFY, self.numjobs, |w| {
@@ -698,3 +762,5 @@ impl Workload for Job {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_openfiles;

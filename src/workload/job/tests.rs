@@ -8,11 +8,11 @@ use crate::result::PhaseResult;
 use crate::workload::testutil::in_context_at;
 use std::time::Instant;
 
-fn job(spec: &str) -> Job {
+pub(super) fn job(spec: &str) -> Job {
     Job::from_params(&Params::parse("job", PARAMS, spec).unwrap()).unwrap()
 }
 
-fn job_err(spec: &str) -> String {
+pub(super) fn job_err(spec: &str) -> String {
     let e = Params::parse("job", PARAMS, spec)
         .and_then(|p| Job::from_params(&p))
         .err()
@@ -22,7 +22,11 @@ fn job_err(spec: &str) -> String {
 }
 
 /// Runs `spec` in a fresh directory under `base`; the phases, or the error's text.
-fn run_at(base: &Path, sync: SyncPolicy, spec: &str) -> Result<Vec<PhaseResult>, String> {
+pub(super) fn run_at(
+    base: &Path,
+    sync: SyncPolicy,
+    spec: &str,
+) -> Result<Vec<PhaseResult>, String> {
     let j = job(spec);
     in_context_at(base, DataPolicy::Random, sync, |cx| {
         j.run(cx).map_err(|e| format!("{e:#}"))?;
@@ -30,11 +34,11 @@ fn run_at(base: &Path, sync: SyncPolicy, spec: &str) -> Result<Vec<PhaseResult>,
     })
 }
 
-fn phase<'a>(phases: &'a [PhaseResult], name: &str) -> &'a PhaseResult {
+pub(super) fn phase<'a>(phases: &'a [PhaseResult], name: &str) -> &'a PhaseResult {
     phases.iter().find(|p| p.name == name).expect(name)
 }
 
-fn count_of(p: &PhaseResult, op: &str) -> u64 {
+pub(super) fn count_of(p: &PhaseResult, op: &str) -> u64 {
     p.lat_by_op
         .iter()
         .find(|o| o.op == op)
@@ -42,7 +46,7 @@ fn count_of(p: &PhaseResult, op: &str) -> u64 {
 }
 
 /// tmpfs and the temp directory's filesystem (the disk one: ext4 here and in CI).
-fn bases() -> Vec<(&'static str, PathBuf)> {
+pub(super) fn bases() -> Vec<(&'static str, PathBuf)> {
     let mut v = vec![("disk", std::env::temp_dir())];
     if Path::new("/dev/shm").is_dir() {
         v.push(("tmpfs", PathBuf::from("/dev/shm")));

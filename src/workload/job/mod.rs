@@ -10,6 +10,9 @@
 //! job, `verify` (with `verify=true`) reads every file back and fails the trial on any
 //! block that differs. The `null` engine touches no file and has no layout.
 //!
+//! With `openfiles` under `nrfiles` (psync) a job has at most `openfiles` files open at
+//! once and opens the others when their turn comes, as fio does (see `files.rs`).
+//!
 //! With `shared_file=true` all jobs of the trial — the `numjobs` threads of every MPI
 //! rank — share one file in the shared directory, each on its own segments in IOR's
 //! segmented layout (see `shared.rs`).

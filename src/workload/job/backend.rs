@@ -120,6 +120,17 @@ pub(super) fn sync_file(f: &File, data_only: bool) -> io::Result<()> {
     }
 }
 
+/// `io` on `f` with one pwrite(2) or pread(2); the bytes moved.
+#[inline]
+pub(super) fn pread_or_pwrite(f: &File, io: &Io, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    let n = if io.write {
+        f.write_at(buf, io.offset)?
+    } else {
+        f.read_at(buf, io.offset)?
+    };
+    Ok(Some(n))
+}
+
 /// `psync`: one pread(2) or pwrite(2) per request.
 pub struct Psync<'a> {
     files: &'a [File],
@@ -142,13 +153,7 @@ impl IoBackend for Psync<'_> {
 
     #[inline]
     fn queue(&mut self, io: &Io, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        let f = &self.files[io.file as usize];
-        let n = if io.write {
-            f.write_at(buf, io.offset)?
-        } else {
-            f.read_at(buf, io.offset)?
-        };
-        Ok(Some(n))
+        pread_or_pwrite(&self.files[io.file as usize], io, buf)
     }
 
     fn sync(&mut self, file: u32, data_only: bool) -> io::Result<()> {

@@ -22,13 +22,12 @@
 //! closed at once — so a job holds at most `openfiles + 1` of its files open. Linux fsync
 //! flushes the inode's dirty pages whichever descriptor wrote them.
 
-use super::backend::{sync_file, Io, IoBackend};
+use super::backend::{pread_or_pwrite, sync_file, Io, IoBackend};
 use anyhow::Result;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::Instant;
 
@@ -221,12 +220,7 @@ impl IoBackend for CachedPsync<'_, '_> {
         let Some(f) = self.cache.get(io.file) else {
             return Err(io::Error::other("file not opened before its request"));
         };
-        let n = if io.write {
-            f.write_at(buf, io.offset)?
-        } else {
-            f.read_at(buf, io.offset)?
-        };
-        Ok(Some(n))
+        pread_or_pwrite(f, io, buf)
     }
 
     fn sync(&mut self, file: u32, data_only: bool) -> io::Result<()> {
@@ -257,6 +251,7 @@ impl JobFiles<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::FileExt;
 
     #[test]
     fn a_window_covering_every_file_is_plain_round_robin() {

@@ -23,11 +23,13 @@
 //! flushes the inode's dirty pages whichever descriptor wrote them.
 
 use super::backend::{pread_or_pwrite, sync_file, Io, IoBackend};
-use anyhow::Result;
+use super::{Engine, Job};
+use anyhow::{anyhow, Result};
 use std::ffi::OsStr;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::Instant;
 
@@ -245,6 +247,76 @@ impl JobFiles<'_> {
             Self::All(v) => Ok(v[file as usize].sync_all()?),
             Self::Cached(c) => c.sync(file, false),
         }
+    }
+}
+
+impl Job {
+    /// Files a job has open at once during its run: `openfiles` when it is fewer than
+    /// `nrfiles` (psync only; one shared file and the null engine open no more than one
+    /// anyway), else all `nrfiles`.
+    pub(super) fn open_files(&self, engine: Engine) -> usize {
+        let lazy = self.openfiles > 0 && !self.shared && engine == Engine::Psync;
+        if lazy {
+            self.openfiles.min(self.nrfiles)
+        } else {
+            self.nrfiles
+        }
+    }
+
+    /// Opens job `job`'s files for the run (inside the phase: a few µs per file); with
+    /// `shared_file`, the one shared file; with `openfiles` under `nrfiles`, none yet: a
+    /// cache of `openfiles` descriptors, filled on demand through `opener`.
+    pub(super) fn open<'a>(
+        &self,
+        dir: &Path,
+        job: usize,
+        engine: Engine,
+        opener: Opener<'a>,
+    ) -> Result<JobFiles<'a>> {
+        if !engine.caps().uses_files {
+            return Ok(JobFiles::All(Vec::new()));
+        }
+        if self.shared {
+            return Ok(JobFiles::All(vec![
+                self.open_one(&super::shared::path(dir))?
+            ]));
+        }
+        let width = self.open_files(engine);
+        if width < self.nrfiles {
+            return Ok(JobFiles::Cached(FileCache::new(
+                opener,
+                dir,
+                job,
+                self.nrfiles,
+                width,
+            )));
+        }
+        (0..self.nrfiles)
+            .map(|file| self.open_one(&Self::path(dir, job, file)))
+            .collect::<Result<_>>()
+            .map(JobFiles::All)
+    }
+
+    /// Opens one file for the run (O_DIRECT with `direct`), saying what a refusal of
+    /// O_DIRECT means.
+    pub(super) fn open_one(&self, path: &Path) -> Result<File> {
+        let mut o = OpenOptions::new();
+        o.read(true).write(true);
+        if self.direct {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.open(path).map_err(|e| {
+            if self.direct && e.raw_os_error() == Some(libc::EINVAL) {
+                anyhow!(
+                    "job: direct=true but the filesystem of {} refuses O_DIRECT \
+                     (EINVAL; tmpfs did before Linux 6.6, FUSE often does): run \
+                     without direct=true or on another filesystem",
+                    path.display()
+                )
+            } else {
+                anyhow::Error::new(e).context(format!("open {}", path.display()))
+            }
+        })
     }
 }
 

@@ -47,10 +47,10 @@ use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, Workloa
 use anyhow::{anyhow, Result};
 use backend::{Mmap, Null, Psync};
 use engine::{JobCfg, Until};
-use files::{CachedPsync, FileCache, JobFiles};
+use files::{CachedPsync, JobFiles};
 use gen::{BlockSizes, Picker};
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -327,18 +327,6 @@ impl Job {
         dir.join(files::name(job, file))
     }
 
-    /// Files a job has open at once during its run: `openfiles` when it is fewer than
-    /// `nrfiles` (psync only; one shared file and the null engine open no more than one
-    /// anyway), else all `nrfiles`.
-    fn open_files(&self, engine: Engine) -> usize {
-        let lazy = self.openfiles > 0 && !self.shared && engine == Engine::Psync;
-        if lazy {
-            self.openfiles.min(self.nrfiles)
-        } else {
-            self.nrfiles
-        }
-    }
-
     /// Whether the layout writes the files' data (else it makes them empty): always but
     /// for sequential write-only jobs, which write them, as fio's do.
     fn fills(&self, engine: Engine) -> bool {
@@ -464,58 +452,6 @@ impl Job {
             w.check()?;
         }
         Ok(())
-    }
-
-    /// Opens job `job`'s files for the run (inside the phase: a few µs per file); with
-    /// `shared_file`, the one shared file; with `openfiles` under `nrfiles`, none yet: a
-    /// cache of `openfiles` descriptors, filled on demand through `opener`.
-    fn open<'a>(
-        &self,
-        dir: &Path,
-        job: usize,
-        engine: Engine,
-        opener: files::Opener<'a>,
-    ) -> Result<JobFiles<'a>> {
-        if !engine.caps().uses_files {
-            return Ok(JobFiles::All(Vec::new()));
-        }
-        if self.shared {
-            return Ok(JobFiles::All(vec![self.open_one(&shared::path(dir))?]));
-        }
-        let width = self.open_files(engine);
-        if width < self.nrfiles {
-            return Ok(JobFiles::Cached(FileCache::new(
-                opener,
-                dir,
-                job,
-                self.nrfiles,
-                width,
-            )));
-        }
-        (0..self.nrfiles)
-            .map(|file| self.open_one(&Self::path(dir, job, file)))
-            .collect::<Result<_>>()
-            .map(JobFiles::All)
-    }
-
-    fn open_one(&self, path: &Path) -> Result<File> {
-        let mut o = OpenOptions::new();
-        o.read(true).write(true);
-        if self.direct {
-            o.custom_flags(libc::O_DIRECT);
-        }
-        o.open(path).map_err(|e| {
-            if self.direct && e.raw_os_error() == Some(libc::EINVAL) {
-                anyhow!(
-                    "job: direct=true but the filesystem of {} refuses O_DIRECT \
-                     (EINVAL; tmpfs did before Linux 6.6, FUSE often does): run \
-                     without direct=true or on another filesystem",
-                    path.display()
-                )
-            } else {
-                anyhow::Error::new(e).context(format!("open {}", path.display()))
-            }
-        })
     }
 
     /// Runs one job (task `task`) on `engine` until `until`; returns the files (or

@@ -6,6 +6,7 @@ use super::*;
 use crate::policy::DataPolicy;
 use crate::result::PhaseResult;
 use crate::workload::testutil::in_context_at;
+use std::fs::OpenOptions;
 use std::time::Instant;
 
 pub(super) fn job(spec: &str) -> Job {

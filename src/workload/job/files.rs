@@ -1,6 +1,7 @@
-//! A job's files when it may not keep them all open (`openfiles`, as in fio): the order
-//! in which the job loop visits its files, a fixed-size cache of open descriptors, and the
-//! `psync` engine on top of that cache.
+//! A job's files for its run: opening them all (or the one shared file), or, when the job
+//! may not keep them all open (`openfiles`, as in fio), the order in which the job loop
+//! visits them, a fixed-size cache of open descriptors, and the `psync` engine on top of
+//! that cache.
 //!
 //! fio (`io_u.c`, `get_next_file_rr`, `set_io_u_file`) serves the `openfiles` files it
 //! has open round-robin until each has had its share of I/O, then closes it and opens the

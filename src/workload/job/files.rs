@@ -143,6 +143,7 @@ impl<'a> FileCache<'a> {
     /// File `file`'s path, formatted into the reused buffer.
     fn path(&mut self, file: u32) -> &Path {
         self.path.truncate(self.dir_len);
+        // As `name`, without its String.
         write!(self.path, "job{}.{file}", self.job).expect("writing to a Vec");
         Path::new(OsStr::from_bytes(&self.path))
     }
@@ -213,9 +214,14 @@ impl IoBackend for CachedPsync<'_, '_> {
     // Each request is a system call, as for `Psync`.
     const BARE_STAMPS: bool = true;
 
+    #[inline]
     fn ready(&mut self, file: u32) -> Result<Option<Instant>> {
+        if self.cache.get(file).is_some() {
+            return Ok(None); // no clock read for a file already open
+        }
         let t = Instant::now();
-        Ok(self.cache.ensure(file)?.then_some(t))
+        self.cache.ensure(file)?;
+        Ok(Some(t))
     }
 
     #[inline]

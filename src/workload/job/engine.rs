@@ -11,8 +11,9 @@
 //! allocates nothing: buffers, slots and the list of dirty files are made before the loop
 //! (the recorder's time series grows by one bucket per 10 ms at most); it takes no lock.
 //! Deadlines use the completion time the recorder read; a `rate` limit reads the clock
-//! once more per request, and sleeps before issuing one — never between the completions
-//! of one reap, where the sleep would be counted in the latency of those reaped after it.
+//! once more per request, and sleeps before issuing one, only when no request is in
+//! flight (those are reaped first) — a sleep with requests in flight, or between the
+//! completions of one reap, would be counted in their latency.
 
 use super::backend::{AlignedBuf, Io, IoBackend};
 use super::files::Order;
@@ -159,19 +160,24 @@ impl State<'_> {
         self.fail(e);
     }
 
-    /// Under a `rate` limit, waits until the bytes done so far are due (at `began` +
-    /// done / rate).
-    fn pace(&self) {
+    /// Under a `rate` limit, how long until the bytes done so far are due (at `began` +
+    /// done / rate); None when they are due now or there is no limit.
+    fn wait(&self) -> Option<Duration> {
         if self.cfg.rate == 0 {
-            return;
+            return None;
         }
         let due = self.began
             + Duration::from_nanos(
                 (self.done_bytes as u128 * 1_000_000_000 / self.cfg.rate as u128) as u64,
             );
-        let now = Instant::now();
-        if due > now {
-            std::thread::sleep(due - now);
+        due.checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())
+    }
+
+    /// Under a `rate` limit, waits until the bytes done so far are due.
+    fn pace(&self) {
+        if let Some(d) = self.wait() {
+            std::thread::sleep(d);
         }
     }
 
@@ -271,6 +277,12 @@ pub fn run<B: IoBackend>(
     loop {
         let mut queued = 0;
         while !st.stop_issuing && !st.need_sync() {
+            // A request the rate limit holds back waits with nothing in flight (as fio
+            // quiesces before it sleeps): those in flight are reaped first, else the sleep
+            // would be in their latency (their completions seen only after it).
+            if st.inflight > 0 && st.wait().is_some() {
+                break;
+            }
             let Some(slot) = st.free.pop() else { break };
             if let Until::Bytes(total) = until {
                 if st.issued >= total {

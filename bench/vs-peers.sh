@@ -183,23 +183,32 @@ run_case "io_uring randread 4KiB direct qd32, ext4 loop, IOPS" IOPS \
 
 # Both count the final fsync: fio's write runtime runs from its first write to the end of
 # its end_fsync (fio 3.33, checked with strace -ttt -T: first pwrite to the end of the fsync
-# = the runtime fio reports), fsarena's run phase ends after its end_fsync too.
+# = the runtime fio reports), fsarena's run phase ends after its end_fsync too. Both
+# preallocate the file before the clock starts: fio by default (fallocate=native),
+# fsarena with fallocate=native (its default is none: the run allocates as it writes).
 run_case "psync seq write 1MiB end_fsync, ext4 loop, MB/s" MB/s \
-    "fsarena_run engine=psync,rw=write,bs=1MiB,size=512MiB,end_fsync=true $WORK/mnt mb_per_s" \
+    "fsarena_run engine=psync,rw=write,bs=1MiB,size=512MiB,end_fsync=true,fallocate=native $WORK/mnt mb_per_s" \
     "rm -f $WORK/mnt/sw.0.0; fio_run mbps --name=sw --directory=$WORK/mnt --ioengine=psync --rw=write --bs=1m --size=512m --end_fsync=1"
 
 # The floor: a C loop of pread on a cached 256 MiB file vs fsarena psync randread, ns/op.
 # The file is written with 1 MiB writes, as fsarena's layout writes its file (the size of
-# the page-cache folios, and so the cost of a cached pread, depends on how it was written).
+# the page-cache folios, and so the cost of a cached pread, depends on how it was written),
+# and written anew before every C run, as fsarena lays out a new file for every run, so
+# that both sides read files made the same way (one file kept for every C run would
+# compare each fsarena file against that one's placement in memory).
 cc -O2 -o "$WORK/pread_floor" bench/pread_floor.c
-dd if=/dev/urandom of="$C/floor.dat" bs=1M count=256 status=none
 OPS=$((R * 1000000))
+floor_run() { # FIELD: the pread_floor output field to print (2: ns/op, 6: CPU ns/op)
+    rm -f "$C/floor.dat"
+    dd if=/dev/urandom of="$C/floor.dat" bs=1M count=256 status=none
+    "$WORK/pread_floor" "$C/floor.dat" 4096 "$OPS" | awk -v f="$1" '{print $f}'
+}
 run_case "C pread floor vs psync randread, ns/op (floor/fsarena)" ns/op \
     "python3 -c \"print(1e9/\$(fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $C ops_per_s))\"" \
-    "$WORK/pread_floor $C/floor.dat 4096 $OPS | awk '{print \$2}'" invert
+    "floor_run 2" invert
 run_case "C pread floor vs psync randread, CPU ns/op (floor/fsarena)" cpu-ns/op \
     "python3 -c \"print(1e9/\$(fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $C ops_per_cpu_s))\"" \
-    "$WORK/pread_floor $C/floor.dat 4096 $OPS | awk '{print \$6}'" invert
+    "floor_run 6" invert
 
 echo
 echo "fsarena vs peers, $(date -u +%F), $(nproc) CPUs, $(uname -r), median of $PAIRS pairs (the pairs' ratios in brackets)"

@@ -88,6 +88,7 @@ const PARAMS: &[ParamSpec] = &[
     param("random_distribution", ParamKind::Text, "uniform", "", "uniform, zipf:θ or pareto:h (as in fio)"),
     param("verify", ParamKind::Bool, "false", "", "write a self-checking pattern, read everything back in a verify phase; any difference fails the trial"),
     param("cpus", ParamKind::CountList, "", "cpu", "pin job i to cpus[i mod len] (default: not pinned)"),
+    param("fallocate", ParamKind::Choice(&["none", "native", "keep"]), "none", "", "write jobs: preallocate each file in layout, outside the run's clock, as fio's fallocate (native: fallocate(2) mode 0; keep: FALLOC_FL_KEEP_SIZE; fio's default is native)"),
     param("shared_file", ParamKind::Bool, "false", "", "all jobs (and MPI ranks) share one file, job t's segment i at (i × jobs + t) × size/nrfiles (IOR's segmented layout)"),
 ];
 
@@ -187,6 +188,8 @@ pub struct Job {
     verify: bool,
     cpus: Vec<u64>,
     shared: bool,
+    /// fallocate(2) mode for the layout of files it does not fill; None: no preallocation.
+    fallocate: Option<i32>,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -280,6 +283,8 @@ impl Job {
             format!("cpus: {c} is beyond the largest CPU number")
         } else if verify && (!bs.all_multiples_of(8) || align % 8 != 0) {
             "verify=true needs bs sizes and offset_align that are multiples of 8 B".to_string()
+        } else if p.flag("shared_file") && p.choice("fallocate") != "none" {
+            "fallocate applies to a job's own files, not to shared_file=true".to_string()
         } else if p.flag("shared_file") && direct && file_size % DIRECT_ALIGN != 0 {
             format!(
                 "shared_file=true with direct=true needs segments (size/nrfiles = {}) that \
@@ -310,6 +315,11 @@ impl Job {
                 verify,
                 cpus: cpus.to_vec(),
                 shared: p.flag("shared_file"),
+                fallocate: match p.choice("fallocate") {
+                    "native" => Some(0),
+                    "keep" => Some(libc::FALLOC_FL_KEEP_SIZE),
+                    _ => None,
+                },
             });
         };
         Err(usage(format!("job: {problem}")))
@@ -415,10 +425,17 @@ impl Job {
             let path = Self::path(dir, job, file);
             let t = w.start();
             let f = File::create(&path).on("create", &path)?;
-            w.done(Op::Create, t, 0);
             if !self.fills(engine) {
+                if let Some(mode) = self.fallocate {
+                    preallocate(&f, mode, self.file_size()).on("fallocate", &path)?;
+                    w.done(Op::Create, t, 0);
+                    w.end_file(&f).on("fsync", &path)?;
+                } else {
+                    w.done(Op::Create, t, 0);
+                }
                 continue;
             }
+            w.done(Op::Create, t, 0);
             let key = verify::file_key(seed, job, file);
             self.fill(w, &f, &path, 0, key, &mut buf)?;
             w.end_file(&f).on("fsync", &path)?;
@@ -599,6 +616,23 @@ impl Job {
             }
         }
         Ok(())
+    }
+}
+
+/// Reserves the first `len` bytes of `f` with fallocate(2) in `mode` (0: the file grows to
+/// `len`; `FALLOC_FL_KEEP_SIZE`: its size stays). Like fio's `fallocate=native`, a
+/// filesystem that has no fallocate (`EOPNOTSUPP`) leaves the file as it is.
+fn preallocate(f: &File, mode: i32, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fallocate on a descriptor we own, with plain integer arguments.
+    let rc = unsafe { libc::fallocate(f.as_raw_fd(), mode, 0, len as libc::off_t) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EOPNOTSUPP) => Ok(()),
+        _ => Err(e),
     }
 }
 

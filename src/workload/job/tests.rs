@@ -375,3 +375,37 @@ fn shared_file_direct_needs_aligned_segments() {
     let e = job_err("shared_file=true,direct=true,size=3000,nrfiles=1,bs=512");
     assert!(e.contains("multiples of 512"), "{e}");
 }
+
+/// `fallocate=native` reserves each file's size in layout, before the run's clock: a
+/// time-based write job that writes only its first blocks leaves files of the full size
+/// with their blocks allocated; without it the files are as long as what was written;
+/// `keep` allocates without growing the file. With `shared_file` it is refused.
+#[test]
+fn fallocate_preallocates_in_layout() {
+    use std::os::unix::fs::MetadataExt;
+    for (fs, base) in bases() {
+        for (mode, want_len) in [("native", 4u64 << 20), ("keep", 0), ("none", 0)] {
+            let spec =
+                format!("rw=write,bs=4KiB,size=4MiB,runtime=0.05,rate=64KiB,fallocate={mode}");
+            let j = job(&spec);
+            let (len, blocks, written) =
+                in_context_at(&base, DataPolicy::Random, SyncPolicy::End, |cx| {
+                    j.run(cx).unwrap_or_else(|e| panic!("{fs} {spec}: {e:#}"));
+                    let m = std::fs::metadata(Job::path(cx.workdir(), 0, 0)).unwrap();
+                    (m.len(), m.blocks() * 512, phase(cx.phases(), "run").bytes)
+                });
+            assert!(written > 0 && written < 1 << 20, "{fs} {spec}: {written} B");
+            match mode {
+                "native" => assert_eq!(len, want_len, "{fs} {spec}"),
+                _ => assert_eq!(len, written, "{fs} {spec}"),
+            }
+            let reserved = blocks >= 4 << 20;
+            assert_eq!(
+                reserved,
+                mode != "none",
+                "{fs} {spec}: {blocks} B allocated"
+            );
+        }
+    }
+    assert!(job_err("fallocate=native,shared_file=true,rw=write").contains("shared_file"));
+}

@@ -19,6 +19,10 @@
 //! `false`, raw `read`/`write` of the block sizes. Opens are postmark's: `w`/`r`/`a`
 //! stdio modes, or `O_RDWR|O_CREAT` 0644, `O_RDONLY`, `O_RDWR|O_APPEND` unbuffered. Like
 //! postmark, a run that runs out of files stops and reports nothing (an error here).
+//! Postmark opens and unlinks each file by its whole path (`location/s3/1234`); fsarena by
+//! its name in its directory (`openat`/`unlinkat` on the directory, opened once per
+//! phase), so that the kernel's walk of the path down to the work directory — the tool's
+//! placement, one lookup per component per operation — is not counted as the workload's.
 //!
 //! Figures: phases `create` (files/s: postmark's "creation alone"), `transactions`
 //! (transactions/s; each transaction is one operation, its read, append, create and delete
@@ -43,13 +47,14 @@
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
+use crate::policy::SyncPolicy;
 use crate::probe::recorder::Op;
 use crate::workload::mt19937::Mt19937;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{bail, Result};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -246,6 +251,11 @@ struct State {
     source: Vec<u8>,
     read_buf: Vec<u8>,
     root: PathBuf,
+    /// The directories files are opened in, by name relative to them (`openat`): the root,
+    /// or `s0`, `s1`, … Opened by [`State::open_dirs`] at the start of each phase and
+    /// closed at its end, so that nothing is open when the cache policy remounts the
+    /// target between phases.
+    dirs: Vec<File>,
 }
 
 /// What one transaction did, for tests: (read-or-append, create-or-delete), as slot
@@ -281,6 +291,7 @@ impl State {
             source: Vec::new(),
             read_buf: vec![0; cfg.read_block],
             root: root.to_path_buf(),
+            dirs: Vec::new(),
         }
     }
 
@@ -305,6 +316,68 @@ impl State {
             Some(s) => self.root.join(format!("s{s}")),
             None => self.root.clone(),
         }
+    }
+
+    /// Opens the directories the files live in (see `dirs`).
+    fn open_dirs(&mut self) -> Result<()> {
+        self.dirs.clear();
+        let subs = if self.cfg.subdirs > 1 {
+            (0..self.cfg.subdirs as u32).map(Some).collect()
+        } else {
+            vec![None]
+        };
+        for sub in subs {
+            let d = self.dir_of(&Slot {
+                sub,
+                ..Slot::default()
+            });
+            self.dirs.push(File::open(&d).on("open", &d)?);
+        }
+        Ok(())
+    }
+
+    /// Opens `slot`'s file by its name in its directory (postmark opens the whole path;
+    /// the kernel's walk of the work directory's components is the tool's cost, not the
+    /// workload's — see the module docs).
+    fn open_at(&self, slot: &Slot, flags: i32, mode: u32) -> std::io::Result<File> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        let mut buf = [0u8; 24];
+        let name = c_name(slot.id, &mut buf);
+        let dir = self.dirs[slot.sub.map_or(0, |s| s as usize)].as_raw_fd();
+        // SAFETY: `name` is NUL-terminated; openat returns a new descriptor we then own.
+        let fd = unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC, mode) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: fd is a fresh descriptor owned by nothing else.
+        Ok(unsafe { File::from_raw_fd(fd) })
+    }
+
+    /// Removes `slot`'s file by its name in its directory.
+    fn unlink_at(&self, slot: &Slot) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let mut buf = [0u8; 24];
+        let name = c_name(slot.id, &mut buf);
+        let dir = self.dirs[slot.sub.map_or(0, |s| s as usize)].as_raw_fd();
+        // SAFETY: `name` is NUL-terminated.
+        if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// An error of operation `op` on `slot`'s file, named by its whole path.
+    fn err(&self, op: &str, slot: &Slot, e: std::io::Error) -> anyhow::Error {
+        anyhow::Error::new(e).context(format!("{op} {}", self.path(slot).display()))
+    }
+
+    /// fsyncs `slot`'s directory under `--sync each` (see `Worker::after_dir_change`).
+    fn after_dir_change(&self, w: &mut Worker, slot: &Slot) -> Result<()> {
+        if w.sync_policy() == SyncPolicy::Each {
+            let dir = self.dir_of(slot);
+            w.after_dir_change(&dir).on("fsync", &dir)?;
+        }
+        Ok(())
     }
 
     /// find_free_file: the next slot from the moving pointer, else the first free one.
@@ -345,22 +418,17 @@ impl State {
         };
         if let Some(w) = w {
             let slot = self.table[i];
-            let (path, dir) = (self.path(&slot), self.dir_of(&slot));
             let t = w.start();
-            let f = if self.cfg.buffered {
-                File::create(&path)
+            let (flags, mode) = if self.cfg.buffered {
+                (libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC, 0o666)
             } else {
-                OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create(true)
-                    .truncate(false)
-                    .mode(0o644)
-                    .open(&path)
-            }
-            .on("create", &path)?;
-            self.write_blocks(w, f, size, &path)?;
-            w.after_dir_change(&dir).on("fsync", &dir)?;
+                (libc::O_RDWR | libc::O_CREAT, 0o644)
+            };
+            let f = self
+                .open_at(&slot, flags, mode)
+                .map_err(|e| self.err("create", &slot, e))?;
+            self.write_blocks(w, f, size, &slot)?;
+            self.after_dir_change(w, &slot)?;
             if part {
                 w.done_part(Op::Create, t, size);
             } else {
@@ -373,9 +441,13 @@ impl State {
 
     /// write_blocks / fwrite_blocks: `size` bytes from the start of the source buffer in
     /// write_block pieces, then close.
-    fn write_blocks(&mut self, w: &mut Worker, f: File, size: u64, path: &Path) -> Result<()> {
+    fn write_blocks(&mut self, w: &mut Worker, f: File, size: u64, slot: &Slot) -> Result<()> {
         let wb = self.cfg.write_block;
-        let blksize = f.metadata().on("fstat", path)?.blksize().max(512) as usize;
+        let blksize = f
+            .metadata()
+            .map_err(|e| self.err("fstat", slot, e))?
+            .blksize()
+            .max(512) as usize;
         let mut out: Box<dyn Write> = if self.cfg.buffered {
             Box::new(BufWriter::with_capacity(blksize, &f))
         } else {
@@ -384,27 +456,32 @@ impl State {
         let (mut left, mut offset) = (size as usize, 0usize);
         while left >= wb {
             out.write_all(&self.source[offset..offset + wb])
-                .on("write", path)?;
+                .map_err(|e| self.err("write", slot, e))?;
             left -= wb;
             offset += wb;
         }
         out.write_all(&self.source[offset..offset + left])
-            .on("write", path)?;
-        out.flush().on("write", path)?;
+            .map_err(|e| self.err("write", slot, e))?;
+        out.flush().map_err(|e| self.err("write", slot, e))?;
         drop(out);
-        w.after_write(&f).on("fsync", path)?;
+        w.after_write(&f).map_err(|e| self.err("fsync", slot, e))?;
         Ok(())
     }
 
     fn read_file(&mut self, w: Option<&mut Worker>, i: usize) -> Result<()> {
         let slot = self.table[i];
         if let Some(w) = w {
-            let path = self.path(&slot);
             let t = w.start();
-            let f = File::open(&path).on("open", &path)?;
+            let f = self
+                .open_at(&slot, libc::O_RDONLY, 0)
+                .map_err(|e| self.err("open", &slot, e))?;
             let rb = self.cfg.read_block;
             let mut input: Box<dyn Read> = if self.cfg.buffered {
-                let blksize = f.metadata().on("fstat", &path)?.blksize().max(512) as usize;
+                let blksize = f
+                    .metadata()
+                    .map_err(|e| self.err("fstat", &slot, e))?
+                    .blksize()
+                    .max(512) as usize;
                 Box::new(BufReader::with_capacity(blksize, f))
             } else {
                 Box::new(f)
@@ -412,9 +489,9 @@ impl State {
             let mut left = slot.size as usize;
             while left > 0 {
                 let n = left.min(rb);
-                input
-                    .read_exact(&mut self.read_buf[..n])
-                    .on("read", &path)?;
+                if let Err(e) = input.read_exact(&mut self.read_buf[..n]) {
+                    return Err(self.err("read", &slot, e));
+                }
                 left -= n;
             }
             w.done_part(Op::Read, t, slot.size);
@@ -431,16 +508,16 @@ impl State {
         }
         let block = self.rnd(self.cfg.high - slot.size) + 1;
         if let Some(w) = w {
-            let path = self.path(&slot);
             let t = w.start();
-            let f = OpenOptions::new()
-                .read(!self.cfg.buffered)
-                .append(true)
-                .create(self.cfg.buffered)
-                .mode(0o644)
-                .open(&path)
-                .on("open", &path)?;
-            self.write_blocks(w, f, block, &path)?;
+            let flags = if self.cfg.buffered {
+                libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND
+            } else {
+                libc::O_RDWR | libc::O_APPEND
+            };
+            let f = self
+                .open_at(&slot, flags, 0o644)
+                .map_err(|e| self.err("open", &slot, e))?;
+            self.write_blocks(w, f, block, &slot)?;
             w.done_part(Op::Append, t, block);
         }
         self.table[i].size += block;
@@ -455,10 +532,10 @@ impl State {
             return Ok(());
         }
         if let Some(w) = w {
-            let (path, dir) = (self.path(&slot), self.dir_of(&slot));
             let t = w.start();
-            fs::remove_file(&path).on("unlink", &path)?;
-            w.after_dir_change(&dir).on("fsync", &dir)?;
+            self.unlink_at(&slot)
+                .map_err(|e| self.err("unlink", &slot, e))?;
+            self.after_dir_change(w, &slot)?;
             if part {
                 w.done_part(Op::Delete, t, 0);
             } else {
@@ -516,10 +593,12 @@ impl Workload for Postmark {
         let number = cfg.number;
         cx.phase(&CREATE, 1, |w| {
             let mut s = state.lock().unwrap();
+            s.open_dirs()?;
             for _ in 0..number {
                 w.check()?;
                 s.create(Some(w), false)?;
             }
+            s.dirs.clear();
             w.end_fs(&root).on("syncfs", &root)
         })?;
         let create_s = cx.phases().last().map_or(0.0, |p| p.wall_s);
@@ -528,6 +607,7 @@ impl Workload for Postmark {
         let done = Mutex::new(0u64);
         cx.phase(&TRANSACTIONS, 1, |w| {
             let mut s = state.lock().unwrap();
+            s.open_dirs()?;
             for _ in 0..transactions {
                 w.check()?;
                 if s.created == s.deleted {
@@ -543,6 +623,7 @@ impl Workload for Postmark {
                 w.done(Op::Transaction, t, 0);
                 *done.lock().unwrap() += 1;
             }
+            s.dirs.clear();
             w.end_fs(&root).on("syncfs", &root)
         })?;
         let t_s = cx.phases().last().map_or(0.0, |p| p.wall_s);
@@ -559,10 +640,12 @@ impl Workload for Postmark {
         };
         cx.phase(&DELETE, 1, |w| {
             let mut s = state.lock().unwrap();
+            s.open_dirs()?;
             for i in 0..s.table.len() {
                 w.check()?;
                 s.delete_file(Some(w), i, false)?;
             }
+            s.dirs.clear();
             w.end_fs(&root).on("syncfs", &root)
         })?;
         let delete_s = cx.phases().last().map_or(0.0, |p| p.wall_s);
@@ -591,6 +674,25 @@ impl Workload for Postmark {
         }
         Ok(())
     }
+}
+
+/// `id` in decimal, NUL-terminated, in `buf` (postmark's file names are its counter).
+fn c_name(id: u64, buf: &mut [u8; 24]) -> &std::ffi::CStr {
+    let mut digits = [0u8; 20];
+    let (mut n, mut len) = (id, 0);
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for (i, d) in digits[..len].iter().rev().enumerate() {
+        buf[i] = *d;
+    }
+    buf[len] = 0;
+    std::ffi::CStr::from_bytes_with_nul(&buf[..=len]).expect("one NUL, at the end")
 }
 
 fn per_s(n: u64, s: f64) -> f64 {
@@ -712,6 +814,14 @@ mod tests {
             workload.run(cx).unwrap_err().to_string()
         });
         assert!(err.contains("out of files"), "{err}");
+    }
+
+    #[test]
+    fn file_names_are_the_counter_in_decimal() {
+        let mut buf = [0u8; 24];
+        for id in [0u64, 7, 10, 4096, 1234567, u64::MAX] {
+            assert_eq!(c_name(id, &mut buf).to_str().unwrap(), id.to_string());
+        }
     }
 
     #[test]

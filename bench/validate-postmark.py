@@ -105,16 +105,25 @@ def fsarena_run(fs, size, p, extra):
 def trace_events(cmd, root):
     """(name, op, bytes) for every open/unlink below `root` in an strace of `cmd`."""
     log = os.path.join(WORK, "trace.txt")
-    subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat,unlink,write,close", "-o", log]
-                   + cmd, check=True, capture_output=True)
-    events, fds = [], {}
+    subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat,unlink,unlinkat,write,close",
+                    "-o", log] + cmd, check=True, capture_output=True)
+    # Postmark opens and unlinks by whole path; fsarena by name in a directory it opened
+    # (openat/unlinkat on that descriptor): paths below `root` open, by descriptor.
+    events, fds, paths = [], {}, {}
+    def path_of(dirfd, name):
+        return name if dirfd == "AT_FDCWD" else os.path.join(paths.get(dirfd, "?"), name)
     for line in open(log):
-        m = re.search(r'openat\(AT_FDCWD, "([^"]+)", ([A-Z_|]+).*\)\s+=\s+(\d+)', line)
-        if m and m[1].startswith(root) and "/.fsarena" not in m[1]:
-            kind = "append" if "O_APPEND" in m[2] else "read" if m[2].startswith("O_RDONLY") else "create"
-            ev = [os.path.relpath(m[1], root).split("/")[-1], kind, 0]
-            events.append(ev)
-            fds[m[3]] = ev
+        m = re.search(r'openat\((AT_FDCWD|\d+), "([^"]+)", ([A-Z_|]+).*\)\s+=\s+(\d+)', line)
+        if m:
+            path = path_of(m[1], m[2])
+            if path.startswith(root):
+                paths[m[4]] = path
+            if path.startswith(root) and "/.fsarena" not in path:
+                kind = ("append" if "O_APPEND" in m[3]
+                        else "read" if m[3].startswith("O_RDONLY") else "create")
+                ev = [os.path.relpath(path, root).split("/")[-1], kind, 0]
+                events.append(ev)
+                fds[m[4]] = ev
             continue
         m = re.search(r"write\((\d+), .*\)\s+=\s+(\d+)", line)
         if m and m[1] in fds:
@@ -123,10 +132,13 @@ def trace_events(cmd, root):
         m = re.search(r"close\((\d+)\)", line)
         if m:
             fds.pop(m[1], None)
+            paths.pop(m[1], None)
             continue
-        m = re.search(r'unlink\("([^"]+)"\)', line)
-        if m and m[1].startswith(root) and "/.fsarena" not in m[1]:
-            events.append([os.path.relpath(m[1], root).split("/")[-1], "delete", 0])
+        m = re.search(r'unlink(?:at\((AT_FDCWD|\d+), |\()"([^"]+)"', line)
+        if m:
+            path = path_of(m[1] or "AT_FDCWD", m[2])
+            if path.startswith(root) and "/.fsarena" not in path:
+                events.append([os.path.relpath(path, root).split("/")[-1], "delete", 0])
     # Only postmark's files (numbered), not the directories fsarena opens around them.
     return [tuple(e) for e in events if e[0].isdigit()]
 

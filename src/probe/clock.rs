@@ -179,15 +179,21 @@ impl Calibration {
 }
 
 impl Stamp {
-    /// Now.
-    #[inline]
-    pub fn now() -> Stamp {
+    /// Now, from `tsc` (one of the two ways of reading the TSC) where stamps are TSC ticks.
+    #[inline(always)]
+    fn read(tsc: fn() -> u64) -> Stamp {
         let c = calibration();
         if c.tsc {
-            Stamp(rdtsc())
+            Stamp(tsc())
         } else {
             Stamp(c.epoch.elapsed().as_nanos() as u64)
         }
+    }
+
+    /// Now.
+    #[inline]
+    pub fn now() -> Stamp {
+        Self::read(rdtsc)
     }
 
     /// Now, read without ordering it after the instructions before it: half the cost of
@@ -206,12 +212,7 @@ impl Stamp {
     /// call. fio reads the TSC this way for every I/O (`clocksource=cpu`).
     #[inline]
     pub fn now_unordered() -> Stamp {
-        let c = calibration();
-        if c.tsc {
-            Stamp(rdtsc_bare())
-        } else {
-            Stamp(c.epoch.elapsed().as_nanos() as u64)
-        }
+        Self::read(rdtsc_bare)
     }
 
     /// Nanoseconds from `earlier` to `self`; 0 when `earlier` is later.

@@ -30,12 +30,18 @@ fi
 
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
-cargo test --locked
+# --show-output: the test harness hides what a passing test prints, and a test that
+# cannot run here passes after printing SKIP; those lines are gathered at the end.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --locked -- --show-output 2>&1 | tee "$log"
 # The MPI build: its own lint, and the tests that run ranks under mpirun (the rest of the
 # suite is the same code with or without the feature).
 if command -v mpicc >/dev/null 2>&1; then
   cargo clippy --all-targets --locked --features mpi -- -D warnings
-  cargo test --locked --features mpi --test mpi
+  cargo test --locked --features mpi --test mpi -- --show-output 2>&1 | tee -a "$log"
 else
   echo "test.sh: SKIP the mpi feature: no MPI installed (Debian: libopenmpi-dev openmpi-bin libclang-dev)"
 fi
+echo "test.sh: tests that skipped (SKIP lines they printed):"
+grep -h 'SKIP' "$log" | sort | uniq -c || echo "  none"

@@ -195,7 +195,11 @@ pub fn rescore_merged(phases: &mut [PhaseResult], ranks: &[RankTrial]) {
     p.extra.insert("score_bw_gib_s".into(), s.bw_gib_s);
     p.extra.insert("score_md_kiops".into(), s.md_kiops);
     p.extra.insert("score_total".into(), s.total);
-    if !all_scored {
+    // Set or cleared from the merged figures: a rank's own flag, averaged by the merge
+    // with the others', must not survive positive aggregate figures.
+    if all_scored {
+        p.extra.remove("unofficial_zero_score");
+    } else {
         p.extra.insert("unofficial_zero_score".into(), 1.0);
     }
     let official = every_rank_official && all_scored;

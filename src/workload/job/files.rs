@@ -270,7 +270,8 @@ impl Job {
         }
     }
 
-    /// Opens job `job`'s files for the run (inside the phase: a few µs per file); with
+    /// Opens job `job`'s files for the run (before the job is ready, so outside the phase's
+    /// clock; with `openfiles` the on-demand opens are inside it, as in fio); with
     /// `shared_file`, the one shared file; with `openfiles` under `nrfiles`, none yet: a
     /// cache of `openfiles` descriptors, filled on demand through `opener`.
     pub(super) fn open<'a>(

@@ -26,20 +26,25 @@ pub fn aggregate(mut trial: Trial, mut ranks: Vec<RankTrial>, stonewall: bool) -
     trial.phases = aggregate_phases(&ranks, stonewall);
     crate::workload::after_merge(&trial.workload, &mut trial.phases, &ranks);
     trial.elapsed_s = ranks.iter().filter_map(|r| r.elapsed_s).reduce(f64::max);
+    // The first failed rank, else the first interrupted one, else any not `ok` (an
+    // unknown status fails the trial too, and says which rank had it).
     let culprit = ranks
         .iter()
         .find(|r| r.status == "failed")
-        .or_else(|| ranks.iter().find(|r| r.status == "interrupted"));
+        .or_else(|| ranks.iter().find(|r| r.status == "interrupted"))
+        .or_else(|| ranks.iter().find(|r| r.status != "ok"));
     if let Some(bad) = culprit {
-        trial.status = bad.status.clone();
+        trial.status = if bad.status == "interrupted" {
+            bad.status.clone()
+        } else {
+            "failed".into()
+        };
         trial.error = Some(format!(
             "rank {} on {}: {}",
             bad.rank,
             bad.host,
             bad.error.as_deref().unwrap_or(&bad.status)
         ));
-    } else if ranks.iter().any(|r| r.status != "ok") {
-        trial.status = "failed".into();
     }
     for r in &mut ranks {
         for p in &mut r.phases {
@@ -51,7 +56,8 @@ pub fn aggregate(mut trial: Trial, mut ranks: Vec<RankTrial>, stonewall: bool) -
 }
 
 /// The aggregate of each phase that every rank measured (phases are matched by position
-/// and name; a rank that stopped early contributes the phases it finished).
+/// and name): up to the shortest rank's phases — when a rank stopped early, the later
+/// phases the others finished are left out (the trial then carries that rank's failure).
 fn aggregate_phases(ranks: &[RankTrial], stonewall: bool) -> Vec<PhaseResult> {
     let n = ranks.iter().map(|r| r.phases.len()).min().unwrap_or(0);
     (0..n)

@@ -6,18 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
-need=()
-# bon_csv2html (bonnie++) reads our Bonnie++ CSV in its test; headless chromium renders the
-# HTML report in its test; ntfs-3g is the FUSE filesystem tested end to end; sshfs and sshd
-# stand in for a network filesystem (tests/morefs.rs); OpenMPI and libclang build and run
-# the `mpi` feature (tests/mpi.rs, docs/distributed.md).
-for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount \
-            bon_csv2html:bonnie++ chromium:chromium mkntfs:ntfs-3g sshfs:sshfs \
-            /usr/sbin/sshd:openssh-server mpirun:openmpi-bin mpicc:libopenmpi-dev; do
-  command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair##*:}")
-done
-# bindgen (under the mpi crate) loads libclang at build time.
-ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
+# What is missing, judged by the exact files each package ships (scripts/needs.sh).
+mapfile -t need < <(bash scripts/needs.sh /)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test.sh: installing ${need[*]}"
@@ -37,11 +27,11 @@ trap 'rm -f "$log"' EXIT
 cargo test --locked -- --show-output 2>&1 | tee "$log"
 # The MPI build: its own lint, and the tests that run ranks under mpirun (the rest of the
 # suite is the same code with or without the feature).
-if command -v mpicc >/dev/null 2>&1; then
+if ! bash scripts/needs.sh / | grep -qx 'libopenmpi-dev\|openmpi-bin\|libclang-dev'; then
   cargo clippy --all-targets --locked --features mpi -- -D warnings
   cargo test --locked --features mpi --test mpi -- --show-output 2>&1 | tee -a "$log"
 else
-  echo "test.sh: SKIP the mpi feature: no MPI installed (Debian: libopenmpi-dev openmpi-bin libclang-dev)"
+  echo "test.sh: SKIP the mpi feature: missing $(bash scripts/needs.sh / | grep -x 'libopenmpi-dev\|openmpi-bin\|libclang-dev' | xargs) (Debian packages)"
 fi
 echo "test.sh: tests that skipped (SKIP lines they printed):"
 grep -h 'SKIP' "$log" | sort | uniq -c || echo "  none"

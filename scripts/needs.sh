@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Prints, one per line, the Debian packages the test suite needs that are missing under the
+# root directory $1 (default /). scripts/test.sh installs what this prints; tests/scripts.rs
+# runs it against fake roots.
+#
+# Each package is judged by the exact file it ships and the suite uses, never by a glob
+# that a neighbour package also matches: libclang-cpp.so.14 (pulled in by other LLVM
+# packages) is not the libclang that bindgen loads, and libclang1-14's libclang.so.1 comes
+# without the headers bindgen needs; libclang-dev's unversioned libclang.so is the proof.
+set -euo pipefail
+root=${1:-/}
+root=${root%/}
+
+# A program, in the directories root's PATH and cron's PATH cover.
+has_program() {
+  local d
+  for d in usr/local/sbin usr/local/bin usr/sbin usr/bin sbin bin; do
+    [ -x "$root/$d/$1" ] && [ -f "$root/$d/$1" ] && return 0
+  done
+  return 1
+}
+
+# libclang for bindgen (under the mpi crate): the development link libclang.so or
+# libclang-N.so, in LLVM's own directory or the multiarch one.
+has_libclang() {
+  local f
+  for f in "$root"/usr/lib/llvm-*/lib/libclang.so "$root"/usr/lib/llvm-*/lib/libclang-[0-9]*.so \
+           "$root"/usr/lib/*-linux-gnu/libclang.so "$root"/usr/lib/*-linux-gnu/libclang-[0-9]*.so; do
+    case "$f" in *'*'*) continue ;; esac
+    [ -e "$f" ] && return 0
+  done
+  return 1
+}
+
+# program:package. bon_csv2html (bonnie++) reads our Bonnie++ CSV in its test; headless
+# chromium renders the HTML report; ntfs-3g is the FUSE filesystem tested end to end; sshfs
+# and sshd stand in for a network filesystem (tests/morefs.rs); OpenMPI builds and runs the
+# `mpi` feature (tests/mpi.rs).
+for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount \
+            bon_csv2html:bonnie++ chromium:chromium mkntfs:ntfs-3g sshfs:sshfs \
+            sshd:openssh-server mpirun:openmpi-bin mpicc:libopenmpi-dev; do
+  has_program "${pair%%:*}" || echo "${pair##*:}"
+done
+has_libclang || echo libclang-dev

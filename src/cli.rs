@@ -26,6 +26,10 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// List workloads with their parameters, and filesystems this machine can make.
     List,
+    /// Install, with apt-get as root, the programs fsarena drives for some filesystems
+    /// (default: the quick suite's ext4, xfs, btrfs and tmpfs): mkfs and checker, losetup,
+    /// mount. Installs only what is missing; elsewhere prints the packages to install.
+    Setup(SetupArgs),
     /// Undo what a killed run left behind (mounts, loop devices, images, work directories).
     Cleanup(CleanupArgs),
     /// Check this machine for the default run (root, loop devices, mkfs tools, space) and
@@ -47,6 +51,16 @@ pub enum Command {
     /// run. See docs/plans.md.
     #[command(subcommand)]
     Plan(PlanCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    /// The filesystems to install programs for, comma-separated (e.g. `jfs,f2fs`).
+    #[arg(long, value_name = "LIST")]
+    pub fs: Option<String>,
+    /// Only say what would be installed.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Subcommand)]

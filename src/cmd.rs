@@ -52,9 +52,14 @@ fn run_with<S: AsRef<str>>(argv: &[S], detached: bool) -> Result<Output> {
         stderr: format!("{e} (is the program installed and in PATH?)"),
     };
     let t = Instant::now();
-    let mut command = Command::new(argv[0]);
+    // Found the way `which` finds it (cron and `env -i` give PATH=/usr/bin:/bin, without
+    // root's sbin directories); the command's own children (mkfs's, mount's helpers) get
+    // the same directories.
+    let program = which(argv[0]).unwrap_or_else(|| argv[0].into());
+    let mut command = Command::new(program);
     command
         .args(&argv[1..])
+        .env("PATH", search_path())
         .stdin(Stdio::null())
         .process_group(0);
     let (status, stdout, stderr) = if detached {
@@ -106,15 +111,42 @@ fn read_back(f: &mut std::fs::File) -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
-/// Whether `program` is found in PATH or in the sbin directories root uses.
+/// Root's sbin directories and the standard ones, searched after `PATH`.
+const SYSTEM_DIRS: [&str; 5] = ["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"];
+
+/// `PATH` followed by those of [`SYSTEM_DIRS`] it lacks: where fsarena looks for programs,
+/// and the `PATH` the commands it runs get.
+pub fn search_path() -> String {
+    search_path_from(&std::env::var("PATH").unwrap_or_default())
+}
+
+/// [`search_path`] for a given `PATH`.
+fn search_path_from(path: &str) -> String {
+    let mut dirs: Vec<&str> = path.split(':').filter(|d| !d.is_empty()).collect();
+    for d in SYSTEM_DIRS {
+        if !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    dirs.join(":")
+}
+
+/// Where `program` is found: itself when it names a path, else the first executable file
+/// of that name in [`search_path`].
 pub fn which(program: &str) -> Option<std::path::PathBuf> {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let found = path
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &std::path::Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = std::path::Path::new(program);
+        return executable(p).then(|| p.to_path_buf());
+    }
+    search_path()
         .split(':')
-        .chain(["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"])
         .map(|d| std::path::Path::new(d).join(program))
-        .find(|p| p.is_file());
-    found
+        .find(|p| executable(p))
 }
 
 /// The commands run so far by this process, in order.
@@ -169,6 +201,23 @@ mod tests {
         unsafe { libc::kill(pid, libc::SIGTERM) };
         let err = run_detached(&["sh", "-c", "echo bad >&2; exit 4"]).unwrap_err();
         assert!(err.to_string().contains("bad"), "{err}");
+    }
+
+    #[test]
+    fn programs_are_found_in_sbin_whatever_path_says() {
+        // What cron and `env -i PATH=/usr/bin:/bin` give: losetup and mkfs are in sbin.
+        let path = search_path_from("/usr/bin:/bin");
+        assert!(path.starts_with("/usr/bin:/bin:"), "{path}");
+        assert!(
+            path.contains(":/usr/sbin") && path.contains(":/sbin"),
+            "{path}"
+        );
+        assert_eq!(path.matches("/usr/bin").count(), 1, "{path}");
+        assert!(which("sh").is_some());
+        assert!(which("/no/such/program").is_none());
+        assert!(which("no-such-program-fsarena").is_none());
+        // A directory is not a program.
+        assert!(which("/usr").is_none());
     }
 
     #[test]

@@ -140,13 +140,14 @@ fn filesystem(fs: &facts::FsFacts) -> Check {
             ),
         ),
         Support::No(why) => {
+            // The reasons name each missing program's package already.
             let to_do = if why.contains("kernel") {
                 format!(
                     "load its module (`modprobe {}`) or use a kernel that has it",
                     fs.name
                 )
             } else {
-                format!("apt-get install {}", fs.package)
+                format!("`fsarena setup --fs {}` installs what is missing", fs.name)
             };
             let (verdict, role) = if fs.required {
                 (Verdict::Fail, "the default run needs it")
@@ -159,15 +160,13 @@ fn filesystem(fs: &facts::FsFacts) -> Check {
 }
 
 fn tmpfs(f: &Facts) -> Check {
-    if f.tmpfs {
-        check("fs tmpfs", Verdict::Ok, "kernel support")
-    } else {
-        check(
+    match &f.tmpfs {
+        Support::Yes => check("fs tmpfs", Verdict::Ok, "kernel support, mount present"),
+        Support::No(why) => check(
             "fs tmpfs",
             Verdict::Fail,
-            "the kernel has no tmpfs; the default run needs it: use a kernel built with \
-             CONFIG_TMPFS",
-        )
+            format!("{why}; the default run needs it (a kernel built with CONFIG_TMPFS)"),
+        ),
     }
 }
 
@@ -200,29 +199,36 @@ fn space(f: &Facts) -> Check {
             format!("cannot read the free space of {dir}: {e}; pass --image-dir DIR"),
         ),
         Ok(s) => {
+            let space = crate::probe::sys::Space {
+                avail_bytes: s.usable_bytes,
+                read_only: s.read_only,
+                ..Default::default()
+            };
+            // The rule `run` applies before it makes anything.
+            let problem = crate::plan::room::space_problem(
+                &f.image_dir,
+                &s.measured_at,
+                &space,
+                f.need_bytes,
+            );
+            if let Some(why) = problem {
+                return check("space", Verdict::Fail, why);
+            }
             let at = if s.measured_at == f.image_dir {
                 String::new()
             } else {
                 format!(" (not made yet; measured on {})", s.measured_at.display())
             };
-            let figures = format!(
-                "{} free in {dir}{at}; the default run needs {} (one {} image at a time)",
-                human(s.usable_bytes),
-                human(f.need_bytes),
-                human(f.need_bytes)
-            );
-            if s.usable_bytes >= f.need_bytes {
-                check("space", Verdict::Ok, figures)
-            } else {
-                check(
-                    "space",
-                    Verdict::Fail,
-                    format!(
-                        "{figures}: free space there, or point --image-dir at a disk with \
-                         room (not a tmpfs: images in memory measure memory)"
-                    ),
-                )
-            }
+            check(
+                "space",
+                Verdict::Ok,
+                format!(
+                    "{} free in {dir}{at}; the default run needs {} (one {} image at a time)",
+                    human(s.usable_bytes),
+                    human(f.need_bytes),
+                    human(f.need_bytes)
+                ),
+            )
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `fsarena list`: workloads with every parameter, its default and unit; filesystems and
 //! whether this machine can make them (and if not, why); network filesystems likewise.
 
-use crate::target::fs::{kernel_supports, FsType, Support};
+use crate::target::fs::{FsType, Support};
 use crate::target::net::NetKind;
 use crate::workload::{registry, ParamKind};
 use std::fmt::Write;
@@ -64,10 +64,9 @@ pub fn render() -> String {
         };
         let _ = writeln!(out, "  {:<9} loop image  {status}", f.name());
     }
-    let tmpfs = if kernel_supports("tmpfs") {
-        "yes"
-    } else {
-        "no: the kernel has no tmpfs"
+    let tmpfs = match crate::target::fs::tmpfs_support() {
+        Support::Yes => "yes".to_string(),
+        Support::No(why) => format!("no: {why}"),
     };
     let _ = writeln!(out, "  {:<9} in memory   {tmpfs}", "tmpfs");
     out.push_str("\nNetwork filesystems (--net KIND=SOURCE[,OPTIONS]):\n");

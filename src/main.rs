@@ -93,6 +93,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             print!("{}", fsarena::suite::render(store.as_ref(), 3));
             Ok(exit::OK)
         }
+        Command::Setup(a) => fsarena::setup::command(a.fs.as_deref(), a.dry_run),
         Command::Doctor(a) => {
             let checks = fsarena::doctor::checks(&fsarena::doctor::gather(&a.image_dir));
             print!("{}", fsarena::doctor::render(&checks));

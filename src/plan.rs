@@ -7,6 +7,7 @@ pub mod canon;
 pub mod file;
 pub mod located;
 pub mod matrix;
+pub mod room;
 
 use crate::cli::RunArgs;
 use crate::error::{usage, Error};
@@ -17,9 +18,6 @@ use crate::target::{net::NetSpec, TargetSpec};
 use crate::workload::WorkloadSpec;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
-
-/// Room kept free in the image directory beyond one image.
-pub(crate) const IMAGE_DIR_MARGIN: u64 = 64 << 20;
 
 /// A target of the plan with the name reports give it (`ext4`, `ext4+data=writeback`).
 #[derive(Clone, Debug)]
@@ -52,6 +50,10 @@ pub struct Plan {
     pub source: Option<PathBuf>,
     /// The stored run to continue (`--resume`).
     pub resume: Option<String>,
+    /// Filesystems the suite runs on that this machine cannot make, each with why and the
+    /// package to install (`xfs: mkfs.xfs missing: apt-get install xfsprogs`): said at the
+    /// start of the run and kept in its report.
+    pub left_out: Vec<String>,
 }
 
 fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
@@ -69,11 +71,6 @@ fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
             Ok((fs.to_string(), opts.to_string()))
         })
         .collect()
-}
-
-/// The nearest existing ancestor of `p` (where free space is to be measured).
-pub(crate) fn existing_ancestor(p: &Path) -> &Path {
-    p.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"))
 }
 
 impl Plan {
@@ -145,6 +142,7 @@ impl Plan {
         }
         let mkfs = parse_fs_opts(&a.mkfs_opt, "--mkfs-opt")?;
         let mount = parse_fs_opts(&a.mount_opt, "--mount-opt")?;
+        let mut left_out = Vec::new();
         let names: Vec<String> = match &a.fs {
             Some(list) => list
                 .split(',')
@@ -152,22 +150,27 @@ impl Plan {
                 .filter(|s| !s.is_empty())
                 .collect(),
             None if !a.dir.is_empty() || !a.net.is_empty() => Vec::new(),
-            // A suite's filesystems, those of them this machine can make.
-            None => match suite.as_ref().filter(|s| !s.fs.is_empty()) {
-                Some(s) => {
-                    let can = default_filesystems();
-                    s.fs.iter()
-                        .filter(|f| can.iter().any(|c| c == *f))
-                        .map(|f| f.to_string())
-                        .collect()
-                }
-                None => default_filesystems(),
-            },
+            // A suite's filesystems, those of them this machine can make; the others are
+            // named, with why.
+            None => {
+                let wanted: Vec<&str> = match suite.as_ref().filter(|s| !s.fs.is_empty()) {
+                    Some(s) => s.fs.to_vec(),
+                    None => default_set().collect(),
+                };
+                let (can, cannot) = makeable(&wanted);
+                left_out = cannot;
+                can
+            }
         };
         let mut targets = device_targets(a, &names, &mkfs, &mount, &image_dir)?;
         for name in names.iter().filter(|_| a.device.is_empty()) {
             let mount_opts = mount_opts_for(name, &mount);
             if name == "tmpfs" {
+                if let Support::No(why) = crate::target::fs::tmpfs_support() {
+                    return Err(usage(format!(
+                        "--fs tmpfs: this machine cannot mount it: {why}"
+                    )));
+                }
                 targets.push(TargetSpec::Tmpfs {
                     size_bytes,
                     mount_opts,
@@ -243,17 +246,16 @@ impl Plan {
             }
         }
         if targets.iter().any(|t| matches!(t, TargetSpec::Loop { .. })) {
-            let at = existing_ancestor(&image_dir);
-            let space = crate::probe::sys::space(at)?;
-            if space.avail_bytes < size_bytes + IMAGE_DIR_MARGIN {
-                return Err(usage(format!(
-                    "--image-dir {}: {} free, but one image of --size {} needs {} (plus {} margin); use a smaller --size or another --image-dir",
-                    image_dir.display(),
-                    format_size(space.avail_bytes),
-                    size_text,
-                    format_size(size_bytes),
-                    format_size(IMAGE_DIR_MARGIN)
-                )));
+            if let Some(why) = room::image_dir_problem(&image_dir, size_bytes) {
+                return Err(usage(format!("--image-dir {why}")));
+            }
+        }
+        if targets
+            .iter()
+            .any(|t| matches!(t, TargetSpec::Tmpfs { .. }))
+        {
+            if let Some(why) = room::tmpfs_problem(size_bytes, room::memory_for_tmpfs()) {
+                return Err(usage(format!("--fs tmpfs --size {size_text}: {why}")));
             }
         }
         Ok(Plan {
@@ -266,6 +268,7 @@ impl Plan {
             quiet: a.quiet,
             source: None,
             resume: None,
+            left_out,
         })
     }
 }
@@ -408,15 +411,43 @@ impl Plan {
     }
 }
 
-/// Every filesystem of the default set this machine can make, plus tmpfs. The others
-/// (f2fs, ntfs, vfat, …) run only when named with `--fs`.
-pub fn default_filesystems() -> Vec<String> {
+/// The filesystems a run without `--fs` or a suite makes: the default set, plus tmpfs.
+/// The others (f2fs, ntfs, vfat, …) run only when named with `--fs`.
+fn default_set() -> impl Iterator<Item = &'static str> {
     FsType::ALL
-        .iter()
-        .filter(|f| f.in_default_set() && f.support() == Support::Yes)
-        .map(|f| f.name().to_string())
-        .chain(std::iter::once("tmpfs".to_string()))
-        .collect()
+        .into_iter()
+        .filter(|f| f.in_default_set())
+        .map(FsType::name)
+        .chain(std::iter::once("tmpfs"))
+}
+
+/// Every filesystem of the default set this machine can make, plus tmpfs.
+pub fn default_filesystems() -> Vec<String> {
+    makeable(&default_set().collect::<Vec<_>>()).0
+}
+
+/// Splits `names` into those this machine can make and, for the others, why not
+/// (`xfs: mkfs.xfs missing: apt-get install xfsprogs`).
+pub fn makeable(names: &[&str]) -> (Vec<String>, Vec<String>) {
+    makeable_with(names, &|name| match name {
+        "tmpfs" => crate::target::fs::tmpfs_support(),
+        _ => FsType::parse(name).map_or_else(Support::No, FsType::support),
+    })
+}
+
+pub(crate) fn makeable_with(
+    names: &[&str],
+    support: &dyn Fn(&str) -> Support,
+) -> (Vec<String>, Vec<String>) {
+    let mut can = Vec::new();
+    let mut cannot = Vec::new();
+    for name in names {
+        match support(name) {
+            Support::Yes => can.push(name.to_string()),
+            Support::No(why) => cannot.push(format!("{name}: {why}")),
+        }
+    }
+    (can, cannot)
 }
 
 #[cfg(test)]

@@ -30,6 +30,32 @@ pub struct RunResult {
     /// process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mpi: Option<MpiInfo>,
+    /// Filesystems of the suite this machine could not make, each as `NAME: why` with the
+    /// package to install; absent when none was left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
+}
+
+/// What a run says, at its start and atop its report, about the filesystems of its suite
+/// it left out ([`RunResult::left_out`]), or `None` when it left out none.
+pub fn left_out_line(left_out: &[String]) -> Option<String> {
+    if left_out.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = left_out
+        .iter()
+        .map(|l| l.split(':').next().unwrap_or(l))
+        .collect();
+    let hint = if left_out.iter().any(|l| l.contains("apt-get install")) {
+        " (`fsarena setup` installs the missing programs)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "left out {}, which this machine cannot make{hint}: {}",
+        names.join(", "),
+        left_out.join("; ")
+    ))
 }
 
 /// The MPI side of a run: mode, ranks and the host of each rank (docs/distributed.md).

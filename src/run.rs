@@ -88,7 +88,11 @@ pub fn execute(
         trials: Vec::new(),
         summaries: Vec::new(),
         mpi: dist.info(),
+        left_out: plan.left_out.clone(),
     };
+    if let Some(line) = crate::result::left_out_line(&plan.left_out) {
+        progress.note(&line);
+    }
     if let Some(prev) = previous {
         result.started_at = prev.started_at;
         result.command_line = prev.command_line;

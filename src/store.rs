@@ -32,7 +32,7 @@ mod resume;
 pub const DEFAULT_DB: &str = "fsarena.db";
 
 /// The schema version this build writes.
-const SCHEMA_VERSION: i64 = 5;
+const SCHEMA_VERSION: i64 = 6;
 const _: () = assert!(SCHEMA_VERSION as usize == MIGRATIONS.len());
 
 const MIGRATIONS: &[&str] = &[
@@ -93,6 +93,8 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE runs ADD COLUMN plan TEXT; ALTER TABLE runs ADD COLUMN plan_hash TEXT;",
     // 4 → 5: MPI runs' mode and hosts, and each rank's figures.
     ranks::MIGRATION,
+    // 5 → 6: the filesystems of the suite this machine could not make, and why (JSON).
+    "ALTER TABLE runs ADD COLUMN left_out TEXT;",
 ];
 
 /// An open result database.
@@ -228,7 +230,8 @@ impl Store {
     pub fn begin_run(&self, run: &RunResult, targets: &[TargetInfo]) -> Result<()> {
         self.conn.execute(
             "INSERT INTO runs (id, started_at, status, fsarena_version, command_line, host, \
-             policy, can_drop_caches, pid, hostname) VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+             policy, can_drop_caches, pid, hostname, left_out) \
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 run.run_id,
                 run.started_at,
@@ -239,6 +242,9 @@ impl Store {
                 run.can_drop_caches,
                 std::process::id(),
                 run.host.hostname,
+                (!run.left_out.is_empty())
+                    .then(|| serde_json::to_string(&run.left_out))
+                    .transpose()?,
             ],
         )?;
         self.save_targets(&run.run_id, targets)
@@ -435,7 +441,7 @@ impl Store {
         let id = self.resolve(run)?;
         let (mut result, pid, hostname): (RunResult, i64, String) = self.conn.query_row(
             "SELECT started_at, finished_at, status, fsarena_version, command_line, host, policy, \
-             can_drop_caches, pid, hostname FROM runs WHERE id = ?1",
+             can_drop_caches, pid, hostname, left_out FROM runs WHERE id = ?1",
             [&id],
             |r| {
                 let run = RunResult {
@@ -452,6 +458,7 @@ impl Store {
                     trials: Vec::new(),
                     summaries: Vec::new(),
                     mpi: None,
+                    left_out: json_or_default(r, 10)?,
                 };
                 Ok((run, r.get(8)?, r.get(9)?))
             },
@@ -509,6 +516,18 @@ fn json<T: serde::de::DeserializeOwned>(r: &rusqlite::Row, i: usize) -> rusqlite
     serde_json::from_str(&text).map_err(|e| {
         rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
     })
+}
+
+/// Like [`json`], for a column that may be NULL (added by a later schema): the type's
+/// default then.
+fn json_or_default<T: serde::de::DeserializeOwned + Default>(
+    r: &rusqlite::Row,
+    i: usize,
+) -> rusqlite::Result<T> {
+    match r.get::<_, Option<String>>(i)? {
+        None => Ok(T::default()),
+        Some(_) => json(r, i),
+    }
 }
 
 /// `fsarena history`'s table.
@@ -572,6 +591,7 @@ mod tests {
             trials: Vec::new(),
             summaries: Vec::new(),
             mpi: None,
+            left_out: Vec::new(),
         }
     }
 

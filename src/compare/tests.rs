@@ -65,6 +65,7 @@ fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])]) -> RunRe
         trials,
         summaries: vec![],
         mpi: None,
+        left_out: Vec::new(),
     }
 }
 

@@ -6,7 +6,7 @@
 //! a write, `losetup -f` only prints the next free device.
 
 use crate::probe::dirty::DirtyState;
-use crate::target::fs::{kernel_supports, FsType, Support};
+use crate::target::fs::{FsType, Support};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -39,8 +39,11 @@ pub struct DirSpace {
     /// The directory statvfs looked at: the image directory, or its nearest existing
     /// ancestor when it does not exist yet.
     pub measured_at: PathBuf,
-    /// Bytes fsarena can use there (free for root, available for others).
+    /// Bytes fsarena may use there: statvfs `f_bavail`, as `run` counts them (root's
+    /// reserved blocks are not for images).
     pub usable_bytes: u64,
+    /// The filesystem there is mounted read-only.
+    pub read_only: bool,
 }
 
 /// Everything the checks judge.
@@ -52,8 +55,8 @@ pub struct Facts {
     /// `losetup -f`: the next free loop device, or why it failed.
     pub losetup: Result<String, String>,
     pub filesystems: Vec<FsFacts>,
-    /// The kernel has tmpfs.
-    pub tmpfs: bool,
+    /// The kernel has tmpfs and `mount` is installed.
+    pub tmpfs: Support,
     /// Opening `/proc/sys/vm/drop_caches` for writing: Ok, or the error.
     pub drop_caches: Result<(), String>,
     pub image_dir: PathBuf,
@@ -107,17 +110,17 @@ pub fn gather(image_dir: &Path) -> Facts {
                 fsck: f.fsck_support(),
             })
             .collect(),
-        tmpfs: kernel_supports("tmpfs"),
+        tmpfs: crate::target::fs::tmpfs_support(),
         drop_caches: std::fs::OpenOptions::new()
             .write(true)
             .open("/proc/sys/vm/drop_caches")
             .map(drop)
             .map_err(|e| e.to_string()),
         image_dir: image_dir.to_path_buf(),
-        space: dir_space(image_dir, root),
+        space: dir_space(image_dir),
         need_bytes: size,
         tmpfs_bytes: size,
-        mem_available_bytes: meminfo_bytes("MemAvailable"),
+        mem_available_bytes: crate::probe::sys::meminfo_bytes("MemAvailable"),
         governors: governors(Path::new("/sys/devices/system/cpu")),
         loadavg_1: std::fs::read_to_string("/proc/loadavg")
             .ok()
@@ -148,7 +151,11 @@ pub fn gather(image_dir: &Path) -> Facts {
 }
 
 fn losetup_f() -> Result<String, String> {
-    match std::process::Command::new("losetup").arg("-f").output() {
+    // Found as `run` finds it (root's sbin directories even when PATH lacks them).
+    let Some(losetup) = crate::cmd::which("losetup") else {
+        return Err("losetup missing: apt-get install mount".into());
+    };
+    match std::process::Command::new(losetup).arg("-f").output() {
         Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).trim().to_string()),
         Ok(o) => Err(String::from_utf8_lossy(&o.stderr).trim().to_string()),
         Err(e) => Err(format!("losetup: {e}")),
@@ -156,22 +163,14 @@ fn losetup_f() -> Result<String, String> {
 }
 
 /// statvfs of `dir`, or of its nearest existing ancestor.
-fn dir_space(dir: &Path, root: bool) -> Result<DirSpace, String> {
-    let at = dir
-        .ancestors()
-        .find(|p| p.exists())
-        .unwrap_or(Path::new("/"));
+fn dir_space(dir: &Path) -> Result<DirSpace, String> {
+    let at = crate::plan::room::existing_ancestor(dir);
     let s = crate::probe::sys::space(at).map_err(|e| format!("{e:#}"))?;
     Ok(DirSpace {
         measured_at: at.to_path_buf(),
-        usable_bytes: if root { s.free_bytes } else { s.avail_bytes },
+        usable_bytes: s.avail_bytes,
+        read_only: s.read_only,
     })
-}
-
-fn meminfo_bytes(key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.split(':').next() == Some(key))?;
-    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
 }
 
 /// The `scaling_governor` of every `cpuN` under `cpu_dir` (`/sys/devices/system/cpu`).

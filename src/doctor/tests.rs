@@ -24,12 +24,13 @@ fn healthy() -> Facts {
         loop_control: true,
         losetup: Ok("/dev/loop0".into()),
         filesystems: vec![fs("ext2", false), fs("ext4", true), fs("xfs", true)],
-        tmpfs: true,
+        tmpfs: Support::Yes,
         drop_caches: Ok(()),
         image_dir: "/var/tmp/fsarena".into(),
         space: Ok(DirSpace {
             measured_at: "/var/tmp/fsarena".into(),
             usable_bytes: 50 * GIB,
+            read_only: false,
         }),
         need_bytes: GIB,
         tmpfs_bytes: GIB,
@@ -143,14 +144,17 @@ fn loop_fails_without_control_device_or_free_device() {
 #[test]
 fn missing_mkfs_fails_for_default_filesystems_and_warns_for_others() {
     let mut f = healthy();
-    f.filesystems[1].mkfs =
-        Support::No("mkfs.ext4 is not installed (Debian package e2fsprogs)".into());
+    f.filesystems[1].mkfs = Support::No("losetup missing: apt-get install mount".into());
     f.filesystems[1].package = "e2fsprogs";
     f.filesystems[0].mkfs = Support::No("the running kernel has no ext2 support".into());
     let (v, text) = verdict(&f, "fs ext4");
     assert_eq!(v, Verdict::Fail);
+    // The package of what is missing (mount's losetup), not the filesystem's own.
     assert!(
-        text.contains("apt-get install e2fsprogs") && text.contains("default run needs it"),
+        text.contains("apt-get install mount")
+            && !text.contains("e2fsprogs")
+            && text.contains("default run needs it")
+            && text.contains("fsarena setup --fs ext4"),
         "{text}"
     );
     let (v, text) = verdict(&f, "fs ext2");
@@ -179,7 +183,7 @@ fn missing_checker_only_warns() {
 #[test]
 fn no_tmpfs_fails() {
     let f = Facts {
-        tmpfs: false,
+        tmpfs: Support::No("kernel 6.18.0-test has no tmpfs".into()),
         ..healthy()
     };
     assert_eq!(verdict(&f, "fs tmpfs").0, Verdict::Fail);
@@ -206,6 +210,7 @@ fn space_fails_below_one_image_and_names_where_it_measured() {
         space: Ok(DirSpace {
             measured_at: "/mnt/tiny".into(),
             usable_bytes: 512 << 10,
+            read_only: false,
         }),
         image_dir: PathBuf::from("/mnt/tiny/images"),
         ..healthy()
@@ -213,7 +218,7 @@ fn space_fails_below_one_image_and_names_where_it_measured() {
     let (v, text) = verdict(&f, "space");
     assert_eq!(v, Verdict::Fail);
     assert!(
-        text.contains("512.0 KiB free") && text.contains("needs 1.0 GiB"),
+        text.contains("512KiB free") && text.contains("needs 1GiB"),
         "{text}"
     );
     assert!(text.contains("measured on /mnt/tiny") && text.contains("--image-dir"));
@@ -222,14 +227,38 @@ fn space_fails_below_one_image_and_names_where_it_measured() {
         ..healthy()
     };
     assert_eq!(verdict(&f, "space").0, Verdict::Fail);
-    let f = Facts {
+    // The margin `run` keeps beside the image counts here too.
+    let exactly = |usable_bytes| Facts {
         space: Ok(DirSpace {
             measured_at: "/var/tmp/fsarena".into(),
-            usable_bytes: GIB,
+            usable_bytes,
+            read_only: false,
         }),
         ..healthy()
     };
-    assert_eq!(verdict(&f, "space").0, Verdict::Ok, "exactly enough");
+    let margin = crate::plan::room::IMAGE_DIR_MARGIN;
+    assert_eq!(verdict(&exactly(GIB + margin), "space").0, Verdict::Ok);
+    assert_eq!(
+        verdict(&exactly(GIB + margin - 1), "space").0,
+        Verdict::Fail
+    );
+}
+
+#[test]
+fn a_read_only_image_dir_is_read_only_not_short_of_space() {
+    let f = Facts {
+        space: Ok(DirSpace {
+            measured_at: "/mnt/cdrom".into(),
+            usable_bytes: 16 << 20,
+            read_only: true,
+        }),
+        image_dir: PathBuf::from("/mnt/cdrom/img"),
+        ..healthy()
+    };
+    let (v, text) = verdict(&f, "space");
+    assert_eq!(v, Verdict::Fail);
+    assert!(text.contains("read-only"), "{text}");
+    assert!(!text.contains("16MiB"), "{text}");
 }
 
 #[test]

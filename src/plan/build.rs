@@ -230,6 +230,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
             quiet: false,
             source: Some(PathBuf::from(&src.path)),
             resume: None,
+            left_out: Vec::new(),
         },
         host_problems: host,
     })
@@ -357,6 +358,9 @@ fn target(
         if let Some(m) = &e.mkfs {
             return Err(src.err(&m.span, "tmpfs has no mkfs options"));
         }
+        if let Support::No(why) = crate::target::fs::tmpfs_support() {
+            host.push(src.err(&fs.span, format!("this machine cannot mount tmpfs: {why}")));
+        }
         return Ok(PlanTarget {
             name,
             spec: TargetSpec::Tmpfs {
@@ -453,7 +457,7 @@ fn workload(src: &Src, w: &WorkloadEntry) -> Result<Vec<WorkloadSpec>> {
 }
 
 /// What this host lacks for the plan: root for loop and tmpfs targets, room in the image
-/// directory for the largest image.
+/// directory for the largest image, memory for each tmpfs ([`super::room`]).
 fn host_checks(
     targets: &[(PlanTarget, &TargetEntry)],
     image_dir: &Path,
@@ -477,20 +481,16 @@ fn host_checks(
         })
         .max();
     if let Some(bytes) = largest {
-        let at = super::existing_ancestor(image_dir);
-        match crate::probe::sys::space(at) {
-            Ok(space) if space.avail_bytes < bytes + super::IMAGE_DIR_MARGIN => {
-                host.push(usage(format!(
-                    "image directory {}: {} free, but the largest image needs {} (plus {} \
-                     margin); use smaller sizes or another image_dir / --image-dir",
-                    image_dir.display(),
-                    format_size(space.avail_bytes),
-                    format_size(bytes),
-                    format_size(super::IMAGE_DIR_MARGIN)
-                )));
+        if let Some(why) = super::room::image_dir_problem(image_dir, bytes) {
+            host.push(usage(format!("image directory {why}")));
+        }
+    }
+    let memory = super::room::memory_for_tmpfs();
+    for (t, _) in targets {
+        if let TargetSpec::Tmpfs { size_bytes, .. } = t.spec {
+            if let Some(why) = super::room::tmpfs_problem(size_bytes, memory) {
+                host.push(usage(format!("target {}: {why}", t.name)));
             }
-            Ok(_) => {}
-            Err(e) => host.push(e),
         }
     }
 }

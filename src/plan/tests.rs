@@ -296,3 +296,29 @@ fn a_size_below_the_filesystems_minimum_is_refused_where_it_is_written() {
         "{e}"
     );
 }
+
+#[test]
+fn filesystems_this_machine_cannot_make_are_left_out_with_the_package() {
+    use crate::target::fs::Support;
+    let support = |name: &str| match name {
+        "xfs" => Support::No("mkfs.xfs missing: apt-get install xfsprogs".into()),
+        "btrfs" => Support::No("mkfs.btrfs missing: apt-get install btrfs-progs".into()),
+        _ => Support::Yes,
+    };
+    let (can, cannot) = super::makeable_with(&["ext4", "xfs", "btrfs", "tmpfs"], &support);
+    assert_eq!(can, ["ext4", "tmpfs"]);
+    assert_eq!(
+        cannot,
+        [
+            "xfs: mkfs.xfs missing: apt-get install xfsprogs",
+            "btrfs: mkfs.btrfs missing: apt-get install btrfs-progs"
+        ]
+    );
+    let line = crate::result::left_out_line(&cannot).unwrap();
+    assert!(
+        line.starts_with("left out xfs, btrfs, which this machine cannot make"),
+        "{line}"
+    );
+    assert!(line.contains("fsarena setup") && line.contains("apt-get install btrfs-progs"));
+    assert_eq!(crate::result::left_out_line(&[]), None);
+}

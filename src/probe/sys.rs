@@ -105,6 +105,14 @@ pub fn dirty_bytes() -> u64 {
         * 1024
 }
 
+/// A figure of `/proc/meminfo` (`MemAvailable`, `SwapFree`, …) in bytes; `None` when
+/// absent or unreadable.
+pub fn meminfo_bytes(key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.split(':').next() == Some(key))?;
+    Some(line.split_whitespace().nth(1)?.parse::<u64>().ok()? * 1024)
+}
+
 /// Space of the filesystem holding `path`, from statvfs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Space {
@@ -112,6 +120,8 @@ pub struct Space {
     pub free_bytes: u64,
     /// Free to an unprivileged user (what `df` shows as available).
     pub avail_bytes: u64,
+    /// Mounted read-only (`ST_RDONLY`).
+    pub read_only: bool,
 }
 
 impl Space {
@@ -142,6 +152,7 @@ pub fn space(path: &Path) -> Result<Space> {
         capacity_bytes: st.f_blocks * f,
         free_bytes: st.f_bfree * f,
         avail_bytes: st.f_bavail * f,
+        read_only: st.f_flag & libc::ST_RDONLY != 0,
     })
 }
 

@@ -85,32 +85,36 @@ fn setup(out: &mut String, run: &RunResult) {
     );
     let h = &run.host;
     let p = &run.policy;
-    key_values(
-        out,
-        &[
-            ("host", h.hostname.clone()),
-            ("kernel", h.kernel.clone()),
-            ("CPU", format!("{} ({} cores)", h.cpu_model, h.cores)),
-            (
-                "memory",
-                format!("{:.1} GiB", h.mem_bytes as f64 / (1u64 << 30) as f64),
-            ),
-            ("fsarena", run.fsarena_version.clone()),
-            ("cache policy", p.cache.to_string()),
-            ("sync policy", p.sync.to_string()),
-            ("data written", p.data.to_string()),
-            ("repetitions", p.reps.to_string()),
-            ("seed", p.seed.to_string()),
-            (
-                "caches dropped",
-                if run.can_drop_caches {
-                    "yes (root)".into()
-                } else {
-                    "no (not root): cold figures are not cold".into()
-                },
-            ),
-        ],
-    );
+    let mut facts = vec![
+        ("host", h.hostname.clone()),
+        ("kernel", h.kernel.clone()),
+        ("CPU", format!("{} ({} cores)", h.cpu_model, h.cores)),
+        (
+            "memory",
+            format!("{:.1} GiB", h.mem_bytes as f64 / (1u64 << 30) as f64),
+        ),
+        ("fsarena", run.fsarena_version.clone()),
+        ("cache policy", p.cache.to_string()),
+        ("sync policy", p.sync.to_string()),
+        ("data written", p.data.to_string()),
+        ("repetitions", p.reps.to_string()),
+        ("seed", p.seed.to_string()),
+        (
+            "caches dropped",
+            if run.can_drop_caches {
+                "yes (root)".into()
+            } else {
+                "no (not root): cold figures are not cold".into()
+            },
+        ),
+    ];
+    if !run.left_out.is_empty() {
+        facts.push((
+            "left out (this machine cannot make them)",
+            run.left_out.join("; "),
+        ));
+    }
+    key_values(out, &facts);
     out.push_str("<h3>Targets</h3>");
     let mut t = Table {
         head: [

@@ -157,6 +157,9 @@ pub fn render(run: &RunResult) -> String {
         "host {} · kernel {} · {} · {} cores",
         run.host.hostname, run.host.kernel, run.host.cpu_model, run.host.cores
     );
+    if let Some(line) = crate::result::left_out_line(&run.left_out) {
+        let _ = writeln!(out, "{line}");
+    }
     let mut used_marks: Vec<&str> = Vec::new();
     let mut workloads: Vec<&str> = Vec::new();
     for t in &run.trials {

@@ -224,6 +224,7 @@ impl FsType {
                 why.push(missing(program, k.package));
             }
         }
+        why.extend(missing_tools(host, LOOP_TOOLS));
         if why.is_empty() {
             Support::Yes
         } else {
@@ -250,6 +251,45 @@ impl FsType {
         } else {
             Support::No(missing(argv[0], k.package))
         }
+    }
+}
+
+/// The programs every loop-image target runs besides its own mkfs, with their Debian
+/// package: attach, mount, unmount (detaching is `losetup -d`).
+pub const LOOP_TOOLS: &[(&str, &str)] = &[
+    ("losetup", "mount"),
+    ("mount", "mount"),
+    ("umount", "mount"),
+];
+
+/// The programs a tmpfs target runs.
+pub const TMPFS_TOOLS: &[(&str, &str)] = &[("mount", "mount"), ("umount", "mount")];
+
+/// "PROGRAM missing: apt-get install PACKAGE" for each of `tools` that `host` lacks.
+fn missing_tools(host: &dyn Host, tools: &[(&str, &str)]) -> Vec<String> {
+    tools
+        .iter()
+        .filter(|(program, _)| !host.has_program(program))
+        .map(|(program, package)| missing(program, package))
+        .collect()
+}
+
+/// Whether this machine can mount a tmpfs (kernel and `mount`), and if not, why.
+pub fn tmpfs_support() -> Support {
+    tmpfs_support_on(&LiveHost)
+}
+
+/// [`tmpfs_support`] on `host`.
+pub fn tmpfs_support_on(host: &dyn Host) -> Support {
+    let mut why = Vec::new();
+    if !host::kernel_has(host, "tmpfs", "tmpfs") {
+        why.push(format!("kernel {} has no tmpfs", host.kernel_release()));
+    }
+    why.extend(missing_tools(host, TMPFS_TOOLS));
+    if why.is_empty() {
+        Support::Yes
+    } else {
+        Support::No(why.join("; "))
     }
 }
 
@@ -392,7 +432,7 @@ mod tests {
         let bare = FakeHost {
             filesystems: PROC,
             modules: "",
-            programs: &["mkfs.ext4", "mkfs.f2fs"],
+            programs: &["mkfs.ext4", "mkfs.f2fs", "losetup", "mount", "umount"],
         };
         assert_eq!(FsType::Ext4.support_on(&bare), Support::Yes);
         assert_eq!(
@@ -428,11 +468,49 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_losetup_or_mount_is_named_with_its_package() {
+        // `env -i PATH=/usr/bin:/bin` on a system whose lookup stopped at PATH: mount
+        // found, losetup (in /usr/sbin) not. Nothing that `list` calls possible may
+        // then fail at run time for a missing program.
+        let no_losetup = FakeHost {
+            filesystems: PROC,
+            modules: "",
+            programs: &["mkfs.ext4", "mount", "umount"],
+        };
+        assert_eq!(
+            FsType::Ext4.support_on(&no_losetup),
+            Support::No("losetup missing: apt-get install mount".into())
+        );
+        assert_eq!(tmpfs_support_on(&no_losetup), Support::Yes);
+        let bare = FakeHost {
+            filesystems: "nodev\tproc\n\text4\n",
+            modules: "",
+            programs: &[],
+        };
+        assert_eq!(
+            tmpfs_support_on(&bare),
+            Support::No(
+                "kernel 6.18.0-test has no tmpfs; mount missing: apt-get install mount; \
+                 umount missing: apt-get install mount"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
     fn a_loadable_module_is_support() {
         let modular = FakeHost {
             filesystems: PROC,
             modules: "kernel/fs/f2fs/f2fs.ko.zst: kernel/lib/lz4.ko\nkernel/fs/fat/vfat.ko:",
-            programs: &["mkfs.f2fs", "mkfs.vfat", "mkfs.ntfs", "mount.ntfs-3g"],
+            programs: &[
+                "mkfs.f2fs",
+                "mkfs.vfat",
+                "mkfs.ntfs",
+                "mount.ntfs-3g",
+                "losetup",
+                "mount",
+                "umount",
+            ],
         };
         assert_eq!(FsType::F2fs.support_on(&modular), Support::Yes);
         assert_eq!(FsType::Vfat.support_on(&modular), Support::Yes);

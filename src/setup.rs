@@ -1,0 +1,180 @@
+//! `fsarena setup`: installs the programs fsarena drives for some filesystems (by default
+//! those of the quick suite: ext4, xfs, btrfs and tmpfs), so that a fresh machine compares
+//! them all — mkfs and checker (`e2fsprogs`, `xfsprogs`, `btrfs-progs`, …), and `losetup`,
+//! `mount`, `umount` (`mount`). Only the Debian packages that [`FsType`]'s tables name, only
+//! those missing, only with apt-get, only as root, through the one command runner; what
+//! the kernel lacks cannot be installed and is said. Elsewhere it prints the packages.
+
+use crate::error::usage;
+use crate::target::fs::{kernel_lacks, FsType, Host, LiveHost, LOOP_TOOLS, TMPFS_TOOLS};
+use anyhow::Result;
+
+/// What a set of filesystems needs that this machine lacks.
+#[derive(Debug, Default, PartialEq)]
+pub struct Missing {
+    /// `(program, package)` pairs, each package once.
+    pub programs: Vec<(String, String)>,
+    /// What only another kernel (or a module) can give: `jfs: kernel … has no jfs …`.
+    pub kernel: Vec<String>,
+}
+
+impl Missing {
+    /// The packages to install, each once, in order.
+    pub fn packages(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = Vec::new();
+        for (_, p) in &self.programs {
+            if !v.contains(&p.as_str()) {
+                v.push(p);
+            }
+        }
+        v
+    }
+}
+
+/// The filesystems `setup` serves without `--fs`: the quick suite's.
+pub fn default_names() -> Vec<&'static str> {
+    crate::suite::find("quick").map_or_else(|_| vec!["ext4", "tmpfs"], |s| s.fs.to_vec())
+}
+
+/// What `names` (`ext4`, `tmpfs`, …) need on `host` and it lacks.
+pub fn missing_on(host: &dyn Host, names: &[&str]) -> Result<Missing> {
+    let mut m = Missing::default();
+    let mut want = |program: &str, package: &str| {
+        if !host.has_program(program) && !m.programs.iter().any(|(p, _)| p == program) {
+            m.programs.push((program.to_string(), package.to_string()));
+        }
+    };
+    for name in names {
+        if *name == "tmpfs" {
+            TMPFS_TOOLS.iter().for_each(|(p, k)| want(p, k));
+            continue;
+        }
+        let fs = FsType::parse(name).map_err(usage)?;
+        let k = fs.knowledge();
+        for program in std::iter::once(k.mkfs)
+            .chain(k.mount_helper)
+            .chain(k.fsck.map(|argv| argv[0]))
+        {
+            want(program, k.package);
+        }
+        LOOP_TOOLS.iter().for_each(|(p, pkg)| want(p, pkg));
+        if let Some(why) = kernel_lacks(host, &k.kernel) {
+            m.kernel.push(format!("{name}: {why}"));
+        }
+    }
+    Ok(m)
+}
+
+/// `fsarena setup [--fs LIST]`: the exit code, after saying what was done.
+pub fn command(fs: Option<&str>, dry_run: bool) -> Result<i32> {
+    let names: Vec<&str> = match fs {
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect(),
+        None => default_names(),
+    };
+    let missing = missing_on(&LiveHost, &names)?;
+    for k in &missing.kernel {
+        println!("cannot be installed with a package: {k}");
+    }
+    let packages = missing.packages();
+    if packages.is_empty() {
+        println!("the programs for {} are installed", names.join(", "));
+        return Ok(if missing.kernel.is_empty() { 0 } else { 1 });
+    }
+    let programs: Vec<String> = missing
+        .programs
+        .iter()
+        .map(|(p, k)| format!("{p} ({k})"))
+        .collect();
+    let line = format!("apt-get install {}", packages.join(" "));
+    let root = crate::probe::sys::is_root();
+    let apt = crate::cmd::which("apt-get").is_some();
+    if dry_run || !root || !apt {
+        let why = if dry_run {
+            "would run"
+        } else if !apt {
+            "no apt-get here: install the equivalent packages, on Debian and Ubuntu"
+        } else {
+            "not root: as root, run"
+        };
+        println!("missing: {}; {why}: {line}", programs.join(", "));
+        return Ok(if dry_run { 0 } else { 1 });
+    }
+    println!(
+        "fsarena setup: installing {} with apt-get",
+        packages.join(" ")
+    );
+    let lock = ["-o", "DPkg::Lock::Timeout=600"];
+    let env = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get"];
+    let update: Vec<&str> = env
+        .iter()
+        .chain(&["update", "-qq"])
+        .chain(&lock)
+        .copied()
+        .collect();
+    let install: Vec<&str> = env
+        .iter()
+        .chain(&["install", "-y", "-qq", "--no-install-recommends"])
+        .chain(&lock)
+        .chain(&packages)
+        .copied()
+        .collect();
+    crate::cmd::run(&update)?;
+    crate::cmd::run(&install)?;
+    let after = missing_on(&LiveHost, &names)?;
+    if after.programs.is_empty() {
+        println!("the programs for {} are installed", names.join(", "));
+        Ok(if after.kernel.is_empty() { 0 } else { 1 })
+    } else {
+        let still: Vec<String> = after.programs.iter().map(|(p, _)| p.clone()).collect();
+        anyhow::bail!(
+            "apt-get succeeded but {} are still missing",
+            still.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::fs::FakeHost;
+
+    const PROC: &str = "nodev\ttmpfs\n\text4\n\txfs\n\tbtrfs\n";
+
+    #[test]
+    fn a_fresh_machine_needs_xfsprogs_and_btrfs_progs_once_each() {
+        let fresh = FakeHost {
+            filesystems: PROC,
+            modules: "",
+            programs: &["mkfs.ext4", "e2fsck", "losetup", "mount", "umount"],
+        };
+        let m = missing_on(&fresh, &["ext4", "xfs", "btrfs", "tmpfs"]).unwrap();
+        assert_eq!(m.packages(), ["xfsprogs", "btrfs-progs"]);
+        assert_eq!(
+            m.programs
+                .iter()
+                .map(|(p, _)| p.as_str())
+                .collect::<Vec<_>>(),
+            ["mkfs.xfs", "xfs_repair", "mkfs.btrfs", "btrfs"]
+        );
+        assert!(m.kernel.is_empty());
+    }
+
+    #[test]
+    fn kernel_support_is_not_a_package_and_losetup_is() {
+        let bare = FakeHost {
+            filesystems: PROC,
+            modules: "",
+            programs: &["mount", "umount"],
+        };
+        let m = missing_on(&bare, &["jfs"]).unwrap();
+        assert_eq!(m.packages(), ["jfsutils", "mount"]);
+        assert_eq!(m.kernel.len(), 1, "{:?}", m.kernel);
+        assert!(m.kernel[0].starts_with("jfs: kernel"), "{:?}", m.kernel);
+        assert!(missing_on(&bare, &["zfs"]).is_err());
+        assert_eq!(missing_on(&bare, &["tmpfs"]).unwrap(), Missing::default());
+    }
+}

@@ -95,7 +95,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Setup(a) => fsarena::setup::command(a.fs.as_deref(), a.dry_run),
         Command::Doctor(a) => {
-            let checks = fsarena::doctor::checks(&fsarena::doctor::gather(&a.image_dir));
+            let image_dir = fsarena::plan::imagedir::resolve(&a.image_dir)?;
+            let checks = fsarena::doctor::checks(&fsarena::doctor::gather(&image_dir));
             print!("{}", fsarena::doctor::render(&checks));
             Ok(fsarena::doctor::exit_code(&checks))
         }
@@ -122,9 +123,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             Ok(exit::OK)
         }
         Command::Cleanup(a) => {
-            let lines = fsarena::state::cleanup(&a.image_dir)?;
+            let image_dir = fsarena::plan::imagedir::resolve(&a.image_dir)?;
+            let lines = fsarena::state::cleanup(&image_dir)?;
             if lines.is_empty() {
-                println!("nothing to clean up in {}", a.image_dir.display());
+                println!("nothing to clean up in {}", image_dir.display());
             }
             lines.iter().for_each(|l| println!("{l}"));
             Ok(if lines.iter().any(|l| l.starts_with("could not")) {

@@ -5,6 +5,7 @@
 pub mod build;
 pub mod canon;
 pub mod file;
+pub mod imagedir;
 pub mod located;
 pub mod matrix;
 pub mod room;
@@ -114,10 +115,11 @@ impl Plan {
             .map(|t| WorkloadSpec::parse(t))
             .collect::<Result<Vec<_>>>()?;
         let reps = a.reps.unwrap_or(crate::cli::DEFAULT_REPS);
-        let image_dir = a
-            .image_dir
-            .clone()
-            .unwrap_or_else(|| crate::cli::DEFAULT_IMAGE_DIR.into());
+        let image_dir = imagedir::resolve(
+            a.image_dir
+                .as_deref()
+                .unwrap_or(Path::new(crate::cli::DEFAULT_IMAGE_DIR)),
+        )?;
         let policy = Policy {
             cache: (a.cache.as_deref().unwrap_or(crate::cli::DEFAULT_CACHE))
                 .parse()

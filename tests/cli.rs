@@ -94,7 +94,7 @@ fn image_dir_without_room_is_refused() {
         ])
         .assert()
         .code(2)
-        .stderr(contains("free, but one image"));
+        .stderr(contains("free, but the largest image needs 900TiB"));
 }
 
 #[test]

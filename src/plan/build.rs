@@ -164,11 +164,12 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let image_dir = o
-        .image_dir
-        .clone()
-        .or_else(|| d.image_dir.as_ref().map(|a| plan_dir.join(&a.v)))
-        .unwrap_or_else(|| crate::cli::DEFAULT_IMAGE_DIR.into());
+    let image_dir = super::imagedir::resolve(
+        &o.image_dir
+            .clone()
+            .or_else(|| d.image_dir.as_ref().map(|a| plan_dir.join(&a.v)))
+            .unwrap_or_else(|| crate::cli::DEFAULT_IMAGE_DIR.into()),
+    )?;
     let mut host = Vec::new();
     let consent = crate::target::blockdev::Consent {
         destroy_data_on: o.destroy_data_on.clone(),

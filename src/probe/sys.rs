@@ -190,8 +190,13 @@ pub fn sync_all() {
 
 /// Whether this process runs with effective uid 0.
 pub fn is_root() -> bool {
+    euid() == 0
+}
+
+/// The effective user id of this process.
+pub fn euid() -> u32 {
     // SAFETY: geteuid has no arguments and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    unsafe { libc::geteuid() }
 }
 
 /// sync, then drop the page cache, dentries and inodes (`echo 3 > drop_caches`).

@@ -4,8 +4,10 @@
 //! ```text
 //! cx.phase(&SPEC, 1, |w| { let t = w.start(); write(..)?; w.done(Op::Write, t, n); Ok(()) })?;
 //! ```
-//! Timing runs from just before the workers start until the last one has returned — its
-//! final fsync (sync policy `end`) included.
+//! Timing runs from just before the workers start (or from the moment the last of them got
+//! ready, see [`Worker::ready`]) until the last one has returned — its final fsync (sync
+//! policy `end`) included. CPU times and device counters are read at the same two instants,
+//! so every figure of a phase covers one window.
 
 use crate::data::{DataPool, DataSource};
 use crate::dist::{NoGate, PhaseGate};
@@ -155,6 +157,18 @@ impl Counters {
             dev,
         )
     }
+}
+
+/// What the workers of one phase did and cost, every figure over one window: from the
+/// phase start (the start line of [`Worker::ready`], or just before the workers start) to
+/// the moment the last worker ended.
+struct Ran {
+    rec: Recorder,
+    wall_s: f64,
+    cpu_user_s: f64,
+    cpu_sys_s: f64,
+    /// Bytes the device read and wrote meanwhile.
+    dev: Option<(u64, u64)>,
 }
 
 /// What measuring one phase (or part of one) gave.
@@ -514,18 +528,16 @@ impl<'a> TrialContext<'a> {
         self.gate.barrier()?;
         // Announced once the target is ready and the measured run begins.
         (self.progress)(spec.name);
-        let before = Counters::now(self.target.device_stat());
         let watch = self.gate.watch();
         let measured = self.run_workers(workers, f);
         drop(watch);
-        let (rec, wall_s) = measured?;
-        let (cpu_user_s, cpu_sys_s, dev) = before.since();
+        let ran = measured?;
         Ok(Measured {
-            rec,
-            wall_s,
-            cpu_user_s,
-            cpu_sys_s,
-            dev,
+            rec: ran.rec,
+            wall_s: ran.wall_s,
+            cpu_user_s: ran.cpu_user_s,
+            cpu_sys_s: ran.cpu_sys_s,
+            dev: ran.dev,
             flags,
             workers,
             cache,
@@ -589,16 +601,25 @@ impl<'a> TrialContext<'a> {
         self.run_workers(workers.max(1), &f).map(|_| ())
     }
 
-    fn run_workers<F>(&self, n: usize, f: &F) -> Result<(Recorder, f64)>
+    fn run_workers<F>(&self, n: usize, f: &F) -> Result<Ran>
     where
         F: Fn(&mut Worker) -> Result<()> + Sync,
     {
-        run_workers(self.policy.sync, &self.pool, n, f)
+        let stat = self.target.device_stat();
+        run_workers(self.policy.sync, &self.pool, n, f, stat)
     }
 }
 
-/// Runs `n` workers of one phase (on this thread when `n` is 1) and merges their recorders.
-fn run_workers<F>(sync: SyncPolicy, pool: &DataPool, n: usize, f: &F) -> Result<(Recorder, f64)>
+/// Runs `n` workers of one phase (on this thread when `n` is 1) and merges their recorders;
+/// CPU times and the device counters at `stat` (a `/sys/block/*/stat`) are read when the
+/// clock starts and when it stops.
+fn run_workers<F>(
+    sync: SyncPolicy,
+    pool: &DataPool,
+    n: usize,
+    f: &F,
+    stat: Option<PathBuf>,
+) -> Result<Ran>
 where
     F: Fn(&mut Worker) -> Result<()> + Sync,
 {
@@ -607,7 +628,8 @@ where
     *LIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&live));
     // Built before the clock starts: allocating histograms is not the filesystem's time.
     let recorders: Vec<Recorder> = (0..n).map(|_| Recorder::new(Instant::now())).collect();
-    let gate = Gate::new(n);
+    let gate = Gate::new(n, stat.clone());
+    let early = Counters::now(stat);
     let start = Instant::now();
     let run_one = |idx: usize, mut rec: Recorder| -> Result<Recorder> {
         rec.restart(start);
@@ -647,9 +669,11 @@ where
                 .collect()
         })
     };
-    // From the start line when the workers waited at one (Worker::ready).
-    let start = gate.start().unwrap_or(start);
+    // From the start line when the workers waited at one (Worker::ready): their setup is
+    // in neither the wall time nor the CPU and device figures.
+    let (start, before) = gate.opened().unwrap_or((start, early));
     let wall_s = start.elapsed().as_secs_f64();
+    let (cpu_user_s, cpu_sys_s, dev) = before.since();
     *LIVE.lock().unwrap_or_else(|e| e.into_inner()) = None;
     let mut merged = Recorder::new(start);
     let mut first_err = None;
@@ -662,7 +686,13 @@ where
     }
     match first_err {
         Some(e) => Err(e),
-        None => Ok((merged, wall_s)),
+        None => Ok(Ran {
+            rec: merged,
+            wall_s,
+            cpu_user_s,
+            cpu_sys_s,
+            dev,
+        }),
     }
 }
 
@@ -871,9 +901,12 @@ impl Worker<'_> {
 }
 
 /// The start line of a phase's workers (see [`Worker::ready`]): opens when each worker has
-/// arrived or ended; the instant it opened is the phase start, if any worker arrived.
+/// arrived or ended; the instant it opened is the phase start, if any worker arrived, and
+/// the counters read then are the phase's starting counters.
 struct Gate {
     n: usize,
+    /// The device counters to read when the gate opens.
+    stat: Option<PathBuf>,
     state: Mutex<GateState>,
     opened: Condvar,
 }
@@ -885,18 +918,22 @@ struct GateState {
     waited: bool,
     /// When the gate opened.
     start: Option<Instant>,
+    /// The CPU times and device counters when it opened.
+    counters: Option<Counters>,
     /// Which workers were counted.
     arrived: Vec<bool>,
 }
 
 impl Gate {
-    fn new(n: usize) -> Self {
+    fn new(n: usize, stat: Option<PathBuf>) -> Self {
         Self {
             n,
+            stat,
             state: Mutex::new(GateState {
                 counted: 0,
                 waited: false,
                 start: None,
+                counters: None,
                 arrived: vec![false; n],
             }),
             opened: Condvar::new(),
@@ -914,6 +951,7 @@ impl Gate {
         }
         s.waited |= waits;
         if s.counted == self.n && s.waited && s.start.is_none() {
+            s.counters = Some(Counters::now(self.stat.clone()));
             s.start = Some(Instant::now());
             self.opened.notify_all();
         }
@@ -944,8 +982,10 @@ impl Gate {
         Leave(self, idx)
     }
 
-    fn start(&self) -> Option<Instant> {
-        self.lock().start
+    /// When the gate opened and the counters then; once, after the workers ended.
+    fn opened(&self) -> Option<(Instant, Counters)> {
+        let mut s = self.lock();
+        Some((s.start?, s.counters.take()?))
     }
 }
 
@@ -1088,7 +1128,8 @@ mod tests {
             work(w);
             Ok(())
         };
-        let (rec, wall_s) = run_workers(SyncPolicy::None, &pool, 2, &with_ready).unwrap();
+        let ran = run_workers(SyncPolicy::None, &pool, 2, &with_ready, None).unwrap();
+        let (rec, wall_s) = (ran.rec, ran.wall_s);
         // Under the 0.3 s of worker 1's setup, which a clock started before it would count.
         assert!((0.02..0.3).contains(&wall_s), "{wall_s} s");
         assert_eq!(rec.ops, 2);
@@ -1099,7 +1140,9 @@ mod tests {
             work(w);
             Ok(())
         };
-        let (_, wall_s) = run_workers(SyncPolicy::None, &pool, 2, &without).unwrap();
+        let wall_s = run_workers(SyncPolicy::None, &pool, 2, &without, None)
+            .unwrap()
+            .wall_s;
         assert!(wall_s >= 0.32, "{wall_s} s");
         let one_fails = |w: &mut Worker| {
             if w.idx == 1 {
@@ -1108,6 +1151,57 @@ mod tests {
             w.ready();
             Ok(())
         };
-        assert!(run_workers(SyncPolicy::None, &pool, 2, &one_fails).is_err());
+        assert!(run_workers(SyncPolicy::None, &pool, 2, &one_fails, None).is_err());
+    }
+
+    /// CPU time is read over the same window as the wall time: a worker's setup before
+    /// `ready` (a buffer fill, opens) burns CPU that is in neither, so CPU% stays within
+    /// 100% per worker. Counters read before the workers started counted 2 × 0.4 s of
+    /// setup CPU against ~0.05 s of wall time (~1600%).
+    #[test]
+    fn cpu_time_covers_the_wall_time_window_only() {
+        use std::time::Duration;
+        const BUSY: PhaseSpec = PhaseSpec {
+            name: "busy",
+            kind: PhaseKind::Write,
+            primary: Primary::OpsPerS,
+            ops_unit: "",
+        };
+        let resets = Rc::new(Cell::new(0));
+        let mut target = CountingTarget {
+            info: TargetInfo::default(),
+            resets: Rc::clone(&resets),
+        };
+        let policy = Policy {
+            cache: CachePolicy::Keep,
+            ..Default::default()
+        };
+        let pool = DataPool::new(policy.data, policy.seed);
+        let mut cx = TrialContext::new(std::env::temp_dir(), &policy, &mut target, pool, &|_| {});
+        let workers = 2;
+        cx.phase(&BUSY, workers, |w| {
+            // Untimed setup that burns 0.4 s of CPU.
+            let t = Instant::now();
+            let mut x = 0u64;
+            while t.elapsed() < Duration::from_millis(400) {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+            w.ready();
+            let t = w.start();
+            std::thread::sleep(Duration::from_millis(50));
+            w.done(Op::Other, t, 0);
+            Ok(())
+        })
+        .unwrap();
+        let p = &cx.phases()[0];
+        let cpu_s = p.cpu_user_s + p.cpu_sys_s;
+        assert!(p.wall_s >= 0.05 && p.wall_s < 0.4, "wall {} s", p.wall_s);
+        // Other tests of this process may run meanwhile: at most both cores' worth.
+        assert!(cpu_s < 0.3, "setup CPU counted: {cpu_s} s");
+        assert!(
+            p.cpu_pct <= 100.0 * workers as f64 + 10.0,
+            "cpu {}% with {workers} workers",
+            p.cpu_pct
+        );
     }
 }

@@ -494,6 +494,32 @@ impl<'a> TrialContext<'a> {
         }
     }
 
+    /// Runs and measures one phase like [`Self::phase`], after a warm-up run of `ramp` by
+    /// as many workers, unmeasured (a job's `ramp`). The cache policy applies before the
+    /// ramp, and nothing is reset between the ramp and the measured run: the ramp warms
+    /// what the run is measured on. Such a phase is not judged as a cold read, since the
+    /// ramp may have cached what it reads.
+    pub fn phase_after_ramp<R, F>(
+        &mut self,
+        spec: &PhaseSpec,
+        workers: usize,
+        ramp: R,
+        f: F,
+    ) -> Result<()>
+    where
+        R: Fn(&mut Worker) -> Result<()> + Sync,
+        F: Fn(&mut Worker) -> Result<()> + Sync,
+    {
+        let workers = workers.max(1);
+        let flags = self.apply_cache(spec, workers, self.policy.cache, &f)?;
+        check_stop()?;
+        self.run_workers(workers, &ramp)?;
+        let m = self.measure_now(spec, workers, CachePolicy::Keep, flags, &f)?;
+        let r = self.phase_result(spec, m, None);
+        self.phases.push(r);
+        Ok(())
+    }
+
     /// Applies the cache policy `cache`, then runs and times the workers of one phase or
     /// part.
     fn measure<F>(
@@ -507,6 +533,23 @@ impl<'a> TrialContext<'a> {
         F: Fn(&mut Worker) -> Result<()> + Sync,
     {
         let workers = workers.max(1);
+        let flags = self.apply_cache(spec, workers, cache, f)?;
+        self.measure_now(spec, workers, cache, flags, f)
+    }
+
+    /// Applies the cache policy `cache` before a phase whose workers run `f`: drops caches
+    /// (cold), or runs the phase once unmeasured (warm, read phases). Returns the flags it
+    /// calls for.
+    fn apply_cache<F>(
+        &mut self,
+        spec: &PhaseSpec,
+        workers: usize,
+        cache: CachePolicy,
+        f: &F,
+    ) -> Result<Vec<String>>
+    where
+        F: Fn(&mut Worker) -> Result<()> + Sync,
+    {
         check_stop()?;
         let mut flags = Vec::new();
         match cache {
@@ -524,6 +567,22 @@ impl<'a> TrialContext<'a> {
             }
             CachePolicy::Warm | CachePolicy::Keep => {}
         }
+        Ok(flags)
+    }
+
+    /// Runs and times the workers of one phase or part as they find the caches; `cache`
+    /// is the policy applied before, for the honesty flags.
+    fn measure_now<F>(
+        &mut self,
+        spec: &PhaseSpec,
+        workers: usize,
+        cache: CachePolicy,
+        flags: Vec<String>,
+        f: &F,
+    ) -> Result<Measured>
+    where
+        F: Fn(&mut Worker) -> Result<()> + Sync,
+    {
         // Every rank starts the measured run together.
         self.gate.barrier()?;
         // Announced once the target is ready and the measured run begins.
@@ -589,16 +648,6 @@ impl<'a> TrialContext<'a> {
                 r.flags.push("cache-suspect".into());
             }
         }
-    }
-
-    /// Runs `workers` workers with `f` unmeasured, outside any phase (a job's ramp-up):
-    /// nothing is recorded, no policy applied.
-    pub fn run_unmeasured<F>(&self, workers: usize, f: F) -> Result<()>
-    where
-        F: Fn(&mut Worker) -> Result<()> + Sync,
-    {
-        check_stop()?;
-        self.run_workers(workers.max(1), &f).map(|_| ())
     }
 
     fn run_workers<F>(&self, n: usize, f: &F) -> Result<Ran>

@@ -643,9 +643,13 @@ impl<'a> TrialContext<'a> {
             r.flags.push("not-synced".into());
         }
         if cache == CachePolicy::Cold && spec.kind == PhaseKind::Read {
-            let dev_rate = self.target.info().device_read_mb_per_s;
+            let info = self.target.info();
+            let dev_rate = info.device_read_mb_per_s;
             if cache_suspect(r, spec.primary, dev_rate) {
                 r.flags.push("cache-suspect".into());
+            }
+            if !cold_verifiable(info, r, spec.primary) {
+                r.flags.push("cold-unverifiable".into());
             }
         }
     }
@@ -762,6 +766,19 @@ pub fn cache_suspect(r: &PhaseResult, primary: Primary, dev_rate: Option<f64>) -
         && dev_rate.is_some_and(|d| r.mb_per_s > CACHE_SUSPECT_FACTOR * d);
     let device_delivered = from_dev.is_some_and(|dev| read > 0.0 && dev >= 0.9 * read);
     too_fast && !device_delivered
+}
+
+/// Whether [`cache_suspect`] can tell a cold read phase `r` on the target `info` from a
+/// cached one: not on tmpfs or ramfs (drop_caches does not evict them: a "cold" read there
+/// is a memory read), and elsewhere only with the device's counters for the phase, or with
+/// a measured device rate for a phase judged in MB/s. A `--dir` on a filesystem with no
+/// block device of its own (btrfs, overlay, NFS, FUSE) has neither.
+pub fn cold_verifiable(info: &TargetInfo, r: &PhaseResult, primary: Primary) -> bool {
+    if matches!(info.fstype.as_str(), "tmpfs" | "ramfs") {
+        return false;
+    }
+    r.dev_read_bytes.is_some()
+        || (primary == Primary::MbPerS && info.device_read_mb_per_s.is_some())
 }
 
 /// Returns `Err(Interrupted)` once a stop was requested.
@@ -1111,6 +1128,83 @@ mod tests {
         assert!(phases[1..]
             .iter()
             .all(|p| !p.flags.iter().any(|f| f == "cache-not-dropped")));
+    }
+
+    /// The flags of one cold read phase on a target described by `info`.
+    fn cold_read_flags(info: TargetInfo) -> Vec<String> {
+        const READ: PhaseSpec = PhaseSpec {
+            name: "r",
+            kind: PhaseKind::Read,
+            primary: Primary::MbPerS,
+            ops_unit: "",
+        };
+        let mut target = CountingTarget {
+            info,
+            resets: Rc::new(Cell::new(0)),
+        };
+        let policy = Policy {
+            cache: CachePolicy::Cold,
+            ..Default::default()
+        };
+        let pool = DataPool::new(policy.data, policy.seed);
+        let mut cx = TrialContext::new(std::env::temp_dir(), &policy, &mut target, pool, &|_| {});
+        cx.phase(&READ, 1, |w| {
+            let t = w.start();
+            w.done(Op::Read, t, 1 << 20);
+            Ok(())
+        })
+        .unwrap();
+        cx.phase_warm(&READ, 1, |_| Ok(())).unwrap();
+        let phases = cx.into_phases();
+        assert!(
+            !phases[1].flags.iter().any(|f| f == "cold-unverifiable"),
+            "a phase that does not claim cold is not marked"
+        );
+        phases[0].flags.clone()
+    }
+
+    /// A cold read that no test can check (tmpfs; no device counters and no measured
+    /// device rate) is marked so; one that the measured device rate can check is not.
+    #[test]
+    fn cold_reads_that_cannot_be_checked_are_marked() {
+        let unverifiable = |info| cold_read_flags(info).contains(&"cold-unverifiable".into());
+        let tmpfs = TargetInfo {
+            fstype: "tmpfs".into(),
+            kind: "tmpfs".into(),
+            ..Default::default()
+        };
+        assert!(unverifiable(tmpfs.clone()));
+        // A --dir on a filesystem with no block device: no counters (this target has
+        // none), no rate.
+        let overlay = TargetInfo {
+            fstype: "overlay".into(),
+            kind: "dir".into(),
+            ..Default::default()
+        };
+        assert!(unverifiable(overlay));
+        let calibrated = TargetInfo {
+            fstype: "ext4".into(),
+            kind: "loop".into(),
+            device_read_mb_per_s: Some(1e12),
+            ..Default::default()
+        };
+        assert!(!unverifiable(calibrated.clone()));
+        // tmpfs stays unverifiable whatever else is known: drop_caches does not evict it.
+        let r = read_phase(100.0, 256 << 20, Some(0));
+        assert!(!cold_verifiable(&tmpfs, &r, Primary::MbPerS));
+        // Device counters alone can check, also an ops/s phase; a rate alone only MB/s.
+        let ext4 = TargetInfo {
+            fstype: "ext4".into(),
+            ..Default::default()
+        };
+        assert!(cold_verifiable(&ext4, &r, Primary::OpsPerS));
+        let no_counters = read_phase(100.0, 256 << 20, None);
+        assert!(!cold_verifiable(
+            &calibrated,
+            &no_counters,
+            Primary::OpsPerS
+        ));
+        assert!(cold_verifiable(&calibrated, &no_counters, Primary::MbPerS));
     }
 
     fn read_phase(mb_per_s: f64, bytes_read: u64, dev_read: Option<u64>) -> PhaseResult {

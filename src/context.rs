@@ -417,8 +417,8 @@ impl<'a> TrialContext<'a> {
         check_stop()?;
         self.gate.barrier()?;
         (self.progress)(spec.name);
-        let before = Counters::now(self.target.device_stat());
         let mut rec = Recorder::new(Instant::now());
+        let before = Counters::now(self.target.device_stat());
         let start = Instant::now();
         rec.restart(start);
         let out = f(&mut *self.target)?;

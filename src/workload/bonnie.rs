@@ -486,13 +486,13 @@ mod tests {
         assert_eq!(count(phase(&phases, "write_block"), "fsync"), size / 1024);
     }
 
+    /// What one phase's workers run.
+    type PhaseFn = fn(&Bonnie, &mut Worker, &Path) -> Result<()>;
+
     /// One phase of bonnie (params `size=64KiB,chunk=8KiB`) on a FIFO named `Bonnie.0`,
     /// whose other end a thread opens only 0.5 s later: the phase's own open waits that
     /// long. Returns the phase's wall time.
-    fn wall_with_slow_open(
-        spec: PhaseSpec,
-        run: fn(&Bonnie, &mut Worker, &Path) -> Result<()>,
-    ) -> f64 {
+    fn wall_with_slow_open(spec: PhaseSpec, run: PhaseFn) -> f64 {
         use std::time::Duration;
         let p = Params::parse("bonnie", PARAMS, "size=64KiB,chunk=8KiB").unwrap();
         let b = Bonnie::from_params(&p).unwrap();
@@ -523,7 +523,7 @@ mod tests {
     /// in any phase: a 0.5 s open shows in no phase's wall time.
     #[test]
     fn opening_the_file_is_not_timed() {
-        let phases: [(PhaseSpec, fn(&Bonnie, &mut Worker, &Path) -> Result<()>); 4] = [
+        let phases: [(PhaseSpec, PhaseFn); 4] = [
             (WRITE_CHAR, Bonnie::write_char),
             (WRITE_BLOCK, Bonnie::write_block),
             (READ_CHAR, Bonnie::read_char),

@@ -498,7 +498,7 @@ impl<'a> TrialContext<'a> {
     /// as many workers, unmeasured (a job's `ramp`). The cache policy applies before the
     /// ramp, and nothing is reset between the ramp and the measured run: the ramp warms
     /// what the run is measured on. Such a phase is not judged as a cold read, since the
-    /// ramp may have cached what it reads.
+    /// ramp may have cached what it reads; a read phase is flagged `warm`.
     pub fn phase_after_ramp<R, F>(
         &mut self,
         spec: &PhaseSpec,
@@ -511,7 +511,10 @@ impl<'a> TrialContext<'a> {
         F: Fn(&mut Worker) -> Result<()> + Sync,
     {
         let workers = workers.max(1);
-        let flags = self.apply_cache(spec, workers, self.policy.cache, &f)?;
+        let mut flags = self.apply_cache(spec, workers, self.policy.cache, &f)?;
+        if spec.kind == PhaseKind::Read && !flags.iter().any(|f| f == "warm") {
+            flags.push("warm".to_string());
+        }
         check_stop()?;
         self.run_workers(workers, &ramp)?;
         let m = self.measure_now(spec, workers, CachePolicy::Keep, flags, &f)?;

@@ -176,7 +176,7 @@ pub struct PhaseResult {
     pub workers: usize,
     /// Honesty flags: `short` (< 0.1 s), `not-synced`, `cache-suspect`,
     /// `cold-unverifiable` (a cold read whose cache state cannot be checked),
-    /// `cache-not-dropped`, `warm` (ran once unmeasured first).
+    /// `cache-not-dropped`, `warm` (ran unmeasured first: `--cache warm`, a job's ramp).
     pub flags: Vec<String>,
     /// The phase's headline metric: `mb_per_s` or `ops_per_s`.
     pub primary: String,

@@ -39,7 +39,11 @@ pub const MARKS: &[(&str, &str, &str)] = &[
         "d",
         "caches could not be dropped (not root): 'cold' is not cold",
     ),
-    ("warm", "w", "warm: the phase ran once unmeasured first"),
+    (
+        "warm",
+        "w",
+        "warm: the phase ran unmeasured first (--cache warm, or a job's ramp)",
+    ),
 ];
 
 fn find<'a>(

@@ -214,7 +214,9 @@ fn ramp_is_not_thrown_away_by_the_cold_policy() {
         .unwrap();
     let run = phase(cx.phases(), "run");
     assert!(run.wall_s >= 0.2 && run.wall_s < 0.4, "{}", run.wall_s);
+    // Judged warm (what the ramp read may be cached), not cold.
     assert!(!run.flags.iter().any(|f| f == "cache-suspect"));
+    assert!(run.flags.iter().any(|f| f == "warm"), "{:?}", run.flags);
     let resets = resets.lock().unwrap();
     assert_eq!(resets.len(), 1, "one reset per measured phase");
     let at = resets[0] - t0;

@@ -892,8 +892,8 @@ impl Worker<'_> {
     }
 
     /// Waits until every worker of the phase is ready (has called this, or ended), then
-    /// starts the phase's clock: the phase's wall time and this worker's series run from
-    /// the moment the last worker got ready. For workloads whose workers set up (open
+    /// starts the phase's clock: the phase's wall time, CPU times, device counters and this
+    /// worker's series run from the moment the last worker got ready. For workloads whose workers set up (open
     /// files, fill buffers) before their timed work, so that thread start and setup are not
     /// counted as the work's time — fio too starts its jobs' clocks after their setup.
     /// A phase whose workers never call it is timed from before they start.

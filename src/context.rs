@@ -4,8 +4,10 @@
 //! ```text
 //! cx.phase(&SPEC, 1, |w| { let t = w.start(); write(..)?; w.done(Op::Write, t, n); Ok(()) })?;
 //! ```
-//! Timing runs from just before the workers start until the last one has returned — its
-//! final fsync (sync policy `end`) included.
+//! Timing runs from just before the workers start (or from the moment the last of them got
+//! ready, see [`Worker::ready`]) until the last one has returned — its final fsync (sync
+//! policy `end`) included. CPU times and device counters are read at the same two instants,
+//! so every figure of a phase covers one window.
 
 use crate::data::{DataPool, DataSource};
 use crate::dist::{NoGate, PhaseGate};
@@ -155,6 +157,18 @@ impl Counters {
             dev,
         )
     }
+}
+
+/// What the workers of one phase did and cost, every figure over one window: from the
+/// phase start (the start line of [`Worker::ready`], or just before the workers start) to
+/// the moment the last worker ended.
+struct Ran {
+    rec: Recorder,
+    wall_s: f64,
+    cpu_user_s: f64,
+    cpu_sys_s: f64,
+    /// Bytes the device read and wrote meanwhile.
+    dev: Option<(u64, u64)>,
 }
 
 /// What measuring one phase (or part of one) gave.
@@ -403,8 +417,8 @@ impl<'a> TrialContext<'a> {
         check_stop()?;
         self.gate.barrier()?;
         (self.progress)(spec.name);
-        let before = Counters::now(self.target.device_stat());
         let mut rec = Recorder::new(Instant::now());
+        let before = Counters::now(self.target.device_stat());
         let start = Instant::now();
         rec.restart(start);
         let out = f(&mut *self.target)?;
@@ -480,6 +494,35 @@ impl<'a> TrialContext<'a> {
         }
     }
 
+    /// Runs and measures one phase like [`Self::phase`], after a warm-up run of `ramp` by
+    /// as many workers, unmeasured (a job's `ramp`). The cache policy applies before the
+    /// ramp, and nothing is reset between the ramp and the measured run: the ramp warms
+    /// what the run is measured on. Such a phase is not judged as a cold read, since the
+    /// ramp may have cached what it reads; a read phase is flagged `warm`.
+    pub fn phase_after_ramp<R, F>(
+        &mut self,
+        spec: &PhaseSpec,
+        workers: usize,
+        ramp: R,
+        f: F,
+    ) -> Result<()>
+    where
+        R: Fn(&mut Worker) -> Result<()> + Sync,
+        F: Fn(&mut Worker) -> Result<()> + Sync,
+    {
+        let workers = workers.max(1);
+        let mut flags = self.apply_cache(spec, workers, self.policy.cache, &f)?;
+        if spec.kind == PhaseKind::Read && !flags.iter().any(|f| f == "warm") {
+            flags.push("warm".to_string());
+        }
+        check_stop()?;
+        self.run_workers(workers, &ramp)?;
+        let m = self.measure_now(spec, workers, CachePolicy::Keep, flags, &f)?;
+        let r = self.phase_result(spec, m, None);
+        self.phases.push(r);
+        Ok(())
+    }
+
     /// Applies the cache policy `cache`, then runs and times the workers of one phase or
     /// part.
     fn measure<F>(
@@ -493,6 +536,23 @@ impl<'a> TrialContext<'a> {
         F: Fn(&mut Worker) -> Result<()> + Sync,
     {
         let workers = workers.max(1);
+        let flags = self.apply_cache(spec, workers, cache, f)?;
+        self.measure_now(spec, workers, cache, flags, f)
+    }
+
+    /// Applies the cache policy `cache` before a phase whose workers run `f`: drops caches
+    /// (cold), or runs the phase once unmeasured (warm, read phases). Returns the flags it
+    /// calls for.
+    fn apply_cache<F>(
+        &mut self,
+        spec: &PhaseSpec,
+        workers: usize,
+        cache: CachePolicy,
+        f: &F,
+    ) -> Result<Vec<String>>
+    where
+        F: Fn(&mut Worker) -> Result<()> + Sync,
+    {
         check_stop()?;
         let mut flags = Vec::new();
         match cache {
@@ -510,22 +570,36 @@ impl<'a> TrialContext<'a> {
             }
             CachePolicy::Warm | CachePolicy::Keep => {}
         }
+        Ok(flags)
+    }
+
+    /// Runs and times the workers of one phase or part as they find the caches; `cache`
+    /// is the policy applied before, for the honesty flags.
+    fn measure_now<F>(
+        &mut self,
+        spec: &PhaseSpec,
+        workers: usize,
+        cache: CachePolicy,
+        flags: Vec<String>,
+        f: &F,
+    ) -> Result<Measured>
+    where
+        F: Fn(&mut Worker) -> Result<()> + Sync,
+    {
         // Every rank starts the measured run together.
         self.gate.barrier()?;
         // Announced once the target is ready and the measured run begins.
         (self.progress)(spec.name);
-        let before = Counters::now(self.target.device_stat());
         let watch = self.gate.watch();
         let measured = self.run_workers(workers, f);
         drop(watch);
-        let (rec, wall_s) = measured?;
-        let (cpu_user_s, cpu_sys_s, dev) = before.since();
+        let ran = measured?;
         Ok(Measured {
-            rec,
-            wall_s,
-            cpu_user_s,
-            cpu_sys_s,
-            dev,
+            rec: ran.rec,
+            wall_s: ran.wall_s,
+            cpu_user_s: ran.cpu_user_s,
+            cpu_sys_s: ran.cpu_sys_s,
+            dev: ran.dev,
             flags,
             workers,
             cache,
@@ -572,33 +646,36 @@ impl<'a> TrialContext<'a> {
             r.flags.push("not-synced".into());
         }
         if cache == CachePolicy::Cold && spec.kind == PhaseKind::Read {
-            let dev_rate = self.target.info().device_read_mb_per_s;
+            let info = self.target.info();
+            let dev_rate = info.device_read_mb_per_s;
             if cache_suspect(r, spec.primary, dev_rate) {
                 r.flags.push("cache-suspect".into());
+            }
+            if !cold_verifiable(info, r, spec.primary) {
+                r.flags.push("cold-unverifiable".into());
             }
         }
     }
 
-    /// Runs `workers` workers with `f` unmeasured, outside any phase (a job's ramp-up):
-    /// nothing is recorded, no policy applied.
-    pub fn run_unmeasured<F>(&self, workers: usize, f: F) -> Result<()>
+    fn run_workers<F>(&self, n: usize, f: &F) -> Result<Ran>
     where
         F: Fn(&mut Worker) -> Result<()> + Sync,
     {
-        check_stop()?;
-        self.run_workers(workers.max(1), &f).map(|_| ())
-    }
-
-    fn run_workers<F>(&self, n: usize, f: &F) -> Result<(Recorder, f64)>
-    where
-        F: Fn(&mut Worker) -> Result<()> + Sync,
-    {
-        run_workers(self.policy.sync, &self.pool, n, f)
+        let stat = self.target.device_stat();
+        run_workers(self.policy.sync, &self.pool, n, f, stat)
     }
 }
 
-/// Runs `n` workers of one phase (on this thread when `n` is 1) and merges their recorders.
-fn run_workers<F>(sync: SyncPolicy, pool: &DataPool, n: usize, f: &F) -> Result<(Recorder, f64)>
+/// Runs `n` workers of one phase (on this thread when `n` is 1) and merges their recorders;
+/// CPU times and the device counters at `stat` (a `/sys/block/*/stat`) are read when the
+/// clock starts and when it stops.
+fn run_workers<F>(
+    sync: SyncPolicy,
+    pool: &DataPool,
+    n: usize,
+    f: &F,
+    stat: Option<PathBuf>,
+) -> Result<Ran>
 where
     F: Fn(&mut Worker) -> Result<()> + Sync,
 {
@@ -607,7 +684,8 @@ where
     *LIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&live));
     // Built before the clock starts: allocating histograms is not the filesystem's time.
     let recorders: Vec<Recorder> = (0..n).map(|_| Recorder::new(Instant::now())).collect();
-    let gate = Gate::new(n);
+    let gate = Gate::new(n, stat.clone());
+    let early = Counters::now(stat);
     let start = Instant::now();
     let run_one = |idx: usize, mut rec: Recorder| -> Result<Recorder> {
         rec.restart(start);
@@ -647,9 +725,11 @@ where
                 .collect()
         })
     };
-    // From the start line when the workers waited at one (Worker::ready).
-    let start = gate.start().unwrap_or(start);
+    // From the start line when the workers waited at one (Worker::ready): their setup is
+    // in neither the wall time nor the CPU and device figures.
+    let (start, before) = gate.opened().unwrap_or((start, early));
     let wall_s = start.elapsed().as_secs_f64();
+    let (cpu_user_s, cpu_sys_s, dev) = before.since();
     *LIVE.lock().unwrap_or_else(|e| e.into_inner()) = None;
     let mut merged = Recorder::new(start);
     let mut first_err = None;
@@ -662,7 +742,13 @@ where
     }
     match first_err {
         Some(e) => Err(e),
-        None => Ok((merged, wall_s)),
+        None => Ok(Ran {
+            rec: merged,
+            wall_s,
+            cpu_user_s,
+            cpu_sys_s,
+            dev,
+        }),
     }
 }
 
@@ -683,6 +769,19 @@ pub fn cache_suspect(r: &PhaseResult, primary: Primary, dev_rate: Option<f64>) -
         && dev_rate.is_some_and(|d| r.mb_per_s > CACHE_SUSPECT_FACTOR * d);
     let device_delivered = from_dev.is_some_and(|dev| read > 0.0 && dev >= 0.9 * read);
     too_fast && !device_delivered
+}
+
+/// Whether [`cache_suspect`] can tell a cold read phase `r` on the target `info` from a
+/// cached one: not on tmpfs or ramfs (drop_caches does not evict them: a "cold" read there
+/// is a memory read), and elsewhere only with the device's counters for the phase, or with
+/// a measured device rate for a phase judged in MB/s. A `--dir` on a filesystem with no
+/// block device of its own (btrfs, overlay, NFS, FUSE) has neither.
+pub fn cold_verifiable(info: &TargetInfo, r: &PhaseResult, primary: Primary) -> bool {
+    if matches!(info.fstype.as_str(), "tmpfs" | "ramfs") {
+        return false;
+    }
+    r.dev_read_bytes.is_some()
+        || (primary == Primary::MbPerS && info.device_read_mb_per_s.is_some())
 }
 
 /// Returns `Err(Interrupted)` once a stop was requested.
@@ -793,8 +892,8 @@ impl Worker<'_> {
     }
 
     /// Waits until every worker of the phase is ready (has called this, or ended), then
-    /// starts the phase's clock: the phase's wall time and this worker's series run from
-    /// the moment the last worker got ready. For workloads whose workers set up (open
+    /// starts the phase's clock: the phase's wall time, CPU times, device counters and this
+    /// worker's series run from the moment the last worker got ready. For workloads whose workers set up (open
     /// files, fill buffers) before their timed work, so that thread start and setup are not
     /// counted as the work's time — fio too starts its jobs' clocks after their setup.
     /// A phase whose workers never call it is timed from before they start.
@@ -871,9 +970,12 @@ impl Worker<'_> {
 }
 
 /// The start line of a phase's workers (see [`Worker::ready`]): opens when each worker has
-/// arrived or ended; the instant it opened is the phase start, if any worker arrived.
+/// arrived or ended; the instant it opened is the phase start, if any worker arrived, and
+/// the counters read then are the phase's starting counters.
 struct Gate {
     n: usize,
+    /// The device counters to read when the gate opens.
+    stat: Option<PathBuf>,
     state: Mutex<GateState>,
     opened: Condvar,
 }
@@ -885,18 +987,22 @@ struct GateState {
     waited: bool,
     /// When the gate opened.
     start: Option<Instant>,
+    /// The CPU times and device counters when it opened.
+    counters: Option<Counters>,
     /// Which workers were counted.
     arrived: Vec<bool>,
 }
 
 impl Gate {
-    fn new(n: usize) -> Self {
+    fn new(n: usize, stat: Option<PathBuf>) -> Self {
         Self {
             n,
+            stat,
             state: Mutex::new(GateState {
                 counted: 0,
                 waited: false,
                 start: None,
+                counters: None,
                 arrived: vec![false; n],
             }),
             opened: Condvar::new(),
@@ -914,6 +1020,7 @@ impl Gate {
         }
         s.waited |= waits;
         if s.counted == self.n && s.waited && s.start.is_none() {
+            s.counters = Some(Counters::now(self.stat.clone()));
             s.start = Some(Instant::now());
             self.opened.notify_all();
         }
@@ -944,8 +1051,10 @@ impl Gate {
         Leave(self, idx)
     }
 
-    fn start(&self) -> Option<Instant> {
-        self.lock().start
+    /// When the gate opened and the counters then; once, after the workers ended.
+    fn opened(&self) -> Option<(Instant, Counters)> {
+        let mut s = self.lock();
+        Some((s.start?, s.counters.take()?))
     }
 }
 
@@ -1024,6 +1133,83 @@ mod tests {
             .all(|p| !p.flags.iter().any(|f| f == "cache-not-dropped")));
     }
 
+    /// The flags of one cold read phase on a target described by `info`.
+    fn cold_read_flags(info: TargetInfo) -> Vec<String> {
+        const READ: PhaseSpec = PhaseSpec {
+            name: "r",
+            kind: PhaseKind::Read,
+            primary: Primary::MbPerS,
+            ops_unit: "",
+        };
+        let mut target = CountingTarget {
+            info,
+            resets: Rc::new(Cell::new(0)),
+        };
+        let policy = Policy {
+            cache: CachePolicy::Cold,
+            ..Default::default()
+        };
+        let pool = DataPool::new(policy.data, policy.seed);
+        let mut cx = TrialContext::new(std::env::temp_dir(), &policy, &mut target, pool, &|_| {});
+        cx.phase(&READ, 1, |w| {
+            let t = w.start();
+            w.done(Op::Read, t, 1 << 20);
+            Ok(())
+        })
+        .unwrap();
+        cx.phase_warm(&READ, 1, |_| Ok(())).unwrap();
+        let phases = cx.into_phases();
+        assert!(
+            !phases[1].flags.iter().any(|f| f == "cold-unverifiable"),
+            "a phase that does not claim cold is not marked"
+        );
+        phases[0].flags.clone()
+    }
+
+    /// A cold read that no test can check (tmpfs; no device counters and no measured
+    /// device rate) is marked so; one that the measured device rate can check is not.
+    #[test]
+    fn cold_reads_that_cannot_be_checked_are_marked() {
+        let unverifiable = |info| cold_read_flags(info).contains(&"cold-unverifiable".into());
+        let tmpfs = TargetInfo {
+            fstype: "tmpfs".into(),
+            kind: "tmpfs".into(),
+            ..Default::default()
+        };
+        assert!(unverifiable(tmpfs.clone()));
+        // A --dir on a filesystem with no block device: no counters (this target has
+        // none), no rate.
+        let overlay = TargetInfo {
+            fstype: "overlay".into(),
+            kind: "dir".into(),
+            ..Default::default()
+        };
+        assert!(unverifiable(overlay));
+        let calibrated = TargetInfo {
+            fstype: "ext4".into(),
+            kind: "loop".into(),
+            device_read_mb_per_s: Some(1e12),
+            ..Default::default()
+        };
+        assert!(!unverifiable(calibrated.clone()));
+        // tmpfs stays unverifiable whatever else is known: drop_caches does not evict it.
+        let r = read_phase(100.0, 256 << 20, Some(0));
+        assert!(!cold_verifiable(&tmpfs, &r, Primary::MbPerS));
+        // Device counters alone can check, also an ops/s phase; a rate alone only MB/s.
+        let ext4 = TargetInfo {
+            fstype: "ext4".into(),
+            ..Default::default()
+        };
+        assert!(cold_verifiable(&ext4, &r, Primary::OpsPerS));
+        let no_counters = read_phase(100.0, 256 << 20, None);
+        assert!(!cold_verifiable(
+            &calibrated,
+            &no_counters,
+            Primary::OpsPerS
+        ));
+        assert!(cold_verifiable(&calibrated, &no_counters, Primary::MbPerS));
+    }
+
     fn read_phase(mb_per_s: f64, bytes_read: u64, dev_read: Option<u64>) -> PhaseResult {
         PhaseResult {
             mb_per_s,
@@ -1088,7 +1274,8 @@ mod tests {
             work(w);
             Ok(())
         };
-        let (rec, wall_s) = run_workers(SyncPolicy::None, &pool, 2, &with_ready).unwrap();
+        let ran = run_workers(SyncPolicy::None, &pool, 2, &with_ready, None).unwrap();
+        let (rec, wall_s) = (ran.rec, ran.wall_s);
         // Under the 0.3 s of worker 1's setup, which a clock started before it would count.
         assert!((0.02..0.3).contains(&wall_s), "{wall_s} s");
         assert_eq!(rec.ops, 2);
@@ -1099,7 +1286,9 @@ mod tests {
             work(w);
             Ok(())
         };
-        let (_, wall_s) = run_workers(SyncPolicy::None, &pool, 2, &without).unwrap();
+        let wall_s = run_workers(SyncPolicy::None, &pool, 2, &without, None)
+            .unwrap()
+            .wall_s;
         assert!(wall_s >= 0.32, "{wall_s} s");
         let one_fails = |w: &mut Worker| {
             if w.idx == 1 {
@@ -1108,6 +1297,57 @@ mod tests {
             w.ready();
             Ok(())
         };
-        assert!(run_workers(SyncPolicy::None, &pool, 2, &one_fails).is_err());
+        assert!(run_workers(SyncPolicy::None, &pool, 2, &one_fails, None).is_err());
+    }
+
+    /// CPU time is read over the same window as the wall time: a worker's setup before
+    /// `ready` (a buffer fill, opens) burns CPU that is in neither, so CPU% stays within
+    /// 100% per worker. Counters read before the workers started counted 2 × 0.4 s of
+    /// setup CPU against ~0.05 s of wall time (~1600%).
+    #[test]
+    fn cpu_time_covers_the_wall_time_window_only() {
+        use std::time::Duration;
+        const BUSY: PhaseSpec = PhaseSpec {
+            name: "busy",
+            kind: PhaseKind::Write,
+            primary: Primary::OpsPerS,
+            ops_unit: "",
+        };
+        let resets = Rc::new(Cell::new(0));
+        let mut target = CountingTarget {
+            info: TargetInfo::default(),
+            resets: Rc::clone(&resets),
+        };
+        let policy = Policy {
+            cache: CachePolicy::Keep,
+            ..Default::default()
+        };
+        let pool = DataPool::new(policy.data, policy.seed);
+        let mut cx = TrialContext::new(std::env::temp_dir(), &policy, &mut target, pool, &|_| {});
+        let workers = 2;
+        cx.phase(&BUSY, workers, |w| {
+            // Untimed setup that burns 0.4 s of CPU.
+            let t = Instant::now();
+            let mut x = 0u64;
+            while t.elapsed() < Duration::from_millis(400) {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+            w.ready();
+            let t = w.start();
+            std::thread::sleep(Duration::from_millis(50));
+            w.done(Op::Other, t, 0);
+            Ok(())
+        })
+        .unwrap();
+        let p = &cx.phases()[0];
+        let cpu_s = p.cpu_user_s + p.cpu_sys_s;
+        assert!(p.wall_s >= 0.05 && p.wall_s < 0.4, "wall {} s", p.wall_s);
+        // Other tests of this process may run meanwhile: at most both cores' worth.
+        assert!(cpu_s < 0.3, "setup CPU counted: {cpu_s} s");
+        assert!(
+            p.cpu_pct <= 100.0 * workers as f64 + 10.0,
+            "cpu {}% with {workers} workers",
+            p.cpu_pct
+        );
     }
 }

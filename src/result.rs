@@ -200,8 +200,9 @@ pub struct PhaseResult {
     pub first_done_s: Option<f64>,
     pub last_done_s: Option<f64>,
     pub workers: usize,
-    /// Honesty flags: `short` (< 0.1 s), `not-synced`, `cache-suspect`, `cache-not-dropped`,
-    /// `warm` (ran once unmeasured first).
+    /// Honesty flags: `short` (< 0.1 s), `not-synced`, `cache-suspect`,
+    /// `cold-unverifiable` (a cold read whose cache state cannot be checked),
+    /// `cache-not-dropped`, `warm` (ran unmeasured first: `--cache warm`, a job's ramp).
     pub flags: Vec<String>,
     /// The phase's headline metric: `mb_per_s` or `ops_per_s`.
     pub primary: String,

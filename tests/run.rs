@@ -120,19 +120,62 @@ fn check_run(v: &Value, targets: &[&str], reps: u64) {
     assert_eq!(med["n"], reps);
 }
 
+/// A "cold" read on tmpfs is a memory read no test can check: every output says so beside
+/// the figure — the JSON's and the CSV's flags, the terminal's `u` with its legend, the
+/// HTML's flag list — and only on the read phases.
+fn check_cold_unverifiable(v: &Value, table: &str, html: &std::path::Path, dir: &std::path::Path) {
+    const FLAG: &str = "cold-unverifiable";
+    let has = |p: &Value| p["flags"].as_array().unwrap().iter().any(|f| f == FLAG);
+    for t in v["trials"].as_array().unwrap() {
+        if t["workload"] == "bonnie" {
+            assert!(has(phase(t, "read_block")), "{}", phase(t, "read_block"));
+            assert!(!has(phase(t, "write_block")), "not on a write phase");
+        }
+    }
+    let read_block = table
+        .lines()
+        .find(|l| l.starts_with("│ tmpfs") && l.contains('u'))
+        .unwrap_or_else(|| panic!("no u mark on the tmpfs row:\n{table}"));
+    assert!(
+        read_block
+            .split(['│', '┆'])
+            .any(|c| c.trim().ends_with('u')),
+        "{read_block}"
+    );
+    assert!(table.contains("  u  cold not verifiable"), "{table}");
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(page.contains(&format!("<span class=\"flag\">{FLAG}</span> on tmpfs")));
+    let out = std::process::Command::new(common::bin())
+        .arg("--db")
+        .arg(dir.join("results.db"))
+        .args(["export", v["run_id"].as_str().unwrap(), "--csv"])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        csv.lines()
+            .any(|l| l.contains(",read_block,") && l.contains(FLAG)),
+        "{csv}"
+    );
+}
+
 #[test]
 fn tmpfs_end_to_end() {
     if common::skip_without_loop("tmpfs_end_to_end") {
         return;
     }
     let dir = common::image_dir();
+    let html = dir.path().join("report.html");
+    let html_arg = html.to_str().unwrap();
     let (v, table) = common::run_json(
         &[
-            BONNIE, FILES, "--fs", "tmpfs", "--size", "128MiB", "--reps", "2", "--quiet",
+            BONNIE, FILES, "--fs", "tmpfs", "--size", "128MiB", "--reps", "2", "--quiet", "--html",
+            html_arg,
         ],
         dir.path(),
     );
     check_run(&v, &["tmpfs"], 2);
+    check_cold_unverifiable(&v, &table, &html, dir.path());
     assert_eq!(v["targets"][0]["kind"], "tmpfs");
     assert!(v["targets"][0]["mount_opts"]
         .as_str()
@@ -172,6 +215,10 @@ fn loop_end_to_end(fs: &str) {
         if trial["workload"] == "bonnie" {
             let wb = phase(trial, "write_block");
             assert!(wb["dev_write_bytes"].as_u64().unwrap() >= 16 << 20, "{wb}");
+            // The counters and the calibrated rate check a cold read here.
+            let rb = phase(trial, "read_block");
+            let flags = rb["flags"].as_array().unwrap();
+            assert!(!flags.iter().any(|f| f == "cold-unverifiable"), "{rb}");
         }
     }
     common::assert_clean(dir.path());

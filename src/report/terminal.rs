@@ -30,11 +30,20 @@ pub const MARKS: &[(&str, &str, &str)] = &[
         "cache suspect: a cold read faster than 1.2x the device's measured read rate",
     ),
     (
+        "cold-unverifiable",
+        "u",
+        "cold not verifiable: no device counters or rate to check it (tmpfs, no block device)",
+    ),
+    (
         "cache-not-dropped",
         "d",
         "caches could not be dropped (not root): 'cold' is not cold",
     ),
-    ("warm", "w", "warm: the phase ran once unmeasured first"),
+    (
+        "warm",
+        "w",
+        "warm: the phase ran unmeasured first (--cache warm, or a job's ramp)",
+    ),
 ];
 
 fn find<'a>(

@@ -204,4 +204,46 @@ pub(crate) mod testutil {
         target.teardown().unwrap();
         r
     }
+
+    /// A target that records when its caches were reset, for tests of when the cache
+    /// policy acts; its work directory is the directory it was made with, left as it is.
+    pub struct ResetClock {
+        info: crate::result::TargetInfo,
+        dir: std::path::PathBuf,
+        /// When each reset happened.
+        pub resets: Arc<std::sync::Mutex<Vec<std::time::Instant>>>,
+    }
+
+    impl ResetClock {
+        pub fn new(dir: &std::path::Path) -> Self {
+            Self {
+                info: crate::result::TargetInfo::default(),
+                dir: dir.to_path_buf(),
+                resets: Arc::default(),
+            }
+        }
+    }
+
+    impl Target for ResetClock {
+        fn info(&self) -> &crate::result::TargetInfo {
+            &self.info
+        }
+        fn prepare(&mut self) -> anyhow::Result<std::path::PathBuf> {
+            Ok(self.dir.clone())
+        }
+        fn reset(&mut self) -> anyhow::Result<()> {
+            let mut resets = self.resets.lock().unwrap_or_else(|e| e.into_inner());
+            resets.push(std::time::Instant::now());
+            Ok(())
+        }
+        fn device_stat(&self) -> Option<std::path::PathBuf> {
+            None
+        }
+        fn provision(&self) -> crate::result::Provision {
+            crate::result::Provision::default()
+        }
+        fn teardown(&mut self) -> anyhow::Result<()> {
+            Ok(())
+        }
+    }
 }

@@ -21,7 +21,8 @@
 //! default random map visits each block once per pass); in `rw=rw` reads and writes share
 //! one position per file (fio keeps one per direction); `ramp` runs the job unmeasured
 //! for that long and then starts the measured run (the threads stop in between, fio's keep
-//! going); written files get the sync policy's fsync at the end of the run (default
+//! going; the cache policy applies before the ramp — `--cache cold` drops caches before it,
+//! never between it and the run, so the ramp warms what the run measures); written files get the sync policy's fsync at the end of the run (default
 //! `--sync end`; use `--sync none` for fio's default of no final sync, or `end_fsync`).
 
 mod backend;
@@ -710,22 +711,29 @@ impl Workload for Job {
         let opener = |p: &Path| self.open_one(p);
         let open = |job: usize| self.open(&dir, job, engine, &opener);
         let cfg = self.cfg(engine, seed, cx.policy().sync);
-        if let Some(ramp) = self.ramp {
-            cx.run_unmeasured(self.numjobs, |w| {
-                let mut mine = open(w.idx)?;
-                let until = Until::Time(ramp);
-                let t = task(w);
-                self.job(engine, w, &mut mine, &cfg, until, 1, t)
-                    .map(|_| ())
-            })?;
-        }
-        cx.phase(&self.run_spec(), self.numjobs, |w| {
+        let run = |w: &mut Worker| {
             let mut mine = open(w.idx)?;
             let t = task(w);
             let until = self.until(self.runtime);
             let written = self.job(engine, w, &mut mine, &cfg, until, 0, t)?;
             self.end_sync(w, &mut mine, &written, engine)
-        })?;
+        };
+        match self.ramp {
+            // The cache policy applies before the ramp, never between it and the run.
+            Some(ramp) => cx.phase_after_ramp(
+                &self.run_spec(),
+                self.numjobs,
+                |w| {
+                    let mut mine = open(w.idx)?;
+                    let until = Until::Time(ramp);
+                    let t = task(w);
+                    self.job(engine, w, &mut mine, &cfg, until, 1, t)
+                        .map(|_| ())
+                },
+                run,
+            )?,
+            None => cx.phase(&self.run_spec(), self.numjobs, run)?,
+        }
         if self.verify && uses_files {
             cx.phase(&VERIFY, self.numjobs, |w| {
                 self.verify(w, &dir, seed, task(w))

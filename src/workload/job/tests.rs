@@ -192,6 +192,37 @@ fn time_based_and_ramp() {
     assert!(t.elapsed().as_secs_f64() >= 0.5, "the ramp ran first");
 }
 
+/// Under `--cache cold` the caches are reset before the ramp, never between the ramp and
+/// the run: the ramp warms what the run measures. A reset after the ramp came 0.4 s in.
+#[test]
+fn ramp_is_not_thrown_away_by_the_cold_policy() {
+    use crate::data::DataPool;
+    use crate::workload::testutil::ResetClock;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut target = ResetClock::new(tmp.path());
+    let resets = std::sync::Arc::clone(&target.resets);
+    let policy = crate::policy::Policy {
+        cache: crate::policy::CachePolicy::Cold,
+        ..Default::default()
+    };
+    let pool = DataPool::new(policy.data, policy.seed);
+    let workdir = tmp.path().to_path_buf();
+    let mut cx = TrialContext::new(workdir, &policy, &mut target, pool, &|_| {});
+    let t0 = Instant::now();
+    job("engine=null,size=1MiB,runtime=0.2,ramp=0.4,numjobs=2")
+        .run(&mut cx)
+        .unwrap();
+    let run = phase(cx.phases(), "run");
+    assert!(run.wall_s >= 0.2 && run.wall_s < 0.4, "{}", run.wall_s);
+    // Judged warm (what the ramp read may be cached), not cold.
+    assert!(!run.flags.iter().any(|f| f == "cache-suspect"));
+    assert!(run.flags.iter().any(|f| f == "warm"), "{:?}", run.flags);
+    let resets = resets.lock().unwrap();
+    assert_eq!(resets.len(), 1, "one reset per measured phase");
+    let at = resets[0] - t0;
+    assert!(at.as_secs_f64() < 0.2, "reset {at:?} in: after the ramp");
+}
+
 #[test]
 fn fsync_every_n_writes_and_rate() {
     let tmp = std::env::temp_dir();

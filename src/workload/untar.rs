@@ -50,7 +50,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -127,7 +127,8 @@ struct Untar {
 /// A user's archive, decompressed and validated once when the plan is built; every
 /// trial extracts these bytes.
 struct Archive {
-    bytes: Arc<[u8]>,
+    /// The uncompressed tar stream (kept as read: no second copy of a large archive).
+    bytes: Vec<u8>,
 }
 
 impl Archive {
@@ -154,9 +155,7 @@ impl Archive {
             }
         }
         validate(&bytes).map_err(|e| fault(format!("{e:#}")))?;
-        Ok(Self {
-            bytes: bytes.into(),
-        })
+        Ok(Self { bytes })
     }
 }
 
@@ -201,8 +200,7 @@ impl Compression {
             .with_context(|| format!("running {tool} -dc (is {tool} installed?)"))?;
         if !out.status.success() {
             bail!(
-                "{tool} -dc {} failed: {}",
-                path.display(),
+                "{tool} -dc failed: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             );
         }
@@ -222,7 +220,7 @@ impl Workload for Untar {
     fn run(&self, cx: &mut TrialContext) -> Result<()> {
         let root = cx.workdir().join("x");
         std::fs::create_dir(&root).on("mkdir", &root)?;
-        let loaded = self.archive.as_ref().map(|a| a.bytes.clone());
+        let loaded = self.archive.as_ref().map(|a| a.bytes.as_slice());
         let corpus = match loaded {
             Some(_) => None,
             None => Some(Corpus::new(&self.profile, self.scale, cx.seed())?),
@@ -231,7 +229,7 @@ impl Workload for Untar {
         let counts = Mutex::new(Counts::default());
         cx.phase(&EXTRACT, 1, |w| {
             let input: Box<dyn Read> = match (&loaded, &corpus) {
-                (Some(bytes), _) => Box::new(io::Cursor::new(bytes.clone())),
+                (Some(bytes), _) => Box::new(*bytes),
                 (None, Some(c)) => Box::new(TarStream::new(c, pool.source(0x7461))),
                 (None, None) => unreachable!("an archive or a corpus"),
             };
@@ -538,7 +536,7 @@ fn kind_of(h: &Header) -> (Kind, &'static str) {
 }
 
 /// Reads the whole tar stream in `bytes` without writing anything, as the extractor will:
-/// every header and the data's length, and every name under the [`confined`] policy.
+/// every header and the data's length, and every name under the [`confined`](crate::workload::confined) policy.
 /// Returns what extracting it makes (`dirs`: the directory members only).
 pub fn validate(bytes: &[u8]) -> Result<Counts> {
     let mut members = Members::new(Box::new(bytes));
@@ -562,7 +560,7 @@ pub fn validate(bytes: &[u8]) -> Result<Counts> {
 }
 
 /// Extracts the tar stream `input` below `root` (an existing directory), under the
-/// [`confined`] policy; see the module documentation for what is done.
+/// [`confined`](crate::workload::confined) policy; see the module documentation for what is done.
 pub fn extract(w: &mut Worker, input: Box<dyn Read + '_>, root: &Path) -> Result<Counts> {
     let tree = Tree::open(root)?;
     let mut members = Members::new(input);

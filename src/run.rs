@@ -323,7 +323,7 @@ fn run_trial(
     let started = std::time::Instant::now();
     let outcome = (|| -> Result<()> {
         let (workdir, shared_dir) = dist.workdirs(target.prepare()?)?;
-        let workload = (w.info.build)(&w.params)?;
+        let workload = w.workload.clone();
         let pool = DataPool::new(plan.policy.data, plan.policy.seed);
         let reps = plan.policy.reps;
         let wname = w.info.name;

@@ -58,3 +58,50 @@ fn compile_on_tmpfs() {
 fn compile_on_ext4() {
     check("ext4", "512MiB");
 }
+
+/// A real tree — the system's `/usr/include` (absolute and outward symlinks) and a small
+/// tree of the same shapes with a hard link — copies on ext4, xfs and btrfs under
+/// `mode=kernel-build`: every entry made (the delete phase removes them all), symlinks as
+/// they are, every file's bytes written (a hard link copied as a file, like `cp -r`).
+#[test]
+fn real_include_tree_copies_on_ext4_xfs_btrfs() {
+    let test = "real_include_tree_copies_on_ext4_xfs_btrfs";
+    if common::skip_without_loop(test) {
+        return;
+    }
+    let fs: Vec<&str> = ["ext4", "xfs", "btrfs"]
+        .into_iter()
+        .filter(|fs| common::fs_available(test, fs))
+        .collect();
+    if fs.is_empty() {
+        return;
+    }
+    let dir = common::image_dir();
+    let shapes = common::symlink_shapes(dir.path());
+    let mut sources = vec![shapes];
+    let include = std::path::PathBuf::from("/usr/include");
+    if include.is_dir() {
+        sources.push(include);
+    } else {
+        eprintln!("{test}: no /usr/include here; the small tree only");
+    }
+    let specs: Vec<String> = sources
+        .iter()
+        .map(|s| format!("compile:mode=kernel-build,source={}", s.display()))
+        .collect();
+    let fs_list = fs.join(",");
+    let mut args: Vec<&str> = specs.iter().map(String::as_str).collect();
+    args.extend(["--fs", &fs_list, "--size", "1GiB", "--reps", "1", "--quiet"]);
+    let (v, _) = common::run_json(&args, dir.path());
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), fs.len() * sources.len());
+    for t in trials {
+        assert_eq!(t["status"], "ok", "{t}");
+        let src = t["params"]["source"].as_str().unwrap();
+        let want = common::tally(std::path::Path::new(src));
+        let what = format!("{src} on {}", t["target"]);
+        assert_eq!(phase(t, "copy")["bytes_written"], want.bytes_all, "{what}");
+        assert_eq!(phase(t, "delete")["ops"], want.entries, "{what}");
+    }
+    common::assert_clean(dir.path());
+}

@@ -68,3 +68,140 @@ fn untar_on_tmpfs() {
 fn untar_on_ext4() {
     check("ext4", "256MiB");
 }
+
+/// Filesystems of `list` this machine can make; a SKIP line for each other one.
+fn available(test: &str, list: &[&str]) -> Vec<String> {
+    list.iter()
+        .filter(|fs| common::fs_available(test, fs))
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// A real tree — the system's `/usr/include` (absolute and outward symlinks: `mpi ->
+/// /etc/alternatives/…`, `clang/14/include -> ../../../lib/…`) with a small tree of the
+/// same shapes and a hard link beside it — archived by GNU tar, extracts on ext4, xfs and
+/// btrfs: every member made (the delete phase removes them all), every byte written.
+#[test]
+fn real_include_tree_extracts_on_ext4_xfs_btrfs() {
+    let test = "real_include_tree_extracts_on_ext4_xfs_btrfs";
+    if common::skip_without_loop(test) {
+        return;
+    }
+    let fs = available(test, &["ext4", "xfs", "btrfs"]);
+    if fs.is_empty() {
+        return;
+    }
+    let dir = common::image_dir();
+    let shapes = common::symlink_shapes(dir.path());
+    let include = std::path::Path::new("/usr/include");
+    let mut tar = Command::new("tar");
+    tar.arg("czf").arg(dir.path().join("inc.tar.gz"));
+    let (mut want, mut entries) = (common::tally(&shapes), 0);
+    if include.is_dir() {
+        let t = common::tally(include);
+        (want.files_unique, want.bytes_unique) = (
+            want.files_unique + t.files_unique,
+            want.bytes_unique + t.bytes_unique,
+        );
+        entries += t.entries;
+        tar.args(["-C", "/usr", "include"]);
+    } else {
+        eprintln!("{test}: no /usr/include here; the small tree only");
+    }
+    entries += want.entries;
+    assert!(tar
+        .arg("-C")
+        .arg(dir.path())
+        .arg("shapes")
+        .status()
+        .unwrap()
+        .success());
+    let spec = format!("untar:archive={}", dir.path().join("inc.tar.gz").display());
+    let fs_list = fs.join(",");
+    let (v, _) = common::run_json(
+        &[
+            &spec, "--fs", &fs_list, "--size", "512MiB", "--reps", "1", "--quiet",
+        ],
+        dir.path(),
+    );
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), fs.len());
+    for t in trials {
+        assert_eq!(t["status"], "ok", "{t}");
+        let ex = phase(t, "extract");
+        assert_eq!(
+            ex["extra"]["files"], want.files_unique as f64,
+            "{}",
+            t["target"]
+        );
+        assert_eq!(ex["bytes_written"], want.bytes_unique, "{}", t["target"]);
+        // Every member was made: the delete phase removes each one and the root.
+        assert_eq!(phase(t, "delete")["ops"], entries + 1, "{}", t["target"]);
+    }
+    common::assert_clean(dir.path());
+}
+
+/// A corrupt archive is refused before anything is provisioned: exit 2, a message naming
+/// the file and the fault, no mkfs run (FSARENA_LOG logs every external command), no image.
+#[test]
+fn corrupt_archive_exits_2_before_any_mkfs() {
+    let test = "corrupt_archive_exits_2_before_any_mkfs";
+    if common::skip_without_loop(test) || !common::fs_available(test, "ext4") {
+        return;
+    }
+    let dir = common::image_dir();
+    common::symlink_shapes(dir.path());
+    let tar = dir.path().join("a.tar");
+    assert!(Command::new("tar")
+        .arg("cf")
+        .arg(&tar)
+        .arg("-C")
+        .arg(dir.path())
+        .arg("shapes")
+        .status()
+        .unwrap()
+        .success());
+    let mut bytes = std::fs::read(&tar).unwrap();
+    // The third member's header: its name changed, its checksum no longer matches.
+    let mut at = 0;
+    for _ in 0..2 {
+        let size = std::str::from_utf8(&bytes[at + 124..at + 135]).unwrap();
+        let size = u64::from_str_radix(size.trim_matches(|c| c == ' ' || c == '\0'), 8).unwrap();
+        at += 512 + size.div_ceil(512) as usize * 512;
+    }
+    bytes[at + 1] ^= 0x11;
+    let fault = format!("checksum at byte {at}");
+    let corrupt = dir.path().join("corrupt.tar");
+    std::fs::write(&corrupt, &bytes).unwrap();
+    let truncated = dir.path().join("truncated.tar.gz");
+    let gz = Command::new("gzip")
+        .arg("-c")
+        .arg(&tar)
+        .output()
+        .unwrap()
+        .stdout;
+    std::fs::write(&truncated, &gz[..gz.len() / 2]).unwrap();
+    for (path, fault) in [(&corrupt, fault.as_str()), (&truncated, "gzip")] {
+        let spec = format!("untar:archive={}", path.display());
+        let out = Command::new(common::bin())
+            .env("FSARENA_LOG", "1")
+            .args([
+                "run", &spec, "--fs", "ext4", "--size", "256MiB", "--reps", "3",
+            ])
+            .arg("--image-dir")
+            .arg(dir.path())
+            .arg("--db")
+            .arg(dir.path().join("results.db"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&path.display().to_string()) && stderr.contains(fault),
+            "{fault}: {stderr}"
+        );
+        assert!(!stderr.contains("mkfs"), "mkfs ran: {stderr}");
+        assert!(common::images_under(dir.path()).is_empty());
+    }
+    common::assert_clean(dir.path());
+}

@@ -56,7 +56,11 @@
 //! copies a real tree, otherwise a generated `source-tree` corpus at `scale` is written
 //! from memory), `build` (per directory: read every source file, then write that
 //! directory's object files — the compiled-only dataset, scaled to the tree's size),
-//! `clean` (delete the objects) and `delete` (remove the tree).
+//! `clean` (delete the objects) and `delete` (remove the tree). A real tree is copied
+//! under the policy `untar` follows ([`crate::workload::confined`]): symlinks as they are,
+//! absolute or outward too, nothing written through one; it is checked whole when the plan
+//! is built ([`tree::check_copyable`]), so a missing or unreadable directory, or a FIFO or
+//! device inside, is a usage error before anything is provisioned.
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::corpus::{Corpus, FileSet, Naming, SizeDist};
@@ -245,8 +249,10 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
     } else if cfg.source.is_some() && !cfg.kernel_build {
         Some("source= is for mode=kernel-build".to_string())
     } else {
-        let not_dir = cfg.source.as_ref().filter(|s| !s.is_dir());
-        not_dir.map(|src| format!("source={}: not a directory", src.display()))
+        // A source tree is checked whole now, before anything is provisioned.
+        let src = cfg.source.as_ref();
+        let fault = src.and_then(|s| tree::check_copyable(s).err());
+        fault.map(|e| format!("source={}: {e:#}", src.expect("checked").display()))
     };
     match problem {
         Some(why) => Err(usage(format!("compile: {why}"))),
@@ -1383,11 +1389,42 @@ mod tests {
             "makej=true,initial_dirs=0",
             "source=/tmp",
             "mode=kernel-build,source=/nonexistent",
+            "mode=kernel-build,source=/etc/passwd",
             "mode=make",
         ] {
             let err = WorkloadSpec::parse(&format!("compile:{bad}")).err();
             let err = err.unwrap_or_else(|| panic!("{bad} was accepted"));
             assert_eq!(exit_code(&err), 2, "{bad}: {err:#}");
+        }
+    }
+
+    /// A source tree holding a FIFO (which would block the copy) or a device (which would
+    /// be read whole) is refused when the spec is parsed, naming the entry.
+    #[test]
+    fn source_with_a_fifo_or_device_is_refused_up_front() {
+        let src = tempfile::tempdir().unwrap();
+        fs::create_dir_all(src.path().join("a/b")).unwrap();
+        fs::write(src.path().join("a/f.c"), b"int x;").unwrap();
+        std::os::unix::fs::symlink("/etc/alternatives/cc", src.path().join("a/cc")).unwrap();
+        let spec = format!("compile:mode=kernel-build,source={}", src.path().display());
+        WorkloadSpec::parse(&spec).unwrap();
+        let fifo = src.path().join("a/b/pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let err = WorkloadSpec::parse(&spec).err().expect("a FIFO is refused");
+        let msg = format!("{err:#}");
+        assert_eq!(exit_code(&err), 2, "{msg}");
+        assert!(msg.contains("a/b/pipe") && msg.contains("FIFO"), "{msg}");
+        fs::remove_file(&fifo).unwrap();
+        if crate::probe::sys::is_root() {
+            let dev = src.path().join("null");
+            let c = std::ffi::CString::new(dev.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: a NUL-terminated path; /dev/null's device number (1, 3).
+            let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) };
+            assert_eq!(rc, 0);
+            let msg = format!("{:#}", WorkloadSpec::parse(&spec).err().expect("a device"));
+            assert!(msg.contains("device"), "{msg}");
         }
     }
 }

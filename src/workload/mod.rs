@@ -7,6 +7,7 @@ pub mod bonnie;
 pub mod bonnie_files;
 pub mod command;
 pub mod compile;
+pub mod confined;
 pub mod dbrandom;
 pub mod io500;
 pub mod job;
@@ -137,6 +138,10 @@ pub struct WorkloadSpec {
     pub params: Params,
     /// The spec as typed.
     pub text: String,
+    /// The workload, built (and so validated) once when the plan is made; every trial
+    /// runs it. What its build read — a user's archive, a source tree's check — is done
+    /// once, before anything is provisioned.
+    pub workload: std::sync::Arc<dyn Workload>,
 }
 
 impl WorkloadSpec {
@@ -145,11 +150,13 @@ impl WorkloadSpec {
         let (name, rest) = text.split_once(':').unwrap_or((text, ""));
         let info = find(name.trim())?;
         let params = Params::parse(info.name, info.params, rest)?;
-        (info.build)(&params)?; // validates cross-parameter constraints now, before any disk is touched
+        // Validates everything now, before any disk is touched.
+        let workload = (info.build)(&params)?.into();
         Ok(Self {
             info,
             params,
             text: text.trim().to_string(),
+            workload,
         })
     }
 }

@@ -6,11 +6,13 @@
 
 use crate::context::Worker;
 use crate::probe::recorder::Op;
+use crate::workload::confined::{cname, Dir};
 use crate::workload::IoContext;
-use anyhow::Result;
+use anyhow::{bail, Result};
 use std::fs::{self, File};
 use std::io::{Read, Write};
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 /// Buffer size of file copies: what coreutils `cp` uses on Linux (128 KiB).
@@ -99,18 +101,24 @@ fn read_dir_files(w: &mut Worker, dir: &Path, buf: &mut [u8], count: &mut TreeCo
 
 /// Copies the tree `src` to `dst` (which must not exist) like `cp -r`: directories,
 /// regular files in [`COPY_BUFFER`] pieces with their permission bits, symlinks as
-/// symlinks. Each file copy is one [`Op::Create`] carrying the file's bytes; each directory
-/// one [`Op::Mkdir`]; each symlink one [`Op::Symlink`]. Sync policy: under `each` every
-/// file and directory is fsynced as it is written; under `end` one syncfs ends the copy
-/// (as the tree-writing phases of bonnie-files do), not an fsync per file, which would
-/// make a copy of many small files a test of fsync.
+/// symlinks (their targets as they are, absolute or outward too). What is written follows
+/// the [`confined`](crate::workload::confined) policy, the one `untar` follows: every directory of the copy is opened
+/// with `O_NOFOLLOW` relative to its parent and every file created with `O_EXCL`, so
+/// nothing is written through a symlink; a source entry that is neither a directory, a
+/// regular file nor a symlink (a FIFO, a device, a socket) is refused ([`check_copyable`]
+/// finds them up front). Each file copy is one [`Op::Create`] carrying the file's bytes;
+/// each directory one [`Op::Mkdir`]; each symlink one [`Op::Symlink`]. Sync policy: under
+/// `each` every file and directory is fsynced as it is written; under `end` one syncfs
+/// ends the copy (as the tree-writing phases of bonnie-files do), not an fsync per file,
+/// which would make a copy of many small files a test of fsync.
 pub fn copy_tree(w: &mut Worker, src: &Path, dst: &Path) -> Result<TreeCount> {
     let mut count = TreeCount::default();
     let mut buf = vec![0u8; COPY_BUFFER];
     let t = w.start();
     fs::create_dir(dst).on("mkdir", dst)?;
     w.done(Op::Mkdir, t, 0);
-    copy_dir(w, src, dst, &mut buf, &mut count)?;
+    let to = Dir::open_root(dst)?;
+    copy_dir(w, src, (&to, dst), &mut buf, &mut count)?;
     w.end_fs(dst).on("syncfs", dst)?;
     Ok(count)
 }
@@ -118,51 +126,129 @@ pub fn copy_tree(w: &mut Worker, src: &Path, dst: &Path) -> Result<TreeCount> {
 fn copy_dir(
     w: &mut Worker,
     src: &Path,
-    dst: &Path,
+    (dst, dst_path): (&Dir, &Path),
     buf: &mut [u8],
     count: &mut TreeCount,
 ) -> Result<()> {
     for entry in fs::read_dir(src).on("readdir", src)? {
         w.check()?;
         let entry = entry.on("readdir", src)?;
-        let (from, to) = (entry.path(), dst.join(entry.file_name()));
+        let name = entry.file_name();
+        let (from, to) = (entry.path(), dst_path.join(&name));
+        let leaf = cname(name.as_bytes())?;
         let t = w.start();
         let ft = entry.file_type().on("lstat", &from)?;
         if ft.is_dir() {
-            fs::create_dir(&to).on("mkdir", &to)?;
+            let (sub, _) = dst.sub(name.as_bytes(), Some(0o777)).on("mkdir", &to)?;
             w.done(Op::Mkdir, t, 0);
             count.dirs += 1;
-            copy_dir(w, &from, &to, buf, count)?;
+            copy_dir(w, &from, (&sub, &to), buf, count)?;
         } else if ft.is_symlink() {
             let target = fs::read_link(&from).on("readlink", &from)?;
-            symlink(&target, &to).on("symlink", &to)?;
+            dst.symlink(&leaf, target.as_os_str().as_bytes())
+                .on("symlink", &to)?;
             w.done(Op::Symlink, t, 0);
             count.symlinks += 1;
-        } else {
-            let bytes = copy_contents(w, &from, &to, buf)?.1;
+        } else if ft.is_file() {
+            let out = dst.create_file(&leaf).on("create", &to)?;
+            let bytes = copy_contents(w, &from, (out, &to), buf)?.1;
             w.done(Op::Create, t, bytes);
             count.files += 1;
             count.bytes += bytes;
+        } else {
+            bail!("{}", refusal(&from, ft));
         }
     }
-    w.after_dir_change(dst).on("fsync", dst)?;
+    w.after_dir_change(dst_path).on("fsync", dst_path)?;
     Ok(())
+}
+
+/// Why a source entry of type `ft` is not copied.
+fn refusal(path: &Path, ft: fs::FileType) -> String {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = if ft.is_fifo() {
+        "a FIFO (reading it would block)"
+    } else if ft.is_char_device() || ft.is_block_device() {
+        "a device (reading it would copy the device)"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "neither a directory, a regular file nor a symlink"
+    };
+    format!(
+        "refusing to copy {}: {kind}; a source tree holds only directories, regular files \
+         and symlinks",
+        path.display()
+    )
+}
+
+/// Checks, before anything is provisioned, that [`copy_tree`] can copy `src`: a directory
+/// whose every directory can be read and every regular file opened, holding nothing but
+/// directories, regular files and symlinks (which are not followed). Returns what the copy
+/// will make.
+pub fn check_copyable(src: &Path) -> Result<TreeCount> {
+    let md = fs::metadata(src).on("stat", src)?;
+    if !md.is_dir() {
+        bail!("not a directory");
+    }
+    let mut count = TreeCount::default();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).on("readdir", &dir)? {
+            let entry = entry.on("readdir", &dir)?;
+            let path = entry.path();
+            let ft = entry.file_type().on("lstat", &path)?;
+            if ft.is_dir() {
+                count.dirs += 1;
+                stack.push(path);
+            } else if ft.is_symlink() {
+                count.symlinks += 1;
+            } else if ft.is_file() {
+                let f = open_source(&path)?;
+                count.files += 1;
+                count.bytes += f.metadata().on("fstat", &path)?.len();
+            } else {
+                bail!("{}", refusal(&path, ft));
+            }
+        }
+    }
+    Ok(count)
+}
+
+/// Opens a source file for reading, never through a symlink nor blocking on a FIFO; an
+/// entry that is not a regular file once open (it changed since it was listed) is refused.
+fn open_source(path: &Path) -> Result<File> {
+    let f = File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .on("open", path)?;
+    let ft = f.metadata().on("fstat", path)?.file_type();
+    if !ft.is_file() {
+        bail!("{}", refusal(path, ft));
+    }
+    Ok(f)
 }
 
 /// Copies one regular file, keeping its permission bits; returns its size. The sync
 /// policy applies to the file (`end`: fsync it at the end).
 pub fn copy_file(w: &mut Worker, from: &Path, to: &Path, buf: &mut [u8]) -> Result<u64> {
-    let (out, bytes) = copy_contents(w, from, to, buf)?;
+    let out = File::create(to).on("create", to)?;
+    let (out, bytes) = copy_contents(w, from, (out, to), buf)?;
     w.end_file(&out).on("fsync", to)?;
     Ok(bytes)
 }
 
-/// Copies one regular file with its permission bits (fsync under `--sync each`); returns
-/// the open copy and its size.
-fn copy_contents(w: &mut Worker, from: &Path, to: &Path, buf: &mut [u8]) -> Result<(File, u64)> {
-    let mut input = File::open(from).on("open", from)?;
+/// Copies one regular file into `out` (just created) with its permission bits (fsync
+/// under `--sync each`); returns the copy and its size.
+fn copy_contents(
+    w: &mut Worker,
+    from: &Path,
+    (mut out, to): (File, &Path),
+    buf: &mut [u8],
+) -> Result<(File, u64)> {
+    let mut input = open_source(from)?;
     let mode = input.metadata().on("fstat", from)?.permissions().mode();
-    let mut out = File::create(to).on("create", to)?;
     let mut bytes = 0u64;
     loop {
         let n = input.read(buf).on("read", from)?;
@@ -219,6 +305,7 @@ mod tests {
     use crate::context::{PhaseKind, PhaseSpec, Primary};
     use crate::policy::{DataPolicy, SyncPolicy};
     use crate::workload::testutil::in_context;
+    use std::os::unix::fs::symlink;
     use std::sync::Mutex;
 
     const SPEC: PhaseSpec = PhaseSpec {
@@ -314,6 +401,25 @@ mod tests {
             let mode = fs::metadata(dst.join("x")).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o640);
             assert_eq!(fs::read_link(dst.join("l")).unwrap(), Path::new("/nowhere"));
+        });
+    }
+
+    #[test]
+    fn a_fifo_in_the_source_is_refused_not_read() {
+        in_context(DataPolicy::Random, SyncPolicy::None, |cx| {
+            let src = cx.workdir().join("s");
+            fs::create_dir(&src).unwrap();
+            symlink("..", src.join("up")).unwrap();
+            let c = std::ffi::CString::new(src.join("p").as_os_str().as_bytes()).unwrap();
+            // SAFETY: a NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            let err = check_copyable(&src).unwrap_err();
+            assert!(format!("{err:#}").contains("FIFO"), "{err:#}");
+            let dst = cx.workdir().join("d");
+            let err = cx
+                .phase(&SPEC, 1, |w| copy_tree(w, &src, &dst).map(|_| ()))
+                .unwrap_err();
+            assert!(format!("{err:#}").contains("FIFO"), "{err:#}");
         });
     }
 }

@@ -4,8 +4,12 @@
 //! The archive is a user's (`archive=PATH`: `.tar`, `.tar.gz`/`.tgz`, `.tar.xz`, `.tar.zst`)
 //! or generated from a corpus profile (`profile=web-cache`, `scale`). Either way only the
 //! extraction is measured:
-//! * a user's archive is decompressed (by `gzip`, `xz` or `zstd`) and read into memory
-//!   before the phase, untimed; it must fit in half of the available memory;
+//! * a user's archive is decompressed (by `gzip`, `xz` or `zstd`), read into memory and
+//!   validated once, when the plan is built and before anything is provisioned: every
+//!   header and checksum, its length, and every member's name under the policy below. A
+//!   fault (bad compression, a bad checksum at byte N, truncation, a refused member, more
+//!   than half of the available memory) is a usage error (exit 2) naming the file. Every
+//!   trial extracts the same bytes, untimed until the phase starts;
 //! * a generated archive is a tar stream synthesised on the fly from the corpus: headers
 //!   are formatted and file data is copied from the trial's in-memory data pool, so a
 //!   3.1 GB archive needs neither memory nor disk, and reading it costs what reading an
@@ -16,33 +20,40 @@
 //! modification times (directories' after their contents, as tar does at the end);
 //! ownership is not restored. It reads ustar, GNU (`L`/`K` long names, base-256 sizes) and
 //! pax (`path`, `linkpath`, `size`) headers, verifies every header checksum, and skips
-//! other entry types (devices, FIFOs), counting them. It refuses, with an error naming the
-//! entry, anything that could write outside the target: absolute names, `..` components,
-//! symlinks whose target is absolute or leaves the extraction root, hard links to names
-//! outside it, and paths through an already extracted symlink (every directory on the way
-//! is opened relative to the root with `O_NOFOLLOW`; GNU tar follows in-tree symlinks,
-//! fsarena does not). A truncated archive or a bad header checksum is an error. An
-//! existing file of the same name is replaced, as GNU tar does.
+//! other entry types (devices, FIFOs), counting them. A truncated archive or a bad header
+//! checksum is an error. An existing file of the same name is replaced, as GNU tar does.
+//!
+//! What it writes follows [`confined`](crate::workload::confined), the policy shared with
+//! `compile`'s copy of a source tree: symlinks are made exactly as they are, absolute or
+//! pointing outside the target included (making one is harmless; following one is what
+//! writes outside). Refused, with an error naming the member, is everything that would
+//! write outside the target: absolute names, `..` components, members reached through a
+//! symlink (every directory on the way is opened relative to the root with `O_NOFOLLOW`;
+//! GNU tar follows in-tree symlinks, fsarena does not), and hard links whose target name is
+//! absolute, has `..` or is reached through a symlink. A file or hard link whose name is a
+//! symlink replaces the symlink, never writes through it.
 //!
 //! Phases `extract` (MB/s of file data; files/s as the extra figure `files_per_s`) and
 //! `delete` (files/s, an `rm -r` of the extracted tree). The sync policy applies: under
 //! `--sync each` every file and the directory it was made in are fsynced, under the default
 //! `--sync end` one syncfs ends each phase.
 
+mod format;
+
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::corpus::{Corpus, Entry, PROFILES};
 use crate::data::DataSource;
 use crate::error::usage;
 use crate::probe::recorder::Op;
+use crate::workload::confined::{cname, components, Dir, Kind, Preview, Tree};
 use crate::workload::tree;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{anyhow, bail, Context, Result};
-use std::ffi::CString;
-use std::fs::File;
+use format::{entry_headers, padding, Header, Members, BLOCK};
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::sync::Mutex;
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -99,16 +110,10 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
             "untar: scale={scale}: must be above 0 and at most 100"
         )));
     }
-    let archive = p.text("archive").map(PathBuf::from);
-    if let Some(a) = &archive {
-        if !a.is_file() {
-            return Err(usage(format!(
-                "untar: archive={}: no such file",
-                a.display()
-            )));
-        }
-        Compression::of(a)?;
-    }
+    let archive = match p.text("archive") {
+        Some(a) => Some(Archive::load(Path::new(a))?),
+        None => None,
+    };
     Ok(Box::new(Untar {
         archive,
         profile: p.choice("profile").to_string(),
@@ -117,9 +122,44 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
 }
 
 struct Untar {
-    archive: Option<PathBuf>,
+    archive: Option<Archive>,
     profile: String,
     scale: f64,
+}
+
+/// A user's archive, decompressed and validated once when the plan is built; every
+/// trial extracts these bytes.
+struct Archive {
+    /// The uncompressed tar stream (kept as read: no second copy of a large archive).
+    bytes: Vec<u8>,
+}
+
+impl Archive {
+    /// Reads, decompresses and validates `path` ([`validate`]); every fault — no such
+    /// file, bad compression, a bad header, truncation, a refused member, more than half
+    /// of the available memory — is a usage error naming the file, before anything is
+    /// provisioned.
+    fn load(path: &Path) -> Result<Self> {
+        let fault = |why: String| usage(format!("untar: archive={}: {why}", path.display()));
+        if !path.is_file() {
+            return Err(fault("no such file".into()));
+        }
+        let compression = Compression::of(path)?;
+        let bytes = compression
+            .load(path)
+            .map_err(|e| fault(format!("{e:#}")))?;
+        if let Some(avail) = mem_available() {
+            if bytes.len() as u64 > avail / 2 {
+                return Err(fault(format!(
+                    "{} bytes uncompressed, more than half of the available memory \
+                     ({avail} bytes); use a smaller archive",
+                    bytes.len()
+                )));
+            }
+        }
+        validate(&bytes).map_err(|e| fault(format!("{e:#}")))?;
+        Ok(Self { bytes })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,8 +203,7 @@ impl Compression {
             .with_context(|| format!("running {tool} -dc (is {tool} installed?)"))?;
         if !out.status.success() {
             bail!(
-                "{tool} -dc {} failed: {}",
-                path.display(),
+                "{tool} -dc failed: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             );
         }
@@ -184,24 +223,7 @@ impl Workload for Untar {
     fn run(&self, cx: &mut TrialContext) -> Result<()> {
         let root = cx.workdir().join("x");
         std::fs::create_dir(&root).on("mkdir", &root)?;
-        let loaded: Option<Arc<[u8]>> = match &self.archive {
-            Some(path) => {
-                let compression = Compression::of(path)?;
-                let bytes = compression.load(path)?;
-                if let Some(avail) = mem_available() {
-                    if bytes.len() as u64 > avail / 2 {
-                        bail!(
-                            "untar: {} holds {} bytes uncompressed, more than half of the \
-                             available memory ({avail} bytes); use a smaller archive",
-                            path.display(),
-                            bytes.len()
-                        );
-                    }
-                }
-                Some(bytes.into())
-            }
-            None => None,
-        };
+        let loaded = self.archive.as_ref().map(|a| a.bytes.as_slice());
         let corpus = match loaded {
             Some(_) => None,
             None => Some(Corpus::new(&self.profile, self.scale, cx.seed())?),
@@ -210,7 +232,7 @@ impl Workload for Untar {
         let counts = Mutex::new(Counts::default());
         cx.phase(&EXTRACT, 1, |w| {
             let input: Box<dyn Read> = match (&loaded, &corpus) {
-                (Some(bytes), _) => Box::new(io::Cursor::new(bytes.clone())),
+                (Some(bytes), _) => Box::new(*bytes),
                 (None, Some(c)) => Box::new(TarStream::new(c, pool.source(0x7461))),
                 (None, None) => unreachable!("an archive or a corpus"),
             };
@@ -253,396 +275,57 @@ pub struct Counts {
     pub bytes: u64,
 }
 
-const BLOCK: usize = 512;
-
-/// A tar header's fields, as far as extraction needs them.
-#[derive(Clone, Debug)]
-struct Header {
-    name: Vec<u8>,
-    link: Vec<u8>,
-    kind: u8,
-    size: u64,
-    mode: u32,
-    mtime: i64,
-}
-
-fn octal(field: &[u8]) -> Result<u64> {
-    if field.first().is_some_and(|b| b & 0x80 != 0) {
-        // GNU base-256: big-endian, the first byte's top bit marks it.
-        let mut v: u64 = u64::from(field[0] & 0x7f);
-        for &b in &field[1..] {
-            v = v
-                .checked_mul(256)
-                .ok_or_else(|| anyhow!("number too large"))?
-                + u64::from(b);
-        }
-        return Ok(v);
-    }
-    let text: Vec<u8> = field
-        .iter()
-        .copied()
-        .skip_while(|b| *b == b' ')
-        .take_while(|b| *b != 0 && *b != b' ')
-        .collect();
-    if text.is_empty() {
-        return Ok(0);
-    }
-    u64::from_str_radix(std::str::from_utf8(&text)?, 8)
-        .map_err(|_| anyhow!("bad octal field {:?}", String::from_utf8_lossy(field)))
-}
-
-fn cstr_field(field: &[u8]) -> Vec<u8> {
-    field.iter().copied().take_while(|b| *b != 0).collect()
-}
-
-/// Parses one 512-byte header block; `Ok(None)` for an all-zero block.
-fn parse_header(b: &[u8; BLOCK], offset: u64) -> Result<Option<Header>> {
-    if b.iter().all(|&x| x == 0) {
-        return Ok(None);
-    }
-    let stored = octal(&b[148..156]).with_context(|| format!("header at byte {offset}"))?;
-    let sum: u64 = b
-        .iter()
-        .enumerate()
-        .map(|(i, &x)| {
-            if (148..156).contains(&i) {
-                32
-            } else {
-                u64::from(x)
-            }
-        })
-        .sum();
-    if stored != sum {
-        bail!("bad header checksum at byte {offset} of the archive (not a tar, or corrupt)");
-    }
-    let mut name = cstr_field(&b[0..100]);
-    let prefix = cstr_field(&b[345..500]);
-    if &b[257..262] == b"ustar" && !prefix.is_empty() && &b[257..263] == b"ustar\0" {
-        let mut full = prefix;
-        full.push(b'/');
-        full.extend_from_slice(&name);
-        name = full;
-    }
-    Ok(Some(Header {
-        name,
-        link: cstr_field(&b[157..257]),
-        kind: b[156],
-        size: octal(&b[124..136])?,
-        mode: octal(&b[100..108])? as u32,
-        mtime: octal(&b[136..148])? as i64,
-    }))
-}
-
-/// Reads exactly `buf.len()` bytes or fails with "archive truncated".
-fn read_full(input: &mut dyn Read, buf: &mut [u8], what: &str) -> Result<()> {
-    input.read_exact(buf).map_err(|e| {
-        if e.kind() == io::ErrorKind::UnexpectedEof {
-            anyhow!("archive truncated in {what}")
-        } else {
-            anyhow!(e).context(format!("reading the archive ({what})"))
-        }
-    })
-}
-
-fn padding(size: u64) -> u64 {
-    (BLOCK as u64 - size % BLOCK as u64) % BLOCK as u64
-}
-
-/// Reads an entry's data into memory (long names, pax records).
-fn read_small(input: &mut dyn Read, size: u64, what: &str) -> Result<Vec<u8>> {
-    if size > 1 << 20 {
-        bail!("{what} of {size} bytes is implausibly large");
-    }
-    let mut v = vec![0u8; (size + padding(size)) as usize];
-    read_full(input, &mut v, what)?;
-    v.truncate(size as usize);
-    Ok(v)
-}
-
-fn skip(input: &mut dyn Read, n: u64, what: &str) -> Result<()> {
-    let copied = io::copy(&mut input.take(n), &mut io::sink()).context("reading the archive")?;
-    if copied != n {
-        bail!("archive truncated in {what}");
-    }
-    Ok(())
-}
-
-/// Parses pax extended header records (`LEN key=value\n`).
-fn pax_records(data: &[u8]) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut rest = data;
-    while let Some(sp) = rest.iter().position(|&b| b == b' ') {
-        let Some(len) = std::str::from_utf8(&rest[..sp])
-            .ok()
-            .and_then(|s| s.parse::<usize>().ok())
-        else {
-            break;
-        };
-        if len <= sp || len > rest.len() {
-            break;
-        }
-        let rec = &rest[sp + 1..len];
-        let rec = rec.strip_suffix(b"\n").unwrap_or(rec);
-        if let Some(eq) = rec.iter().position(|&b| b == b'=') {
-            let key = String::from_utf8_lossy(&rec[..eq]).into_owned();
-            out.push((key, rec[eq + 1..].to_vec()));
-        }
-        rest = &rest[len..];
-    }
-    out
-}
-
-/// A name from the archive made safe: relative, without `.` or empty components, never
-/// `..`. `None` for the archive's root itself (`./`).
-fn safe_components(name: &[u8], what: &str) -> Result<Option<Vec<Vec<u8>>>> {
-    if name.first() == Some(&b'/') {
-        bail!(
-            "refusing {what} '{}': absolute name",
-            String::from_utf8_lossy(name)
-        );
-    }
-    let mut parts = Vec::new();
-    for c in name.split(|&b| b == b'/') {
-        match c {
-            b"" | b"." => {}
-            b".." => bail!(
-                "refusing {what} '{}': '..' would leave the target",
-                String::from_utf8_lossy(name)
-            ),
-            c => parts.push(c.to_vec()),
-        }
-    }
-    Ok((!parts.is_empty()).then_some(parts))
-}
-
-/// Whether a symlink at `dir` (components below the root) pointing to `target` stays
-/// inside the root when resolved lexically.
-fn link_stays_inside(dir: &[Vec<u8>], target: &[u8]) -> bool {
-    if target.first() == Some(&b'/') {
-        return false;
-    }
-    let mut depth = dir.len() as i64;
-    for c in target.split(|&b| b == b'/') {
-        match c {
-            b"" | b"." => {}
-            b".." => {
-                depth -= 1;
-                if depth < 0 {
-                    return false;
-                }
-            }
-            _ => depth += 1,
-        }
-    }
-    true
-}
-
-/// A directory descriptor opened without following symlinks.
-struct Dir(File);
-
-fn cpath(c: &[u8]) -> Result<CString> {
-    CString::new(c).map_err(|_| anyhow!("name with a NUL byte"))
-}
-
-impl Dir {
-    fn open_root(path: &Path) -> Result<Dir> {
-        let f = File::options()
-            .read(true)
-            .custom_flags_dir()
-            .open(path)
-            .on("open", path)?;
-        Ok(Dir(f))
-    }
-
-    /// Opens the subdirectory `name`, refusing symlinks; when it is missing and `create`,
-    /// makes it first. Returns whether it was made.
-    fn sub(&self, name: &[u8], create: bool, mode: u32) -> io::Result<(Dir, bool)> {
-        let c = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        let open = || {
-            // SAFETY: valid descriptor and NUL-terminated name.
-            let fd = unsafe { libc::openat(self.0.as_raw_fd(), c.as_ptr(), flags) };
-            if fd < 0 {
-                Err(io::Error::last_os_error())
-            } else {
-                // SAFETY: a new descriptor nothing else owns.
-                Ok(Dir(unsafe { File::from_raw_fd(fd) }))
-            }
-        };
-        match open() {
-            Err(e) if create && e.raw_os_error() == Some(libc::ENOENT) => {
-                // SAFETY: valid descriptor and NUL-terminated name.
-                if unsafe { libc::mkdirat(self.0.as_raw_fd(), c.as_ptr(), mode as libc::mode_t) }
-                    != 0
-                {
-                    let e = io::Error::last_os_error();
-                    if e.raw_os_error() != Some(libc::EEXIST) {
-                        return Err(e);
-                    }
-                    return open().map(|d| (d, false));
-                }
-                open().map(|d| (d, true))
-            }
-            other => other.map(|d| (d, false)),
-        }
-    }
-
-    fn unlink(&self, name: &CString) {
-        // SAFETY: valid descriptor and NUL-terminated name; failure is fine (absent).
-        unsafe { libc::unlinkat(self.0.as_raw_fd(), name.as_ptr(), 0) };
+/// What a member is, and its name in messages.
+fn kind_of(h: &Header) -> (Kind, &'static str) {
+    match h.kind {
+        b'5' => (Kind::Dir, "directory"),
+        b'2' => (Kind::Symlink, "symlink"),
+        b'1' => (Kind::HardLink, "hard link"),
+        b'0' | 0 | b'7' => (Kind::File, "file"),
+        _ => (Kind::Other, "entry"),
     }
 }
 
-trait DirFlags {
-    fn custom_flags_dir(&mut self) -> &mut Self;
-}
-
-impl DirFlags for std::fs::OpenOptions {
-    fn custom_flags_dir(&mut self) -> &mut Self {
-        use std::os::unix::fs::OpenOptionsExt;
-        self.custom_flags(libc::O_DIRECTORY)
-    }
-}
-
-fn set_times(dir: &Dir, name: &CString, mtime: i64, nofollow: bool) -> io::Result<()> {
-    let ts = libc::timespec {
-        tv_sec: mtime as libc::time_t,
-        tv_nsec: 0,
-    };
-    let times = [ts, ts];
-    let flags = if nofollow {
-        libc::AT_SYMLINK_NOFOLLOW
-    } else {
-        0
-    };
-    // SAFETY: valid descriptor, NUL-terminated name, two timespecs.
-    if unsafe { libc::utimensat(dir.0.as_raw_fd(), name.as_ptr(), times.as_ptr(), flags) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Opens the directory `dirs` below the root, making missing ones (counted in `counts`),
-/// never through a symlink.
-fn walk_to(
-    root_dir: &Dir,
-    dirs: &[Vec<u8>],
-    what: &str,
-    shown: &str,
-    root: &Path,
-    counts: &mut Counts,
-) -> Result<Dir> {
-    let mut parent = Dir(root_dir.0.try_clone().context("dup")?);
-    for (i, d) in dirs.iter().enumerate() {
-        let (next, made) = parent.sub(d, true, 0o755).map_err(|e| {
-            let p = String::from_utf8_lossy(&dirs[..=i].join(&b'/')).into_owned();
-            if e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::ENOTDIR) {
-                anyhow!("refusing {what} '{shown}': '{p}' is not a directory (a symlink?)")
-            } else {
-                anyhow!(e).context(format!("mkdir {}", root.join(&p).display()))
-            }
-        })?;
-        if made {
-            counts.dirs += 1;
-        }
-        parent = next;
-    }
-    Ok(parent)
-}
-
-/// Extracts the tar stream `input` below `root` (an existing directory); see the module
-/// documentation for what is done and refused.
-pub fn extract(w: &mut Worker, mut input: Box<dyn Read + '_>, root: &Path) -> Result<Counts> {
-    let root_dir = Dir::open_root(root)?;
+/// Reads the whole tar stream in `bytes` without writing anything, as the extractor will:
+/// every header and the data's length, and every name under the [`confined`](crate::workload::confined) policy.
+/// Returns what extracting it makes (`dirs`: the directory members only).
+pub fn validate(bytes: &[u8]) -> Result<Counts> {
+    let mut members = Members::new(Box::new(bytes));
+    let mut preview = Preview::default();
     let mut counts = Counts::default();
-    let mut block = [0u8; BLOCK];
+    while let Some(h) = members.next()? {
+        let (kind, what) = kind_of(&h);
+        preview.check(kind, &h.name, &h.link, what)?;
+        match kind {
+            Kind::Dir => counts.dirs += 1,
+            Kind::Symlink => counts.symlinks += 1,
+            Kind::HardLink => counts.hardlinks += 1,
+            Kind::File => {
+                counts.files += 1;
+                counts.bytes += h.size;
+            }
+            Kind::Other => counts.skipped += 1,
+        }
+    }
+    Ok(counts)
+}
+
+/// Extracts the tar stream `input` below `root` (an existing directory), under the
+/// [`confined`](crate::workload::confined) policy; see the module documentation for what is done.
+pub fn extract(w: &mut Worker, input: Box<dyn Read + '_>, root: &Path) -> Result<Counts> {
+    let tree = Tree::open(root)?;
+    let mut members = Members::new(input);
+    let mut counts = Counts::default();
     let mut buf = vec![0u8; 1 << 20];
-    let (mut long_name, mut long_link): (Option<Vec<u8>>, Option<Vec<u8>>) = (None, None);
-    let mut pax: Vec<(String, Vec<u8>)> = Vec::new();
-    // Directories' mtimes, set after everything else (their contents change them).
+    // Directories' modes and mtimes, set after everything else (their contents change
+    // the mtimes).
     let mut dir_times: Vec<(Vec<Vec<u8>>, i64, u32)> = Vec::new();
-    let mut offset = 0u64;
-    let mut zero_blocks = 0;
     let mut cached_parent: Option<(Vec<Vec<u8>>, Dir)> = None;
     loop {
         w.check()?;
-        match input.read(&mut block[..1]) {
-            Ok(0) => break, // end of data at a block boundary: accepted, as GNU tar does
-            Ok(_) => read_full(&mut input, &mut block[1..], "a header")?,
-            Err(e) => return Err(anyhow!(e).context("reading the archive")),
-        }
-        let Some(mut h) = parse_header(&block, offset)? else {
-            zero_blocks += 1;
-            offset += BLOCK as u64;
-            if zero_blocks == 2 {
-                break;
-            }
-            continue;
-        };
-        zero_blocks = 0;
-        offset += BLOCK as u64;
-        for (k, v) in pax.drain(..) {
-            match k.as_str() {
-                "path" => h.name = v,
-                "linkpath" => h.link = v,
-                "size" => {
-                    h.size = std::str::from_utf8(&v)
-                        .ok()
-                        .and_then(|s| s.parse().ok())
-                        .ok_or_else(|| anyhow!("bad pax size"))?
-                }
-                "mtime" => {
-                    if let Some(t) = std::str::from_utf8(&v)
-                        .ok()
-                        .and_then(|s| s.split('.').next())
-                        .and_then(|s| s.parse().ok())
-                    {
-                        h.mtime = t;
-                    }
-                }
-                _ => {}
-            }
-        }
-        if let Some(n) = long_name.take() {
-            h.name = n;
-        }
-        if let Some(l) = long_link.take() {
-            h.link = l;
-        }
-        let data_len = h.size + padding(h.size);
-        match h.kind {
-            b'L' => {
-                long_name = Some(cstr_field(&read_small(&mut input, h.size, "a long name")?));
-                offset += data_len;
-                continue;
-            }
-            b'K' => {
-                long_link = Some(cstr_field(&read_small(&mut input, h.size, "a long link")?));
-                offset += data_len;
-                continue;
-            }
-            b'x' => {
-                pax = pax_records(&read_small(&mut input, h.size, "a pax header")?);
-                offset += data_len;
-                continue;
-            }
-            b'g' => {
-                skip(&mut input, data_len, "a global pax header")?;
-                offset += data_len;
-                continue;
-            }
-            _ => {}
-        }
-        let what = match h.kind {
-            b'5' => "directory",
-            b'2' => "symlink",
-            b'1' => "hard link",
-            b'0' | 0 | b'7' => "file",
-            _ => "entry",
-        };
-        let Some(parts) = safe_components(&h.name, what)? else {
-            skip(&mut input, data_len, "an entry's data")?;
-            offset += data_len;
+        let Some(h) = members.next()? else { break };
+        let (kind, what) = kind_of(&h);
+        let Some(parts) = components(&h.name, what)? else {
             continue;
         };
         let shown = String::from_utf8_lossy(&h.name).into_owned();
@@ -651,106 +334,59 @@ pub fn extract(w: &mut Worker, mut input: Box<dyn Read + '_>, root: &Path) -> Re
         // last parent is kept, as a directory's entries are usually contiguous.
         let parent = match cached_parent.take() {
             Some((p, d)) if p.as_slice() == dirs => d,
-            _ => walk_to(&root_dir, dirs, what, &shown, root, &mut counts)?,
+            _ => tree.walk(dirs, true, what, &shown, &mut counts.dirs)?,
         };
-        let leaf_c = cpath(leaf)?;
-        let target = root.join(String::from_utf8_lossy(&parts.join(&b'/')).as_ref());
-        let parent_path = target.parent().unwrap_or(root).to_path_buf();
+        let leaf_c = cname(leaf)?;
+        let target = tree.path_of(&parts);
+        let parent_path = tree.path_of(dirs);
         let t = w.start();
-        match h.kind {
-            b'5' => {
-                let (_, made) = parent
-                    .sub(leaf, true, h.mode & 0o7777)
-                    .map_err(|e| anyhow!(e).context(format!("mkdir {}", target.display())))?;
-                let _ = made;
+        match kind {
+            Kind::Dir => {
+                parent
+                    .sub(leaf, Some(h.mode & 0o7777))
+                    .map_err(|e| match e.raw_os_error() {
+                        Some(libc::ELOOP) | Some(libc::ENOTDIR) => anyhow!(
+                            "refusing directory '{shown}': it would replace a symlink or a \
+                             file (a symlink is never followed)"
+                        ),
+                        _ => anyhow!(e).context(format!("mkdir {}", target.display())),
+                    })?;
                 w.done(Op::Mkdir, t, 0);
                 counts.dirs += 1;
                 dir_times.push((parts.clone(), h.mtime, h.mode & 0o7777));
                 w.after_dir_change(&parent_path).on("fsync", &parent_path)?;
             }
-            b'2' => {
-                if !link_stays_inside(dirs, &h.link) {
-                    bail!(
-                        "refusing symlink '{shown}' -> '{}': it points outside the target",
-                        String::from_utf8_lossy(&h.link)
-                    );
-                }
-                parent.unlink(&leaf_c);
-                let link_c = cpath(&h.link)?;
-                // SAFETY: valid descriptor and NUL-terminated strings.
-                if unsafe {
-                    libc::symlinkat(link_c.as_ptr(), parent.0.as_raw_fd(), leaf_c.as_ptr())
-                } != 0
-                {
-                    return Err(io::Error::last_os_error()).on("symlink", &target);
-                }
-                set_times(&parent, &leaf_c, h.mtime, true).on("utimensat", &target)?;
+            Kind::Symlink => {
+                parent.symlink(&leaf_c, &h.link).on("symlink", &target)?;
+                parent
+                    .set_times(&leaf_c, h.mtime)
+                    .on("utimensat", &target)?;
                 w.done(Op::Symlink, t, 0);
                 counts.symlinks += 1;
                 w.after_dir_change(&parent_path).on("fsync", &parent_path)?;
             }
-            b'1' => {
-                let Some(src) = safe_components(&h.link, "hard link target")? else {
+            Kind::HardLink => {
+                let Some(src) = components(&h.link, "hard link target")? else {
                     bail!("refusing hard link '{shown}' to the archive root");
                 };
                 let (src_leaf, src_dirs) = src.split_last().expect("not empty");
-                let mut sdir = Dir(root_dir.0.try_clone().context("dup")?);
-                for d in src_dirs {
-                    sdir = sdir
-                        .sub(d, false, 0)
-                        .map_err(|e| {
-                            anyhow!(e)
-                                .context(format!("hard link '{shown}': its target's directory"))
-                        })?
-                        .0;
-                }
-                parent.unlink(&leaf_c);
-                let src_c = cpath(src_leaf)?;
-                // SAFETY: valid descriptors and NUL-terminated names; no symlink following.
-                if unsafe {
-                    libc::linkat(
-                        sdir.0.as_raw_fd(),
-                        src_c.as_ptr(),
-                        parent.0.as_raw_fd(),
-                        leaf_c.as_ptr(),
-                        0,
-                    )
-                } != 0
-                {
-                    return Err(io::Error::last_os_error()).on("link", &target);
-                }
+                let sdir = tree.walk(src_dirs, false, what, &shown, &mut 0)?;
+                parent
+                    .hard_link(&leaf_c, &sdir, &cname(src_leaf)?)
+                    .on("link", &target)?;
                 w.done(Op::Other, t, 0);
                 counts.hardlinks += 1;
                 w.after_dir_change(&parent_path).on("fsync", &parent_path)?;
             }
-            b'0' | 0 | b'7' => {
-                let flags = libc::O_WRONLY
-                    | libc::O_CREAT
-                    | libc::O_EXCL
-                    | libc::O_NOFOLLOW
-                    | libc::O_CLOEXEC;
-                let open = || {
-                    // SAFETY: valid descriptor and NUL-terminated name.
-                    unsafe { libc::openat(parent.0.as_raw_fd(), leaf_c.as_ptr(), flags, 0o600) }
-                };
-                let mut fd = open();
-                if fd < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST) {
-                    parent.unlink(&leaf_c);
-                    fd = open();
-                }
-                if fd < 0 {
-                    return Err(io::Error::last_os_error()).on("create", &target);
-                }
-                // SAFETY: a new descriptor nothing else owns.
-                let mut f = unsafe { File::from_raw_fd(fd) };
+            Kind::File => {
+                let mut f = parent.create_file(&leaf_c).on("create", &target)?;
                 let mut left = h.size;
                 while left > 0 {
                     let n = left.min(buf.len() as u64) as usize;
-                    read_full(&mut input, &mut buf[..n], "a file's data")?;
+                    members.read_data(&mut buf[..n])?;
                     f.write_all(&buf[..n]).on("write", &target)?;
                     left -= n as u64;
                 }
-                skip(&mut input, padding(h.size), "a file's padding")?;
                 use std::os::unix::fs::PermissionsExt;
                 f.set_permissions(std::fs::Permissions::from_mode(h.mode & 0o7777))
                     .on("chmod", &target)?;
@@ -768,96 +404,29 @@ pub fn extract(w: &mut Worker, mut input: Box<dyn Read + '_>, root: &Path) -> Re
                 counts.files += 1;
                 counts.bytes += h.size;
                 w.after_dir_change(&parent_path).on("fsync", &parent_path)?;
-                offset += data_len;
-                cached_parent = Some((dirs.to_vec(), parent));
-                continue;
             }
-            _ => {
-                counts.skipped += 1;
-            }
+            Kind::Other => counts.skipped += 1,
         }
         cached_parent = Some((dirs.to_vec(), parent));
-        skip(&mut input, data_len, "an entry's data")?;
-        offset += data_len;
     }
-    // Directories' modes and times last, deepest first, as tar does.
+    // Directories' modes and times last, deepest first, as tar does; each through a
+    // descriptor opened without following symlinks.
     dir_times.sort_by_key(|(p, _, _)| std::cmp::Reverse(p.len()));
     for (parts, mtime, mode) in dir_times {
-        let (leaf, dirs) = parts.split_last().expect("not empty");
-        let mut d = Dir(root_dir.0.try_clone().context("dup")?);
-        for c in dirs {
-            d = d
-                .sub(c, false, 0)
-                .context("reopening a directory for its time")?
-                .0;
-        }
-        let leaf = cpath(leaf)?;
-        // SAFETY: valid descriptor and NUL-terminated name.
-        if unsafe { libc::fchmodat(d.0.as_raw_fd(), leaf.as_ptr(), mode as libc::mode_t, 0) } != 0 {
-            return Err(io::Error::last_os_error()).context("setting a directory's mode");
-        }
-        set_times(&d, &leaf, mtime, true).context("setting a directory's time")?;
+        let shown = String::from_utf8_lossy(&parts.join(&b'/')).into_owned();
+        let d = tree.walk(&parts, false, "directory", &shown, &mut 0)?;
+        d.set_mode_and_times(mode, mtime).with_context(|| {
+            format!(
+                "setting the mode and time of {}",
+                tree.path_of(&parts).display()
+            )
+        })?;
     }
     Ok(counts)
 }
 
 /// The first mtime of generated entries (2023-11-14), one second apart.
 const GENERATED_MTIME: i64 = 1_700_000_000;
-
-/// Formats a ustar header for `name` (a GNU long-name entry is emitted before it by the
-/// caller when the name exceeds 100 bytes).
-pub fn ustar_header(
-    name: &[u8],
-    kind: u8,
-    size: u64,
-    mode: u32,
-    mtime: i64,
-    link: &[u8],
-) -> [u8; BLOCK] {
-    let mut b = [0u8; BLOCK];
-    let n = name.len().min(100);
-    b[..n].copy_from_slice(&name[..n]);
-    let put = |b: &mut [u8; BLOCK], at: usize, len: usize, v: u64| {
-        let s = format!("{v:0width$o}\0", width = len - 1);
-        b[at..at + len].copy_from_slice(s.as_bytes());
-    };
-    put(&mut b, 100, 8, u64::from(mode));
-    put(&mut b, 108, 8, 0);
-    put(&mut b, 116, 8, 0);
-    put(&mut b, 124, 12, size);
-    put(&mut b, 136, 12, mtime as u64);
-    b[156] = kind;
-    let l = link.len().min(100);
-    b[157..157 + l].copy_from_slice(&link[..l]);
-    b[257..263].copy_from_slice(b"ustar\0");
-    b[263..265].copy_from_slice(b"00");
-    b[148..156].fill(b' ');
-    let sum: u64 = b.iter().map(|&x| u64::from(x)).sum();
-    let s = format!("{sum:06o}\0 ");
-    b[148..156].copy_from_slice(s.as_bytes());
-    b
-}
-
-/// The header blocks (a GNU `L` entry first when the name is long) for one entry.
-fn entry_headers(name: &[u8], kind: u8, size: u64, mode: u32, mtime: i64, link: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(3 * BLOCK);
-    if name.len() > 100 {
-        let mut long = name.to_vec();
-        long.push(0);
-        out.extend_from_slice(&ustar_header(
-            b"././@LongLink",
-            b'L',
-            long.len() as u64,
-            0,
-            0,
-            b"",
-        ));
-        out.extend_from_slice(&long);
-        out.resize(out.len() + padding(long.len() as u64) as usize, 0);
-    }
-    out.extend_from_slice(&ustar_header(name, kind, size, mode, mtime, link));
-    out
-}
 
 /// A tar stream generated from a corpus: headers, then file data from the data pool.
 pub struct TarStream<'a> {
@@ -947,6 +516,7 @@ impl Read for TarStream<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::format::ustar_header;
     use super::*;
     use crate::context::{PhaseKind, PhaseSpec, Primary};
     use crate::data::DataPool;
@@ -1030,14 +600,24 @@ mod tests {
                 "'..'",
             ),
             (
-                "symlink to /etc",
-                archive(&[("etc", b'2', b"", "/etc")]),
-                "outside",
-            ),
-            (
                 "symlink up then through it",
                 archive(&[("a", b'2', b"", ".."), ("a/evil", b'0', b"x", "")]),
-                "outside",
+                "not a directory",
+            ),
+            (
+                "absolute symlink then through it",
+                archive(&[("a", b'2', b"", "/tmp"), ("a/evil", b'0', b"x", "")]),
+                "not a directory",
+            ),
+            (
+                "directory over a symlink",
+                archive(&[("a", b'2', b"", ".."), ("a/", b'5', b"", "")]),
+                "symlink",
+            ),
+            (
+                "hard link through a symlink",
+                archive(&[("a", b'2', b"", ".."), ("p", b'1', b"", "a/evil")]),
+                "not a directory",
             ),
             (
                 "through an inside symlink",
@@ -1060,6 +640,8 @@ mod tests {
             ),
         ];
         for (what, bytes, msg) in cases {
+            let err = format!("{:#}", validate(&bytes).expect_err(what));
+            assert!(err.contains(msg), "{what}: validate: {err}");
             let (res, outside) = try_extract(bytes);
             let err = format!("{:#}", res.expect_err(what));
             assert!(err.contains(msg), "{what}: {err}");
@@ -1077,13 +659,92 @@ mod tests {
             let (res, _) = try_extract(good[..cut].to_vec());
             let err = format!("{:#}", res.unwrap_err());
             assert!(err.contains("truncated"), "cut at {cut}: {err}");
+            let err = format!("{:#}", validate(&good[..cut]).unwrap_err());
+            assert!(err.contains("truncated"), "validate, cut at {cut}: {err}");
         }
         let mut bad = good.clone();
         bad[10] ^= 0x20;
+        let err = format!("{:#}", validate(&bad).unwrap_err());
+        assert!(err.contains("checksum at byte 0"), "{err}");
         let err = format!("{:#}", try_extract(bad).0.unwrap_err());
         assert!(err.contains("checksum"), "{err}");
+        let mut second = archive(&[("a", b'0', b"1", ""), ("b", b'0', b"2", "")]);
+        second[2 * BLOCK + 3] ^= 1;
+        let err = format!("{:#}", validate(&second).unwrap_err());
+        assert!(err.contains("checksum at byte 1024"), "{err}");
+        assert_eq!(validate(&good).unwrap().bytes, 3000);
         let (res, _) = try_extract(good);
         assert_eq!(res.unwrap().bytes, 3000);
+    }
+
+    /// Symlinks pointing anywhere are made as they are; nothing is ever written through
+    /// one: not a member below it, not a file or hard link of the same name.
+    #[test]
+    fn outward_symlinks_are_made_and_never_written_through() {
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let (dir, vic) = (
+            outside.path().to_string_lossy().into_owned(),
+            victim.to_string_lossy().into_owned(),
+        );
+        let links = [
+            ("abs", b'2', &b""[..], dir.as_str()),
+            ("mpi", b'2', b"", "/etc/alternatives/mpi-x86_64-linux-gnu"),
+            ("d/up", b'2', b"", "../../../lib/llvm-14/include"),
+            ("d/in", b'2', b"", "../abs"),
+            ("f", b'2', b"", vic.as_str()),
+            ("h", b'2', b"", vic.as_str()),
+            ("src", b'0', b"src", ""),
+            // Replacing the symlinks `f` and `h`: the victim must stay as it was.
+            ("f", b'0', b"new", ""),
+            ("h", b'1', b"", "src"),
+        ];
+        let bytes = archive(&links);
+        let c = validate(&bytes).unwrap();
+        assert_eq!((c.symlinks, c.files, c.hardlinks), (6, 2, 1));
+        in_context(DataPolicy::Random, SyncPolicy::None, |cx| {
+            let root = cx.workdir().join("x");
+            std::fs::create_dir(&root).unwrap();
+            let got = std::sync::Mutex::new(Counts::default());
+            cx.phase(&SPEC, 1, |w| {
+                *got.lock().unwrap() = extract(w, Box::new(io::Cursor::new(bytes.clone())), &root)?;
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got.into_inner().unwrap().symlinks, 6);
+            for (name, target) in [
+                ("abs", dir.as_str()),
+                ("mpi", "/etc/alternatives/mpi-x86_64-linux-gnu"),
+                ("d/up", "../../../lib/llvm-14/include"),
+                ("d/in", "../abs"),
+            ] {
+                assert_eq!(
+                    std::fs::read_link(root.join(name)).unwrap(),
+                    Path::new(target)
+                );
+            }
+            assert_eq!(std::fs::read(root.join("f")).unwrap(), b"new");
+            assert_eq!(std::fs::read(root.join("h")).unwrap(), b"src");
+            assert!(!std::fs::symlink_metadata(root.join("h"))
+                .unwrap()
+                .is_symlink());
+        });
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        // Through the absolute symlink, directly or by the in-tree one: refused, and the
+        // directory it points to gets nothing.
+        for through in ["abs/evil", "d/in/evil"] {
+            let mut hostile = links[..4].to_vec();
+            hostile.push((through, b'0', b"x", ""));
+            let bytes = archive(&hostile);
+            let err = format!("{:#}", validate(&bytes).unwrap_err());
+            assert!(err.contains("never followed"), "{through}: {err}");
+            let (res, _) = try_extract(bytes);
+            let err = format!("{:#}", res.unwrap_err());
+            assert!(err.contains("never followed"), "{through}: {err}");
+            let names: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
+            assert_eq!(names.len(), 1, "{through}: wrote into the symlink's target");
+        }
     }
 
     #[test]
@@ -1235,6 +896,52 @@ mod tests {
             let err = err.unwrap_or_else(|| panic!("{bad} was accepted"));
             assert_eq!(exit_code(&err), 2, "{bad}: {err:#}");
         }
+    }
+
+    /// A faulty archive is refused when the spec is parsed, with the file and the fault.
+    #[test]
+    fn faulty_archives_are_usage_errors_naming_file_and_fault() {
+        let tmp = tempfile::tempdir().unwrap();
+        let good = archive(&[("a/f", b'0', &[1u8; 2000], "")]);
+        let gzip = |name: &str, tar: &[u8]| {
+            let path = tmp.path().join(name);
+            let mut child = std::process::Command::new("gzip")
+                .arg("-c")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::fs::File::create(&path).unwrap())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(tar).unwrap();
+            assert!(child.wait().unwrap().success());
+            path
+        };
+        let mut bad_sum = good.clone();
+        bad_sum[0] = b'b';
+        let hostile = archive(&[("../evil", b'0', b"x", "")]);
+        let not_gzip = tmp.path().join("plain.tar.gz");
+        std::fs::write(&not_gzip, &good).unwrap();
+        let cases = [
+            (not_gzip, "gzip"),
+            (gzip("sum.tar.gz", &bad_sum), "checksum at byte 0"),
+            (gzip("cut.tar.gz", &good[..1200]), "truncated"),
+            (gzip("evil.tgz", &hostile), "refusing file '../evil'"),
+        ];
+        for (path, fault) in cases {
+            let spec = format!("untar:archive={}", path.display());
+            let err = WorkloadSpec::parse(&spec).err().expect(fault);
+            let msg = format!("{err:#}");
+            assert_eq!(exit_code(&err), 2, "{msg}");
+            assert!(
+                msg.contains(&path.display().to_string()) && msg.contains(fault),
+                "{fault}: {msg}"
+            );
+        }
+        let ok = gzip("ok.tar.gz", &good);
+        let spec = WorkloadSpec::parse(&format!("untar:archive={}", ok.display())).unwrap();
+        in_context(DataPolicy::Random, SyncPolicy::End, |cx| {
+            spec.workload.run(cx).unwrap();
+            assert_eq!(cx.phases()[0].bytes_written, 2000);
+        });
     }
 
     #[test]

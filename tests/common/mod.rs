@@ -255,3 +255,71 @@ pub fn fixture_db(dir: &Path) -> PathBuf {
         .unwrap();
     path
 }
+
+/// Makes `dir/shapes`, a small tree with the symlink shapes of a real `/usr/include`: an
+/// absolute link (`x86_64-linux-gnu/mpi -> /etc/alternatives/…`), relative links that
+/// leave the tree (`clang/14/include -> ../../../lib/…`), in-tree links to a file and to a
+/// directory, and a hard link. Returns its path.
+pub fn symlink_shapes(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::symlink;
+    let s = dir.join("shapes");
+    for d in ["x86_64-linux-gnu", "clang/14", "libpng16", "ncursesw"] {
+        std::fs::create_dir_all(s.join(d)).unwrap();
+    }
+    std::fs::write(s.join("curses.h"), vec![b'c'; 3000]).unwrap();
+    std::fs::write(s.join("libpng16/png.h"), vec![b'p'; 1234]).unwrap();
+    std::fs::hard_link(s.join("curses.h"), s.join("hard.h")).unwrap();
+    let links = [
+        (
+            "/etc/alternatives/mpi-x86_64-linux-gnu",
+            "x86_64-linux-gnu/mpi",
+        ),
+        ("/nonexistent/dir", "absolute-dangling"),
+        (
+            "../../../lib/llvm-14/lib/clang/14.0.6/include",
+            "clang/14/include",
+        ),
+        ("../curses.h", "ncursesw/curses.h"),
+        ("curses.h", "ncurses.h"),
+        ("libpng16", "libpng"),
+        ("libpng16/png.h", "png.h"),
+    ];
+    for (target, name) in links {
+        symlink(target, s.join(name)).unwrap();
+    }
+    s
+}
+
+/// What a tree below `root` holds, counted with lstat (symlinks not followed): `entries`
+/// (every name, `root` included), regular-file bytes counted once per inode (what a tar
+/// archive stores) and once per name (what a copy writes), and regular files once per
+/// inode.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TreeTally {
+    pub entries: u64,
+    pub files_unique: u64,
+    pub bytes_unique: u64,
+    pub bytes_all: u64,
+}
+
+/// Counts the tree `root` ([`TreeTally`]).
+pub fn tally(root: &Path) -> TreeTally {
+    use std::os::unix::fs::MetadataExt;
+    let mut t = TreeTally::default();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let md = std::fs::symlink_metadata(&p).unwrap();
+        t.entries += 1;
+        if md.is_dir() {
+            stack.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+        } else if md.is_file() {
+            t.bytes_all += md.len();
+            if seen.insert((md.dev(), md.ino())) {
+                t.files_unique += 1;
+                t.bytes_unique += md.len();
+            }
+        }
+    }
+    t
+}

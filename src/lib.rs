@@ -15,6 +15,7 @@ pub mod doctor;
 pub mod error;
 pub mod host;
 pub mod list;
+pub mod output;
 pub mod owned;
 pub mod plan;
 pub mod policy;

@@ -25,8 +25,9 @@ fn db_path(cli_db: &Option<std::path::PathBuf>) -> std::path::PathBuf {
         .unwrap_or_else(|| fsarena::store::DEFAULT_DB.into())
 }
 
+/// Writes an output file whole (temporary file renamed into place).
 fn write_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    std::fs::write(path, bytes).map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+    fsarena::output::write(path, bytes)
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<i32> {
@@ -49,6 +50,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             Ok(if regressed { exit::FAILURE } else { exit::OK })
         }
         Command::Export(a) => {
+            if let Some(path) = &a.output {
+                fsarena::output::check(path, "-o", &db_path(&cli.db))?;
+            }
             let store = Store::open_existing(&db_path(&cli.db))?;
             let run = store.load(&a.run)?;
             let bytes = if a.csv {
@@ -73,6 +77,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             Ok(exit::OK)
         }
         Command::Report(a) => {
+            if let Some(path) = &a.html {
+                fsarena::output::check(path, "--html", &db_path(&cli.db))?;
+            }
             let store = Store::open_existing(&db_path(&cli.db))?;
             let run = store.load(&a.run)?;
             if let Some(path) = &a.html {
@@ -174,6 +181,13 @@ fn run_command(
     let path = db_path(cli_db);
     let mut store = dist.agree((|| {
         plan.protect_database(&path)?;
+        if lead {
+            for (out, what) in [(&plan.json, "--json"), (&plan.html, "--html")] {
+                if let Some(out) = out {
+                    fsarena::output::check(out, what, &path)?;
+                }
+            }
+        }
         fsarena::signals::install()?;
         Ok(match lead.then(|| Store::open(&path)) {
             None => None,

@@ -14,7 +14,7 @@ use crate::cli::RunArgs;
 use crate::error::{usage, Error};
 use crate::policy::Policy;
 use crate::size::{format_size, parse_size};
-use crate::target::fs::{split_opts, FsType, Support};
+use crate::target::fs::{refuse_paths, split_opts, FsType, Support};
 use crate::target::{net::NetSpec, TargetSpec};
 use crate::workload::WorkloadSpec;
 use anyhow::Result;
@@ -68,6 +68,9 @@ fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
             let fs = fs.trim();
             if fs != "tmpfs" {
                 FsType::parse(fs).map_err(usage)?;
+            }
+            if flag == "--mount-opt" {
+                refuse_paths(&[opts]).map_err(|e| usage(format!("{flag} {fs}: {e}")))?;
             }
             Ok((fs.to_string(), opts.to_string()))
         })
@@ -291,6 +294,7 @@ fn mkfs_opts_for(name: &str, mkfs: &[(String, String)]) -> Result<Vec<String>> {
     for (_, o) in mkfs.iter().filter(|(f, _)| f == name) {
         out.extend(split_opts(o).map_err(|e| usage(format!("--mkfs-opt {name}: {e}")))?);
     }
+    refuse_paths(&out).map_err(|e| usage(format!("--mkfs-opt {name}: {e}")))?;
     Ok(out)
 }
 

@@ -123,9 +123,115 @@ pub struct RunSummary {
     pub trials: u64,
 }
 
+/// What a file at a database path is, judged without writing anything.
+#[derive(Debug, PartialEq)]
+enum Found {
+    /// No file: `run` creates one.
+    Missing,
+    /// A file of zero length: `run` may make it a database.
+    Empty,
+    /// An fsarena database of this schema version.
+    Fsarena(i64),
+}
+
+/// Looks at `path` before SQLite touches it: a FIFO or device is not opened (it could
+/// block), a file that is not an SQLite database or is another application's is refused
+/// (opening it normally would add fsarena's tables, switch it to WAL, or leave `-wal` and
+/// `-shm` files beside it). The identity check creates no file. Errors name the file and
+/// are usage errors (exit 2).
+fn probe(path: &Path) -> Result<Found> {
+    let shown = path.display();
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Missing),
+        Err(e) => return Err(usage(format!("result database {shown}: {e}"))),
+    };
+    if !meta.is_file() {
+        return Err(usage(format!(
+            "result database {shown}: not a regular file (a directory, FIFO or device)"
+        )));
+    }
+    if meta.len() == 0 {
+        return Ok(Found::Empty);
+    }
+    let mut head = [0u8; 16];
+    let read = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .map_err(|e| usage(format!("result database {shown}: {e}")))?;
+    if read < 16 || &head != b"SQLite format 3\0" {
+        return Err(usage(format!(
+            "{shown} is not an SQLite database, so not fsarena's: give --db another file"
+        )));
+    }
+    let foreign = |why: String| usage(format!("{shown} is {why}: give --db another file"));
+    // A database in use in WAL mode has what a reader needs beside it, and the newest
+    // tables may still be in its -wal file (a run that just made it): read it as any reader
+    // would. Otherwise the file alone holds everything, read without locks or companions.
+    let companion = |suffix: &str| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        std::path::PathBuf::from(p).is_file()
+    };
+    let uri = if companion("-wal") && companion("-shm") {
+        format!("file:{}?mode=ro", uri_path(path))
+    } else {
+        format!("file:{}?immutable=1", uri_path(path))
+    };
+    use rusqlite::OpenFlags;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let look = || -> rusqlite::Result<(i64, bool)> {
+        let conn = Connection::open_with_flags(&uri, flags)?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let runs: i64 = conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok((version, runs == 1))
+    };
+    let (version, has_runs) =
+        look().map_err(|e| foreign(format!("not a readable SQLite database ({e})")))?;
+    if !has_runs || version < 1 {
+        return Err(foreign(format!(
+            "an SQLite database of another application (no fsarena tables, schema version \
+             {version})"
+        )));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(usage(format!(
+            "{shown} has schema version {version}, newer than this fsarena knows \
+             ({SCHEMA_VERSION}); use a newer fsarena"
+        )));
+    }
+    Ok(Found::Fsarena(version))
+}
+
+/// `path` for an SQLite `file:` URI: absolute, with `%`, `?` and `#` escaped.
+fn uri_path(path: &Path) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = String::new();
+    for b in abs.as_os_str().as_encoded_bytes() {
+        match b {
+            b'%' | b'?' | b'#' => out.push_str(&format!("%{b:02X}")),
+            _ if b.is_ascii() && !b.is_ascii_control() => out.push(*b as char),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
 impl Store {
-    /// Opens (creating and migrating when needed) the database at `path`.
+    /// Opens the database at `path` for `run`: creates it when missing (or an empty file),
+    /// migrates an fsarena database of an older schema; refuses anything else untouched.
     pub fn open(path: &Path) -> Result<Self> {
+        probe(path)?;
+        Self::connect(path)
+    }
+
+    /// Opens a file [`probe`] accepted.
+    fn connect(path: &Path) -> Result<Self> {
         let conn = Connection::open(path)
             .with_context(|| format!("opening the result database {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
@@ -149,6 +255,12 @@ impl Store {
     /// missing or its schema is not this fsarena's.
     pub fn open_read_only(path: &Path) -> Result<Self> {
         use rusqlite::OpenFlags;
+        if probe(path)? != Found::Fsarena(SCHEMA_VERSION) {
+            bail!(
+                "{}: not an fsarena database of this version",
+                path.display()
+            );
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags)
             .with_context(|| format!("opening the result database {}", path.display()))?;
@@ -187,14 +299,21 @@ impl Store {
 
     /// Opens the database at `path` for reading stored runs: unlike [`Self::open`], a missing
     /// file is an error (a reading command does not create databases), naming the path.
+    /// A file of another application, or an empty one, is refused untouched; fsarena's own
+    /// database of an older schema is migrated forward (the one change a reading command
+    /// makes, to fsarena's file only).
     pub fn open_existing(path: &Path) -> Result<Self> {
-        if !path.exists() {
-            return Err(usage(format!(
+        match probe(path)? {
+            Found::Missing => Err(usage(format!(
                 "no result database at {} (`fsarena run` creates it; --db names another)",
                 path.display()
-            )));
+            ))),
+            Found::Empty => Err(usage(format!(
+                "{} is an empty file, not a result database (`fsarena run` makes one)",
+                path.display()
+            ))),
+            Found::Fsarena(_) => Self::connect(path),
         }
-        Self::open(path)
     }
 
     /// Brings the schema to [`SCHEMA_VERSION`]. The version is read inside an immediate
@@ -793,7 +912,8 @@ mod tests {
                     "ALTER TABLE trials DROP COLUMN log; ALTER TABLE trials DROP COLUMN elapsed_s; \
                      ALTER TABLE runs DROP COLUMN plan; ALTER TABLE runs DROP COLUMN plan_hash; \
                      ALTER TABLE runs DROP COLUMN mpi; DROP TABLE rank_phases; \
-                     DROP TABLE rank_trials; PRAGMA user_version = 1;",
+                     DROP TABLE rank_trials; ALTER TABLE runs DROP COLUMN left_out; \
+                     PRAGMA user_version = 1;",
                 )
                 .unwrap();
         }
@@ -818,6 +938,7 @@ mod tests {
         let path = dir.path().join("n.db");
         {
             let c = Connection::open(&path).unwrap();
+            c.execute_batch("CREATE TABLE runs (id TEXT)").unwrap();
             c.pragma_update(None, "user_version", 99).unwrap();
         }
         let err = Store::open(&path).err().unwrap();

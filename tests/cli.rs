@@ -4,6 +4,7 @@
 mod common;
 
 use assert_cmd::Command;
+use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
 fn fsarena() -> Command {
@@ -198,4 +199,37 @@ fn cleanup_with_nothing_to_do_succeeds() {
         .assert()
         .success()
         .stdout(contains("nothing to clean up"));
+}
+
+#[test]
+fn mkfs_and_mount_options_may_not_name_a_device() {
+    // Before, this formatted /dev/loop1 (someone else's) along with fsarena's image.
+    for args in [
+        ["--mkfs-opt", "btrfs=/dev/loop1", "--fs", "btrfs"],
+        ["--mkfs-opt", "xfs=-l logdev=/dev/sdb", "--fs", "xfs"],
+        ["--mount-opt", "ext4=loop=/dev/loop2", "--fs", "ext4"],
+    ] {
+        fsarena()
+            .env("FSARENA_LOG", "1")
+            .args(["run", "command:run=true", "--size", "512MiB"])
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(contains("names a file or device"))
+            .stderr(contains("fsarena: $").not());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        "[[target]]\nfs = \"ext4\"\nmkfs = \"/dev/vda\"\n[[workload]]\nkind = \"command\"\nrun = \"true\"\n",
+    )
+    .unwrap();
+    fsarena()
+        .args(["plan", "check"])
+        .arg(&plan)
+        .assert()
+        .code(2)
+        .stderr(contains("p.toml:3:8"))
+        .stderr(contains("names a file or device"));
 }

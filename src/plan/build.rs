@@ -344,6 +344,10 @@ fn target(
         .as_ref()
         .map(|m| m.v.trim().to_string())
         .unwrap_or_default();
+    if let Some(m) = &e.mount {
+        crate::target::fs::refuse_paths(&[&m.v])
+            .map_err(|err| src.err(&m.span, format!("mount: {err}")))?;
+    }
     let mkfs_text = e.mkfs.as_ref().map(|m| m.v.clone()).unwrap_or_default();
     let name = named(target_name(&fs.v, &mkfs_text, &mount_opts, ""));
     if fs.v == "tmpfs" {
@@ -391,7 +395,12 @@ fn target(
         ));
     }
     let mkfs_opts = match &e.mkfs {
-        Some(m) => split_opts(&m.v).map_err(|err| src.err(&m.span, format!("mkfs: {err}")))?,
+        Some(m) => {
+            let words = split_opts(&m.v).map_err(|err| src.err(&m.span, format!("mkfs: {err}")))?;
+            crate::target::fs::refuse_paths(&words)
+                .map_err(|err| src.err(&m.span, format!("mkfs: {err}")))?;
+            words
+        }
         None => Vec::new(),
     };
     if let Some(dev) = &e.device {

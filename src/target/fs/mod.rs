@@ -304,6 +304,36 @@ pub fn kernel_supports(fstype: &str) -> bool {
     host::kernel_has(&LiveHost, fstype, fstype)
 }
 
+/// Refuses mkfs arguments or mount options (`words`: arguments, or comma-separated items)
+/// that name a file or device: a word or a `key=value` value that starts with `/`, or a
+/// word that is not an option (no leading `-`) and names an existing path. mkfs takes a
+/// further device as its target (`mkfs.btrfs -f /dev/loop1 /dev/loopN` formats both),
+/// xfs and ext4 take external log or journal devices (`-l logdev=`, `-J device=`), mount
+/// `loop=`: any of them would format or write a disk that is not fsarena's image and
+/// bypass every `--device` safeguard.
+pub fn refuse_paths<S: AsRef<str>>(words: &[S]) -> Result<(), String> {
+    for word in words.iter().map(AsRef::as_ref) {
+        let values = word
+            .split(',')
+            .flat_map(|item| std::iter::once(item).chain(item.split_once('=').map(|(_, v)| v)));
+        for v in values {
+            let v = v.trim_matches(|c| c == '"' || c == '\'');
+            let names_path = v.starts_with('/')
+                || v.starts_with("./")
+                || v.starts_with("../")
+                || (!word.starts_with('-') && !v.is_empty() && std::path::Path::new(v).exists());
+            if names_path {
+                return Err(format!(
+                    "'{v}' names a file or device: options may not name one (mkfs and mount \
+                     would write it; fsarena formats only its own image, or a --device you \
+                     confirm)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Splits a user's option string (`"-d agcount=120 -i size=512"`) into arguments,
 /// honouring single and double quotes.
 pub fn split_opts(text: &str) -> Result<Vec<String>, String> {
@@ -368,6 +398,35 @@ mod tests {
         assert_eq!(line(FsType::Ext2), "e2fsck -f -n /dev/loop3");
         assert_eq!(line(FsType::Xfs), "xfs_repair -n /dev/loop3");
         assert_eq!(line(FsType::Btrfs), "btrfs check --readonly /dev/loop3");
+    }
+
+    #[test]
+    fn options_may_not_name_a_file_or_device() {
+        for bad in [
+            "/dev/loop1",
+            "-l logdev=/dev/sdb",
+            "-J device=/dev/sdc",
+            "-E offset=0,journal_path=/x",
+            "./img",
+            "../../dev/sda",
+            "/",
+        ] {
+            let words = split_opts(bad).unwrap();
+            assert!(refuse_paths(&words).is_err(), "{bad} accepted");
+        }
+        assert!(refuse_paths(&["loop=/dev/loop3,ro"]).is_err());
+        // A word that names an existing path (relative to the working directory).
+        assert!(refuse_paths(&["src"]).is_err());
+        for good in [
+            "-d agcount=4 -i size=512",
+            "-E nodiscard,stride=16 -O ^has_journal -L data",
+            "-m 0 -T news",
+            "--csum xxhash -n 32k",
+        ] {
+            let words = split_opts(good).unwrap();
+            assert_eq!(refuse_paths(&words), Ok(()), "{good}");
+        }
+        assert_eq!(refuse_paths(&["noatime,data=writeback,commit=60"]), Ok(()));
     }
 
     #[test]

@@ -26,6 +26,10 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// List workloads with their parameters, and filesystems this machine can make.
     List,
+    /// Store a run's journal (`<image-dir>/journal/RUN.jsonl`, kept when trials could not
+    /// reach the database) or a `run --json` document into the database; importing twice
+    /// changes nothing.
+    Import(ImportArgs),
     /// Install, with apt-get as root, the programs fsarena drives for some filesystems
     /// (default: the quick suite's ext4, xfs, btrfs and tmpfs): mkfs and checker, losetup,
     /// mount. Installs only what is missing; elsewhere prints the packages to install.
@@ -51,6 +55,13 @@ pub enum Command {
     /// run. See docs/plans.md.
     #[command(subcommand)]
     Plan(PlanCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The journal (.jsonl) or JSON document.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@ pub mod dist;
 pub mod doctor;
 pub mod error;
 pub mod host;
+pub mod journal;
 pub mod list;
 pub mod output;
 pub mod owned;

@@ -100,6 +100,20 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             print!("{}", fsarena::suite::render(store.as_ref(), 3));
             Ok(exit::OK)
         }
+        Command::Import(a) => {
+            let run = fsarena::journal::read(&a.file)?;
+            let path = db_path(&cli.db);
+            let mut store = Store::open(&path)?;
+            store.import(&run)?;
+            println!(
+                "run {} ({} trial(s), {}) stored in {}",
+                run.run_id,
+                run.trials.len(),
+                run.status,
+                path.display()
+            );
+            Ok(exit::OK)
+        }
         Command::Setup(a) => fsarena::setup::command(a.fs.as_deref(), a.dry_run),
         Command::Doctor(a) => {
             let image_dir = fsarena::plan::imagedir::resolve(&a.image_dir)?;
@@ -209,12 +223,13 @@ fn run_command(
         dist,
     );
     progress.finish();
-    let result = result?;
+    let (result, kept) = result?;
     if !lead {
         return Ok(run_exit_code(&result.status));
     }
     print!("{}", report::terminal::render(&result));
-    if store.is_some() {
+    let stored = store.is_some() && kept.store_error.is_none();
+    if stored {
         println!("run {} stored in {}", result.run_id, path.display());
     }
     if let Some(path) = &plan.json {
@@ -226,6 +241,24 @@ fn run_command(
         let html = report::html::render(stored.as_ref().unwrap_or(&result));
         write_file(path, html.as_bytes())?;
         println!("report written to {}", path.display());
+    }
+    if let Some(why) = &kept.store_error {
+        let recover = match &kept.journal {
+            Some(j) => format!(
+                "; every trial is in {}: recover with `fsarena --db {} import {}`",
+                j.display(),
+                path.display(),
+                j.display()
+            ),
+            None => String::new(),
+        };
+        eprintln!(
+            "fsarena: error: run {}: {} of {} trial(s) did not reach the database: {why}{recover}",
+            result.run_id,
+            kept.unstored.min(result.trials.len()),
+            result.trials.len()
+        );
+        return Ok(exit::FAILURE);
     }
     let bad = result.trials.iter().filter(|t| t.status != "ok").count();
     if bad > 0 {

@@ -32,16 +32,30 @@ pub fn new_run_id() -> String {
     )
 }
 
+/// What became of a run's figures besides the results themselves: whether every trial
+/// reached the database, and the journal that holds them all when not.
+#[derive(Debug, Default)]
+pub struct Kept {
+    /// Trials that could not be stored in the database (each is in the journal).
+    pub unstored: usize,
+    /// Why storing failed (the first error), or why the run's end could not be recorded.
+    pub store_error: Option<String>,
+    /// The journal, kept because something did not reach the database; `None` when all
+    /// did (it was removed) or there is none (ranks other than 0).
+    pub journal: Option<std::path::PathBuf>,
+}
+
 /// Runs the plan. Returns the run's results also when trials failed or the run was
-/// interrupted (see `status`). Under `--mpi`, every rank calls this with its `dist`; only
-/// rank 0 has a `store` and gets the aggregate figures.
+/// interrupted (see `status`), with what became of them ([`Kept`]). Under `--mpi`, every
+/// rank calls this with its `dist`; only rank 0 has a `store`, a journal and the
+/// aggregate figures.
 pub fn execute(
     plan: &Plan,
     command_line: Vec<String>,
     progress: &dyn Progress,
     mut store: Option<&mut Store>,
     dist: &Dist,
-) -> Result<RunResult> {
+) -> Result<(RunResult, Kept)> {
     crate::probe::clock::init_in_background();
     if dist.is_multi() && plan.resume.is_some() {
         return Err(crate::error::usage(
@@ -127,13 +141,30 @@ pub fn execute(
         state.finish()?;
         return Err(e.context("recording the run in the result database"));
     }
+    // The journal lies beside the state and log directories.
+    let log_dir = state.log_dir();
+    let base = log_dir.parent().and_then(std::path::Path::parent);
+    let mut sink = Sink {
+        store: store.as_deref_mut(),
+        journal: None,
+        kept: Kept::default(),
+    };
+    if dist.rank() == 0 {
+        match base.map(|b| crate::journal::Journal::create(&b.join("journal"), &result)) {
+            Some(Ok(j)) => sink.journal = Some(j),
+            Some(Err(e)) => progress.note(&format!(
+                "no journal for this run ({e:#}): only the database keeps its trials"
+            )),
+            None => {}
+        }
+    }
     let outcome = run_trials(
         plan,
-        &state.log_dir(),
+        &log_dir,
         &mut targets,
         &mut result,
         progress,
-        store.as_deref_mut(),
+        &mut sink,
         dist,
     );
     for t in targets.iter_mut() {
@@ -156,19 +187,89 @@ pub fn execute(
         Ok(()) => "complete",
     }
     .into();
-    if let Some(s) = store {
-        if let Err(e) = s.finish_run(&result) {
-            progress.note(&format!(
-                "could not mark the run finished in the database: {e:#}"
-            ));
-        }
-    }
+    let kept = sink.finish(&result, progress);
     if let Err(e) = outcome {
         if result.status != "interrupted" {
+            if let Some(j) = &kept.journal {
+                return Err(e.context(format!(
+                    "the finished trials are in the journal {} (`fsarena import` stores them)",
+                    j.display()
+                )));
+            }
             return Err(e);
         }
     }
-    Ok(result)
+    Ok((result, kept))
+}
+
+/// Where finished trials go: the database, if there is one, and the journal.
+struct Sink<'a> {
+    store: Option<&'a mut Store>,
+    journal: Option<crate::journal::Journal>,
+    kept: Kept,
+}
+
+impl Sink<'_> {
+    /// Keeps a finished trial: journal first (synced), then the database. A failure to
+    /// store is said once; the journal keeps the trial.
+    fn trial(&mut self, run_id: &str, trial: &Trial, progress: &dyn Progress) {
+        if let Some(j) = self.journal.as_mut() {
+            if let Err(e) = j.trial(trial) {
+                progress.note(&format!("{e:#}"));
+                self.journal = None;
+            }
+        }
+        let Some(s) = self.store.as_deref_mut() else {
+            return;
+        };
+        if let Err(e) = s.add_trial(run_id, trial) {
+            let why = format!("storing a trial in {}: {e:#}", s.path().display());
+            self.failed(why, progress);
+        }
+    }
+
+    /// Records that something did not reach the database; says so the first time.
+    fn failed(&mut self, why: String, progress: &dyn Progress) {
+        self.kept.unstored += 1;
+        if self.kept.store_error.is_none() {
+            let keep = match &self.journal {
+                Some(j) => format!("; every trial is kept in {}", j.path().display()),
+                None => String::new(),
+            };
+            progress.note(&format!("{why}{keep}"));
+            self.kept.store_error = Some(why);
+        }
+    }
+
+    /// Records the run's end in both; removes the journal when the database has it all.
+    fn finish(mut self, result: &RunResult, progress: &dyn Progress) -> Kept {
+        if let Some(j) = self.journal.as_mut() {
+            if let Err(e) = j.end(result) {
+                progress.note(&format!("{e:#}"));
+            }
+        }
+        if let Some(s) = self.store.as_deref_mut() {
+            let done = s.finish_run(result).and_then(|_| s.still_there());
+            if let Err(e) = done {
+                let why = format!("recording the run in {}: {e:#}", s.path().display());
+                if self.kept.store_error.is_none() {
+                    self.kept.store_error = Some(why);
+                }
+                self.kept.unstored = self.kept.unstored.max(result.trials.len());
+            }
+        }
+        let all_stored = self.store.is_some() && self.kept.store_error.is_none();
+        match self.journal {
+            Some(j) if all_stored => {
+                if let Err(e) = j.remove() {
+                    progress.note(&format!("{e:#}"));
+                }
+            }
+            Some(j) => self.kept.journal = Some(j.path().to_path_buf()),
+            None => {}
+        }
+        self.kept
+    }
 }
 
 fn open_state(plan: &Plan, run_id: &str) -> Result<State> {
@@ -219,7 +320,7 @@ fn run_trials(
     targets: &mut [Box<dyn Target>],
     result: &mut RunResult,
     progress: &dyn Progress,
-    mut store: Option<&mut Store>,
+    sink: &mut Sink,
     dist: &Dist,
 ) -> Result<()> {
     let done = |result: &RunResult, target: &str, label: &str, rep: u32| {
@@ -268,12 +369,8 @@ fn run_trials(
                         trial.target, trial.workload, trial.status
                     ));
                 }
-                if let Some(s) = store.as_deref_mut() {
-                    // Committed now: a run killed later keeps this trial.
-                    if let Err(e) = s.add_trial(&result.run_id, &trial) {
-                        progress.note(&format!("could not store the trial: {e:#}"));
-                    }
-                }
+                // Committed now: a run killed later keeps this trial.
+                sink.trial(&result.run_id, &trial, progress);
                 let error = trial.error.clone();
                 result.trials.push(trial);
                 if interrupted {

@@ -100,6 +100,16 @@ const MIGRATIONS: &[&str] = &[
 /// An open result database.
 pub struct Store {
     conn: Connection,
+    /// Where it is, and its file's (device, inode) when opened: a database deleted or
+    /// replaced during a run is told from one that kept what was written.
+    path: std::path::PathBuf,
+    identity: Option<(u64, u64)>,
+}
+
+/// The (device, inode) of the file at `path`.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// How long one finished trial took, for duration estimates.
@@ -243,7 +253,11 @@ impl Store {
             );
         }
         conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
-        let mut store = Self { conn };
+        let mut store = Self {
+            conn,
+            path: path.to_path_buf(),
+            identity: identity(path),
+        };
         store
             .migrate()
             .with_context(|| format!("migrating {}", path.display()))?;
@@ -272,7 +286,11 @@ impl Store {
                 path.display()
             );
         }
-        Ok(Self { conn })
+        Ok(Self {
+            conn,
+            path: path.to_path_buf(),
+            identity: identity(path),
+        })
     }
 
     /// The elapsed time of every successful trial run on `hostname` that recorded one,
@@ -453,13 +471,41 @@ impl Store {
         Ok(())
     }
 
-    /// Stores a whole finished run at once (a run read back from `--json`, test fixtures).
+    /// Stores a whole run at once (a journal or a `--json` document read back, test
+    /// fixtures). A run already stored gains the trials it lacks and each trial is stored
+    /// once: importing twice changes nothing.
     pub fn import(&mut self, run: &RunResult) -> Result<()> {
-        self.begin_run(run, &run.targets)?;
+        let known: bool = self.conn.query_row(
+            "SELECT count(*) > 0 FROM runs WHERE id = ?1",
+            [&run.run_id],
+            |r| r.get(0),
+        )?;
+        if known {
+            self.save_targets(&run.run_id, &run.targets)?;
+        } else {
+            self.begin_run(run, &run.targets)?;
+        }
         for t in &run.trials {
             self.add_trial(&run.run_id, t)?;
         }
         self.finish_run(run)
+    }
+
+    /// The database's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Fails when the database file was deleted or replaced since it was opened: what was
+    /// written since went to a file nobody can open again.
+    pub fn still_there(&self) -> Result<()> {
+        if self.identity.is_some() && identity(&self.path) != self.identity {
+            bail!(
+                "the database file {} was deleted or replaced during the run",
+                self.path.display()
+            );
+        }
+        Ok(())
     }
 
     /// The id a user's `RUN` names: `last`, an id, or a unique prefix of one.

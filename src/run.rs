@@ -145,7 +145,7 @@ pub fn execute(
     let log_dir = state.log_dir();
     let base = log_dir.parent().and_then(std::path::Path::parent);
     let mut sink = Sink {
-        store: store.as_deref_mut(),
+        store,
         journal: None,
         kept: Kept::default(),
     };

@@ -120,6 +120,12 @@ impl RunClock {
         Some(Duration::from_secs_f64(left.max(0.0)))
     }
 
+    /// A trial finished at `now`: the ETA's per-trial time runs to here.
+    fn trial_done(&mut self, now: Instant) {
+        self.done += 1;
+        self.last_done = now;
+    }
+
     /// The run line's message.
     fn message(&self, now: Instant) -> String {
         let eta = self.eta(now).map_or_else(
@@ -206,15 +212,7 @@ impl Bars {
 
     fn update_run(&self) {
         let c = self.clock.lock().unwrap_or_else(|e| e.into_inner());
-        let eta = c.eta(Instant::now()).map_or_else(
-            || "ETA after the first trial".to_string(),
-            |d| format!("ETA {}", fmt_duration(d)),
-        );
-        self.run.set_message(format!(
-            "trial {}/{} · {eta}",
-            (c.done + 1).min(c.trials),
-            c.trials
-        ));
+        self.run.set_message(c.message(Instant::now()));
     }
 }
 
@@ -256,7 +254,10 @@ impl Progress for Bars {
     }
 
     fn trial_done(&self) {
-        self.clock.lock().unwrap_or_else(|e| e.into_inner()).done += 1;
+        self.clock
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .trial_done(Instant::now());
         self.run.inc(1);
         self.update_run();
     }
@@ -322,6 +323,18 @@ mod tests {
         );
         c.done = 10;
         assert_eq!(c.eta(t0 + Duration::from_secs(99)), None, "all done");
+        // As trials finish: 1 of 4 in 30 s, so 90 s to go.
+        let mut c = RunClock {
+            started: t0,
+            trials: 4,
+            done: 0,
+            last_done: t0,
+        };
+        c.trial_done(t0 + Duration::from_secs(30));
+        assert_eq!(
+            c.eta(t0 + Duration::from_secs(30)),
+            Some(Duration::from_secs(90))
+        );
     }
 
     #[test]
@@ -357,8 +370,12 @@ mod tests {
             expected_ops: Some(1000),
         });
         assert_eq!(bars.phase.length(), Some(1000));
+        let before = Instant::now();
         bars.trial_done();
         assert_eq!(bars.run.position(), 1);
+        // The ETA counts from when the trial ended (it was always 0 s: the time of the
+        // last trial was never recorded).
+        assert!(bars.clock.lock().unwrap().last_done >= before);
         bars.finish();
     }
 }

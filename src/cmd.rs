@@ -6,6 +6,7 @@
 
 use crate::error::Error;
 use anyhow::Result;
+use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -41,7 +42,7 @@ fn run_with<S: AsRef<str>>(argv: &[S], detached: bool) -> Result<Output> {
     let argv: Vec<&str> = argv.iter().map(|s| s.as_ref()).collect();
     let line = shell_words(&argv);
     if log_enabled() {
-        eprintln!("fsarena: $ {line}");
+        let _ = writeln!(std::io::stderr(), "fsarena: $ {line}");
     }
     if let Ok(mut log) = LOG.lock() {
         log.push(line.clone());

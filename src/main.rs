@@ -6,12 +6,37 @@ use fsarena::error::{exit, exit_code};
 use fsarena::store::Store;
 use fsarena::{plan::Plan, report, run};
 
+/// `println!` that never panics: `run` must finish or tear down whatever happens to its
+/// output (a reader gone away, `| head`), so its lines are written and errors dropped.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// `eprintln!` that never panics (see [`say`]).
+macro_rules! warn {
+    ($($t:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 fn main() {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Run(_)) {
+        // The reading commands stop quietly when their reader goes away, as coreutils do
+        // (killed by SIGPIPE, exit status 141 in the shell); `run` keeps SIGPIPE ignored
+        // and drops output nobody reads, so a closed pipe never stops it between a mount
+        // and its teardown.
+        // SAFETY: signal(2) with the default disposition, before any thread starts.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     let code = match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("fsarena: error: {e:#}");
+            warn!("fsarena: error: {e:#}");
             exit_code(&e)
         }
     };
@@ -174,7 +199,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             let code = match run_command(plan?, &cli.db, &dist) {
                 Ok(code) => code,
                 Err(e) if dist.mode().is_some() => {
-                    eprintln!("fsarena (rank {}): error: {e:#}", dist.rank());
+                    warn!("fsarena (rank {}): error: {e:#}", dist.rank());
                     exit_code(&e)
                 }
                 Err(e) => return Err(e),
@@ -208,7 +233,7 @@ fn run_command(
             Some(Ok(s)) => Some(s),
             // The default database is a convenience: without it the run still reports.
             Some(Err(e)) if cli_db.is_none() => {
-                eprintln!("fsarena: warning: results will not be stored: {e:#}");
+                warn!("fsarena: warning: results will not be stored: {e:#}");
                 None
             }
             Some(Err(e)) => return Err(e),
@@ -227,10 +252,13 @@ fn run_command(
     if !lead {
         return Ok(run_exit_code(&result.status));
     }
-    print!("{}", report::terminal::render(&result));
+    say!(
+        "{}",
+        report::terminal::render(&result).trim_end_matches('\n')
+    );
     let stored = store.is_some() && kept.store_error.is_none();
     if stored {
-        println!("run {} stored in {}", result.run_id, path.display());
+        say!("run {} stored in {}", result.run_id, path.display());
     }
     if let Some(path) = &plan.json {
         write_file(path, &report::json::export(&result)?)?;
@@ -240,7 +268,7 @@ fn run_command(
         let stored = store.as_ref().map(|s| s.load(&result.run_id)).transpose()?;
         let html = report::html::render(stored.as_ref().unwrap_or(&result));
         write_file(path, html.as_bytes())?;
-        println!("report written to {}", path.display());
+        say!("report written to {}", path.display());
     }
     if let Some(why) = &kept.store_error {
         let recover = match &kept.journal {
@@ -252,7 +280,7 @@ fn run_command(
             ),
             None => String::new(),
         };
-        eprintln!(
+        warn!(
             "fsarena: error: run {}: {} of {} trial(s) did not reach the database: {why}{recover}",
             result.run_id,
             kept.unstored.min(result.trials.len()),
@@ -262,7 +290,7 @@ fn run_command(
     }
     let bad = result.trials.iter().filter(|t| t.status != "ok").count();
     if bad > 0 {
-        eprintln!(
+        warn!(
             "fsarena: {bad} of {} trial(s) did not succeed (listed at the end of the \
              report); the others were measured",
             result.trials.len()

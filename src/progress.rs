@@ -17,6 +17,7 @@
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -72,10 +73,10 @@ pub fn phase_line(p: &PhaseStart) -> String {
 
 impl Progress for Lines {
     fn phase(&self, p: &PhaseStart) {
-        eprintln!("fsarena: {}", phase_line(p));
+        let _ = writeln!(std::io::stderr(), "fsarena: {}", phase_line(p));
     }
     fn note(&self, msg: &str) {
-        eprintln!("fsarena: {msg}");
+        let _ = writeln!(std::io::stderr(), "fsarena: {msg}");
     }
 }
 
@@ -265,7 +266,7 @@ impl Progress for Bars {
     fn note(&self, msg: &str) {
         // Printed above the bars, which stay at the bottom.
         if self.multi.println(format!("fsarena: {msg}")).is_err() {
-            eprintln!("fsarena: {msg}");
+            let _ = writeln!(std::io::stderr(), "fsarena: {msg}");
         }
     }
 

@@ -233,3 +233,51 @@ fn mkfs_and_mount_options_may_not_name_a_device() {
         .stderr(contains("p.toml:3:8"))
         .stderr(contains("names a file or device"));
 }
+
+#[test]
+fn a_reader_that_goes_away_stops_reading_commands_quietly_and_never_a_run() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    // `fsarena list | head -1`: killed by SIGPIPE as coreutils are, no panic, no trace.
+    let mut child = std::process::Command::new(common::bin())
+        .arg("list")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A run whose stdout and stderr readers are gone finishes and stores its trials.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let mut child = std::process::Command::new(common::bin())
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "run",
+            "command:run=true",
+            "--dir",
+        ])
+        .arg(dir.path())
+        .arg("--image-dir")
+        .arg(dir.path().join("img"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    fsarena()
+        .args(["--db", db.to_str().unwrap(), "history"])
+        .assert()
+        .success()
+        .stdout(contains("complete"));
+}

@@ -7,7 +7,8 @@
 //! [`crate::stats::METRICS`] and the phases' extra figures) the comparison gives both
 //! medians, the ratio of geometric means B/A with its 95% interval from Welch's t on the
 //! logarithms ([`welch`]), and a verdict that names a direction only where the interval
-//! excludes 1 ([`verdict`]). `--fail-if-slower PCT` makes the command fail when some metric
+//! excludes 1 ([`verdict`]); which side is better is what the workload declared for the
+//! figure ([`crate::figures`]). `--fail-if-slower PCT` makes the command fail when some metric
 //! that has a better side is significantly worse in B by more than PCT percent.
 
 mod render;
@@ -20,7 +21,7 @@ use crate::stats::{describe, METRICS};
 use crate::store::Store;
 use anyhow::Result;
 use std::collections::BTreeMap;
-use verdict::Verdict;
+use verdict::{Sense, Verdict};
 use welch::LogRatio;
 
 /// One compared metric of one workload phase.
@@ -325,7 +326,8 @@ fn compare_targets(c: &mut Comparison, ta: &str, tb: &str) {
                     continue;
                 };
                 let median = |xs: &[f64]| describe(xs).map_or(0.0, |d| d.median);
-                let (ratio, verdict) = verdict::judge(m, xa, xb);
+                let figure = crate::figures::find(workload_kind(&c.a, w), p, m);
+                let (ratio, verdict) = verdict::judge(Sense::of(figure), xa, xb);
                 c.rows.push(Row {
                     target_a: ta.to_string(),
                     target_b: tb.to_string(),
@@ -343,6 +345,14 @@ fn compare_targets(c: &mut Comparison, ta: &str, tb: &str) {
             }
         }
     }
+}
+
+/// The workload (its name, as figures are declared) behind label `label` of `run`.
+fn workload_kind<'a>(run: &'a RunResult, label: &str) -> &'a str {
+    run.trials
+        .iter()
+        .find(|t| t.label == label)
+        .map_or("", |t| t.workload.as_str())
 }
 
 /// Whether a verdict is a regression beyond `--fail-if-slower`'s percentage.

@@ -114,7 +114,11 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         "usr/lib/x86_64-linux-gnu/libclang-16.so",
         Some("libclang-16.so.1"),
     );
-    put(root.path(), "usr/lib/x86_64-linux-gnu/libclang-16.so.1", None);
+    put(
+        root.path(),
+        "usr/lib/x86_64-linux-gnu/libclang-16.so.1",
+        None,
+    );
     assert_eq!(needs(root.path()), Vec::<String>::new());
     // A directory of that name is not the program.
     let root = tempfile::tempdir().unwrap();

@@ -288,3 +288,37 @@ fn one_sided_workloads_and_phases_are_listed() {
         ]
     );
 }
+
+/// An io500 run whose last phase carries the scores of each repetition: bandwidth score
+/// `bw` GiB/s, metadata score 4 kIOPS, total their geometric mean. Every probe figure is
+/// the same in every run, so only the scores can differ.
+fn io500_run(id: &str, bw: &[f64]) -> RunResult {
+    let mut r = run(
+        "x",
+        &["ext4"],
+        &[("ext4", "io500", "mdtest-hard-delete", BASE)],
+    );
+    r.run_id = id.into();
+    for (t, bw) in r.trials.iter_mut().zip(bw) {
+        let extra = &mut t.phases[0].extra;
+        extra.insert("score_bw_gib_s".into(), *bw);
+        extra.insert("score_md_kiops".into(), 4.0);
+        extra.insert("score_total".into(), (bw * 4.0).sqrt());
+    }
+    r
+}
+
+#[test]
+fn a_higher_io500_bandwidth_is_faster_and_a_lower_score_fails_the_gate() {
+    let low = io500_run("A", &[1.0, 1.01, 0.99]);
+    let high = io500_run("B", &[2.0, 2.02, 1.98]);
+    let c = compare_runs(low.clone(), None, high.clone(), None, Some(10.0)).unwrap();
+    assert_eq!(row(&c, "ext4", "score_bw_gib_s").verdict.text(), "faster");
+    assert_eq!(row(&c, "ext4", "score_total").verdict.text(), "better");
+    assert!(!c.regressed(), "an improvement is no regression");
+    let c = compare_runs(high, None, low, None, Some(10.0)).unwrap();
+    assert_eq!(row(&c, "ext4", "score_bw_gib_s").verdict.text(), "slower");
+    assert_eq!(row(&c, "ext4", "score_total").verdict.text(), "worse");
+    assert!(c.regressed(), "the io500 score dropped by 29%");
+    assert!(row(&c, "ext4", "score_total").regression);
+}

@@ -61,6 +61,7 @@
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::corpus::{Corpus, FileSet, Naming, SizeDist};
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::probe::recorder::Op;
 use crate::workload::mt19937::Mt19937;
 use crate::workload::tree;
@@ -181,6 +182,13 @@ const PHASES: &[PhaseSpec] = &[
     KB_DELETE,
 ];
 
+/// compilebench's own averages: MB/s (10^6 bytes) of the runs, or seconds for delete
+/// and stat.
+pub const FIGURES: &[Figure] = &[
+    Figure::higher("compilebench_mb_per_s", "MB/s"),
+    Figure::lower("compilebench_s", "s"),
+];
+
 /// The `compile` workload.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "compile",
@@ -188,6 +196,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             read, stat'ed, deleted; or mode=kernel-build: copy, build, clean, delete a tree",
     params: PARAMS,
     phases: PHASES,
+    figures: FIGURES,
     build,
 };
 

@@ -8,6 +8,8 @@ pub mod bonnie_files;
 pub mod command;
 pub mod compile;
 pub mod dbrandom;
+#[cfg(test)]
+mod figures_tests;
 pub mod io500;
 pub mod job;
 pub mod metascan;
@@ -24,6 +26,7 @@ pub mod untar;
 pub mod writeback;
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
+pub use crate::figures::Figure;
 use anyhow::Result;
 pub use params::{ParamKind, ParamSpec, Params, Value};
 
@@ -69,6 +72,9 @@ pub struct WorkloadInfo {
     pub params: &'static [ParamSpec],
     /// Phases in the order they run.
     pub phases: &'static [PhaseSpec],
+    /// The workload's own figures (its phases' `extra` notes), each with its unit and
+    /// better side ([`crate::figures`]); the probe's figures are declared there.
+    pub figures: &'static [Figure],
     pub build: fn(&Params) -> Result<Box<dyn Workload>>,
 }
 

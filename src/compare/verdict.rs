@@ -3,7 +3,8 @@
 //!
 //! A verdict names a direction only when the 95% interval of the ratio excludes 1 (see
 //! [`super::welch`]); with one repetition on either side it says significance cannot be
-//! judged. Values that are zero or negative have no logarithm: two all-zero samples are
+//! judged, and so it does for samples with no spread at all and two repetitions on a side.
+//! Values that are zero or negative have no logarithm: two all-zero samples are
 //! `equal`, anything else with such values is `n/a`.
 
 use super::welch::{self, LogRatio};
@@ -78,6 +79,10 @@ pub enum Verdict {
     NoDifference,
     /// One repetition on a side: no interval.
     CannotJudge,
+    /// Different values with no spread on either side and fewer than [`MIN_REPS_NO_SPREAD`]
+    /// repetitions on one: two equal timings say little about the next (a coarse clock, a
+    /// count), so the zero-width interval is not taken as certainty.
+    NoSpread,
     /// Both samples are all zeros.
     Equal,
     /// Zero, negative or non-finite values: no ratio on a log scale.
@@ -91,11 +96,16 @@ impl Verdict {
             Self::Significant { word, .. } => (*word).to_string(),
             Self::NoDifference => "no significant difference".into(),
             Self::CannotJudge => "cannot judge (1 repetition)".into(),
+            Self::NoSpread => "cannot judge (no spread in 2 repetitions)".into(),
             Self::Equal => "equal (all zero)".into(),
             Self::NotApplicable(why) => format!("n/a ({why})"),
         }
     }
 }
+
+/// Repetitions a side needs before a difference between samples that do not vary at all
+/// counts as certain.
+pub const MIN_REPS_NO_SPREAD: usize = 3;
 
 /// The verdict on a figure of sense `sense` and, where it exists, the ratio with its
 /// interval.
@@ -113,7 +123,10 @@ pub fn judge(sense: Sense, a: &[f64], b: &[f64]) -> (Option<LogRatio>, Verdict) 
     let Some(r) = welch::log_ratio(a, b) else {
         return (None, Verdict::NotApplicable("zero values"));
     };
+    let no_spread = r.df.is_none() && r.ci.is_some_and(|(lo, hi)| lo == hi);
+    let few = a.len().min(b.len()) < MIN_REPS_NO_SPREAD;
     let verdict = match r.significant() {
+        Some(true) if no_spread && few => Verdict::NoSpread,
         None => Verdict::CannotJudge,
         Some(false) => Verdict::NoDifference,
         Some(true) => Verdict::Significant {
@@ -215,6 +228,17 @@ mod tests {
         assert_eq!(sig("dirty_bytes_end", &fast, &slow).text(), "less");
         assert_eq!(sig("mb_per_s", &slow, &slow), Verdict::NoDifference);
         assert_eq!(sig("mb_per_s", &[100.0], &fast), Verdict::CannotJudge);
+        // Two equal timings a side that differ: not certain (it was "faster" at n = 2) …
+        let two = sig("mb_per_s", &[100.0, 100.0], &[120.0, 120.0]);
+        assert_eq!(two, Verdict::NoSpread);
+        assert_eq!(two.text(), "cannot judge (no spread in 2 repetitions)");
+        // … from three a side it is, and equal values are still no difference.
+        let three = sig("mb_per_s", &[100.0; 3], &[120.0; 3]);
+        assert_eq!(three.text(), "faster");
+        assert_eq!(
+            sig("mb_per_s", &[100.0; 2], &[100.0; 2]),
+            Verdict::NoDifference
+        );
         assert_eq!(sig("dirty_bytes_end", &[0.0, 0.0], &[0.0]), Verdict::Equal);
         assert_eq!(
             sig("dirty_bytes_end", &[0.0, 4096.0], &[8192.0, 4096.0]).text(),

@@ -172,44 +172,43 @@ mod tests {
     use super::*;
     use crate::workload::registry;
 
+    /// Whether `f` and `g` could both describe a figure of one phase.
+    fn overlap(f: &Figure, g: &Figure) -> bool {
+        f.name == g.name
+            && (f.phases.is_empty()
+                || g.phases.is_empty()
+                || f.phases.iter().any(|p| g.phases.contains(p)))
+    }
+
     #[test]
-    fn every_declaration_is_complete_and_unique() {
-        let tables = std::iter::once(("phase", PHASE))
-            .chain(std::iter::once(("common", COMMON)))
-            .chain(registry().iter().map(|w| (w.name, w.figures)));
-        for (owner, table) in tables {
-            for (i, f) in table.iter().enumerate() {
-                assert!(!f.unit.is_empty(), "{owner}: {} has no unit", f.name);
-                assert!(!f.name.contains(':'), "{owner}: {}", f.name);
-                for g in &table[..i] {
-                    let overlap = f.phases.is_empty()
-                        || g.phases.is_empty()
-                        || f.phases.iter().any(|p| g.phases.contains(p));
+    fn every_declaration_is_complete_and_unambiguous() {
+        let every_phase: Vec<&Figure> = PHASE.iter().chain(COMMON).collect();
+        for (i, f) in every_phase.iter().enumerate() {
+            assert!(!f.unit.is_empty() && f.phases.is_empty(), "{}", f.name);
+            assert!(
+                !every_phase[..i].iter().any(|g| g.name == f.name),
+                "{}",
+                f.name
+            );
+        }
+        for w in registry() {
+            for (i, f) in w.figures.iter().enumerate() {
+                let what = format!("{}: {}", w.name, f.name);
+                assert!(!f.unit.is_empty() && !f.name.contains(':'), "{what}");
+                assert!(
+                    !every_phase.iter().any(|g| g.name == f.name),
+                    "{what} shadows a figure every phase has"
+                );
+                assert!(
+                    !w.figures[..i].iter().any(|g| overlap(f, g)),
+                    "{what} declared twice for a phase"
+                );
+                for p in f.phases {
                     assert!(
-                        g.name != f.name || !overlap,
-                        "{owner}: {} declared twice",
-                        f.name
+                        w.phases.iter().any(|s| s.name == *p),
+                        "{what} names phase {p}, which {} does not have",
+                        w.name
                     );
-                }
-                if !std::ptr::eq(table, PHASE) {
-                    assert!(
-                        PHASE.iter().chain(COMMON).all(|c| c.name != f.name)
-                            || std::ptr::eq(table, COMMON),
-                        "{owner}: {} shadows a figure every phase has",
-                        f.name
-                    );
-                }
-            }
-            if !std::ptr::eq(table, PHASE) && !std::ptr::eq(table, COMMON) {
-                let w = registry().iter().find(|w| w.name == owner).unwrap();
-                for f in table {
-                    for p in f.phases {
-                        assert!(
-                            w.phases.iter().any(|s| s.name == *p),
-                            "{owner}: {} names phase {p}, which it does not have",
-                            f.name
-                        );
-                    }
                 }
             }
         }

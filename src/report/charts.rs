@@ -703,6 +703,40 @@ mod tests {
         assert!(minmax.contains(&at(d.max)), "{minmax} max {}", at(d.max));
     }
 
+    /// The caption says what the workload declared: io500's `score_bw_gib_s` is a bandwidth
+    /// (it was captioned "s — lower is better" for its name's ending).
+    #[test]
+    fn an_io500_bandwidth_score_is_captioned_as_a_bandwidth() {
+        let mut run = fixture();
+        for (i, t) in run
+            .trials
+            .iter_mut()
+            .filter(|t| t.label == "postmark")
+            .enumerate()
+        {
+            (t.workload, t.label) = ("io500".into(), "io500".into());
+            let last = t.phases.last_mut().unwrap();
+            last.extra
+                .insert("score_bw_gib_s".into(), 1.5 + i as f64 / 10.0);
+        }
+        run.summaries = crate::stats::summarize(&run.trials);
+        let t = run.trials.iter().find(|t| t.label == "io500").unwrap();
+        let phase = t.phases.last().unwrap().clone();
+        let fig = bar_figure(
+            &run,
+            "io500",
+            &phase,
+            "score_bw_gib_s",
+            &["ext4"],
+            &mut Vec::new(),
+        );
+        assert!(
+            fig.svg.contains("score_bw_gib_s, GiB/s — higher is better"),
+            "{}",
+            fig.svg
+        );
+    }
+
     #[test]
     fn marks_follow_the_terminal_legend() {
         assert_eq!(marks(&["cache-suspect".into()], true), "~c");

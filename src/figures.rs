@@ -3,7 +3,7 @@
 //! bandwidth; `children_cpu_user_s` is CPU time, not the time of the phase).
 //!
 //! * The probe's figures of every phase (`wall_s`, `mb_per_s`, the latency percentiles,
-//!   the CPU, device and space figures) are [`PHASE`], declared here beside the probe.
+//!   the CPU, device and space figures) are [`PHASE`].
 //! * The figures the context and the MPI merge attach to any workload's phase (`runs`,
 //!   `ranks`, `stonewall_s`, …) are [`COMMON`].
 //! * A workload's own figures (its `extra` notes) are the `FIGURES` table beside its

@@ -28,7 +28,7 @@
 //!   while statfs shows 40 MB of such files taking 1.9 MB), so on btrfs only the statfs
 //!   figure shows compression.
 //! * `efficiency` = logical_bytes / used_statfs_bytes and `blocks_efficiency` =
-//!   logical_bytes / used_blocks_bytes (better higher; see [`crate::stats::better`]).
+//!   logical_bytes / used_blocks_bytes (better higher, as its `FIGURES` declare).
 //!   Above 1: the data takes less room than its size (compression, inline small files);
 //!   below 1: block rounding and metadata cost more than they save.
 

@@ -116,11 +116,12 @@ pub struct CompareArgs {
     /// side only, the other side uses the target of that name, or its only target.
     #[arg(value_name = "B")]
     pub b: String,
-    /// Exit with status 1 when some metric that has a better side is significantly worse in
-    /// B (95% interval excludes 1) and its estimate lost more than PCT percent (0 ≤ PCT < 100)
-    /// of A's speed: (1 - B/A)·100 for rates, (1 - A/B)·100 for times and latencies, so 1.25
-    /// times the wall time and 0.8 times the throughput are both 20% slower. The output lists
-    /// them. CPU% and dirty bytes never count.
+    /// Exit with status 1 when some gated figure — each phase's headline, and scores a
+    /// workload declares (io500's score_total) — is significantly worse in B and its estimate
+    /// lost more than PCT percent (0 ≤ PCT < 100) of A's speed: (1 - B/A)·100 for rates,
+    /// (1 - A/B)·100 for times, so 1.25 times the wall time and 0.8 times the throughput are
+    /// both 20% slower. With k gated figures each interval is at 1 - 0.05/k (Bonferroni), so
+    /// the gate as a whole errs at most 5% of the time. The output lists them.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 }

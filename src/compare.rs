@@ -7,8 +7,11 @@
 //! [`crate::stats::METRICS`] and the phases' extra figures) the comparison gives both
 //! medians, the ratio of geometric means B/A with its 95% interval from Welch's t on the
 //! logarithms ([`welch`]), and a verdict that names a direction only where the interval
-//! excludes 1 ([`verdict`]). `--fail-if-slower PCT` makes the command fail when some metric
-//! that has a better side is significantly worse in B by more than PCT percent.
+//! excludes 1 ([`verdict`]); which side is better is what the workload declared for the
+//! figure ([`crate::figures`]). `--fail-if-slower PCT` makes the command fail when some
+//! gated figure — each phase's headline, and scores a workload declares gated — is worse in
+//! B by more than PCT percent with an interval at the family-wise level excluding 1
+//! ([`Comparison::gate_level`]).
 
 mod render;
 pub mod verdict;
@@ -20,7 +23,7 @@ use crate::stats::{describe, METRICS};
 use crate::store::Store;
 use anyhow::Result;
 use std::collections::BTreeMap;
-use verdict::Verdict;
+use verdict::{Sense, Verdict};
 use welch::LogRatio;
 
 /// One compared metric of one workload phase.
@@ -38,7 +41,17 @@ pub struct Row {
     /// The ratio B/A of geometric means and its interval, where defined.
     pub ratio: Option<LogRatio>,
     pub verdict: Verdict,
-    /// Significantly worse by more than the `--fail-if-slower` percentage.
+    /// Whether `--fail-if-slower` gates on it: the phase's headline figure (its `primary`),
+    /// or a figure its workload declared gated (io500's `score_total`).
+    pub gated: bool,
+    /// The per-repetition values of A and B.
+    pub values_a: Vec<f64>,
+    pub values_b: Vec<f64>,
+    /// For a gated row under `--fail-if-slower`: the interval of B/A at the family-wise level
+    /// (see [`Comparison::gate_level`]).
+    pub gate_ci: Option<(f64, f64)>,
+    /// Significantly worse at the family-wise level, by more than the `--fail-if-slower`
+    /// percentage.
     pub regression: bool,
 }
 
@@ -61,7 +74,22 @@ pub struct Comparison {
     pub fail_if_slower: Option<f64>,
 }
 
+/// The family-wise error rate of `--fail-if-slower`: the chance that some gated figure of
+/// two equal runs is called worse.
+pub const GATE_FAMILY_ALPHA: f64 = 0.05;
+
 impl Comparison {
+    /// The figures `--fail-if-slower` gates on, one per phase plus declared scores.
+    pub fn gated(&self) -> usize {
+        self.rows.iter().filter(|r| r.gated).count()
+    }
+
+    /// The confidence level of each gated figure's interval: 1 − 0.05/k for k gated
+    /// figures (Bonferroni), so that the gate as a whole errs at most 5% of the time.
+    pub fn gate_level(&self) -> f64 {
+        1.0 - GATE_FAMILY_ALPHA / self.gated().max(1) as f64
+    }
+
     /// Whether some metric regressed beyond the `--fail-if-slower` threshold.
     pub fn regressed(&self) -> bool {
         self.rows.iter().any(|r| r.regression)
@@ -121,6 +149,7 @@ pub fn compare_runs(
     for (ta, tb) in c.pairs.clone() {
         compare_targets(&mut c, &ta, &tb);
     }
+    gate(&mut c);
     if c.rows.is_empty() {
         return Err(usage(format!(
             "A and B have no workload phase in common: A measured {}; B measured {}",
@@ -325,7 +354,10 @@ fn compare_targets(c: &mut Comparison, ta: &str, tb: &str) {
                     continue;
                 };
                 let median = |xs: &[f64]| describe(xs).map_or(0.0, |d| d.median);
-                let (ratio, verdict) = verdict::judge(m, xa, xb);
+                let figure = crate::figures::find(workload_kind(&c.a, w), p, m);
+                let (ratio, verdict) = verdict::judge(Sense::of(figure), xa, xb);
+                let headline = phase_primary(&c.b, w, p) == Some(m.as_str());
+                let gated = headline || figure.is_some_and(|f| f.gate);
                 c.rows.push(Row {
                     target_a: ta.to_string(),
                     target_b: tb.to_string(),
@@ -337,25 +369,58 @@ fn compare_targets(c: &mut Comparison, ta: &str, tb: &str) {
                     n_a: xa.len(),
                     n_b: xb.len(),
                     ratio,
-                    regression: is_regression(&verdict, c.fail_if_slower),
                     verdict,
+                    gated,
+                    values_a: xa.clone(),
+                    values_b: xb.clone(),
+                    gate_ci: None,
+                    regression: false,
                 });
             }
         }
     }
 }
 
-/// Whether a verdict is a regression beyond `--fail-if-slower`'s percentage.
-fn is_regression(verdict: &Verdict, fail_if_slower: Option<f64>) -> bool {
-    match (verdict, fail_if_slower) {
-        (
-            Verdict::Significant {
-                worse_pct: Some(w), ..
-            },
-            Some(limit),
-        ) => *w > limit,
-        _ => false,
+/// The workload (its name, as figures are declared) behind label `label` of `run`.
+fn workload_kind<'a>(run: &'a RunResult, label: &str) -> &'a str {
+    run.trials
+        .iter()
+        .find(|t| t.label == label)
+        .map_or("", |t| t.workload.as_str())
+}
+
+/// The headline figure (`mb_per_s`, `ops_per_s` or `wall_s`) of phase `phase` of label
+/// `label` in `run`.
+fn phase_primary<'a>(run: &'a RunResult, label: &str, phase: &str) -> Option<&'a str> {
+    run.trials
+        .iter()
+        .filter(|t| t.label == label && t.status == "ok")
+        .flat_map(|t| &t.phases)
+        .find(|p| p.name == phase)
+        .map(|p| p.primary.as_str())
+}
+
+/// Marks the regressions under `--fail-if-slower`: a gated figure whose verdict is worse
+/// by more than the percentage and whose interval at the family-wise level
+/// ([`Comparison::gate_level`]) excludes 1 too. Other figures never fail the command: the
+/// wall time, throughput and latencies of one phase are one result, not several chances.
+fn gate(c: &mut Comparison) {
+    let Some(limit) = c.fail_if_slower else {
+        return;
+    };
+    let level = c.gate_level();
+    for r in c.rows.iter_mut().filter(|r| r.gated) {
+        let Some(wide) = welch::log_ratio_at(&r.values_a, &r.values_b, level) else {
+            continue;
+        };
+        r.gate_ci = wide.ci;
+        r.regression = is_regression(&r.verdict, limit) && wide.significant() == Some(true);
     }
+}
+
+/// Whether a verdict is a regression beyond `--fail-if-slower`'s percentage.
+fn is_regression(verdict: &Verdict, limit: f64) -> bool {
+    matches!(verdict, Verdict::Significant { worse_pct: Some(w), .. } if *w > limit)
 }
 
 /// What differs between the runs besides the targets: host, kernel, policies, version,

@@ -13,6 +13,7 @@ pub mod data;
 pub mod dist;
 pub mod doctor;
 pub mod error;
+pub mod figures;
 pub mod host;
 pub mod journal;
 pub mod list;

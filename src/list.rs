@@ -1,10 +1,39 @@
-//! `fsarena list`: workloads with every parameter, its default and unit; filesystems and
-//! whether this machine can make them (and if not, why); network filesystems likewise.
+//! `fsarena list`: workloads with every parameter, its default and unit, and the figures
+//! each emits besides the probe's, with their units; filesystems and whether this machine
+//! can make them (and if not, why); network filesystems likewise.
 
 use crate::target::fs::{FsType, Support};
 use crate::target::net::NetKind;
 use crate::workload::{registry, ParamKind};
 use std::fmt::Write;
+
+/// A workload's own figures with their units and better side (`files_per_s (files/s,
+/// higher)`), wrapped under its phases; nothing when it has none.
+fn figures_lines(figures: &[crate::figures::Figure]) -> String {
+    const WIDTH: usize = 100;
+    let indent = format!("  {:<14} ", "");
+    let mut out = String::new();
+    let mut line = format!("{indent}figures:");
+    for f in figures {
+        let only = if f.phases.is_empty() {
+            String::new()
+        } else {
+            format!(" on {}", f.phases.join(", "))
+        };
+        let item = format!(" {} ({}, {}{only}),", f.name, f.unit, f.better.as_str());
+        if line.len() + item.len() > WIDTH && line.len() > indent.len() + 8 {
+            out.push_str(&line);
+            out.push('\n');
+            line = format!("{indent}        ");
+        }
+        line.push_str(&item);
+    }
+    if !figures.is_empty() {
+        out.push_str(line.trim_end_matches(','));
+        out.push('\n');
+    }
+    out
+}
 
 /// The text `fsarena list` prints.
 pub fn render() -> String {
@@ -13,6 +42,7 @@ pub fn render() -> String {
         let _ = writeln!(out, "\n  {:<14} {}", w.name, w.about);
         let phases: Vec<_> = w.phases.iter().map(|p| p.name).collect();
         let _ = writeln!(out, "  {:<14} phases: {}", "", phases.join(", "));
+        out.push_str(&figures_lines(w.figures));
         for p in w.params {
             let kind = match p.kind {
                 ParamKind::Size => "size".to_string(),
@@ -83,4 +113,23 @@ pub fn render() -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workloads_list_their_figures_with_units_and_sides() {
+        let text = render();
+        for want in [
+            " score_bw_gib_s (GiB/s, higher),",
+            " children_cpu_user_s (s, none),",
+            " io500_figure (GiB/s, higher on ior-easy-write, ior-hard-write,",
+            " compilebench_s (s, lower)\n",
+        ] {
+            assert!(text.contains(want), "{want}: {text}");
+        }
+        assert!(!text.contains("figures:\n"), "{text}");
+    }
 }

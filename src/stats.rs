@@ -97,6 +97,12 @@ pub struct Summary {
     pub workload: String,
     pub phase: String,
     pub metric: String,
+    /// The metric's unit and better side, as its emitter declared them
+    /// ([`crate::figures`]); `?` and `none` for a figure nobody declared.
+    #[serde(default)]
+    pub unit: String,
+    #[serde(default)]
+    pub better: Better,
     #[serde(flatten)]
     pub stats: Describe,
     pub noisy: bool,
@@ -107,43 +113,7 @@ pub struct Summary {
 /// Reads one metric from a phase result.
 pub type MetricFn = fn(&PhaseResult) -> Option<f64>;
 
-/// Which direction of a metric is the good one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Better {
-    Higher,
-    Lower,
-    /// Neither: a count, a size, a CPU share or CPU time.
-    None,
-}
-
-impl Better {
-    /// `higher`, `lower` or `none`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Better::Higher => "higher",
-            Better::Lower => "lower",
-            Better::None => "none",
-        }
-    }
-}
-
-/// Which way the metric `name` improves, from its name — the one rule for every report
-/// and comparison: rates (`…_per_s`) and efficiencies (`efficiency`, `…_efficiency`:
-/// logical bytes per byte of disk used) are better higher; times (`…_s`, `lat_…`) and
-/// `write_amplification` lower; CPU figures (`cpu_…`), counts and sizes have no better
-/// side. A per-operation metric `lat_p99_us:write` goes by its part before the colon.
-pub fn better(name: &str) -> Better {
-    let base = name.split(':').next().unwrap_or(name);
-    if base.starts_with("cpu_") {
-        Better::None
-    } else if base.ends_with("_per_s") || base == "efficiency" || base.ends_with("_efficiency") {
-        Better::Higher
-    } else if base.starts_with("lat_") || base.ends_with("_s") || base == "write_amplification" {
-        Better::Lower
-    } else {
-        Better::None
-    }
-}
+pub use crate::figures::Better;
 
 /// The metrics summarised for every phase.
 pub const METRICS: &[(&str, MetricFn)] = &[
@@ -172,6 +142,9 @@ pub fn summarize(trials: &[Trial]) -> Vec<Summary> {
             .iter()
             .filter(|t| t.target == target && t.label == workload && t.status == "ok")
             .collect();
+        let Some(kind) = reps.first().map(|t| t.workload.as_str()) else {
+            continue;
+        };
         let mut phase_names: Vec<&str> = Vec::new();
         for t in &reps {
             for p in &t.phases {
@@ -214,11 +187,19 @@ pub fn summarize(trials: &[Trial]) -> Vec<Summary> {
                 let xs: Vec<f64> = xs;
                 if let Some(stats) = describe(&xs) {
                     let noisy = stats.cv.is_some_and(|cv| cv > NOISY_CV);
+                    let unit = match ps.first() {
+                        Some(p) if metric == "ops_per_s" && !p.ops_unit.is_empty() => {
+                            p.ops_unit.clone()
+                        }
+                        _ => crate::figures::unit(kind, phase, metric).to_string(),
+                    };
                     out.push(Summary {
                         target: target.to_string(),
                         workload: workload.to_string(),
                         phase: phase.to_string(),
                         metric: metric.to_string(),
+                        unit,
+                        better: crate::figures::better(kind, phase, metric),
                         stats,
                         noisy,
                         flags: flags.clone(),
@@ -252,29 +233,41 @@ mod tests {
         assert!(describe(&[]).is_none());
     }
 
+    /// Summaries carry the unit and better side the workload declared, looked up by the
+    /// workload's name (not its label) and the phase.
     #[test]
-    fn which_way_is_better() {
-        for (name, b) in [
-            ("ops_per_s", Better::Higher),
-            ("mb_per_s", Better::Higher),
-            ("read_bytes_per_s", Better::Higher),
-            ("wall_s", Better::Lower),
-            ("total_s", Better::Lower),
-            ("lat_p99_us", Better::Lower),
-            ("lat_max_us:write", Better::Lower),
-            ("write_amplification", Better::Lower),
-            ("cpu_pct", Better::None),
-            ("cpu_user_s", Better::None),
-            ("dirty_bytes_end", Better::None),
-            ("ops:write", Better::None),
-            ("extents_per_file", Better::None),
-            ("efficiency", Better::Higher),
-            ("blocks_efficiency", Better::Higher),
-            ("used_statfs_bytes", Better::None),
-            ("min_size_bytes", Better::None),
-        ] {
-            assert_eq!(better(name), b, "{name}");
-        }
+    fn summaries_carry_declared_units_and_sides() {
+        let phase = PhaseResult {
+            name: "mdtest-hard-delete".into(),
+            ops_unit: "files/s".into(),
+            extra: [("score_bw_gib_s".to_string(), 1.5)].into_iter().collect(),
+            ..Default::default()
+        };
+        let trial = Trial {
+            target: "ext4".into(),
+            workload: "io500".into(),
+            label: "io500:tasks=2".into(),
+            params: Default::default(),
+            rep: 1,
+            status: "ok".into(),
+            error: None,
+            provision: Default::default(),
+            phases: vec![phase],
+            peak_rss_bytes: 0,
+            log: None,
+            elapsed_s: None,
+            ranks: Vec::new(),
+        };
+        let s = summarize(&[trial]);
+        let get = |m: &str| s.iter().find(|s| s.metric == m).unwrap();
+        let bw = get("score_bw_gib_s");
+        assert_eq!((bw.unit.as_str(), bw.better), ("GiB/s", Better::Higher));
+        let ops = get("ops_per_s");
+        assert_eq!((ops.unit.as_str(), ops.better), ("files/s", Better::Higher));
+        assert_eq!(
+            (get("wall_s").unit.as_str(), get("wall_s").better),
+            ("s", Better::Lower)
+        );
     }
 
     #[test]

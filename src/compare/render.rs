@@ -1,5 +1,6 @@
 //! The text of `fsarena compare`: a header naming A and B, warnings about mixed causes, one
-//! table row per compared metric, a tally of the verdicts and the `--fail-if-slower` result.
+//! table row per compared metric, a tally of the verdicts and the `--fail-if-slower` result
+//! (which figures it gates on, at which level, and those that failed it).
 
 use super::verdict::Verdict;
 use super::{Comparison, Row};
@@ -183,11 +184,17 @@ fn regressions(c: &Comparison) -> String {
         return String::new();
     };
     let bad: Vec<&Row> = c.rows.iter().filter(|r| r.regression).collect();
+    let family = format!(
+        "--fail-if-slower {limit} gates on {} figure(s), each phase's headline and the scores \
+         a workload declares, each with a {:.2}% interval (Bonferroni: 95% for all together)\n",
+        c.gated(),
+        c.gate_level() * 100.0
+    );
     if bad.is_empty() {
-        return format!("--fail-if-slower {limit}: no metric of B is significantly worse than A by more than {limit}%\n");
+        return format!("{family}--fail-if-slower {limit}: no gated figure of B is significantly worse than A by more than {limit}%\n");
     }
     let mut s = format!(
-        "--fail-if-slower {limit}: {} metric(s) of B significantly worse than A by more than {limit}%:\n",
+        "{family}--fail-if-slower {limit}: {} figure(s) of B significantly worse than A by more than {limit}%:\n",
         bad.len()
     );
     for r in bad {
@@ -197,12 +204,14 @@ fn regressions(c: &Comparison) -> String {
             } => w,
             _ => 0.0,
         };
-        let ci = r
-            .ratio
-            .and_then(|l| l.ci)
-            .map_or(String::new(), |(lo, hi)| {
-                format!(", 95% CI of B/A {} – {}", fmt_sig(lo), fmt_sig(hi))
-            });
+        let ci = r.gate_ci.map_or(String::new(), |(lo, hi)| {
+            format!(
+                ", {:.2}% CI of B/A {} – {}",
+                c.gate_level() * 100.0,
+                fmt_sig(lo),
+                fmt_sig(hi)
+            )
+        });
         let target = if r.target_a == r.target_b {
             r.target_a.clone()
         } else {

@@ -3,19 +3,22 @@
 //!
 //! A verdict names a direction only when the 95% interval of the ratio excludes 1 (see
 //! [`super::welch`]); with one repetition on either side it says significance cannot be
-//! judged. Values that are zero or negative have no logarithm: two all-zero samples are
+//! judged, and so it does for samples with no spread at all and two repetitions on a side.
+//! Values that are zero or negative have no logarithm: two all-zero samples are
 //! `equal`, anything else with such values is `n/a`.
 
 use super::welch::{self, LogRatio};
-use crate::stats::{better, Better};
+use crate::figures::{Better, Figure};
 
 /// Which way a metric improves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sense {
-    /// A rate, higher is faster: `ops_per_s`, `mb_per_s`, extra figures ending `_per_s`.
+    /// A rate, higher is faster: `ops_per_s`, `mb_per_s`, io500's `score_bw_gib_s`.
     Rate,
-    /// A duration, lower is faster: `wall_s`, `total_s` and other `_s` figures, `lat_*`.
+    /// A duration, lower is faster: `wall_s`, Postmark's `total_s`, `lat_*`.
     Duration,
+    /// Higher is better but it is no speed alone: io500's `score_total`, `efficiency`.
+    HigherBetter,
     /// Lower is better but it is no speed: `write_amplification`.
     LowerBetter,
     /// Neither better nor worse (`cpu_pct`, `dirty_bytes_end`, counts): "more" or "less".
@@ -23,14 +26,18 @@ pub enum Sense {
 }
 
 impl Sense {
-    /// The sense of a metric of [`crate::stats::METRICS`] or of a phase's extra figures:
-    /// its better side from [`crate::stats::better`], and whether it is a speed.
-    pub fn of(metric: &str) -> Self {
-        match better(metric) {
-            Better::Higher => Self::Rate,
-            Better::Lower if metric == "write_amplification" => Self::LowerBetter,
-            Better::Lower => Self::Duration,
-            Better::None => Self::Neutral,
+    /// The sense of a figure as its emitter declared it ([`crate::figures::find`]): its
+    /// better side, and whether it is a speed; an undeclared figure has none.
+    pub fn of(figure: Option<&Figure>) -> Self {
+        let Some(f) = figure else {
+            return Self::Neutral;
+        };
+        match (f.better, f.is_speed()) {
+            (Better::Higher, true) => Self::Rate,
+            (Better::Higher, false) => Self::HigherBetter,
+            (Better::Lower, true) => Self::Duration,
+            (Better::Lower, false) => Self::LowerBetter,
+            (Better::None, _) => Self::Neutral,
         }
     }
 
@@ -39,8 +46,8 @@ impl Sense {
         match (self, up) {
             (Self::Rate, true) | (Self::Duration, false) => "faster",
             (Self::Rate, false) | (Self::Duration, true) => "slower",
-            (Self::LowerBetter, true) => "worse",
-            (Self::LowerBetter, false) => "better",
+            (Self::LowerBetter, true) | (Self::HigherBetter, false) => "worse",
+            (Self::LowerBetter, false) | (Self::HigherBetter, true) => "better",
             (Self::Neutral, true) => "more",
             (Self::Neutral, false) => "less",
         }
@@ -52,7 +59,7 @@ impl Sense {
     /// `None` when B is not worse or the metric has no better side. Always below 100.
     pub fn worse_pct(self, ratio: f64) -> Option<f64> {
         match self {
-            Self::Rate if ratio < 1.0 => Some((1.0 - ratio) * 100.0),
+            Self::Rate | Self::HigherBetter if ratio < 1.0 => Some((1.0 - ratio) * 100.0),
             Self::Duration | Self::LowerBetter if ratio > 1.0 => Some((1.0 - 1.0 / ratio) * 100.0),
             _ => None,
         }
@@ -72,6 +79,10 @@ pub enum Verdict {
     NoDifference,
     /// One repetition on a side: no interval.
     CannotJudge,
+    /// Different values with no spread on either side and fewer than [`MIN_REPS_NO_SPREAD`]
+    /// repetitions on one: two equal timings say little about the next (a coarse clock, a
+    /// count), so the zero-width interval is not taken as certainty.
+    NoSpread,
     /// Both samples are all zeros.
     Equal,
     /// Zero, negative or non-finite values: no ratio on a log scale.
@@ -85,14 +96,20 @@ impl Verdict {
             Self::Significant { word, .. } => (*word).to_string(),
             Self::NoDifference => "no significant difference".into(),
             Self::CannotJudge => "cannot judge (1 repetition)".into(),
+            Self::NoSpread => "cannot judge (no spread in 2 repetitions)".into(),
             Self::Equal => "equal (all zero)".into(),
             Self::NotApplicable(why) => format!("n/a ({why})"),
         }
     }
 }
 
-/// The verdict and, where it exists, the ratio with its interval.
-pub fn judge(metric: &str, a: &[f64], b: &[f64]) -> (Option<LogRatio>, Verdict) {
+/// Repetitions a side needs before a difference between samples that do not vary at all
+/// counts as certain.
+pub const MIN_REPS_NO_SPREAD: usize = 3;
+
+/// The verdict on a figure of sense `sense` and, where it exists, the ratio with its
+/// interval.
+pub fn judge(sense: Sense, a: &[f64], b: &[f64]) -> (Option<LogRatio>, Verdict) {
     let all = a.iter().chain(b);
     if all.clone().any(|x| !x.is_finite()) {
         return (None, Verdict::NotApplicable("non-finite values"));
@@ -106,16 +123,16 @@ pub fn judge(metric: &str, a: &[f64], b: &[f64]) -> (Option<LogRatio>, Verdict) 
     let Some(r) = welch::log_ratio(a, b) else {
         return (None, Verdict::NotApplicable("zero values"));
     };
+    let no_spread = r.df.is_none() && r.ci.is_some_and(|(lo, hi)| lo == hi);
+    let few = a.len().min(b.len()) < MIN_REPS_NO_SPREAD;
     let verdict = match r.significant() {
+        Some(true) if no_spread && few => Verdict::NoSpread,
         None => Verdict::CannotJudge,
         Some(false) => Verdict::NoDifference,
-        Some(true) => {
-            let sense = Sense::of(metric);
-            Verdict::Significant {
-                word: sense.word(r.ratio > 1.0),
-                worse_pct: sense.worse_pct(r.ratio),
-            }
-        }
+        Some(true) => Verdict::Significant {
+            word: sense.word(r.ratio > 1.0),
+            worse_pct: sense.worse_pct(r.ratio),
+        },
     };
     (Some(r), verdict)
 }
@@ -124,21 +141,47 @@ pub fn judge(metric: &str, a: &[f64], b: &[f64]) -> (Option<LogRatio>, Verdict) 
 mod tests {
     use super::*;
 
+    /// The sense of figure `m` of phase `phase` of workload `w`, as declared.
+    fn of(w: &str, phase: &str, m: &str) -> Sense {
+        Sense::of(crate::figures::find(w, phase, m))
+    }
+
     #[test]
     fn senses_of_the_metrics() {
-        for (m, s) in [
-            ("ops_per_s", Sense::Rate),
-            ("mb_per_s", Sense::Rate),
-            ("transactions_per_s", Sense::Rate),
-            ("wall_s", Sense::Duration),
-            ("total_s", Sense::Duration),
-            ("lat_p99_us", Sense::Duration),
-            ("write_amplification", Sense::LowerBetter),
-            ("cpu_pct", Sense::Neutral),
-            ("dirty_bytes_end", Sense::Neutral),
-            ("files", Sense::Neutral),
+        for (w, phase, m, s) in [
+            ("bonnie", "write_block", "ops_per_s", Sense::Rate),
+            ("bonnie", "write_block", "mb_per_s", Sense::Rate),
+            (
+                "postmark",
+                "transactions",
+                "transactions_per_s",
+                Sense::Rate,
+            ),
+            ("bonnie", "write_block", "wall_s", Sense::Duration),
+            ("postmark", "delete", "total_s", Sense::Duration),
+            ("bonnie", "write_block", "lat_p99_us", Sense::Duration),
+            (
+                "bonnie",
+                "write_block",
+                "write_amplification",
+                Sense::LowerBetter,
+            ),
+            ("bonnie", "write_block", "cpu_pct", Sense::Neutral),
+            ("bonnie", "write_block", "dirty_bytes_end", Sense::Neutral),
+            ("untar", "extract", "files", Sense::Neutral),
+            ("io500", "mdtest-hard-delete", "score_bw_gib_s", Sense::Rate),
+            ("io500", "mdtest-hard-delete", "score_md_kiops", Sense::Rate),
+            (
+                "io500",
+                "mdtest-hard-delete",
+                "score_total",
+                Sense::HigherBetter,
+            ),
+            ("command", "run", "children_cpu_user_s", Sense::Neutral),
+            ("command", "run", "command_s", Sense::Duration),
+            ("bonnie", "write_block", "undeclared_s", Sense::Neutral),
         ] {
-            assert_eq!(Sense::of(m), s, "{m}");
+            assert_eq!(of(w, phase, m), s, "{w} {phase} {m}");
         }
         assert_eq!(Sense::Rate.worse_pct(0.8).map(|p| p.round()), Some(20.0));
         assert_eq!(Sense::Rate.worse_pct(1.2), None);
@@ -152,13 +195,17 @@ mod tests {
         );
         assert_eq!(Sense::LowerBetter.worse_pct(0.9), None);
         assert_eq!(Sense::Neutral.worse_pct(5.0), None);
+        assert_eq!(
+            Sense::HigherBetter.worse_pct(0.5).map(|p| p.round()),
+            Some(50.0)
+        );
     }
 
     #[test]
     fn verdicts() {
         let slow = [100.0, 101.0, 99.0];
         let fast = [200.0, 202.0, 198.0];
-        let sig = |m: &str, a: &[f64], b: &[f64]| judge(m, a, b).1;
+        let sig = |m: &str, a: &[f64], b: &[f64]| judge(of("bonnie", "write_block", m), a, b).1;
         assert_eq!(
             sig("mb_per_s", &slow, &fast),
             Verdict::Significant {
@@ -181,6 +228,17 @@ mod tests {
         assert_eq!(sig("dirty_bytes_end", &fast, &slow).text(), "less");
         assert_eq!(sig("mb_per_s", &slow, &slow), Verdict::NoDifference);
         assert_eq!(sig("mb_per_s", &[100.0], &fast), Verdict::CannotJudge);
+        // Two equal timings a side that differ: not certain (it was "faster" at n = 2) …
+        let two = sig("mb_per_s", &[100.0, 100.0], &[120.0, 120.0]);
+        assert_eq!(two, Verdict::NoSpread);
+        assert_eq!(two.text(), "cannot judge (no spread in 2 repetitions)");
+        // … from three a side it is, and equal values are still no difference.
+        let three = sig("mb_per_s", &[100.0; 3], &[120.0; 3]);
+        assert_eq!(three.text(), "faster");
+        assert_eq!(
+            sig("mb_per_s", &[100.0; 2], &[100.0; 2]),
+            Verdict::NoDifference
+        );
         assert_eq!(sig("dirty_bytes_end", &[0.0, 0.0], &[0.0]), Verdict::Equal);
         assert_eq!(
             sig("dirty_bytes_end", &[0.0, 4096.0], &[8192.0, 4096.0]).text(),

@@ -166,8 +166,15 @@ fn mean_var(xs: &[f64]) -> (f64, f64) {
 
 /// Welch's t on logarithms (see the module docs). Needs non-empty samples of finite values
 /// above zero; returns `None` otherwise. When neither log sample varies, the interval is the
-/// point e^d itself (no spread: any difference is then certain).
+/// point e^d itself (no spread; [`super::verdict::judge`] trusts that from 3 repetitions a
+/// side only).
 pub fn log_ratio(a: &[f64], b: &[f64]) -> Option<LogRatio> {
+    log_ratio_at(a, b, 0.95)
+}
+
+/// [`log_ratio`] with a two-sided interval of confidence `level` (0 < level < 1) instead of
+/// 95%: `--fail-if-slower` asks for 1 − 0.05/k when it gates on k figures (Bonferroni).
+pub fn log_ratio_at(a: &[f64], b: &[f64], level: f64) -> Option<LogRatio> {
     let ok = |xs: &[f64]| !xs.is_empty() && xs.iter().all(|x| x.is_finite() && *x > 0.0);
     if !ok(a) || !ok(b) {
         return None;
@@ -198,7 +205,7 @@ pub fn log_ratio(a: &[f64], b: &[f64]) -> Option<LogRatio> {
     let m = wa.max(wb);
     let (xa, xb) = (wa / m, wb / m);
     let df = (xa + xb).powi(2) / (xa * xa / (na - 1.0) + xb * xb / (nb - 1.0));
-    let half = t_quantile(0.975, df) * (wa + wb).sqrt();
+    let half = t_quantile(0.5 + level / 2.0, df) * (wa + wb).sqrt();
     Some(LogRatio {
         ratio,
         ci: Some(((d - half).exp(), (d + half).exp())),

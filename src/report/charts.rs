@@ -9,11 +9,10 @@
 //! repetition whose headline figure is the median one, so a writeback stall shown is one
 //! that a typical repetition had.
 
-use crate::report::csv::{extra_unit, standard_unit};
 use crate::report::svg::{self, Bar, Line, PALETTE};
 use crate::report::terminal::MARKS;
 use crate::result::{PhaseResult, RunResult, Trial};
-use crate::stats::{better, describe, Better, Summary, METRICS};
+use crate::stats::{describe, Better, Summary, METRICS};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -79,14 +78,14 @@ fn flag_words(flags: &[String], noisy: bool) -> String {
     v.join(", ")
 }
 
-/// A metric's unit and which side is better, for an axis caption.
-fn axis_caption(metric: &str, unit: &str) -> String {
-    let side = match better(metric) {
+/// A metric's unit and which side is better (as declared, see [`crate::figures`]), for an
+/// axis caption.
+fn axis_caption(metric: &str, unit: &str, better: Better) -> String {
+    let side = match better {
         Better::Higher => "higher is better",
         Better::Lower => "lower is better",
         Better::None => "neither side is better",
     };
-    let unit = if unit.is_empty() { "ratio" } else { unit };
     format!("{metric}, {unit} — {side}")
 }
 
@@ -166,11 +165,12 @@ fn bar_figure(
     targets: &[&str],
     taken: &mut Vec<String>,
 ) -> Figure {
-    let unit = if METRICS.iter().any(|(n, _)| *n == metric) {
-        standard_unit(metric, phase).to_string()
-    } else {
-        extra_unit(metric).to_string()
-    };
+    let declared = run
+        .summaries
+        .iter()
+        .find(|s| s.workload == workload && s.phase == phase.name && s.metric == metric);
+    let unit = declared.map_or_else(|| "?".to_string(), |s| s.unit.clone());
+    let better = declared.map_or(Better::None, |s| s.better);
     let mut bars = Vec::new();
     let mut table = Table {
         head: [
@@ -246,7 +246,7 @@ fn bar_figure(
     let title = format!("{workload} · {} · {metric}", phase.name);
     Figure {
         slug: slug(&[workload, &phase.name, metric], taken),
-        svg: svg::bars(&title, &axis_caption(metric, &unit), &bars),
+        svg: svg::bars(&title, &axis_caption(metric, &unit, better), &bars),
         title,
         table,
     }
@@ -701,6 +701,40 @@ mod tests {
         let at = |v: f64| format!("M{:.1} ", x0 + v / end * plot_w);
         assert!(minmax.contains(&at(d.min)), "{minmax} min {}", at(d.min));
         assert!(minmax.contains(&at(d.max)), "{minmax} max {}", at(d.max));
+    }
+
+    /// The caption says what the workload declared: io500's `score_bw_gib_s` is a bandwidth
+    /// (it was captioned "s — lower is better" for its name's ending).
+    #[test]
+    fn an_io500_bandwidth_score_is_captioned_as_a_bandwidth() {
+        let mut run = fixture();
+        for (i, t) in run
+            .trials
+            .iter_mut()
+            .filter(|t| t.label == "postmark")
+            .enumerate()
+        {
+            (t.workload, t.label) = ("io500".into(), "io500".into());
+            let last = t.phases.last_mut().unwrap();
+            last.extra
+                .insert("score_bw_gib_s".into(), 1.5 + i as f64 / 10.0);
+        }
+        run.summaries = crate::stats::summarize(&run.trials);
+        let t = run.trials.iter().find(|t| t.label == "io500").unwrap();
+        let phase = t.phases.last().unwrap().clone();
+        let fig = bar_figure(
+            &run,
+            "io500",
+            &phase,
+            "score_bw_gib_s",
+            &["ext4"],
+            &mut Vec::new(),
+        );
+        assert!(
+            fig.svg.contains("score_bw_gib_s, GiB/s — higher is better"),
+            "{}",
+            fig.svg
+        );
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //! come from a failed or interrupted trial (the summaries leave those out). Such a trial
 //! also gets one row with metric `error` and its message in the `error` column.
 
+use crate::figures::{self, Better};
 use crate::result::{PhaseResult, RunResult, TargetInfo, Trial};
-use crate::stats::{better, Better, METRICS};
+use crate::stats::METRICS;
 use anyhow::Result;
 
 /// The header, in order.
@@ -66,88 +67,65 @@ pub struct Metric {
     pub better: Better,
 }
 
-/// A metric with its unit; which way is better follows from the name
-/// ([`crate::stats::better`]).
-fn metric(name: &str, value: Value, unit: &str) -> Metric {
+/// Figure `name` of phase `p` of workload `workload` with its value, and its unit and
+/// better side as declared ([`crate::figures`]); `ops_per_s` takes the phase's own
+/// operation unit (`seeks/s`).
+fn metric(workload: &str, p: &PhaseResult, name: &str, value: Value) -> Metric {
+    let unit = match name {
+        "ops_per_s" if !p.ops_unit.is_empty() => p.ops_unit.as_str(),
+        _ => figures::unit(workload, &p.name, name),
+    };
     Metric {
         name: name.to_string(),
         value,
         unit: unit.to_string(),
-        better: better(name),
+        better: figures::better(workload, &p.name, name),
     }
 }
 
-/// The unit of one of [`crate::stats::METRICS`].
-pub fn standard_unit<'a>(name: &str, p: &'a PhaseResult) -> &'a str {
-    match name {
-        "wall_s" => "s",
-        "ops_per_s" if p.ops_unit.is_empty() => "ops/s",
-        "ops_per_s" => p.ops_unit.as_str(),
-        "mb_per_s" => "MB/s",
-        "cpu_pct" => "%",
-        n if n.starts_with("lat_") => "us",
-        "write_amplification" => "ratio",
-        "dirty_bytes_end" => "bytes",
-        _ => "",
-    }
-}
-
-/// The unit of a workload's extra figure, read from its name's suffix.
-pub fn extra_unit(name: &str) -> &'static str {
-    if name.ends_with("_mb_per_s") {
-        "MB/s"
-    } else if name.ends_with("bytes_per_s") {
-        "bytes/s"
-    } else if name.ends_with("_per_s") {
-        "/s"
-    } else if name.ends_with("_s") {
-        "s"
-    } else if name.ends_with("_bytes") {
-        "bytes"
-    } else if name.ends_with("_kib") {
-        "KiB"
-    } else {
-        ""
-    }
-}
-
-/// Every metric of a phase, in export order: [`crate::stats::METRICS`], then the other
-/// probe figures, then the workload's extra figures (by name), then per operation kind its
-/// count and latency percentiles (`ops:write`, `lat_p50_us:write`, …).
-pub fn phase_metrics(p: &PhaseResult) -> Vec<Metric> {
+/// Every metric of phase `p` of workload `workload` (its name, not its label), in export
+/// order: [`crate::stats::METRICS`], then the other probe figures, then the workload's
+/// extra figures (by name), then per operation kind its count and latency percentiles
+/// (`ops:write`, `lat_p50_us:write`, …).
+pub fn phase_metrics(workload: &str, p: &PhaseResult) -> Vec<Metric> {
     let mut out = Vec::new();
     for (name, get) in METRICS {
         if let Some(x) = get(p) {
-            out.push(metric(name, Value::Float(x), standard_unit(name, p)));
+            out.push(metric(workload, p, name, Value::Float(x)));
         }
     }
     let (lat, int, float) = (p.lat_us, Value::Int, Value::Float);
-    let more: [(&str, Option<Value>, &str); 13] = [
-        ("lat_p90_us", lat.map(|l| float(l.p90)), "us"),
-        ("lat_p999_us", lat.map(|l| float(l.p999)), "us"),
-        ("ops", Some(int(p.ops)), "ops"),
-        ("bytes", Some(int(p.bytes)), "bytes"),
-        ("bytes_read", Some(int(p.bytes_read)), "bytes"),
-        ("bytes_written", Some(int(p.bytes_written)), "bytes"),
-        ("cpu_user_s", Some(float(p.cpu_user_s)), "s"),
-        ("cpu_sys_s", Some(float(p.cpu_sys_s)), "s"),
-        ("dev_read_bytes", p.dev_read_bytes.map(int), "bytes"),
-        ("dev_write_bytes", p.dev_write_bytes.map(int), "bytes"),
-        ("space_used_bytes", p.space_used_bytes.map(int), "bytes"),
-        ("first_done_s", p.first_done_s.map(float), "s"),
-        ("last_done_s", p.last_done_s.map(float), "s"),
+    let more: [(&str, Option<Value>); 13] = [
+        ("lat_p90_us", lat.map(|l| float(l.p90))),
+        ("lat_p999_us", lat.map(|l| float(l.p999))),
+        ("ops", Some(int(p.ops))),
+        ("bytes", Some(int(p.bytes))),
+        ("bytes_read", Some(int(p.bytes_read))),
+        ("bytes_written", Some(int(p.bytes_written))),
+        ("cpu_user_s", Some(float(p.cpu_user_s))),
+        ("cpu_sys_s", Some(float(p.cpu_sys_s))),
+        ("dev_read_bytes", p.dev_read_bytes.map(int)),
+        ("dev_write_bytes", p.dev_write_bytes.map(int)),
+        ("space_used_bytes", p.space_used_bytes.map(int)),
+        ("first_done_s", p.first_done_s.map(float)),
+        ("last_done_s", p.last_done_s.map(float)),
     ];
-    for (name, v, unit) in more {
+    for (name, v) in more {
         if let Some(v) = v {
-            out.push(metric(name, v, unit));
+            out.push(metric(workload, p, name, v));
         }
     }
     for (name, x) in &p.extra {
-        out.push(metric(name, float(*x), extra_unit(name)));
+        out.push(metric(workload, p, name, float(*x)));
     }
     for op in &p.lat_by_op {
         let l = op.lat_us;
-        out.push(metric(&format!("ops:{}", op.op), int(op.count), "ops"));
+        out.push(metric(
+            workload,
+            p,
+            &format!("ops:{}", op.op),
+            int(op.count),
+        ));
         for (q, x) in [
             ("p50", l.p50),
             ("p90", l.p90),
@@ -155,7 +133,12 @@ pub fn phase_metrics(p: &PhaseResult) -> Vec<Metric> {
             ("p999", l.p999),
             ("max", l.max),
         ] {
-            out.push(metric(&format!("lat_{q}_us:{}", op.op), float(x), "us"));
+            out.push(metric(
+                workload,
+                p,
+                &format!("lat_{q}_us:{}", op.op),
+                float(x),
+            ));
         }
     }
     out
@@ -251,7 +234,7 @@ pub fn export(run: &RunResult) -> Result<Vec<u8>> {
         let base = trial_fields(run, t);
         for p in &t.phases {
             let flags = p.flags.join(";");
-            for m in phase_metrics(p) {
+            for m in phase_metrics(&t.workload, p) {
                 let Some(value) = m.value.text() else {
                     continue;
                 };
@@ -368,7 +351,7 @@ mod tests {
             .collect(),
             ..Default::default()
         };
-        let ms = phase_metrics(&p);
+        let ms = phase_metrics("postmark", &p);
         let get = |n: &str| ms.iter().find(|m| m.name == n).unwrap().clone();
         assert_eq!(get("ops_per_s").unit, "seeks/s");
         assert_eq!(get("ops_per_s").better, Better::Higher);
@@ -378,17 +361,57 @@ mod tests {
         assert_eq!(get("lat_max_us:seek").value, Value::Float(7.5));
         assert_eq!(get("lat_max_us:seek").unit, "us");
         assert_eq!(get("read_bytes_per_s").unit, "bytes/s");
-        let extra = |n: &str| (extra_unit(n), better(n));
-        assert_eq!(extra("total_s"), ("s", Better::Lower));
-        assert_eq!(extra("compilebench_mb_per_s"), ("MB/s", Better::Higher));
-        assert_eq!(extra("fragmentation"), ("", Better::None));
-        let plain = phase_metrics(&PhaseResult::default());
+        assert_eq!(
+            (get("total_s").unit, get("total_s").better),
+            ("s".into(), Better::Lower)
+        );
+        let plain = phase_metrics("bonnie", &PhaseResult::default());
         assert_eq!(
             plain.iter().find(|m| m.name == "ops_per_s").unwrap().unit,
             "ops/s"
         );
         // No write amplification when nothing was written: no row rather than an empty one.
         assert!(ms.iter().all(|m| m.name != "write_amplification"));
+    }
+
+    /// The units and sides the workloads declare, not what the names' endings suggest:
+    /// `score_bw_gib_s` is a bandwidth, `children_cpu_user_s` CPU time.
+    #[test]
+    fn extra_figures_carry_their_declared_unit_and_side() {
+        let phase = |name: &str, extra: &[(&str, f64)]| PhaseResult {
+            name: name.into(),
+            extra: extra.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            ..Default::default()
+        };
+        let of = |workload: &str, p: &PhaseResult, n: &str| {
+            let m = phase_metrics(workload, p);
+            let m = m.iter().find(|m| m.name == n).unwrap();
+            (m.unit.clone(), m.better)
+        };
+        let io500 = phase(
+            "mdtest-hard-delete",
+            &[
+                ("score_bw_gib_s", 2.5),
+                ("score_total", 1.2),
+                ("io500_figure", 9.0),
+            ],
+        );
+        let gib = ("GiB/s".to_string(), Better::Higher);
+        assert_eq!(of("io500", &io500, "score_bw_gib_s"), gib);
+        assert_eq!(of("io500", &io500, "score_total").1, Better::Higher);
+        assert_eq!(of("io500", &io500, "io500_figure").0, "kIOPS");
+        let write = phase("ior-easy-write", &[("io500_figure", 1.5)]);
+        assert_eq!(of("io500", &write, "io500_figure"), gib);
+        let cmd = phase("run", &[("children_cpu_user_s", 1.0), ("command_s", 2.0)]);
+        let cpu = ("s".to_string(), Better::None);
+        assert_eq!(of("command", &cmd, "children_cpu_user_s"), cpu);
+        assert_eq!(
+            of("command", &cmd, "command_s"),
+            ("s".into(), Better::Lower)
+        );
+        let compile = phase("create", &[("compilebench_mb_per_s", 40.0)]);
+        let mb = ("MB/s".to_string(), Better::Higher);
+        assert_eq!(of("compile", &compile, "compilebench_mb_per_s"), mb);
     }
 
     #[test]

@@ -100,7 +100,8 @@ pub fn new_table() -> Table {
 }
 
 /// The workload-specific figures of workload `w` ([`PhaseResult::extra`]): one row per
-/// phase and figure, one column per target, medians over the repetitions.
+/// phase and figure with its declared unit, one column per target, medians over the
+/// repetitions.
 fn extra_table(run: &RunResult, w: &str, targets: &[&str]) -> Option<Table> {
     let mut rows: Vec<(&str, &str)> = Vec::new();
     for t in run.trials.iter().filter(|t| t.label == w) {
@@ -124,7 +125,12 @@ fn extra_table(run: &RunResult, w: &str, targets: &[&str]) -> Option<Table> {
     header.extend(targets.iter().map(Cell::new));
     table.set_header(header);
     for (phase, key) in rows {
-        let mut row = vec![Cell::new(format!("{phase}: {key}"))];
+        let unit = run
+            .summaries
+            .iter()
+            .find(|s| s.workload == w && s.phase == phase && s.metric == key)
+            .map_or("?", |s| s.unit.as_str());
+        let mut row = vec![Cell::new(format!("{phase}: {key} ({unit})"))];
         for target in targets {
             row.push(Cell::new(
                 find(&run.summaries, target, w, phase, key).map_or_else(

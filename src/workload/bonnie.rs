@@ -47,6 +47,7 @@
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
 use crate::workload::params::param;
@@ -100,12 +101,16 @@ const PARAMS: &[ParamSpec] = &[
         "concurrent Bonnie instances, each with its own file"),
 ];
 
+/// Bonnie's figures are the probe's: it notes none of its own.
+pub const FIGURES: &[Figure] = &[];
+
 /// The Bonnie workload as `fsarena list` shows it and `run` builds it.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "bonnie",
     about: "Bonnie/Bonnie++ I/O tests: per-char and block write, rewrite, per-char and block read, random seeks",
     params: PARAMS,
     phases: &PHASES,
+    figures: FIGURES,
     build,
 };
 

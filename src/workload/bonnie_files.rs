@@ -29,6 +29,7 @@
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::probe::recorder::Op;
 use crate::workload::{ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{bail, Context, Result};
@@ -114,6 +115,9 @@ const PHASES: &[PhaseSpec] = &[
     phase("rand_delete", PhaseKind::Meta),
 ];
 
+/// bonnie++'s file tests' figures are the probe's: it notes none of its own.
+pub const FIGURES: &[Figure] = &[];
+
 /// The `bonnie-files` workload: Bonnie++'s file creation, stat and deletion tests.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "bonnie-files",
@@ -121,6 +125,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             sequential then random order",
     params: PARAMS,
     phases: PHASES,
+    figures: FIGURES,
     build,
 };
 

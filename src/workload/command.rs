@@ -31,6 +31,7 @@
 
 use crate::context::{check_stop, PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::probe::recorder::Op;
 use crate::probe::sys::children_cpu_times;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
@@ -85,6 +86,14 @@ const SETUP: PhaseSpec = phase("setup");
 const RUN: PhaseSpec = phase("run");
 const CLEAN: PhaseSpec = phase("clean");
 
+/// The command's own wall time and its children's CPU time (CPU seconds have no better
+/// side, like the probe's `cpu_user_s`: less may mean less work or less parallelism).
+pub const FIGURES: &[Figure] = &[
+    Figure::lower("command_s", "s"),
+    Figure::neither("children_cpu_user_s", "s"),
+    Figure::neither("children_cpu_sys_s", "s"),
+];
+
 /// The `command` workload as `fsarena list` shows it and `run` builds it.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "command",
@@ -92,6 +101,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             and children's CPU; output kept in the trial's log",
     params: PARAMS,
     phases: &[SETUP, RUN, CLEAN],
+    figures: FIGURES,
     build,
 };
 

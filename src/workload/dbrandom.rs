@@ -40,6 +40,7 @@
 
 use crate::context::{check_stop, PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
 use crate::workload::bonnie_files::{hash, write_data};
@@ -139,6 +140,14 @@ const RANDOM: PhaseSpec = PhaseSpec {
 };
 const PHASES: &[PhaseSpec] = &[CREATE, RANDOM];
 
+/// The random-update rate and what the files took.
+pub const FIGURES: &[Figure] = &[
+    Figure::neither("file_bytes", "bytes").on(&["create"]),
+    Figure::neither("free_bytes_before", "bytes").on(&["create"]),
+    Figure::higher("tries_per_s", "tries/s"),
+    Figure::neither("growth_bytes", "bytes"),
+];
+
 /// The `dbrandom` workload as `fsarena list` shows it and `run` builds it.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "dbrandom",
@@ -146,6 +155,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             (random.c, Galli 2001)",
     params: PARAMS,
     phases: PHASES,
+    figures: FIGURES,
     build,
 };
 

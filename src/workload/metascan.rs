@@ -55,6 +55,7 @@ mod tests;
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::corpus::{Corpus, PROFILES};
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::policy::CachePolicy;
 use crate::probe::recorder::Op;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
@@ -134,6 +135,13 @@ macro_rules! phases {
 const ALL_PHASES: [PhaseSpec; 1 + 4 * MAX_PASSES] = phases!(1 2 3 4 5 6 7 8 9);
 const ALL: &[PhaseSpec] = &ALL_PHASES;
 
+/// What pass 1 saw, and how much slower cold was than warm.
+pub const FIGURES: &[Figure] = &[
+    Figure::neither("kib", "KiB"),
+    Figure::neither("matches", "names"),
+    Figure::neither("cold_warm_ratio", "ratio"),
+];
+
 /// The `metascan` workload.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "metascan",
@@ -141,6 +149,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             pass 1 cold (caches dropped before each scan), the others warm",
     params: PARAMS,
     phases: ALL.split_at(1 + 4 * DEFAULT_PASSES).0,
+    figures: FIGURES,
     build,
 };
 

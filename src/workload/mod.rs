@@ -9,6 +9,8 @@ pub mod command;
 pub mod compile;
 pub mod confined;
 pub mod dbrandom;
+#[cfg(test)]
+mod figures_tests;
 pub mod io500;
 pub mod job;
 pub mod metascan;
@@ -25,6 +27,7 @@ pub mod untar;
 pub mod writeback;
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
+pub use crate::figures::Figure;
 use anyhow::Result;
 pub use params::{ParamKind, ParamSpec, Params, Value};
 
@@ -70,6 +73,9 @@ pub struct WorkloadInfo {
     pub params: &'static [ParamSpec],
     /// Phases in the order they run.
     pub phases: &'static [PhaseSpec],
+    /// The workload's own figures (its phases' `extra` notes), each with its unit and
+    /// better side ([`crate::figures`]); the probe's figures are declared there.
+    pub figures: &'static [Figure],
     pub build: fn(&Params) -> Result<Box<dyn Workload>>,
 }
 

@@ -68,6 +68,7 @@ mod survey;
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::probe::sys;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{bail, Result};
@@ -155,6 +156,16 @@ macro_rules! mongo_phases {
 /// The seven phases of each of the four sets; a run names those of the sets it runs.
 const PHASES: &[PhaseSpec] = mongo_phases!("1", "2", "3", "4");
 
+/// mongo.pl's survey of the tree after create and copy.
+pub const FIGURES: &[Figure] = &[
+    Figure::neither("space_used_kib", "KiB"),
+    Figure::neither("dirs", "dirs"),
+    Figure::neither("files", "files"),
+    Figure::neither("files_over_16k", "files"),
+    // Fewer pieces per file is a better layout.
+    Figure::lower("fragmentation", "fragments/file"),
+];
+
 /// The `mongo` workload.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "mongo",
@@ -162,6 +173,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             symlink, read, stat, rename, rm -r; space and fragmentation",
     params: PARAMS,
     phases: PHASES,
+    figures: FIGURES,
     build,
 };
 

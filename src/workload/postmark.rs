@@ -47,6 +47,7 @@
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::policy::SyncPolicy;
 use crate::probe::recorder::Op;
 use crate::workload::mt19937::Mt19937;
@@ -154,6 +155,22 @@ const TRANSACTIONS: PhaseSpec = phase("transactions", PhaseKind::Write, "transac
 const DELETE: PhaseSpec = phase("delete", PhaseKind::Meta, "files/s");
 const PHASES: &[PhaseSpec] = &[CREATE, TRANSACTIONS, DELETE];
 
+/// Postmark's own report lines (rates over the phase they name, or over the whole run).
+pub const FIGURES: &[Figure] = &[
+    Figure::higher("created_alone_per_s", "files/s"),
+    Figure::higher("transactions_per_s", "transactions/s"),
+    Figure::higher("read_per_s", "files/s"),
+    Figure::higher("appended_per_s", "files/s"),
+    Figure::higher("created_mixed_per_s", "files/s"),
+    Figure::higher("deleted_mixed_per_s", "files/s"),
+    Figure::higher("deleted_alone_per_s", "files/s"),
+    Figure::higher("created_per_s", "files/s"),
+    Figure::higher("deleted_per_s", "files/s"),
+    Figure::higher("read_bytes_per_s", "bytes/s"),
+    Figure::higher("written_bytes_per_s", "bytes/s"),
+    Figure::lower("total_s", "s"),
+];
+
 /// The `postmark` workload.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "postmark",
@@ -161,6 +178,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             read-or-append and create-or-delete, then delete all",
     params: PARAMS,
     phases: PHASES,
+    figures: FIGURES,
     build,
 };
 

@@ -41,6 +41,7 @@
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
 use crate::corpus::{Corpus, PROFILES};
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::target::fs::Support;
 use crate::target::{tools_of, TargetSpec};
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
@@ -91,6 +92,12 @@ const UMOUNT: PhaseSpec = tool("umount", PhaseKind::Write);
 const MOUNT_POPULATED: PhaseSpec = tool("mount_populated", PhaseKind::Read);
 const FSCK: PhaseSpec = tool("fsck", PhaseKind::Read);
 
+/// With `min_size`: the smallest size mkfs accepted and the largest it refused.
+pub const FIGURES: &[Figure] = &[
+    Figure::neither("min_size_bytes", "bytes").on(&["mkfs"]),
+    Figure::neither("min_size_refused_bytes", "bytes").on(&["mkfs"]),
+];
+
 /// The `provision` workload.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "provision",
@@ -98,6 +105,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             read-only fsck; optionally the smallest size mkfs accepts (loop targets only)",
     params: PARAMS,
     phases: &[MKFS, MOUNT, POPULATE, UMOUNT, MOUNT_POPULATED, FSCK],
+    figures: FIGURES,
     build,
 };
 

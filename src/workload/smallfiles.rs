@@ -41,6 +41,7 @@
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
 use crate::workload::bonnie_files::{cstr, hash, write_data, DirFd};
@@ -120,6 +121,9 @@ const READ: PhaseSpec = phase("read", PhaseKind::Read, "files/s");
 const DELETE: PhaseSpec = phase("delete", PhaseKind::Meta, "entries/s");
 const PHASES: &[PhaseSpec] = &[CREATE, STAT, READ, DELETE];
 
+/// fs_mark's "Files/sec".
+pub const FIGURES: &[Figure] = &[Figure::higher("files_per_s", "files/s")];
+
 /// The `smallfiles` workload as `fsarena list` shows it and `run` builds it.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "smallfiles",
@@ -127,6 +131,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             create, stat, read, delete",
     params: PARAMS,
     phases: PHASES,
+    figures: FIGURES,
     build,
 };
 

@@ -28,13 +28,14 @@
 //!   while statfs shows 40 MB of such files taking 1.9 MB), so on btrfs only the statfs
 //!   figure shows compression.
 //! * `efficiency` = logical_bytes / used_statfs_bytes and `blocks_efficiency` =
-//!   logical_bytes / used_blocks_bytes (better higher; see [`crate::stats::better`]).
+//!   logical_bytes / used_blocks_bytes (better higher, as its `FIGURES` declare).
 //!   Above 1: the data takes less room than its size (compression, inline small files);
 //!   below 1: block rounding and metadata cost more than they save.
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
 use crate::corpus::{Corpus, PROFILES};
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::probe::recorder::Op;
 use crate::probe::sys;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
@@ -74,6 +75,15 @@ const STORE: PhaseSpec = PhaseSpec {
     ops_unit: "entries/s",
 };
 
+/// What the stored files take, and logical bytes per byte used.
+pub const FIGURES: &[Figure] = &[
+    Figure::neither("logical_bytes", "bytes"),
+    Figure::neither("used_statfs_bytes", "bytes"),
+    Figure::neither("used_blocks_bytes", "bytes"),
+    Figure::higher("efficiency", "ratio"),
+    Figure::higher("blocks_efficiency", "ratio"),
+];
+
 /// The `space` workload.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "space",
@@ -81,6 +91,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             (statfs and st_blocks) and efficiency = logical / used",
     params: PARAMS,
     phases: &[STORE],
+    figures: FIGURES,
     build,
 };
 
@@ -232,12 +243,12 @@ mod tests {
         );
         assert_eq!(f.extras()[3].1, 3.0);
         for (name, _) in f.extras() {
-            let unit = crate::report::csv::extra_unit(name);
+            let unit = crate::figures::unit("space", "store", name);
             assert!(name.contains("efficiency") || unit == "bytes", "{name}");
         }
         assert_eq!(
-            crate::stats::better("efficiency"),
-            crate::stats::Better::Higher
+            crate::figures::better("space", "store", "efficiency"),
+            crate::figures::Better::Higher
         );
     }
 

@@ -44,6 +44,7 @@ use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::corpus::{Corpus, Entry, PROFILES};
 use crate::data::DataSource;
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::probe::recorder::Op;
 use crate::workload::confined::{cname, components, Dir, Kind, Preview, Tree};
 use crate::workload::tree;
@@ -93,6 +94,13 @@ const DELETE: PhaseSpec = PhaseSpec {
 };
 const PHASES: &[PhaseSpec] = &[EXTRACT, DELETE];
 
+/// What the extract wrote, and its rate in files.
+pub const FIGURES: &[Figure] = &[
+    Figure::neither("files", "files"),
+    Figure::higher("files_per_s", "files/s"),
+    Figure::neither("skipped_entries", "entries"),
+];
+
 /// The `untar` workload.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "untar",
@@ -100,6 +108,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             them; only extraction is timed",
     params: PARAMS,
     phases: PHASES,
+    figures: FIGURES,
     build,
 };
 

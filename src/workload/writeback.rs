@@ -48,6 +48,7 @@
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::data::MAX_SLICE;
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::probe::dirty::DirtyState;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
@@ -112,6 +113,33 @@ const WRITE: PhaseSpec = PhaseSpec {
     ops_unit: "ops/s",
 };
 
+/// The dirty-page settings in force, the writer's own figures and the probes' latency.
+pub const FIGURES: &[Figure] = &[
+    Figure::neither("dirty_ratio_pct", "%"),
+    Figure::neither("dirty_background_ratio_pct", "%"),
+    Figure::neither("dirty_bytes", "bytes"),
+    Figure::neither("dirty_background_bytes", "bytes"),
+    Figure::neither("dirty_expire_centisecs", "centiseconds"),
+    Figure::neither("dirty_writeback_centisecs", "centiseconds"),
+    Figure::neither("dirtyable_bytes", "bytes"),
+    Figure::neither("dirty_limit_bytes", "bytes"),
+    Figure::neither("dirty_background_limit_bytes", "bytes"),
+    Figure::neither("kernel_dirty_threshold_bytes", "bytes"),
+    Figure::neither("kernel_dirty_background_threshold_bytes", "bytes"),
+    Figure::neither("size_bytes", "bytes"),
+    Figure::lower("writer_s", "s"),
+    Figure::higher("writer_mb_per_s", "MB/s"),
+    Figure::neither("probe_rounds", "rounds"),
+    Figure::neither("caches_dropped", "yes=1"),
+    Figure::neither("probe_pool_exhausted_s", "s"),
+    Figure::lower("probe_stat_p99_s", "s"),
+    Figure::lower("probe_stat_max_s", "s"),
+    Figure::lower("probe_read_p99_s", "s"),
+    Figure::lower("probe_read_max_s", "s"),
+    Figure::lower("probe_create_p99_s", "s"),
+    Figure::lower("probe_create_max_s", "s"),
+];
+
 /// The `writeback` workload as `fsarena list` shows it and `run` builds it.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "writeback",
@@ -119,6 +147,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             while a prober stats, reads and creates+fsyncs cold files every 10 ms",
     params: PARAMS,
     phases: &[WRITE],
+    figures: FIGURES,
     build,
 };
 

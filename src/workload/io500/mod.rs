@@ -17,6 +17,7 @@ pub mod rules;
 pub mod score;
 mod trial;
 
+use crate::figures::Figure;
 use trial::{Budget, Dirs, Reached, Trial};
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
@@ -142,6 +143,47 @@ pub fn group(name: &str) -> Group {
     }
 }
 
+/// The bandwidth phases (ior), scored in GiB/s; see [`group`].
+const BW_PHASES: &[&str] = &[
+    "ior-easy-write",
+    "ior-hard-write",
+    "ior-easy-read",
+    "ior-hard-read",
+];
+/// The metadata phases (mdtest and find), scored in kIOPS.
+const MD_PHASES: &[&str] = &[
+    "mdtest-easy-write",
+    "mdtest-hard-write",
+    "find",
+    "mdtest-easy-stat",
+    "mdtest-hard-stat",
+    "mdtest-easy-delete",
+    "mdtest-hard-read",
+    "mdtest-hard-delete",
+];
+
+/// The IO500's figures and scores: a bandwidth phase's figure in GiB/s (2^30 bytes), a
+/// metadata phase's in kIOPS; the scores are their geometric means, and the total theirs.
+pub const FIGURES: &[Figure] = &[
+    Figure::higher("io500_figure", "GiB/s").on(BW_PHASES),
+    Figure::higher("io500_figure", "kIOPS").on(MD_PHASES),
+    Figure::neither("reached", "transfers").on(BW_PHASES),
+    Figure::neither("reached", "files").on(MD_PHASES),
+    Figure::neither("find_matched", "files").on(&["find"]),
+    Figure::higher("score_bw_gib_s", "GiB/s"),
+    Figure::higher("score_md_kiops", "kIOPS"),
+    Figure::higher("score_total", "score").gated(),
+    Figure::neither("official", "yes=1"),
+    Figure::neither("unofficial_stonewall_below_300", "yes=1"),
+    Figure::neither("unofficial_write_phase_short", "yes=1"),
+    Figure::neither("unofficial_zero_score", "yes=1"),
+    Figure::neither("unofficial_find_found_nothing", "yes=1"),
+    Figure::neither("unofficial_not_synced", "yes=1"),
+    Figure::neither("unofficial_not_persistent", "yes=1"),
+    Figure::neither("unofficial_data_reducible", "yes=1"),
+    Figure::neither("unofficial_caches_kept", "yes=1"),
+];
+
 /// The `io500` workload as `fsarena list` shows it and `run` builds it.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "io500",
@@ -150,6 +192,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             (IO500/io500)",
     params: PARAMS,
     phases: PHASES,
+    figures: FIGURES,
     build,
 };
 

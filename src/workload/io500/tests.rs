@@ -158,3 +158,13 @@ fn sync_each_fsyncs_every_item_of_the_write_and_delete_phases() {
     assert_eq!(fsyncs("ior-easy-write"), by("ior-easy-write").ops + 1);
     assert_eq!(fsyncs("ior-hard-write"), by("ior-hard-write").ops + 1);
 }
+
+#[test]
+fn figure_units_follow_the_score_groups() {
+    for spec in PHASES {
+        let bw = BW_PHASES.contains(&spec.name);
+        assert_ne!(bw, MD_PHASES.contains(&spec.name), "{}", spec.name);
+        assert_eq!(bw, group(spec.name) == Group::Bw, "{}", spec.name);
+    }
+    assert_eq!(BW_PHASES.len() + MD_PHASES.len(), PHASES.len());
+}

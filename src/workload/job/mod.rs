@@ -39,6 +39,7 @@ pub use verify::{check_file, file_key, fill as verify_fill, matches as verify_ma
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
+use crate::figures::Figure;
 use crate::policy::SyncPolicy;
 use crate::probe::recorder::Op;
 use crate::size::format_size;
@@ -113,6 +114,9 @@ const VERIFY: PhaseSpec = PhaseSpec {
 };
 const PHASES: &[PhaseSpec] = &[LAYOUT, RUN, VERIFY];
 
+/// The job's setting that reports need beside its figures.
+pub const FIGURES: &[Figure] = &[Figure::neither("iodepth", "requests")];
+
 /// The `job` workload as `fsarena list` shows it and `run` builds it.
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "job",
@@ -120,6 +124,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
             mmap or null engines, iodepth, O_DIRECT, verify (fio, Axboe)",
     params: PARAMS,
     phases: PHASES,
+    figures: FIGURES,
     build,
 };
 

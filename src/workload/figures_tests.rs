@@ -1,0 +1,190 @@
+//! Every figure every workload emits has a declared unit and better side
+//! ([`crate::figures`]): each workload runs a small configuration on a directory target,
+//! and every figure of every phase it measured — the probe's, per operation kind, and the
+//! workload's own `extra` notes — is looked up as the reports look it up.
+
+use crate::figures::{self, Better};
+use crate::policy::{DataPolicy, SyncPolicy};
+use crate::report::csv::phase_metrics;
+use crate::result::PhaseResult;
+use crate::workload::testutil::in_context;
+use crate::workload::{registry, WorkloadSpec};
+
+/// Small configurations of each workload that runs on a directory target; several for a
+/// workload whose figures depend on its mode.
+const SMALL: &[&str] = &[
+    "bonnie:size=256KiB,chunk=4KiB,seeks=50",
+    "bonnie-files:files=1,max_size=4096,min_size=1024,chunk=1000",
+    "postmark:number=50,transactions=100",
+    "mongo:set=1,scale=0.002",
+    "dbrandom:files=1,cycles=10,tries=30",
+    "job:rw=randwrite,size=256KiB",
+    "io500:tasks=2,stonewall=0.3,ior_easy_xfer=64KiB,ior_easy_block=4MiB,\
+     ior_hard_segments=200,mdtest_easy_files=300,mdtest_hard_files=300",
+    "smallfiles:files=40,per_dir=10,fanout=2",
+    "untar:scale=0.002",
+    "compile:scale=0.005,initial_dirs=2,runs=4",
+    "compile:mode=kernel-build,scale=0.01",
+    "metascan:scale=0.01,passes=2",
+    "writeback:size=8MiB,probe_files=20,chunk=64KiB,probe_ms=1",
+    "command:setup=true,run='echo x > f',clean='rm f'",
+    "space:scale=0.005,copies=2",
+];
+
+/// Configurations run once more with zeros and `--sync none`: the figures a workload emits
+/// only under such policies (io500's `unofficial_not_synced`, `unofficial_data_reducible`).
+const ODD_POLICIES: &[&str] = &["io500:tasks=1,stonewall=0.2,ior_easy_xfer=64KiB,\
+     ior_easy_block=1MiB,ior_hard_segments=50,mdtest_easy_files=50,mdtest_hard_files=50"];
+
+/// Workloads that cannot run here, and why; their tables are still checked for
+/// completeness by `crate::figures`' tests.
+const NOT_HERE: &[(&str, &str)] = &[(
+    "provision",
+    "times mkfs and mount: needs a loop target (root)",
+)];
+
+/// The phases of one run of `spec` on a fresh directory target.
+fn phases_of(spec: &str) -> Vec<PhaseResult> {
+    let spec = WorkloadSpec::parse(spec).unwrap();
+    let workload = (spec.info.build)(&spec.params).unwrap();
+    in_context(DataPolicy::Random, SyncPolicy::End, |cx| {
+        workload
+            .run(cx)
+            .unwrap_or_else(|e| panic!("{}: {e:#}", spec.text));
+        cx.phases().to_vec()
+    })
+}
+
+/// The phases of one run of `spec` on a fresh directory target with zeros and no sync.
+fn odd_phases_of(spec: &str) -> Vec<PhaseResult> {
+    let spec = WorkloadSpec::parse(spec).unwrap();
+    let workload = (spec.info.build)(&spec.params).unwrap();
+    in_context(DataPolicy::Zeros, SyncPolicy::None, |cx| {
+        workload
+            .run(cx)
+            .unwrap_or_else(|e| panic!("{}: {e:#}", spec.text));
+        cx.phases().to_vec()
+    })
+}
+
+/// Every run of the walk: (workload name, its phases); run once for all tests here.
+fn walk() -> &'static [(&'static str, Vec<PhaseResult>)] {
+    static RUNS: std::sync::OnceLock<Vec<(&str, Vec<PhaseResult>)>> = std::sync::OnceLock::new();
+    RUNS.get_or_init(|| {
+        let name = |spec: &'static str| spec.split(':').next().unwrap();
+        let mut runs: Vec<_> = SMALL.iter().map(|s| (name(s), phases_of(s))).collect();
+        for spec in ODD_POLICIES {
+            runs.push((name(spec), odd_phases_of(spec)));
+        }
+        runs
+    })
+}
+
+#[test]
+fn every_workload_is_walked_or_says_why_not() {
+    for w in registry() {
+        let walked = SMALL.iter().any(|s| s.split(':').next() == Some(w.name));
+        let excused = NOT_HERE.iter().any(|(n, _)| *n == w.name);
+        assert!(walked != excused, "{}: walk it, or say why not", w.name);
+    }
+}
+
+#[test]
+fn every_figure_every_workload_emits_is_declared() {
+    let mut undeclared = Vec::new();
+    let mut extras = 0;
+    for (workload, phases) in walk() {
+        let info = registry().iter().find(|w| w.name == *workload).unwrap();
+        for p in phases {
+            for m in phase_metrics(workload, p) {
+                if figures::find(workload, &p.name, &m.name).is_none() {
+                    undeclared.push(format!("{workload} {}: {}", p.name, m.name));
+                }
+            }
+            for key in p.extra.keys() {
+                extras += 1;
+                let own = info.figures.iter().chain(figures::COMMON);
+                let declared = own
+                    .filter(|f| f.name == key)
+                    .any(|f| f.phases.is_empty() || f.phases.contains(&p.name.as_str()));
+                if !declared {
+                    undeclared.push(format!("{workload} {}: extra {key}", p.name));
+                }
+            }
+        }
+    }
+    assert!(undeclared.is_empty(), "undeclared figures: {undeclared:#?}");
+    assert!(extras > 50, "the walk saw only {extras} extra figures");
+}
+
+/// What the walk cannot reach here, so that a figure added later is walked or named: each
+/// declared figure is seen in the walk or listed with why not.
+#[test]
+fn every_declared_figure_is_walked_or_says_why_not() {
+    const UNWALKED: &[(&str, &str, &str)] = &[
+        (
+            "dbrandom",
+            "file_bytes",
+            "fill= sizes files from the free space: too big here",
+        ),
+        ("dbrandom", "free_bytes_before", "fill= only"),
+        ("io500", "unofficial_zero_score", "a phase scoring 0"),
+        (
+            "io500",
+            "unofficial_find_found_nothing",
+            "find matching nothing (seen at times: timing)",
+        ),
+        ("io500", "unofficial_not_persistent", "a tmpfs target"),
+        (
+            "untar",
+            "skipped_entries",
+            "an archive with entries it cannot make",
+        ),
+        (
+            "metascan",
+            "cold_warm_ratio",
+            "--cache cold: needs root to drop caches",
+        ),
+        (
+            "writeback",
+            "probe_pool_exhausted_s",
+            "a probe pool used up: timing-dependent",
+        ),
+        ("provision", "min_size_bytes", "a loop target"),
+        ("provision", "min_size_refused_bytes", "a loop target"),
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for (workload, phases) in walk() {
+        for p in phases {
+            seen.extend(p.extra.keys().map(|k| (*workload, k.clone())));
+        }
+    }
+    for w in registry() {
+        for f in w.figures {
+            let walked = seen.contains(&(w.name, f.name.to_string()));
+            let excused = UNWALKED
+                .iter()
+                .any(|(n, k, _)| (*n, *k) == (w.name, f.name));
+            // An excused figure may still show up: some depend on timing.
+            assert!(
+                walked || excused,
+                "{} {}: walk it, or say why not",
+                w.name,
+                f.name
+            );
+        }
+    }
+}
+
+/// The scores the io500 run itself emits read as its declarations say, and not as their
+/// names' endings would suggest (`score_bw_gib_s` is no time).
+#[test]
+fn io500_emits_its_scores_as_declared() {
+    let phases = phases_of(SMALL.iter().find(|s| s.starts_with("io500:")).unwrap());
+    let last = phases.last().unwrap();
+    assert!(last.extra["score_bw_gib_s"] > 0.0);
+    let bw = figures::find("io500", &last.name, "score_bw_gib_s").unwrap();
+    assert_eq!((bw.unit, bw.better), ("GiB/s", Better::Higher));
+    let total = figures::find("io500", &last.name, "score_total").unwrap();
+    assert_eq!(total.better, Better::Higher);
+}

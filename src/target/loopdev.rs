@@ -70,6 +70,22 @@ pub fn create_image(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
+/// A copy of `fd` that a child process inherits (no close-on-exec), and the path that
+/// names it in the child: `/proc/self/fd/N`. A command given that path opens the very
+/// file or directory `fd` is, whatever its name leads to by then. Drop it after the child
+/// has run.
+pub fn for_child(fd: &impl AsRawFd) -> std::io::Result<(std::os::fd::OwnedFd, String)> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: dup of an open descriptor; the new one is owned below.
+    let raw = unsafe { libc::dup(fd.as_raw_fd()) };
+    if raw < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `raw` was just returned by dup and is owned by nobody else.
+    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
+    Ok((owned, format!("/proc/self/fd/{raw}")))
+}
+
 /// A loop device just attached, and whether direct I/O is on for it.
 #[derive(Debug)]
 pub struct Attached {

@@ -42,15 +42,7 @@ fn mount_on(
     mountpoint: &Path,
     opts: &str,
 ) -> Result<f64> {
-    // The child `mount` inherits a copy without close-on-exec, at the same number.
-    // SAFETY: dup of an open descriptor; the new one is owned below.
-    let raw = unsafe { libc::dup(dir.as_raw_fd()) };
-    if raw < 0 {
-        return Err(std::io::Error::last_os_error()).context("dup of the mount point");
-    }
-    // SAFETY: `raw` was just returned by dup and is owned by nobody else.
-    let inherited = unsafe { OwnedFd::from_raw_fd(raw) };
-    let target = format!("/proc/self/fd/{raw}");
+    let (inherited, target) = super::loopdev::for_child(dir).context("dup of the mount point")?;
     let mut argv = vec!["mount", "--no-canonicalize", "-t", fstype];
     if !opts.is_empty() {
         argv.extend(["-o", opts]);

@@ -2,11 +2,20 @@
 //! recorded here *before* it is created and removed after it is gone, so that
 //! `fsarena cleanup` can undo what a `kill -9` or a power cut left behind.
 //!
-//! One JSON file per run in `<image-dir>/state/`, rewritten atomically (write + rename).
+//! One JSON file per run in `<image-dir>/state/`, rewritten atomically (write + rename),
+//! mode 0600 in a directory of mode 0700.
+//!
+//! `cleanup` undoes as root what a state file names, so it believes only files nobody
+//! else could have written: a state directory and state files owned by root (by the user
+//! running it, when not root) and not writable by group or others, and of what they name,
+//! only mounts, loop devices and images under the image directory. Anything else is
+//! ignored and said.
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 use crate::owned::{self, Removal};
@@ -42,6 +51,16 @@ pub struct State {
 impl State {
     /// Starts the state file of run `run_id` in `state_dir`.
     pub fn create(state_dir: &Path, run_id: &str) -> Result<Self> {
+        if let Some(parent) = state_dir.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        match std::fs::DirBuilder::new().mode(0o700).create(state_dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(e).with_context(|| format!("creating {}", state_dir.display()))
+            }
+            _ => {}
+        }
         ensure_owned_dir(state_dir)?;
         let s = Self {
             path: state_dir.join(format!("{run_id}.json")),
@@ -58,7 +77,14 @@ impl State {
     fn save(&self) -> Result<()> {
         let data = self.data.lock().unwrap_or_else(|e| e.into_inner());
         let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(&*data)?)
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)
+            .and_then(|mut f| f.write_all(&serde_json::to_vec_pretty(&*data)?))
             .with_context(|| format!("writing {}", tmp.display()))?;
         std::fs::rename(&tmp, &self.path).with_context(|| format!("renaming {}", tmp.display()))?;
         Ok(())
@@ -273,18 +299,92 @@ fn pid_is_live_fsarena(pid: u32) -> bool {
 
 /// Undoes everything recorded in the state files of `<image_dir>/state` whose run is no
 /// longer alive, then [`sweep`]s `image_dir`. Returns one line per action taken (or
-/// refused). Idempotent.
+/// refused or ignored). Idempotent.
 pub fn cleanup(image_dir: &Path) -> Result<Vec<String>> {
-    let (mut lines, live) = replay_state_files(&image_dir.join("state"));
+    let dir = image_dir
+        .canonicalize()
+        .unwrap_or_else(|_| image_dir.to_path_buf());
+    let (mut lines, live) = replay_state_files(&dir);
     lines.extend(sweep(image_dir, &live));
     Ok(lines)
 }
 
-/// Replays the state files of dead runs; returns the lines and the ids of live runs.
-fn replay_state_files(state_dir: &Path) -> (Vec<String>, Vec<String>) {
+/// Why `meta` (from `lstat` or `fstat`) is not to be believed by user `me`: a symlink,
+/// an owner other than `me` and root, or writable by group or others.
+fn untrusted(meta: &std::fs::Metadata, me: u32) -> Option<String> {
+    if meta.file_type().is_symlink() {
+        return Some("it is a symbolic link".into());
+    }
+    if meta.uid() != me && meta.uid() != 0 {
+        return Some(format!("it is owned by uid {}, another user", meta.uid()));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Some(format!(
+            "it is writable by group or others (mode {:o})",
+            meta.mode() & 0o7777
+        ));
+    }
+    None
+}
+
+/// Reads the state file `path` when it is a regular file [`untrusted`] finds nothing
+/// against (checked on the descriptor read, so a swap after the check does not count).
+fn read_trusted(path: &Path, me: u32) -> std::result::Result<StateData, String> {
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot open it: {e}"))?;
+    let meta = f.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    if let Some(why) = untrusted(&meta, me) {
+        return Err(why);
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("unreadable: {e}"))
+}
+
+/// Why `r`, read from a state file, is not for cleanup to undo: a mount, loop device or
+/// image not under `image_dir` (or spelled with `..`), or a loop device not named
+/// `/dev/loopN`. Directories are left to [`owned::remove`], which deletes only inside a
+/// directory carrying fsarena's marker (`--dir` work directories lie elsewhere).
+fn outside(r: &Resource, image_dir: &Path) -> Option<String> {
+    let under = |p: &Path| {
+        p.is_absolute()
+            && !p.components().any(|c| c == Component::ParentDir)
+            && p.starts_with(image_dir)
+            && p != image_dir
+    };
+    let path = match r {
+        Resource::Mount { path } | Resource::Image { path } => path,
+        Resource::Loop { device, image } => {
+            let n = device.strip_prefix("/dev/loop").unwrap_or("");
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                return Some(format!("{device} is not a loop device"));
+            }
+            image
+        }
+        Resource::Dir { .. } => return None,
+    };
+    (!under(path)).then(|| {
+        format!(
+            "{} is not under the image directory {}",
+            path.display(),
+            image_dir.display()
+        )
+    })
+}
+
+/// Replays the state files of dead runs in `<image_dir>/state`; returns the lines and the
+/// ids of live runs.
+fn replay_state_files(image_dir: &Path) -> (Vec<String>, Vec<String>) {
+    let state_dir = image_dir.join("state");
     let mut lines = Vec::new();
     let mut live = Vec::new();
-    let Ok(entries) = std::fs::read_dir(state_dir) else {
+    let Ok(entries) = std::fs::read_dir(&state_dir) else {
         return (lines, live);
     };
     if !state_dir.join(MARKER).is_file() {
@@ -294,18 +394,26 @@ fn replay_state_files(state_dir: &Path) -> (Vec<String>, Vec<String>) {
         ));
         return (lines, live);
     }
+    let me = crate::probe::sys::euid();
+    if let Some(why) = std::fs::symlink_metadata(&state_dir)
+        .map_err(|e| e.to_string())
+        .map_or_else(Some, |m| untrusted(&m, me))
+    {
+        lines.push(format!(
+            "ignored the state directory {}: {why}; none of its files was read",
+            state_dir.display()
+        ));
+        return (lines, live);
+    }
     for entry in entries.flatten() {
         let path = entry.path();
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;
         }
-        let data: StateData = match std::fs::read(&path)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-        {
-            Some(d) => d,
-            None => {
-                lines.push(format!("skipped unreadable state file {}", path.display()));
+        let data = match read_trusted(&path, me) {
+            Ok(d) => d,
+            Err(why) => {
+                lines.push(format!("ignored state file {}: {why}", path.display()));
                 continue;
             }
         };
@@ -319,6 +427,15 @@ fn replay_state_files(state_dir: &Path) -> (Vec<String>, Vec<String>) {
         }
         let mut failed = false;
         for r in data.resources.iter().rev() {
+            if let Some(why) = outside(r, image_dir) {
+                failed = true;
+                lines.push(format!(
+                    "ignored {} named in {}: {why}",
+                    describe(r),
+                    path.display()
+                ));
+                continue;
+            }
             match undo(r) {
                 Ok(true) => lines.push(format!("undid {}", describe(r))),
                 Ok(false) => {}
@@ -396,6 +513,7 @@ pub fn describe(r: &Resource) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn unescapes_mountinfo_paths() {
@@ -432,10 +550,93 @@ mod tests {
             foreign.exists(),
             "a file outside an owned dir must never be deleted"
         );
-        assert!(lines.iter().any(|l| l.contains("refusing")), "{lines:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("ignored image") && l.contains("not under the image")),
+            "{lines:?}"
+        );
         // The state file is kept while something could not be undone; a second call is harmless.
         let again = cleanup(&owned).unwrap();
         assert!(again.iter().all(|l| !l.starts_with("undid")), "{again:?}");
+    }
+
+    #[test]
+    fn only_what_lies_under_the_image_dir_is_undone() {
+        let d = Path::new("/var/tmp/fsarena");
+        let m = |p: &str| Resource::Mount { path: p.into() };
+        assert_eq!(outside(&m("/var/tmp/fsarena/mnt/r-ext4"), d), None);
+        assert!(outside(&m("/etc"), d).is_some());
+        assert!(outside(&m("/var/tmp/fsarena"), d).is_some());
+        assert!(outside(&m("/var/tmp/fsarena/../../../etc"), d).is_some());
+        assert!(outside(&m("/var/tmp/fsarena-other/mnt"), d).is_some());
+        let lo = |dev: &str, img: &str| Resource::Loop {
+            device: dev.into(),
+            image: img.into(),
+        };
+        assert_eq!(
+            outside(&lo("/dev/loop7", "/var/tmp/fsarena/a.img"), d),
+            None
+        );
+        assert!(outside(&lo("/dev/sda", "/var/tmp/fsarena/a.img"), d).is_some());
+        assert!(outside(&lo("/dev/loop7", "/home/u/disk.img"), d).is_some());
+        let img = Resource::Image {
+            path: "/srv/data.img".into(),
+        };
+        assert!(outside(&img, d).is_some());
+        // Work directories of --dir runs lie elsewhere; owned::remove guards them.
+        let dir = Resource::Dir {
+            path: "/data/fsarena-run-1".into(),
+        };
+        assert_eq!(outside(&dir, d), None);
+    }
+
+    #[test]
+    fn state_files_are_private_and_others_are_not_believed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let img = tmp.path().canonicalize().unwrap().join("images");
+        ensure_owned_dir(&img).unwrap();
+        let st = State::create(&img.join("state"), "run1").unwrap();
+        st.add(Resource::Image {
+            path: img.join("gone.img"),
+        })
+        .unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().mode() & 0o777;
+        assert_eq!(mode(&img.join("state/run1.json")), 0o600);
+        assert_eq!(mode(&img.join("state")), 0o700);
+        // A group-writable state file is someone else's word: ignored, kept, said.
+        let f = img.join("state/run1.json");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o620)).unwrap();
+        std::fs::write(img.join("x.img"), b"x").unwrap();
+        let lines = cleanup(&img).unwrap();
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("ignored state file")
+                    && l.contains("writable by group or others")),
+            "{lines:?}"
+        );
+        assert!(f.exists());
+        // A symlinked state file likewise.
+        std::fs::remove_file(&f).unwrap();
+        let elsewhere = tmp.path().join("elsewhere.json");
+        std::fs::write(&elsewhere, br#"{"pid":1,"run_id":"x","resources":[]}"#).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &f).unwrap();
+        let lines = cleanup(&img).unwrap();
+        assert!(
+            lines.iter().any(|l| l.contains("ignored state file")),
+            "{lines:?}"
+        );
+        // A group-writable state directory: none of its files is read.
+        std::fs::set_permissions(img.join("state"), std::fs::Permissions::from_mode(0o770))
+            .unwrap();
+        let lines = cleanup(&img).unwrap();
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("ignored the state directory")),
+            "{lines:?}"
+        );
     }
 
     #[test]

@@ -1,12 +1,17 @@
 //! The image directory as users spell it (relative, through a symlink, with `..`) runs
 //! clean and leaves nothing behind; one that another user (`nobody`) could steer is
-//! refused before anything is created.
+//! refused before anything is created. Inside it, an image name planted as a symlink is
+//! never formatted through, and `cleanup` believes no state file another user could have
+//! written nor undoes anything outside the image directory.
 
 mod common;
 
+use fsarena::state::{Resource, State};
+use fsarena::target::{fs::FsType, loopfs::LoopTarget, Env, Target, TargetSpec};
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 const NOBODY: u32 = 65534;
 
@@ -112,4 +117,142 @@ fn an_image_dir_planted_by_another_user_is_refused_before_anything_is_made() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// An image name planted as a symlink to "the disk" (a sacrificial regular file) before
+/// the trial: the trial fails, the disk's bytes are unchanged, no loop device backs it.
+#[test]
+fn an_image_name_planted_as_a_symlink_is_never_formatted_through() {
+    let test = "an_image_name_planted_as_a_symlink_is_never_formatted_through";
+    if common::skip_without_loop(test) || !common::fs_available(test, "ext4") {
+        return;
+    }
+    let top = common::image_dir();
+    let dir = top.path().canonicalize().unwrap().join("img");
+    fsarena::state::ensure_owned_dir(&dir).unwrap();
+    let disk = top.path().join("disk");
+    let bytes: Vec<u8> = (0..(64u32 << 20) / 4)
+        .flat_map(|i| i.to_le_bytes())
+        .collect();
+    std::fs::write(&disk, &bytes).unwrap();
+    let planted = dir.join("planted-ext4-1.img");
+    std::os::unix::fs::symlink(&disk, &planted).unwrap();
+    let env = Env {
+        run_id: "planted".into(),
+        image_dir: dir.clone(),
+        state: Arc::new(State::create(&dir.join("state"), "planted").unwrap()),
+    };
+    let spec = TargetSpec::Loop {
+        fs: FsType::Ext4,
+        mkfs_opts: vec![],
+        mount_opts: String::new(),
+        size_bytes: 64 << 20,
+    };
+    let mut t = LoopTarget::new(&spec, &env);
+    let err = t.prepare().unwrap_err();
+    assert!(format!("{err:#}").contains("creating image"), "{err:#}");
+    drop(t);
+    assert!(
+        std::fs::read(&disk).unwrap() == bytes,
+        "the disk was written"
+    );
+    assert!(common::loops_under(top.path()).is_empty());
+    assert!(std::fs::symlink_metadata(&planted).unwrap().is_symlink());
+    env.state.finish().unwrap();
+}
+
+/// Writes a state file `name` in `dir/state` naming `resources`, for a run that is dead.
+fn plant_state(dir: &Path, name: &str, resources: &[Resource]) -> PathBuf {
+    let path = dir.join("state").join(name);
+    let body = serde_json::json!({
+        "pid": 999_999_999u32,
+        "run_id": "planted",
+        "resources": resources,
+    });
+    std::fs::write(&path, serde_json::to_vec(&body).unwrap()).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    path
+}
+
+/// A tmpfs mounted at `at` (made if needed): the victim cleanup must leave alone.
+fn mount_victim(at: &Path) {
+    std::fs::create_dir_all(at).unwrap();
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "victim"])
+        .arg(at)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mounting the victim tmpfs at {}", at.display());
+}
+
+fn unmount_victim(at: &Path) {
+    let _ = Command::new("umount").arg(at).status();
+}
+
+/// (b) a state file owned by nobody naming a mount, and (c) root's own state file naming
+/// a mount outside the image directory: cleanup unmounts neither and says why.
+#[test]
+fn cleanup_ignores_state_files_of_other_users_and_mounts_outside_the_image_dir() {
+    let test = "cleanup_ignores_state_files_of_other_users_and_mounts_outside_the_image_dir";
+    if common::skip_without_loop(test) {
+        return;
+    }
+    let top = common::image_dir();
+    let dir = top.path().canonicalize().unwrap().join("img");
+    fsarena::state::ensure_owned_dir(&dir).unwrap();
+    drop(State::create(&dir.join("state"), "root").unwrap());
+    // Inside the image directory but not under mnt/ (sweep's ground): only a state file
+    // could make cleanup unmount it.
+    let inside = dir.join("victim");
+    let outside = top.path().canonicalize().unwrap().join("elsewhere");
+    mount_victim(&inside);
+    mount_victim(&outside);
+    let theirs = plant_state(
+        &dir,
+        "theirs.json",
+        &[Resource::Mount {
+            path: inside.clone(),
+        }],
+    );
+    std::os::unix::fs::chown(&theirs, Some(NOBODY), Some(NOBODY)).unwrap();
+    let ours = plant_state(
+        &dir,
+        "root.json",
+        &[Resource::Mount {
+            path: outside.clone(),
+        }],
+    );
+    let out = common::cleanup(&dir);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let still = (
+        fsarena::state::is_mounted(&inside),
+        fsarena::state::is_mounted(&outside),
+    );
+    unmount_victim(&inside);
+    unmount_victim(&outside);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(still, (true, true), "cleanup unmounted a victim:\n{text}");
+    assert!(
+        text.contains(&format!("ignored state file {}", theirs.display()))
+            && text.contains("owned by uid 65534"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("ignored mount {}", outside.display()))
+            && text.contains("not under the image directory"),
+        "{text}"
+    );
+    assert!(
+        theirs.exists() && ours.exists(),
+        "kept for a person to look at"
+    );
+    // A state directory nobody owns: nothing in it is read.
+    std::os::unix::fs::chown(dir.join("state"), Some(NOBODY), Some(NOBODY)).unwrap();
+    let out = common::cleanup(&dir);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains("ignored the state directory") && text.contains("owned by uid 65534"),
+        "{text}"
+    );
 }

@@ -1,5 +1,7 @@
-//! A real filesystem on a loop image: fallocate an image in `--image-dir`, attach it with
-//! `losetup --direct-io=on`, mkfs it (no discard, no lazy init), mount it; and back.
+//! A real filesystem on a loop image: fallocate an image in `--image-dir`, attach a loop
+//! device to it with direct I/O (as `losetup --direct-io=on`, but through the descriptor
+//! that created the image: [`super::loopdev`]), mkfs it (no discard, no lazy init), mount
+//! it; and back.
 //!
 //! Why each step is as it is (measured on a 2-vCPU KVM guest, see DESIGN.md):
 //! * The image is preallocated: a sparse image makes the host filesystem allocate blocks
@@ -10,12 +12,12 @@
 //! * Every trial gets a fresh image and a fresh filesystem; `reset` remounts, which empties
 //!   the filesystem's caches of this mount.
 
-use super::{fs::FsType, mount, scratch, Env, FsTools, Target, TargetSpec};
+use super::{fs::FsType, loopdev, mount, scratch, Env, FsTools, Target, TargetSpec};
 use crate::cmd;
 use crate::probe::sys;
 use crate::result::{Provision, TargetInfo};
 use crate::state::{self, Resource};
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -101,7 +103,7 @@ impl LoopTarget {
             path: image.clone(),
         };
         self.env.state.add(recorded.clone())?;
-        let f = match OpenOptions::new().write(true).create_new(true).open(&image) {
+        let f = match loopdev::create_image(&image) {
             Ok(f) => f,
             Err(e) => {
                 // Not created, so not ours to delete (it may be someone else's file).
@@ -127,7 +129,8 @@ impl LoopTarget {
         }
     }
 
-    /// Preallocates the new image `f`, attaches it and records the loop device; returns it.
+    /// Preallocates the new image `f`, attaches a loop device to that open file (not to its
+    /// name, which someone could have swapped since) and records it; returns the device.
     fn allocate_and_attach(&mut self, f: File, image: &Path) -> Result<String> {
         fallocate(&f, self.info.size_bytes).with_context(|| {
             format!(
@@ -136,18 +139,13 @@ impl LoopTarget {
                 image.display()
             )
         })?;
-        drop(f);
-        let img = image.to_string_lossy();
-        let out = cmd::run(&["losetup", "--find", "--show", "--direct-io=on", &img])?;
-        let device = out.stdout.trim().to_string();
-        if !device.starts_with("/dev/loop") {
-            bail!("losetup printed '{device}' instead of a loop device");
-        }
+        let attached = loopdev::attach(&f, image)?;
+        let device = attached.device;
         self.env.state.add(Resource::Loop {
             device: device.clone(),
             image: image.to_path_buf(),
         })?;
-        self.info.loop_direct_io = Some(loop_dio(&device));
+        self.info.loop_direct_io = Some(attached.direct_io);
         Ok(device)
     }
 
@@ -195,14 +193,6 @@ impl LoopTarget {
         self.env.state.remove(&r)?;
         Ok(())
     }
-}
-
-/// Whether direct I/O is on for a loop device (`/sys/block/loopN/loop/dio`).
-fn loop_dio(device: &str) -> bool {
-    let name = device.trim_start_matches("/dev/");
-    std::fs::read_to_string(format!("/sys/block/{name}/loop/dio"))
-        .map(|s| s.trim() == "1")
-        .unwrap_or(false)
 }
 
 /// Allocates `len` bytes of real blocks for `f` (not a sparse file).

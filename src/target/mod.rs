@@ -7,6 +7,7 @@
 pub mod blockdev;
 pub mod dir;
 pub mod fs;
+pub mod loopdev;
 pub mod loopfs;
 pub mod mount;
 pub mod net;

@@ -1,13 +1,23 @@
 //! Mounting and unmounting, and the mount options the kernel actually applied.
+//!
+//! A mount point cannot be redirected: it is made and opened one directory at a time from
+//! `/`, never following a symlink (`mkdirat`/`openat` with `O_NOFOLLOW`), and `mount` is
+//! given `/proc/self/fd/N` of that open directory with `--no-canonicalize`, so the kernel
+//! mounts on the directory checked, whatever its name leads to by then. Afterwards the
+//! mount must show at the mount point's path in `/proc/self/mountinfo`.
 
 use crate::cmd;
 use crate::state::{self, Resource, State};
-use anyhow::{Context, Result};
-use std::path::Path;
+use anyhow::{bail, Context, Result};
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path};
 
 /// Mounts `source` of type `fstype` on `mountpoint` with `opts`; returns seconds taken.
-/// The mount point is recorded in the state file first; when the mount fails, the mount
-/// point and its record are removed again (the caller has nothing mounted to tear down).
+/// The mount point is made (see the module docs) and recorded in the state file first;
+/// when the mount fails, the mount point and its record are removed again (the caller has
+/// nothing mounted to tear down).
 pub fn mount(
     state: &State,
     fstype: &str,
@@ -15,20 +25,104 @@ pub fn mount(
     mountpoint: &Path,
     opts: &str,
 ) -> Result<f64> {
-    std::fs::create_dir_all(mountpoint)
-        .with_context(|| format!("creating mount point {}", mountpoint.display()))?;
+    let dir = make_mount_point(mountpoint)?;
     state.add(Resource::Mount {
         path: mountpoint.to_path_buf(),
     })?;
-    let mp = mountpoint.to_string_lossy();
-    let mut argv = vec!["mount", "-t", fstype];
+    mount_on(&dir, fstype, source, mountpoint, opts)
+        .inspect_err(|_| forget_failed(state, mountpoint))
+}
+
+/// Runs `mount` on the open directory `dir` (whose path is `mountpoint`) and checks that
+/// the mount shows at `mountpoint`.
+fn mount_on(
+    dir: &OwnedFd,
+    fstype: &str,
+    source: &str,
+    mountpoint: &Path,
+    opts: &str,
+) -> Result<f64> {
+    let (inherited, target) = super::loopdev::for_child(dir).context("dup of the mount point")?;
+    let mut argv = vec!["mount", "--no-canonicalize", "-t", fstype];
     if !opts.is_empty() {
         argv.extend(["-o", opts]);
     }
-    argv.extend([source, &mp]);
-    cmd::run(&argv)
-        .map(|o| o.seconds)
-        .inspect_err(|_| forget_failed(state, mountpoint))
+    argv.extend([source, &target]);
+    let out = cmd::run(&argv).with_context(|| format!("mounting {}", mountpoint.display()));
+    drop(inherited);
+    let secs = out?.seconds;
+    if !state::is_mounted(mountpoint) {
+        bail!(
+            "mount reported success but nothing is mounted at {}",
+            mountpoint.display()
+        );
+    }
+    Ok(secs)
+}
+
+/// Creates `mountpoint` and its missing parents, one directory at a time from `/` without
+/// following any symlink, and returns it open (`O_PATH`). Refuses a symlink or
+/// non-directory on the way and a mount point owned by another user.
+pub fn make_mount_point(mountpoint: &Path) -> Result<OwnedFd> {
+    let refuse =
+        |why: String| anyhow::anyhow!("refusing mount point {}: {why}", mountpoint.display());
+    if !mountpoint.is_absolute() {
+        return Err(refuse("not an absolute path".into()));
+    }
+    let mut dir = open_at(None, Path::new("/").as_os_str())
+        .map_err(|e| refuse(format!("cannot open /: {e}")))?;
+    let mut so_far = std::path::PathBuf::from("/");
+    for c in mountpoint.components() {
+        let name = match c {
+            Component::RootDir => continue,
+            Component::Normal(n) => n,
+            _ => return Err(refuse("'.' or '..' in its path".into())),
+        };
+        so_far.push(name);
+        let cname = CString::new(name.as_bytes()).map_err(|_| refuse("NUL in path".into()))?;
+        // SAFETY: mkdirat with an open directory descriptor and a valid C string.
+        let rc = unsafe { libc::mkdirat(dir.as_raw_fd(), cname.as_ptr(), 0o755) };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EEXIST) {
+                return Err(refuse(format!("creating {}: {e}", so_far.display())));
+            }
+        }
+        dir = open_at(Some(&dir), name).map_err(|e| {
+            // Only to say why (the refusal does not depend on this second look).
+            let link = std::fs::symlink_metadata(&so_far).is_ok_and(|m| m.is_symlink());
+            let why = match e.raw_os_error() {
+                Some(libc::ELOOP | libc::ENOTDIR) if link => "a symbolic link".to_string(),
+                Some(libc::ENOTDIR) => "not a directory".to_string(),
+                _ => e.to_string(),
+            };
+            refuse(format!("{} is {why}", so_far.display()))
+        })?;
+    }
+    let meta = std::fs::metadata(format!("/proc/self/fd/{}", dir.as_raw_fd()))?;
+    let me = crate::probe::sys::euid();
+    if std::os::unix::fs::MetadataExt::uid(&meta) != me {
+        return Err(refuse(format!(
+            "owned by uid {}, not by uid {me} who mounts",
+            std::os::unix::fs::MetadataExt::uid(&meta)
+        )));
+    }
+    Ok(dir)
+}
+
+/// `name` opened in `dir` (or the absolute `name` when `dir` is `None`) as a directory,
+/// `O_PATH`, not following a symlink.
+fn open_at(dir: Option<&OwnedFd>, name: &std::ffi::OsStr) -> std::io::Result<OwnedFd> {
+    let c = CString::new(name.as_bytes())?;
+    let at = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: openat with a valid C string; the descriptor is owned below.
+    let raw = unsafe { libc::openat(at, c.as_ptr(), flags) };
+    if raw < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `raw` was just opened and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
 /// After a failed mount command: undoes whatever it left (normally only the mount point
@@ -91,6 +185,65 @@ pub fn effective_options(mountpoint: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mount_point_path_through_a_symlink_is_refused_without_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), base.join("mnt")).unwrap();
+        let err = make_mount_point(&base.join("mnt/x"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is a symbolic link"), "{err}");
+        assert!(
+            !outside.path().join("x").exists(),
+            "created through the link"
+        );
+        let made = make_mount_point(&base.join("real/x")).unwrap();
+        assert!(base.join("real/x").is_dir());
+        drop(made);
+        assert!(make_mount_point(Path::new("rel/x")).is_err());
+        assert!(make_mount_point(&base.join("real/../x")).is_err());
+    }
+
+    /// The mount point (or the `mnt` directory above it) swapped for a symlink to another
+    /// directory before the mount: refused, nothing lands on the other directory.
+    #[test]
+    fn a_mount_point_swapped_for_a_symlink_is_refused() {
+        if !crate::probe::sys::is_root() {
+            eprintln!("SKIP a_mount_point_swapped_for_a_symlink_is_refused: needs root");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().canonicalize().unwrap();
+        crate::state::ensure_owned_dir(&base).unwrap();
+        let victim = tempfile::tempdir().unwrap();
+        let victim = victim.path().canonicalize().unwrap();
+        let st = State::create(&base.join("state"), "t").unwrap();
+        std::fs::create_dir(base.join("mnt")).unwrap();
+        let mp = base.join("mnt/t-tmpfs");
+        std::os::unix::fs::symlink(&victim, &mp).unwrap();
+        let err = mount(&st, "tmpfs", "fsarena", &mp, "size=1m").unwrap_err();
+        assert!(format!("{err:#}").contains("symbolic link"), "{err:#}");
+        assert!(
+            !state::is_mounted(&victim),
+            "mounted on the symlink's target"
+        );
+        assert!(std::fs::symlink_metadata(&mp).unwrap().is_symlink());
+        // The same one level up: `mnt` itself a symlink.
+        std::fs::remove_file(&mp).unwrap();
+        std::fs::remove_dir(base.join("mnt")).unwrap();
+        std::os::unix::fs::symlink(&victim, base.join("mnt")).unwrap();
+        assert!(mount(&st, "tmpfs", "fsarena", &mp, "size=1m").is_err());
+        assert!(!state::is_mounted(&victim.join("t-tmpfs")) && !state::is_mounted(&victim));
+        // A real mount point: mounted there, and found there.
+        std::fs::remove_file(base.join("mnt")).unwrap();
+        mount(&st, "tmpfs", "fsarena", &mp, "size=1m").unwrap();
+        assert!(state::is_mounted(&mp));
+        unmount(&st, &mp).unwrap();
+        assert!(!state::is_mounted(&mp) && !mp.exists());
+    }
 
     #[test]
     fn root_has_effective_options() {

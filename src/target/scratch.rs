@@ -4,17 +4,19 @@
 //! about 100MB)", seed article 002, Jim Bray).
 //!
 //! A sparse file of the size, in the image directory and recorded in the state file while
-//! it exists; mkfs runs on the file itself (mkfs accepts a regular file: no loop device, no
-//! mount); the file is deleted again, also when mkfs fails or fsarena is interrupted
+//! it exists, created `O_CREAT|O_EXCL|O_NOFOLLOW`; mkfs runs on the file itself (mkfs
+//! accepts a regular file: no loop device, no mount), given as `/proc/self/fd/N` of the
+//! descriptor that created it, so a name swapped for a symlink since cannot send mkfs
+//! elsewhere; the file is deleted again, also when mkfs fails or fsarena is interrupted
 //! (`fsarena cleanup` removes what a killed run left).
 
 use super::fs::FsType;
+use super::loopdev;
 use super::Env;
 use crate::cmd;
 use crate::error::Error;
 use crate::state::{self, Resource};
 use anyhow::{Context, Result};
-use std::fs::OpenOptions;
 
 /// Whether `mkfs` of `fs` with the extra options `user_mkfs` accepts a device of
 /// `size_bytes`. `tag` names the scratch file (`<run>-<tag>-scratch.img`). A refusal is
@@ -35,24 +37,28 @@ pub fn mkfs_accepts(
     };
     env.state.add(r.clone())?;
     let tried = (|| -> Result<bool> {
-        let f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&image)
+        let f = loopdev::create_image(&image)
             .with_context(|| format!("creating scratch image {}", image.display()))?;
         f.set_len(size_bytes)
             .with_context(|| format!("sizing {} to {size_bytes} bytes", image.display()))?;
-        drop(f);
-        match cmd::run(&fs.mkfs_argv(&image.to_string_lossy(), user_mkfs)) {
-            Ok(_) => Ok(true),
-            Err(e) if is_refusal(&e) => Ok(false),
-            Err(e) => Err(e),
-        }
+        mkfs_on(fs, &f, user_mkfs)
     })();
     let removed = state::undo(&r).and_then(|_| env.state.remove(&r));
     let accepted = tried?;
     removed?;
     Ok(accepted)
+}
+
+/// Whether mkfs of `fs` accepts the open file `f` (see [`mkfs_accepts`]).
+fn mkfs_on(fs: FsType, f: &std::fs::File, user_mkfs: &[String]) -> Result<bool> {
+    let (inherited, path) = loopdev::for_child(f)?;
+    let out = cmd::run(&fs.mkfs_argv(&path, user_mkfs));
+    drop(inherited);
+    match out {
+        Ok(_) => Ok(true),
+        Err(e) if is_refusal(&e) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Whether a command error is mkfs saying no (it ran and exited non-zero), as opposed to
@@ -75,6 +81,32 @@ mod tests {
         let missing = cmd::run(&["/no/such/mkfs"]).unwrap_err();
         assert!(!is_refusal(&missing));
         assert!(!is_refusal(&anyhow::anyhow!("other")));
+    }
+
+    /// The scratch image's name swapped for a symlink to "the disk" after creation: mkfs
+    /// formats the file created, the disk keeps its bytes.
+    #[test]
+    fn mkfs_goes_to_the_file_created_not_where_its_name_leads() {
+        let Some(fs) = [FsType::Ext4, FsType::Ext2]
+            .into_iter()
+            .find(|f| f.support() == crate::target::fs::Support::Yes)
+        else {
+            eprintln!("SKIP mkfs_goes_to_the_file_created_not_where_its_name_leads: no mkfs.ext4");
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let disk = tmp.path().join("disk");
+        std::fs::write(&disk, vec![0xAAu8; 1 << 20]).unwrap();
+        let img = tmp.path().join("x.img");
+        let f = loopdev::create_image(&img).unwrap();
+        f.set_len(1 << 20).unwrap();
+        let moved = tmp.path().join("moved.img");
+        std::fs::rename(&img, &moved).unwrap();
+        std::os::unix::fs::symlink(&disk, &img).unwrap();
+        assert!(mkfs_on(fs, &f, &[]).unwrap());
+        assert!(std::fs::read(&disk).unwrap().iter().all(|&b| b == 0xAA));
+        let made = std::fs::read(&moved).unwrap();
+        assert_eq!(&made[1080..1082], &[0x53, 0xEF], "no ext superblock magic");
     }
 
     #[test]

@@ -9,7 +9,16 @@ pub const DEFAULT_IMAGE_DIR: &str = "/var/tmp/fsarena";
 /// fsarena: provision real filesystems, run classic and modern workloads on them, repeat,
 /// and report honestly.
 #[derive(Debug, Parser)]
-#[command(name = "fsarena", version, about, max_term_width = 100)]
+#[command(
+    name = "fsarena",
+    version,
+    about,
+    max_term_width = 100,
+    after_help = "Exit status: 0 success; 1 a trial or command failed; 2 bad usage or input \
+                  (nothing was touched); 3 compare --fail-if-slower found a regression; 130 \
+                  interrupted (SIGINT/SIGTERM, after teardown); 141 (SIGPIPE) a reading \
+                  command's reader went away."
+)]
 pub struct Cli {
     /// The result database (SQLite). `run` stores every trial in it; `history`, `show`,
     /// `compare` and `export` read it.
@@ -103,7 +112,7 @@ equal when all are zero. See docs/compare.md.
 Examples:
   fsarena compare last:ext4 last:xfs                  two targets of the last run
   fsarena compare 20261123-0254 last                  two runs, targets matched by name
-  fsarena compare BASELINE last --fail-if-slower 10   in CI: exit 1 on a regression")]
+  fsarena compare BASELINE last --fail-if-slower 10   in CI: exit 3 on a regression")]
 #[command(after_help = "\
 The 95% interval is Welch's t on the logarithms of the repetitions' values (Welch-Satterthwaite \
 degrees of freedom); see --help for the method.")]
@@ -116,7 +125,7 @@ pub struct CompareArgs {
     /// side only, the other side uses the target of that name, or its only target.
     #[arg(value_name = "B")]
     pub b: String,
-    /// Exit with status 1 when some gated figure — each phase's headline, and scores a
+    /// Exit with status 3 when some gated figure — each phase's headline, and scores a
     /// workload declares (io500's score_total) — is significantly worse in B and its estimate
     /// lost more than PCT percent (0 ≤ PCT < 100) of A's speed: (1 - B/A)·100 for rates,
     /// (1 - A/B)·100 for times, so 1.25 times the wall time and 0.8 times the throughput are

@@ -37,6 +37,9 @@ pub mod exit {
     pub const FAILURE: i32 = 1;
     /// Bad command line or plan; nothing was touched.
     pub const USAGE: i32 = 2;
+    /// `compare --fail-if-slower`: a regression was found (the comparison itself worked),
+    /// told apart from 1, "the benchmark or the database broke", as `cmp` and `diff` do.
+    pub const REGRESSION: i32 = 3;
     /// Interrupted by SIGINT/SIGTERM, after teardown.
     pub const INTERRUPTED: i32 = 130;
 }

@@ -72,7 +72,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             let (text, regressed) =
                 fsarena::compare::command(&store, &a.a, &a.b, a.fail_if_slower)?;
             print!("{text}");
-            Ok(if regressed { exit::FAILURE } else { exit::OK })
+            Ok(if regressed {
+                exit::REGRESSION
+            } else {
+                exit::OK
+            })
         }
         Command::Export(a) => {
             if let Some(path) = &a.output {

@@ -3,6 +3,7 @@
 use clap::Parser;
 use fsarena::cli::{Cli, Command, PlanCommand};
 use fsarena::error::{exit, exit_code};
+use fsarena::secret::redact;
 use fsarena::store::Store;
 use fsarena::{plan::Plan, report, run};
 
@@ -11,7 +12,7 @@ fn main() {
     let code = match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("fsarena: error: {e:#}");
+            eprintln!("fsarena: error: {}", redact(&format!("{e:#}")));
             exit_code(&e)
         }
     };
@@ -106,7 +107,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             print!("{}", built.plan.describe());
             println!();
             for p in &built.host_problems {
-                println!("warning: this host cannot run it as it is: {p:#}");
+                let p_text = redact(&format!("{p:#}"));
+                println!("warning: this host cannot run it as it is: {p_text}");
             }
             // Estimates come from this host's stored trials; a missing database is not made.
             let path = db_path(&cli.db);
@@ -153,7 +155,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             let code = match run_command(plan?, &cli.db, &dist) {
                 Ok(code) => code,
                 Err(e) if dist.mode().is_some() => {
-                    eprintln!("fsarena (rank {}): error: {e:#}", dist.rank());
+                    let e_text = redact(&format!("{e:#}"));
+                    eprintln!("fsarena (rank {}): error: {e_text}", dist.rank());
                     exit_code(&e)
                 }
                 Err(e) => return Err(e),
@@ -180,7 +183,8 @@ fn run_command(
             Some(Ok(s)) => Some(s),
             // The default database is a convenience: without it the run still reports.
             Some(Err(e)) if cli_db.is_none() => {
-                eprintln!("fsarena: warning: results will not be stored: {e:#}");
+                let e_text = redact(&format!("{e:#}"));
+                eprintln!("fsarena: warning: results will not be stored: {e_text}");
                 None
             }
             Some(Err(e)) => return Err(e),

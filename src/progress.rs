@@ -75,7 +75,7 @@ impl Progress for Lines {
         eprintln!("fsarena: {}", phase_line(p));
     }
     fn note(&self, msg: &str) {
-        eprintln!("fsarena: {msg}");
+        eprintln!("fsarena: {}", crate::secret::redact(msg));
     }
 }
 
@@ -262,6 +262,7 @@ impl Progress for Bars {
     }
 
     fn note(&self, msg: &str) {
+        let msg = crate::secret::redact(msg);
         // Printed above the bars, which stay at the bottom.
         if self.multi.println(format!("fsarena: {msg}")).is_err() {
             eprintln!("fsarena: {msg}");

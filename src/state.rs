@@ -58,7 +58,8 @@ impl State {
     fn save(&self) -> Result<()> {
         let data = self.data.lock().unwrap_or_else(|e| e.into_inner());
         let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(&*data)?)
+        // Mode 0600: what root has mounted and attached is no one else's to read.
+        write_private(&tmp, &serde_json::to_vec_pretty(&*data)?)
             .with_context(|| format!("writing {}", tmp.display()))?;
         std::fs::rename(&tmp, &self.path).with_context(|| format!("renaming {}", tmp.display()))?;
         Ok(())
@@ -393,9 +394,41 @@ pub fn describe(r: &Resource) -> String {
     }
 }
 
+/// Writes `bytes` to `path` with mode 0600 (also when `path` was left by a crash with
+/// another mode).
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    f.write_all(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn state_files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let s = State::create(&state, "private").unwrap();
+        s.add(Resource::Dir {
+            path: dir.path().join("w"),
+        })
+        .unwrap();
+        let mode = std::fs::metadata(state.join("private.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
 
     #[test]
     fn unescapes_mountinfo_paths() {

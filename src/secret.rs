@@ -11,8 +11,8 @@
 //! free text ends it at a space, `,` or `;`; an argv word (one shell word, spaces and all)
 //! at `,` or `;`; a parameter value (`env=A=1,2;B=3`) only at `;`. Inside quotes
 //! (`env='PGPASSWORD=a b,c;X=1'`) only `;` and the closing quote end it. A doubled comma
-//! (`password=a,,b`, mount.cifs's escape) stays in the value. When unsure, more is hidden,
-//! never less.
+//! (`password=a,,b`, mount.cifs's escape) stays in the value. A `username=USER%PASSWORD`
+//! (mount.cifs's shorthand) keeps USER. When unsure, more is hidden, never less.
 
 /// What a hidden value is replaced by.
 pub const REDACTED: &str = "***";
@@ -32,8 +32,14 @@ pub fn is_secret_name(name: &str) -> bool {
         || n.ends_with("_KEY")
 }
 
+/// Whether `name` is a user name option that may carry a password after a `%`
+/// (`username=bench%secret`, as mount.cifs reads it).
+pub fn is_user_name(name: &str) -> bool {
+    name.eq_ignore_ascii_case("username") || name.eq_ignore_ascii_case("user")
+}
+
 /// `text` (a message, a log line, a list of mount options) with the value of every secret
-/// `NAME=VALUE` replaced by [`REDACTED`].
+/// `NAME=VALUE` replaced by [`REDACTED`], and a password in `username=USER%PASSWORD`.
 pub fn redact(text: &str) -> String {
     redact_in(text, Ends::Text)
 }
@@ -99,6 +105,18 @@ fn redact_in(text: &str, ends: Ends) -> String {
                 let end = value_end(&chars, i + 1, quote, ends);
                 if end > i + 1 {
                     out.push_str(REDACTED);
+                }
+                i = end;
+            } else if chars.get(i) == Some(&'=') && is_user_name(&name) {
+                // mount.cifs's `username=USER%PASSWORD`: the part after '%' is hidden.
+                let end = value_end(&chars, i + 1, quote, ends);
+                let value = &chars[i..end];
+                match value.iter().position(|c| *c == '%') {
+                    Some(p) => {
+                        out.extend(&value[..=p]);
+                        out.push_str(REDACTED);
+                    }
+                    None => out.extend(value),
                 }
                 i = end;
             }
@@ -197,6 +215,10 @@ mod tests {
             "username=u,password=***,vers=3.1.1"
         );
         assert_eq!(redact("pass=a,,b,ro"), "pass=***,ro");
+        assert_eq!(
+            redact("user=bench%se cret,username=x,USERNAME=dom/u%p"),
+            "user=bench%*** cret,username=x,USERNAME=dom/u%***"
+        );
         assert_eq!(redact("password=,ro"), "password=,ro");
         assert_eq!(
             redact("mount failed: PASSWD=hunter2 mount.cifs //s/x /m"),

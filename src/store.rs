@@ -649,7 +649,7 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.db");
-        let mut s = Store::open(&path).unwrap();
+        let s = Store::open(&path).unwrap();
         s.begin_run(&sample_run("p"), &[]).unwrap();
         for f in ["new.db", "new.db-wal", "new.db-shm"] {
             let mode = std::fs::metadata(dir.path().join(f))

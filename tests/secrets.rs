@@ -79,8 +79,10 @@ fn assert_written_nowhere(secrets: &[&str], printed: &str, dirs: &[&Path]) -> us
             let mut bytes = std::fs::read(f).unwrap_or_default();
             if f.extension().is_some_and(|e| e == "log") {
                 let text = String::from_utf8_lossy(&bytes);
-                let headers: Vec<&str> =
-                    text.lines().filter(|l| l.starts_with("==> fsarena")).collect();
+                let headers: Vec<&str> = text
+                    .lines()
+                    .filter(|l| l.starts_with("==> fsarena"))
+                    .collect();
                 assert!(!headers.is_empty(), "{}: no header", f.display());
                 bytes = headers.join("\n").into_bytes();
             }
@@ -120,7 +122,11 @@ fn command_variables_named_like_secrets_are_written_nowhere() {
         .output()
         .expect("run fsarena");
     let mut printed = text(&out);
-    assert_eq!(out.status.code(), Some(1), "the third trial fails: {printed}");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the third trial fails: {printed}"
+    );
     assert_eq!(
         std::fs::read_to_string(&seen).unwrap(),
         "hunter2 a,b",

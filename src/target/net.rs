@@ -188,8 +188,8 @@ impl NetSpec {
         items.into_iter().filter(|o| !o.trim().is_empty()).collect()
     }
 
-    /// The options without the password, and the password (`password=`, `pass=` or
-    /// `passwd=`; the last one given counts, as in mount.cifs).
+    /// The options without the password, and the password (`password=`, `pass=`,
+    /// `passwd=` or after the `%` of `username=USER%PASSWORD`; the last one given counts).
     fn split_password(&self) -> (Vec<String>, Option<String>) {
         let mut rest = Vec::new();
         let mut password = None;
@@ -197,6 +197,12 @@ impl NetSpec {
             match o.split_once('=') {
                 Some((k, v)) if matches!(k.trim(), "password" | "pass" | "passwd") => {
                     password = Some(v.to_string())
+                }
+                // `username=USER%PASSWORD`: USER stays, the password goes.
+                Some((k, v)) if crate::secret::is_user_name(k.trim()) && v.contains('%') => {
+                    let (user, pass) = v.split_once('%').unwrap_or((v, ""));
+                    rest.push(format!("{k}={user}"));
+                    password = Some(pass.to_string());
                 }
                 _ => rest.push(o),
             }
@@ -539,6 +545,11 @@ mod tests {
             env[0].1, "a,b",
             "a doubled comma is a comma of the password"
         );
+        let (argv, env) = NetSpec::parse("cifs=//s/x,user=dom/bench%p%q,ro")
+            .unwrap()
+            .mount_command("/m");
+        assert_eq!(argv.join(" "), "mount.cifs //s/x /m -o user=dom/bench,ro");
+        assert_eq!(env[0].1, "p%q");
         // What a report shows of the options.
         let dir = tempfile::tempdir().unwrap();
         let env = Env {

@@ -139,6 +139,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Run(a) => {
             let a = *a;
+            let args: Vec<String> = std::env::args().collect();
+            if fsarena::secret::redact_argv(&args) != args {
+                eprintln!(
+                    "fsarena: warning: a secret on fsarena's command line is visible to every \
+                     local user in `ps` while it runs (fsarena itself stores and shows it as \
+                     ***); a CIFS credentials=FILE or a plan file of mode 0600 keeps it off"
+                );
+            }
             let mut dist = fsarena::dist::Dist::start(a.mpi.as_deref(), a.stonewall)?;
             let plan = Plan::from_args(&a);
             let hash = plan

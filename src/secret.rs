@@ -12,10 +12,44 @@
 //! at `,` or `;`; a parameter value (`env=A=1,2;B=3`) only at `;`. Inside quotes
 //! (`env='PGPASSWORD=a b,c;X=1'`) only `;` and the closing quote end it. A doubled comma
 //! (`password=a,,b`, mount.cifs's escape) stays in the value. A `username=USER%PASSWORD`
-//! (mount.cifs's shorthand) keeps USER. When unsure, more is hidden, never less.
+//! (mount.cifs's shorthand) keeps USER. When unsure, more is hidden, never less. Values
+//! fsarena knows to be secrets ([`remember`]) are hidden wherever they appear.
 
 /// What a hidden value is replaced by.
 pub const REDACTED: &str = "***";
+
+/// Secret values fsarena was given in this process ([`remember`]): hidden wherever they
+/// appear, also without their name (a command that echoes its password into the tail of
+/// its log, which the trial's error quotes).
+static KNOWN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// The shortest value [`remember`] keeps: a shorter one would hide ordinary text.
+pub const MIN_KNOWN_CHARS: usize = 4;
+
+/// Notes `value` as a secret, so that every redaction hides it wherever it appears.
+pub fn remember(value: &str) {
+    if value.chars().count() < MIN_KNOWN_CHARS {
+        return;
+    }
+    let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    if !known.iter().any(|k| k == value) {
+        known.push(value.to_string());
+        // Longest first, so that a secret containing another is hidden whole.
+        known.sort_by_key(|k| std::cmp::Reverse(k.len()));
+    }
+}
+
+/// `text` with every [`remember`]ed value replaced by [`REDACTED`].
+fn hide_known(text: String) -> String {
+    let known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    known.iter().fold(text, |t, k| {
+        if t.contains(k.as_str()) {
+            t.replace(k.as_str(), REDACTED)
+        } else {
+            t
+        }
+    })
+}
 
 /// Whether `name` says it holds a secret: `password`, `pass`, `passwd`, or containing
 /// `PASSWORD`, `PASSWD`, `SECRET` or `TOKEN`, or ending in `_KEY` — case-insensitive,
@@ -86,6 +120,11 @@ fn is_name_char(c: char) -> bool {
 }
 
 fn redact_in(text: &str, ends: Ends) -> String {
+    hide_known(redact_names(text, ends))
+}
+
+/// [`redact_in`] by names only.
+fn redact_names(text: &str, ends: Ends) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     // The quote we are inside of; a value is read as quoted from the start.
@@ -258,6 +297,17 @@ mod tests {
             redact_argv(&["fsarena", "--net", "cifs=//s/x,password=p"]),
             ["fsarena", "--net", "cifs=//s/x,password=***"]
         );
+    }
+
+    #[test]
+    fn remembered_values_are_hidden_without_their_name() {
+        remember("Zq-remembered-1");
+        remember("abc");
+        assert_eq!(
+            redact("tail: got Zq-remembered-1 back; abc stays"),
+            "tail: got *** back; abc stays"
+        );
+        assert_eq!(redact_value("x=Zq-remembered-1"), "x=***");
     }
 
     #[test]

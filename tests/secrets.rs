@@ -106,7 +106,8 @@ fn command_variables_named_like_secrets_are_written_nowhere() {
     let second = "command:run=true,env=API_TOKEN=tok-9f8e7d";
     // For the Bonnie++ CSV export, which holds only bonnie trials.
     let bonnie = "bonnie-files:files=1";
-    let third = "command:run='echo PGPASSWORD=pg-5a4b3c; exit 3'";
+    let third =
+        "command:run='echo PGPASSWORD=pg-5a4b3c; echo \"$X_SECRET\"; exit 3',env=X_SECRET=xs-7h6g5f";
     let out = Command::new(common::bin())
         .env("FSARENA_LOG", "1")
         .args(["run", &first, second, third, bonnie, "--dir"])
@@ -144,9 +145,13 @@ fn command_variables_named_like_secrets_are_written_nowhere() {
         "{}",
         v["trials"][2]
     );
+    assert!(
+        printed.contains("visible to every local user in `ps`"),
+        "{printed}"
+    );
     printed += &export_everything(&dir.path().join("results.db"), dir.path());
     let n = assert_written_nowhere(
-        &["hunter2", "tok-9f8e7d", "pg-5a4b3c"],
+        &["hunter2", "tok-9f8e7d", "pg-5a4b3c", "xs-7h6g5f"],
         &printed,
         &[dir.path(), work.path()],
     );

@@ -148,6 +148,9 @@ impl NetSpec {
             opts: opts.trim().to_string(),
         };
         let (_, password) = spec.split_password();
+        if let Some(p) = &password {
+            crate::secret::remember(p);
+        }
         if password.is_some() && kind != NetKind::Cifs {
             return Err(format!(
                 "--net {shown}: a password cannot be passed to {} without showing it to \

@@ -111,6 +111,9 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
         usage("command: run= is required, e.g. command:run='make -j2',setup='tar xf /src/x.tar'")
     })?;
     let env = parse_env(p.text("env").unwrap_or("")).map_err(|e| usage(format!("command: {e}")))?;
+    for (_, value) in env.iter().filter(|(k, _)| crate::secret::is_secret_name(k)) {
+        crate::secret::remember(value);
+    }
     Ok(Box::new(UserCommands {
         setup: p.text("setup").map(str::to_string),
         run: run.to_string(),

@@ -3,6 +3,10 @@
 //! Every command's argv is logged (to stderr with `FSARENA_LOG=1`, and kept in memory for
 //! error reports); a failure carries the command's stderr. Commands run in their own process
 //! group, so a Ctrl-C aimed at fsarena does not kill an `umount` half way through teardown.
+//!
+//! A secret never passes through argv (which every local user reads in `ps`) nor into the
+//! log: [`run_detached_env`] hands it to the one command in its environment, logged as
+//! `NAME=***`, and argv words and error text go through [`crate::secret::redact`] first.
 
 use crate::error::Error;
 use anyhow::Result;
@@ -28,19 +32,37 @@ fn log_enabled() -> bool {
 
 /// Runs `argv` and waits; fails with the command's stderr when it exits non-zero.
 pub fn run<S: AsRef<str>>(argv: &[S]) -> Result<Output> {
-    run_with(argv, false)
+    run_with(argv, &[], false)
 }
 
 /// Like [`run`], for a command that leaves a daemon behind (sshfs, other FUSE mounts):
 /// its output goes to unnamed temporary files instead of pipes, so waiting for it does
 /// not wait for the daemon, which may keep the descriptors open for its whole life.
 pub fn run_detached<S: AsRef<str>>(argv: &[S]) -> Result<Output> {
-    run_with(argv, true)
+    run_with(argv, &[], true)
 }
 
-fn run_with<S: AsRef<str>>(argv: &[S], detached: bool) -> Result<Output> {
+/// Like [`run_detached`], with `env` added to the command's environment: how a secret
+/// (mount.cifs's `PASSWD`) reaches the one command that needs it. The log and errors
+/// name each variable with its value hidden (`PASSWD=***`).
+pub fn run_detached_env<S: AsRef<str>>(argv: &[S], env: &[(String, String)]) -> Result<Output> {
+    run_with(argv, env, true)
+}
+
+/// The line logged for `argv` run with `env`: variables as `NAME=***`, argv redacted.
+fn log_line(argv: &[&str], env: &[(String, String)]) -> String {
+    let words: Vec<String> = env
+        .iter()
+        .map(|(k, _)| format!("{k}={}", crate::secret::REDACTED))
+        .chain(crate::secret::redact_argv(argv))
+        .collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    shell_words(&words)
+}
+
+fn run_with<S: AsRef<str>>(argv: &[S], env: &[(String, String)], detached: bool) -> Result<Output> {
     let argv: Vec<&str> = argv.iter().map(|s| s.as_ref()).collect();
-    let line = shell_words(&argv);
+    let line = log_line(&argv, env);
     if log_enabled() {
         let _ = writeln!(std::io::stderr(), "fsarena: $ {line}");
     }
@@ -61,6 +83,7 @@ fn run_with<S: AsRef<str>>(argv: &[S], detached: bool) -> Result<Output> {
     command
         .args(&argv[1..])
         .env("PATH", search_path())
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .process_group(0);
     let (status, stdout, stderr) = if detached {
@@ -93,7 +116,7 @@ fn run_with<S: AsRef<str>>(argv: &[S], detached: bool) -> Result<Output> {
         return Err(Error::Command {
             argv: line,
             status,
-            stderr: msg.to_string(),
+            stderr: crate::secret::redact(msg),
         }
         .into());
     }
@@ -219,6 +242,34 @@ mod tests {
         assert!(which("no-such-program-fsarena").is_none());
         // A directory is not a program.
         assert!(which("/usr").is_none());
+    }
+
+    #[test]
+    fn secrets_reach_the_command_but_not_the_log_or_the_error() {
+        let env = [("MY_SECRET".to_string(), "hunter2".to_string())];
+        let out = run_detached_env(&["sh", "-c", "echo \"$MY_SECRET\""], &env).unwrap();
+        assert_eq!(out.stdout, "hunter2\n");
+        let err = run_detached_env(
+            &[
+                "sh",
+                "-c",
+                "echo password=hunter2 >&2; exit 1",
+                "token=hunter2",
+            ],
+            &env,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!err.contains("hunter2"), "{err}");
+        assert!(
+            err.contains("MY_SECRET=***") && err.contains("token=***"),
+            "{err}"
+        );
+        assert!(
+            history().iter().all(|l| !l.contains("hunter2")),
+            "{:?}",
+            history()
+        );
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod progress;
 pub mod report;
 pub mod result;
 pub mod run;
+pub mod secret;
 pub mod setup;
 pub mod signals;
 pub mod size;

@@ -3,6 +3,7 @@
 use clap::Parser;
 use fsarena::cli::{Cli, Command, PlanCommand};
 use fsarena::error::{exit, exit_code};
+use fsarena::secret::redact;
 use fsarena::store::Store;
 use fsarena::{plan::Plan, report, run};
 
@@ -36,7 +37,7 @@ fn main() {
     let code = match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            warn!("fsarena: error: {e:#}");
+            warn!("fsarena: error: {}", redact(&format!("{e:#}")));
             exit_code(&e)
         }
     };
@@ -156,7 +157,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             print!("{}", built.plan.describe());
             println!();
             for p in &built.host_problems {
-                println!("warning: this host cannot run it as it is: {p:#}");
+                let p_text = redact(&format!("{p:#}"));
+                println!("warning: this host cannot run it as it is: {p_text}");
             }
             // Estimates come from this host's stored trials; a missing database is not made.
             let path = db_path(&cli.db);
@@ -187,6 +189,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Run(a) => {
             let a = *a;
+            let args: Vec<String> = std::env::args().collect();
+            if fsarena::secret::redact_argv(&args) != args {
+                eprintln!(
+                    "fsarena: warning: a secret on fsarena's command line is visible to every \
+                     local user in `ps` while it runs (fsarena itself stores and shows it as \
+                     ***); a CIFS credentials=FILE or a plan file of mode 0600 keeps it off"
+                );
+            }
             let mut dist = fsarena::dist::Dist::start(a.mpi.as_deref(), a.stonewall)?;
             let plan = Plan::from_args(&a);
             let hash = plan
@@ -203,7 +213,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             let code = match run_command(plan?, &cli.db, &dist) {
                 Ok(code) => code,
                 Err(e) if dist.mode().is_some() => {
-                    warn!("fsarena (rank {}): error: {e:#}", dist.rank());
+                    let e_text = redact(&format!("{e:#}"));
+                    warn!("fsarena (rank {}): error: {e_text}", dist.rank());
                     exit_code(&e)
                 }
                 Err(e) => return Err(e),
@@ -237,7 +248,8 @@ fn run_command(
             Some(Ok(s)) => Some(s),
             // The default database is a convenience: without it the run still reports.
             Some(Err(e)) if cli_db.is_none() => {
-                warn!("fsarena: warning: results will not be stored: {e:#}");
+                let e_text = redact(&format!("{e:#}"));
+                warn!("fsarena: warning: results will not be stored: {e_text}");
                 None
             }
             Some(Err(e)) => return Err(e),

@@ -208,9 +208,13 @@ impl Plan {
             let spec = NetSpec::parse(text).map_err(usage)?;
             if let Support::No(why) = spec.kind.support() {
                 return Err(usage(format!(
-                    "--net {text}: this machine cannot mount {}: {why}",
+                    "--net {}: this machine cannot mount {}: {why}",
+                    crate::secret::redact_word(text),
                     spec.kind.name()
                 )));
+            }
+            if let Some(warning) = spec.check_credentials().map_err(usage)? {
+                eprintln!("fsarena: warning: {warning}");
             }
             targets.push(TargetSpec::Net(spec));
         }
@@ -372,7 +376,8 @@ fn device_targets(
 
 impl Plan {
     /// The name reports and the store group a workload's trials under: its name, or the
-    /// spec as typed when the plan has the same workload more than once.
+    /// spec as typed (its secrets hidden) when the plan has the same workload more than
+    /// once.
     pub fn label(&self, w: &WorkloadSpec) -> String {
         let same = self
             .workloads
@@ -380,7 +385,7 @@ impl Plan {
             .filter(|x| x.info.name == w.info.name)
             .count();
         if same > 1 {
-            w.text.clone()
+            crate::secret::redact_word(&w.text)
         } else {
             w.info.name.to_string()
         }

@@ -76,7 +76,7 @@ impl Progress for Lines {
         let _ = writeln!(std::io::stderr(), "fsarena: {}", phase_line(p));
     }
     fn note(&self, msg: &str) {
-        let _ = writeln!(std::io::stderr(), "fsarena: {msg}");
+        let _ = writeln!(std::io::stderr(), "fsarena: {}", crate::secret::redact(msg));
     }
 }
 
@@ -264,6 +264,7 @@ impl Progress for Bars {
     }
 
     fn note(&self, msg: &str) {
+        let msg = crate::secret::redact(msg);
         // Printed above the bars, which stay at the bottom.
         if self.multi.println(format!("fsarena: {msg}")).is_err() {
             let _ = writeln!(std::io::stderr(), "fsarena: {msg}");

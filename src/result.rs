@@ -115,6 +115,21 @@ pub struct TargetInfo {
     pub notes: Vec<String>,
 }
 
+impl TargetInfo {
+    /// This target as stored and shown: secrets in its options and notes hidden
+    /// ([`crate::secret`]).
+    pub fn without_secrets(&self) -> TargetInfo {
+        use crate::secret::{redact, redact_argv, redact_word};
+        TargetInfo {
+            mkfs_opts: redact_argv(&self.mkfs_opts),
+            mount_opts: redact_word(&self.mount_opts),
+            requested_mount_opts: redact_word(&self.requested_mount_opts),
+            notes: self.notes.iter().map(|n| redact(n)).collect(),
+            ..self.clone()
+        }
+    }
+}
+
 /// Provisioning figures of one trial's filesystem.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Provision {

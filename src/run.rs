@@ -94,7 +94,7 @@ pub fn execute(
         started_at: chrono::Utc::now().to_rfc3339(),
         finished_at: None,
         status: "running".into(),
-        command_line,
+        command_line: crate::secret::redact_argv(&command_line),
         host: crate::host::host_info(),
         policy: plan.policy.clone(),
         can_drop_caches: crate::probe::sys::is_root(),
@@ -123,7 +123,7 @@ pub fn execute(
         .collect();
     let mut begun = Ok(());
     if let Some(s) = store.as_deref_mut() {
-        let infos: Vec<_> = targets.iter().map(|t| t.info().clone()).collect();
+        let infos: Vec<_> = targets.iter().map(|t| t.info().without_secrets()).collect();
         begun = if plan.resume.is_some() {
             s.save_targets(&result.run_id, &infos)
         } else {
@@ -175,7 +175,7 @@ pub fn execute(
             ));
         }
     }
-    result.targets = targets.iter().map(|t| t.info().clone()).collect();
+    result.targets = targets.iter().map(|t| t.info().without_secrets()).collect();
     drop(targets);
     state.finish()?;
     result.finished_at = Some(chrono::Utc::now().to_rfc3339());
@@ -526,9 +526,10 @@ fn is_enospc(e: &anyhow::Error) -> bool {
     })
 }
 
-/// The error's whole chain, with ENOSPC spelled out as "filesystem full".
+/// The error's whole chain, with ENOSPC spelled out as "filesystem full" and secrets
+/// hidden ([`crate::secret::redact`]).
 pub fn describe_error(e: &anyhow::Error) -> String {
-    let text = format!("{e:#}");
+    let text = crate::secret::redact(&format!("{e:#}"));
     if is_enospc(e) {
         format!("filesystem full: {text}")
     } else {

@@ -84,7 +84,11 @@ impl State {
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&tmp)
-            .and_then(|mut f| f.write_all(&serde_json::to_vec_pretty(&*data)?))
+            .and_then(|mut f| {
+                // Also when a crash left the file with another mode.
+                f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+                f.write_all(&serde_json::to_vec_pretty(&*data)?)
+            })
             .with_context(|| format!("writing {}", tmp.display()))?;
         std::fs::rename(&tmp, &self.path).with_context(|| format!("renaming {}", tmp.display()))?;
         Ok(())
@@ -514,6 +518,23 @@ pub fn describe(r: &Resource) -> String {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn state_files_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let s = State::create(&state, "private").unwrap();
+        s.add(Resource::Dir {
+            path: dir.path().join("w"),
+        })
+        .unwrap();
+        let mode = std::fs::metadata(state.join("private.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
 
     #[test]
     fn unescapes_mountinfo_paths() {

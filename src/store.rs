@@ -234,7 +234,9 @@ fn uri_path(path: &Path) -> String {
 
 impl Store {
     /// Opens the database at `path` for `run`: creates it when missing (or an empty file),
-    /// migrates an fsarena database of an older schema; refuses anything else untouched.
+    /// migrates an fsarena database of an older schema; refuses anything else untouched. A
+    /// new database is created mode 0600 (its `-wal` and `-shm` files take the same mode):
+    /// results say what was run where, and are no one else's to read.
     pub fn open(path: &Path) -> Result<Self> {
         probe(path)?;
         Self::connect(path)
@@ -242,6 +244,7 @@ impl Store {
 
     /// Opens a file [`probe`] accepted.
     fn connect(path: &Path) -> Result<Self> {
+        create_private(path);
         let conn = Connection::open(path)
             .with_context(|| format!("opening the result database {}", path.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
@@ -730,6 +733,17 @@ pub fn render_history(runs: &[RunSummary]) -> String {
     format!("{t}\n")
 }
 
+/// Creates `path` empty with mode 0600 when it does not exist (SQLite takes an empty file
+/// for a new database). Any failure is left for SQLite's open to report.
+fn create_private(path: &Path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -792,6 +806,22 @@ mod tests {
             log: (rep == 2).then(|| "/var/tmp/fsarena/logs/x/ext4-bonnie-rep2.log".into()),
             elapsed_s: Some(1.5 * f64::from(rep)),
             ranks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_new_database_and_its_wal_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.db");
+        let s = Store::open(&path).unwrap();
+        s.begin_run(&sample_run("p"), &[]).unwrap();
+        for f in ["new.db", "new.db-wal", "new.db-shm"] {
+            let mode = std::fs::metadata(dir.path().join(f))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{f}: {mode:o}");
         }
     }
 

@@ -229,7 +229,7 @@ pub fn estimate_specs(
                 .collect();
             match crate::stats::describe(&xs) {
                 Some(d) => total += d.median * f64::from(reps),
-                None => missing.push(format!("{} on {t}", spec.text)),
+                None => missing.push(format!("{} on {t}", crate::secret::redact_word(&spec.text))),
             }
         }
     }

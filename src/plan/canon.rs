@@ -9,9 +9,11 @@
 //! in the label of a workload the plan has twice, which is its spec as typed: the stored
 //! trials are found by target, label and repetition, so a resumed run must see the same. The hash
 //! is FNV-1a 64 of that text, as 16 hex digits: a name for the plan, not a security
-//! measure (resume compares the stored canonical text itself).
+//! measure (resume compares the stored canonical text itself). Secrets in options and
+//! parameters are `***` in both ([`crate::secret`]).
 
 use super::Plan;
+use crate::secret::redact_word;
 use crate::size::format_size;
 use crate::target::TargetSpec;
 use serde_json::json;
@@ -30,12 +32,12 @@ impl Plan {
                     mount_opts,
                     size_bytes,
                 } => json!({"name": t.name, "kind": "loop", "fs": fs.name(),
-                    "mkfs": mkfs_opts, "mount": mount_opts, "size_bytes": size_bytes}),
+                    "mkfs": mkfs_opts, "mount": redact_word(mount_opts), "size_bytes": size_bytes}),
                 TargetSpec::Tmpfs {
                     size_bytes,
                     mount_opts,
                 } => json!({"name": t.name, "kind": "tmpfs", "fs": "tmpfs",
-                    "mount": mount_opts, "size_bytes": size_bytes}),
+                    "mount": redact_word(mount_opts), "size_bytes": size_bytes}),
                 TargetSpec::Dir { path } => {
                     json!({"name": t.name, "kind": "dir", "path": path.display().to_string()})
                 }
@@ -46,9 +48,11 @@ impl Plan {
                     mount_opts,
                     ..
                 } => json!({"name": t.name, "kind": "device", "fs": fs.name(),
-                    "path": path.display().to_string(), "mkfs": mkfs_opts, "mount": mount_opts}),
+                    "path": path.display().to_string(), "mkfs": mkfs_opts,
+                    "mount": redact_word(mount_opts)}),
                 TargetSpec::Net(n) => json!({"name": t.name, "kind": "net",
-                    "net": n.kind.name(), "source": n.source, "opts": n.opts}),
+                    "net": n.kind.name(), "source": n.source,
+                    "opts": redact_word(&n.opts)}),
             })
             .collect();
         let workloads: Vec<_> = self
@@ -115,9 +119,9 @@ impl Plan {
                         fs.mkfs_program(),
                         all.join(" "),
                         if mount_opts.is_empty() {
-                            "defaults"
+                            "defaults".into()
                         } else {
-                            mount_opts
+                            redact_word(mount_opts)
                         }
                     )
                 }
@@ -128,9 +132,9 @@ impl Plan {
                     "tmpfs of {}; mount: {}",
                     format_size(*size_bytes),
                     if mount_opts.is_empty() {
-                        "defaults"
+                        "defaults".into()
                     } else {
-                        mount_opts
+                        redact_word(mount_opts)
                     }
                 ),
                 TargetSpec::Dir { path } => format!("existing directory {}", path.display()),
@@ -145,10 +149,15 @@ impl Plan {
                     fs.name(),
                     path.display(),
                     mkfs_opts.join(" "),
-                    mount_opts
+                    redact_word(mount_opts)
                 ),
                 TargetSpec::Net(n) => {
-                    format!("{} {} mounted with {}", n.kind.name(), n.source, n.opts)
+                    format!(
+                        "{} {} mounted with {}",
+                        n.kind.name(),
+                        n.source,
+                        redact_word(&n.opts)
+                    )
                 }
             };
             let _ = writeln!(out, "  {:<28} {line}", t.name);

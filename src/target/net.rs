@@ -6,6 +6,12 @@
 //!
 //! Mount points and work directories are recorded in the state file, so `fsarena
 //! cleanup` undoes what a killed run left mounted.
+//!
+//! A CIFS password never reaches argv (every local user reads it in `ps`): fsarena runs
+//! `mount.cifs` itself and hands it `password=` (or `pass=`, `passwd=`) in its `PASSWD`
+//! variable; `credentials=FILE` is passed on (a warning when others may read the file).
+//! Any other option named like a secret is refused, as it could only go through argv.
+//! Reports see the options with secrets as `***` ([`crate::secret`]).
 
 use super::{Env, Target};
 use crate::cmd;
@@ -44,7 +50,7 @@ impl NetKind {
     pub fn example(self) -> &'static str {
         match self {
             NetKind::Nfs => "nfs=server:/export[,vers=4.2,...]",
-            NetKind::Cifs => "cifs=//server/share[,username=u,password=p,...]",
+            NetKind::Cifs => "cifs=//server/share[,credentials=/root/.smbcred,...]",
             NetKind::Sshfs => "sshfs=user@host:/path[,port=22,IdentityFile=/root/.ssh/id,...]",
         }
     }
@@ -118,9 +124,10 @@ pub struct NetSpec {
 impl NetSpec {
     /// Parses `KIND=SOURCE[,OPTIONS]` (the source itself holds no comma).
     pub fn parse(text: &str) -> Result<NetSpec, String> {
+        let shown = crate::secret::redact_word(text);
         let (kind, rest) = text
             .split_once('=')
-            .ok_or_else(|| format!("--net '{text}': expected KIND=SOURCE[,OPTIONS]"))?;
+            .ok_or_else(|| format!("--net '{shown}': expected KIND=SOURCE[,OPTIONS]"))?;
         let kind = NetKind::parse(kind.trim())?;
         let (source, opts) = rest.split_once(',').unwrap_or((rest, ""));
         let source = source.trim();
@@ -130,16 +137,130 @@ impl NetSpec {
         };
         if !ok {
             return Err(format!(
-                "--net '{text}': '{source}' is not a {} source; expected {}",
+                "--net '{shown}': '{source}' is not a {} source; expected {}",
                 kind.name(),
                 kind.example()
             ));
         }
-        Ok(NetSpec {
+        let spec = NetSpec {
             kind,
             source: source.to_string(),
             opts: opts.trim().to_string(),
+        };
+        let (_, password) = spec.split_password();
+        if let Some(p) = &password {
+            crate::secret::remember(p);
+        }
+        if password.is_some() && kind != NetKind::Cifs {
+            return Err(format!(
+                "--net {shown}: a password cannot be passed to {} without showing it to \
+                 every local user in `ps`; use a key or a credentials file",
+                kind.name()
+            ));
+        }
+        if let Some(name) = spec.argv_secret() {
+            return Err(format!(
+                "--net {shown}: option '{name}' names a secret and would reach mount's \
+                 argv, which every local user can read in `ps`; {}",
+                match kind {
+                    NetKind::Cifs =>
+                        "give the password as password= (fsarena hands it to \
+                                      mount.cifs in PASSWD) or in a credentials= file",
+                    _ => "use a key or a credentials file",
+                }
+            ));
+        }
+        Ok(spec)
+    }
+
+    /// The options one by one; a doubled comma (`password=a,,b`, mount.cifs's escape) is
+    /// a comma inside an option.
+    fn options(&self) -> Vec<String> {
+        let mut items = vec![String::new()];
+        let mut chars = self.opts.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                ',' if chars.peek() == Some(&',') => {
+                    chars.next();
+                    items.last_mut().unwrap_or(&mut String::new()).push(',');
+                }
+                ',' => items.push(String::new()),
+                c => items.last_mut().unwrap_or(&mut String::new()).push(c),
+            }
+        }
+        items.into_iter().filter(|o| !o.trim().is_empty()).collect()
+    }
+
+    /// The options without the password, and the password (`password=`, `pass=`,
+    /// `passwd=` or after the `%` of `username=USER%PASSWORD`; the last one given counts).
+    fn split_password(&self) -> (Vec<String>, Option<String>) {
+        let mut rest = Vec::new();
+        let mut password = None;
+        for o in self.options() {
+            match o.split_once('=') {
+                Some((k, v)) if matches!(k.trim(), "password" | "pass" | "passwd") => {
+                    password = Some(v.to_string())
+                }
+                // `username=USER%PASSWORD`: USER stays, the password goes.
+                Some((k, v)) if crate::secret::is_user_name(k.trim()) && v.contains('%') => {
+                    let (user, pass) = v.split_once('%').unwrap_or((v, ""));
+                    rest.push(format!("{k}={user}"));
+                    password = Some(pass.to_string());
+                }
+                _ => rest.push(o),
+            }
+        }
+        (rest, password)
+    }
+
+    /// The first option left for argv whose name says it is a secret.
+    fn argv_secret(&self) -> Option<String> {
+        self.split_password()
+            .0
+            .iter()
+            .filter_map(|o| o.split_once('=').map(|(k, _)| k.trim().to_string()))
+            .find(|k| crate::secret::is_secret_name(k))
+    }
+
+    /// The credentials file of a CIFS source (`credentials=FILE` or `cred=FILE`).
+    pub fn credentials_file(&self) -> Option<PathBuf> {
+        if self.kind != NetKind::Cifs {
+            return None;
+        }
+        self.options().iter().rev().find_map(|o| {
+            let (k, v) = o.split_once('=')?;
+            matches!(k.trim(), "credentials" | "cred").then(|| PathBuf::from(v.trim()))
         })
+    }
+
+    /// Checks the credentials file: an error when it cannot be read, a warning when
+    /// group or others may read it (it holds a password).
+    pub fn check_credentials(&self) -> Result<Option<String>, String> {
+        let Some(path) = self.credentials_file() else {
+            return Ok(None);
+        };
+        use std::os::unix::fs::PermissionsExt;
+        let meta = std::fs::metadata(&path).map_err(|e| {
+            format!(
+                "--net {}: credentials file {}: {e}",
+                self.name(),
+                path.display()
+            )
+        })?;
+        let mode = meta.permissions().mode() & 0o777;
+        Ok((mode & 0o077 != 0).then(|| {
+            format!(
+                "credentials file {} is readable by {} (mode {mode:o}): it holds a \
+                 password; chmod 600 {}",
+                path.display(),
+                if mode & 0o007 != 0 {
+                    "others"
+                } else {
+                    "its group"
+                },
+                path.display()
+            )
+        }))
     }
 
     /// The name reports use: `sshfs:root@host:/srv`.
@@ -163,9 +284,28 @@ impl NetSpec {
         name
     }
 
-    /// The mount command for `mountpoint`. sshfs gets `BatchMode=yes` first: fsarena runs
-    /// unattended, so ssh must fail rather than ask for a password or a host key.
-    pub fn mount_argv(&self, mountpoint: &str) -> Vec<String> {
+    /// The mount command for `mountpoint`, and the environment it needs (a CIFS
+    /// password, as `PASSWD`). CIFS is mounted by `mount.cifs` itself, the helper `mount -t
+    /// cifs` would run, so that the variable surely reaches it. sshfs gets `BatchMode=yes`
+    /// first: fsarena runs unattended, so ssh must fail rather than ask for a password or a
+    /// host key.
+    pub fn mount_command(&self, mountpoint: &str) -> (Vec<String>, Vec<(String, String)>) {
+        let s = |x: &str| x.to_string();
+        if self.kind == NetKind::Cifs {
+            let (opts, password) = self.split_password();
+            let mut v = vec![s("mount.cifs"), self.source.clone(), s(mountpoint)];
+            if !opts.is_empty() {
+                let opts: Vec<String> = opts.iter().map(|o| o.replace(',', ",,")).collect();
+                v.extend([s("-o"), opts.join(",")]);
+            }
+            let env = password.map(|p| (s("PASSWD"), p)).into_iter().collect();
+            return (v, env);
+        }
+        (self.mount_argv(mountpoint), Vec::new())
+    }
+
+    /// The argv of [`Self::mount_command`] for NFS and sshfs.
+    fn mount_argv(&self, mountpoint: &str) -> Vec<String> {
         let s = |x: &str| x.to_string();
         match self.kind {
             NetKind::Nfs | NetKind::Cifs => {
@@ -214,13 +354,15 @@ impl NetTarget {
                 name: spec.name(),
                 fstype: spec.kind.name().into(),
                 kind: "net".into(),
-                requested_mount_opts: spec.opts.clone(),
+                requested_mount_opts: crate::secret::redact_word(&spec.opts),
                 path: Some(spec.source.clone()),
-                notes: vec![format!(
+                notes: std::iter::once(format!(
                     "network filesystem ({}): figures include the network and the server; \
                      fsarena cannot mkfs it, each trial works in a fresh subdirectory",
                     spec.kind.name()
-                )],
+                ))
+                .chain(spec.check_credentials().ok().flatten())
+                .collect(),
                 ..Default::default()
             },
             mountpoint: env
@@ -248,9 +390,9 @@ impl NetTarget {
                 path: self.mountpoint.clone(),
             })?;
         }
-        let argv = self.spec.mount_argv(&self.mountpoint.to_string_lossy());
+        let (argv, env) = self.spec.mount_command(&self.mountpoint.to_string_lossy());
         // sshfs leaves a daemon behind: its output must not be a pipe fsarena waits on.
-        let out = cmd::run_detached(&argv)
+        let out = cmd::run_detached_env(&argv, &env)
             .inspect_err(|_| {
                 // A remount keeps its record for the work directory's sake (see above).
                 if record {
@@ -291,8 +433,9 @@ impl Target for NetTarget {
         if let Some(t) = super::dir::fstype_of(&self.mountpoint) {
             self.info.fstype = t;
         }
-        self.info.mount_opts =
-            super::mount::effective_options(&self.mountpoint).unwrap_or_default();
+        self.info.mount_opts = crate::secret::redact_word(
+            &super::mount::effective_options(&self.mountpoint).unwrap_or_default(),
+        );
         self.seq += 1;
         let work = self
             .mountpoint
@@ -359,7 +502,11 @@ mod tests {
     use super::*;
 
     fn line(spec: &str) -> String {
-        NetSpec::parse(spec).unwrap().mount_argv("/mnt/x").join(" ")
+        NetSpec::parse(spec)
+            .unwrap()
+            .mount_command("/mnt/x")
+            .0
+            .join(" ")
     }
 
     #[test]
@@ -370,8 +517,8 @@ mod tests {
         );
         assert_eq!(line("nfs=srv:/export"), "mount -t nfs srv:/export /mnt/x");
         assert_eq!(
-            line("cifs=//srv/share,username=bench,password=x,vers=3.1.1"),
-            "mount -t cifs -o username=bench,password=x,vers=3.1.1 //srv/share /mnt/x"
+            line("cifs=//srv/share,username=bench,vers=3.1.1"),
+            "mount.cifs //srv/share /mnt/x -o username=bench,vers=3.1.1"
         );
         assert_eq!(
             line("sshfs=root@127.0.0.1:/tmp/x,port=2222,IdentityFile=/k"),
@@ -384,6 +531,92 @@ mod tests {
     }
 
     #[test]
+    fn a_cifs_password_goes_to_the_environment_never_argv() {
+        let spec =
+            NetSpec::parse("cifs=//srv/share,username=u,password=a,,b,vers=3,pass=c d").unwrap();
+        let (argv, env) = spec.mount_command("/mnt/x");
+        assert_eq!(
+            argv.join(" "),
+            "mount.cifs //srv/share /mnt/x -o username=u,vers=3"
+        );
+        assert_eq!(env, [("PASSWD".to_string(), "c d".to_string())]);
+        let (argv, env) = NetSpec::parse("cifs=//s/x,password=a,,b")
+            .unwrap()
+            .mount_command("/m");
+        assert_eq!(argv.join(" "), "mount.cifs //s/x /m");
+        assert_eq!(
+            env[0].1, "a,b",
+            "a doubled comma is a comma of the password"
+        );
+        let (argv, env) = NetSpec::parse("cifs=//s/x,user=dom/bench%p%q,ro")
+            .unwrap()
+            .mount_command("/m");
+        assert_eq!(argv.join(" "), "mount.cifs //s/x /m -o user=dom/bench,ro");
+        assert_eq!(env[0].1, "p%q");
+        // What a report shows of the options.
+        let dir = tempfile::tempdir().unwrap();
+        let env = Env {
+            run_id: "t".into(),
+            image_dir: dir.path().to_path_buf(),
+            state: std::sync::Arc::new(
+                crate::state::State::create(&dir.path().join("state"), "t").unwrap(),
+            ),
+        };
+        let t = NetTarget::new(&spec, &env);
+        assert_eq!(
+            t.info().requested_mount_opts,
+            "username=u,password=***,vers=3,pass=***"
+        );
+    }
+
+    #[test]
+    fn secrets_that_would_reach_argv_are_refused() {
+        for bad in [
+            "cifs=//s/x,password2=p",
+            "nfs=srv:/x,password=p",
+            "sshfs=u@h:/p,ssh_token=t",
+        ] {
+            let e = NetSpec::parse(bad).unwrap_err();
+            assert!(
+                e.contains("ps") && !e.contains("=p,") && !e.ends_with("=p"),
+                "{e}"
+            );
+            assert!(!e.contains("=t"), "{e}");
+        }
+    }
+
+    #[test]
+    fn credentials_files_are_checked() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cred");
+        std::fs::write(&file, "username=u\npassword=p\n").unwrap();
+        let spec = NetSpec::parse(&format!("cifs=//s/x,credentials={}", file.display())).unwrap();
+        assert_eq!(spec.credentials_file(), Some(file.clone()));
+        let (argv, env) = spec.mount_command("/m");
+        assert!(argv
+            .join(" ")
+            .ends_with(&format!("-o credentials={}", file.display())));
+        assert!(env.is_empty());
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(spec.check_credentials(), Ok(None));
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let w = spec.check_credentials().unwrap().expect("a warning");
+        assert!(
+            w.contains("readable by others") && w.contains("chmod 600"),
+            "{w}"
+        );
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let w = spec.check_credentials().unwrap().expect("a warning");
+        assert!(w.contains("its group"), "{w}");
+        let missing = NetSpec::parse("cifs=//s/x,cred=/no/such/file").unwrap();
+        assert!(missing
+            .check_credentials()
+            .unwrap_err()
+            .contains("/no/such/file"));
+    }
+
+    #[test]
     fn bad_specs_say_what_is_valid() {
         let e = NetSpec::parse("nfs").unwrap_err();
         assert!(e.contains("KIND=SOURCE"), "{e}");
@@ -391,6 +624,8 @@ mod tests {
         assert!(e.contains("valid: nfs, cifs, sshfs"), "{e}");
         let e = NetSpec::parse("cifs=srv:/share").unwrap_err();
         assert!(e.contains("//server/share"), "{e}");
+        let e = NetSpec::parse("cifs=srv:/share,password=hunter2").unwrap_err();
+        assert!(e.contains("password=***") && !e.contains("hunter2"), "{e}");
         let e = NetSpec::parse("nfs=srv").unwrap_err();
         assert!(e.contains("server:/export"), "{e}");
     }

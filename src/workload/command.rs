@@ -6,7 +6,9 @@
 //! `command:setup='cp -a /usr/src/linux .',run='make -C linux -j2 bzImage',clean='make -C
 //! linux clean'` runs each given command with `/bin/sh -c` in the trial's work directory
 //! (an empty directory on the freshly made filesystem), stdin from /dev/null, the variables
-//! of `env` (`NAME=VALUE;NAME=VALUE`) added to fsarena's environment.
+//! of `env` (`NAME=VALUE;NAME=VALUE`) added to fsarena's environment. A variable named
+//! like a secret (`PGPASSWORD`, `API_TOKEN`, see [`crate::secret`]) reaches the commands
+//! as given but is `***` in the stored parameters, the log's headers and errors.
 //!
 //! **Phases**: `setup` (when given), `run`, `clean` (when given) — each a measured phase,
 //! so the cache policy applies before each (`--cache cold`: caches dropped and loop targets
@@ -119,6 +121,9 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
         usage("command: run= is required, e.g. command:run='make -j2',setup='tar xf /src/x.tar'")
     })?;
     let env = parse_env(p.text("env").unwrap_or("")).map_err(|e| usage(format!("command: {e}")))?;
+    for (_, value) in env.iter().filter(|(k, _)| crate::secret::is_secret_name(k)) {
+        crate::secret::remember(value);
+    }
     Ok(Box::new(UserCommands {
         setup: p.text("setup").map(str::to_string),
         run: run.to_string(),
@@ -200,7 +205,10 @@ impl UserCommands {
             .append(true)
             .open(log)
             .on("open the log", log)?;
-        writeln!(out, "==> fsarena {name}: {cmd}").on("write", log)?;
+        // The command as the log and errors show it: secrets hidden (the real values
+        // reach the shell through its environment and argv only).
+        let shown = crate::secret::redact_value(cmd);
+        writeln!(out, "==> fsarena {name}: {shown}").on("write", log)?;
         let err = out.try_clone().on("dup", log)?;
         let cpu0 = children_cpu_times();
         let t = w.start();
@@ -216,7 +224,7 @@ impl UserCommands {
             // whole group (make's children included).
             .process_group(0)
             .spawn()
-            .map_err(|e| anyhow!("{name}: starting /bin/sh -c {cmd:?}: {e}"))?;
+            .map_err(|e| anyhow!("{name}: starting /bin/sh -c {shown:?}: {e}"))?;
         let done = Arc::new(AtomicBool::new(false));
         watch_for_stop(child.id() as i32, Arc::clone(&done));
         let status = child.wait();
@@ -224,7 +232,7 @@ impl UserCommands {
         w.done(Op::Other, t, 0);
         let command_s = t.elapsed().as_secs_f64();
         let cpu1 = children_cpu_times();
-        let status = status.map_err(|e| anyhow!("{name}: waiting for {cmd:?}: {e}"))?;
+        let status = status.map_err(|e| anyhow!("{name}: waiting for {shown:?}: {e}"))?;
         check_stop()?;
         if !status.success() {
             let how = match (status.code(), status.signal()) {
@@ -233,7 +241,7 @@ impl UserCommands {
                 _ => format!("failed ({status})"),
             };
             bail!(
-                "{name} command {cmd:?} {how}; log {}, last lines:\n{}",
+                "{name} command {shown:?} {how}; log {}, last lines:\n{}",
                 log.display(),
                 tail(log)
             );
@@ -374,6 +382,30 @@ mod tests {
             "{log}"
         );
         assert!(log.contains("==> fsarena clean: rm f"), "{log}");
+    }
+
+    #[test]
+    fn secrets_reach_the_command_but_not_the_log_headers_or_errors() {
+        let (r, log, _) = run(
+            "command:run='echo got=$MY_PASSWORD; PGPASSWORD=hunter3 false',\
+             env='MY_PASSWORD=hunter2 x,y;CC=gcc'",
+        );
+        let err = r.unwrap_err();
+        assert!(
+            log.contains("got=hunter2 x,y\n"),
+            "the command got it: {log}"
+        );
+        let headers: Vec<&str> = log.lines().filter(|l| l.starts_with("==>")).collect();
+        assert!(headers.iter().all(|l| !l.contains("hunter")), "{headers:?}");
+        let err_lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("got=")).collect();
+        assert!(err_lines.iter().all(|l| !l.contains("hunter")), "{err}");
+        let spec = WorkloadSpec::parse(
+            "command:run='PGPASSWORD=hunter3 psql',env='MY_PASSWORD=hunter2 x,y;CC=gcc'",
+        )
+        .unwrap();
+        let shown = spec.params.to_text_map();
+        assert_eq!(shown["env"], "MY_PASSWORD=***;CC=gcc");
+        assert_eq!(shown["run"], "PGPASSWORD=***");
     }
 
     #[test]

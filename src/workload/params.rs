@@ -379,7 +379,8 @@ impl Params {
         matches!(self.get(name), Value::Bool(true))
     }
 
-    /// All values as text, for recording with the results.
+    /// All values as text, for recording with the results: secrets hidden
+    /// ([`crate::secret::redact_param`]), so never use it to rebuild a workload.
     pub fn to_text_map(&self) -> BTreeMap<String, String> {
         self.values
             .iter()
@@ -397,7 +398,7 @@ impl Params {
                     Value::SizeMix(v) => format_size_mix(v),
                     Value::Derived => "derived".to_string(),
                 };
-                (k.to_string(), text)
+                (k.to_string(), crate::secret::redact_param(k, &text))
             })
             .collect()
     }

@@ -121,6 +121,55 @@ pub struct NetSpec {
     pub opts: String,
 }
 
+/// Why `source` is no source of `kind`, or `None`. Mount helpers take an argument that
+/// starts with `-` as an option (`sshfs=-oProxyCommand=…:/x` would run a command), so none
+/// may; a host and an absolute path (a share for CIFS) must be there, in plain characters.
+fn source_problem(kind: NetKind, source: &str) -> Option<&'static str> {
+    if source.starts_with('-') {
+        return Some("it starts with '-', which the mount helper would take as an option");
+    }
+    if source.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Some("it has a space or control character");
+    }
+    let host_ok = |h: &str| {
+        !h.is_empty()
+            && !h.starts_with('-')
+            && h.chars()
+                .all(|c| c.is_ascii_alphanumeric() || ".-_:[]%".contains(c))
+    };
+    match kind {
+        NetKind::Nfs | NetKind::Sshfs => {
+            let Some((host, _path)) = source.split_once(":/") else {
+                return Some("no HOST:/PATH");
+            };
+            let host = match (kind, host.rsplit_once('@')) {
+                (NetKind::Sshfs, Some((user, _))) if user.is_empty() || user.starts_with('-') => {
+                    return Some("an empty or '-' user before '@'")
+                }
+                (NetKind::Sshfs, Some((_, h))) => h,
+                _ => host,
+            };
+            if !host_ok(host) {
+                return Some("no host, or a host with characters a host name has not");
+            }
+            None
+        }
+        NetKind::Cifs => {
+            let Some(rest) = source.strip_prefix("//") else {
+                return Some("no //HOST/SHARE");
+            };
+            let (host, share) = rest.split_once('/').unwrap_or((rest, ""));
+            if !host_ok(host) {
+                return Some("no host, or a host with characters a host name has not");
+            }
+            if share.trim_matches('/').is_empty() {
+                return Some("no share after the host");
+            }
+            None
+        }
+    }
+}
+
 impl NetSpec {
     /// Parses `KIND=SOURCE[,OPTIONS]` (the source itself holds no comma).
     pub fn parse(text: &str) -> Result<NetSpec, String> {
@@ -131,13 +180,9 @@ impl NetSpec {
         let kind = NetKind::parse(kind.trim())?;
         let (source, opts) = rest.split_once(',').unwrap_or((rest, ""));
         let source = source.trim();
-        let ok = match kind {
-            NetKind::Nfs | NetKind::Sshfs => source.contains(":/"),
-            NetKind::Cifs => source.starts_with("//") && source.len() > 2,
-        };
-        if !ok {
+        if let Some(why) = source_problem(kind, source) {
             return Err(format!(
-                "--net '{shown}': '{source}' is not a {} source; expected {}",
+                "--net '{shown}': '{source}' is not a {} source ({why}); expected {}",
                 kind.name(),
                 kind.example()
             ));
@@ -500,6 +545,33 @@ impl Drop for NetTarget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sources_that_would_be_options_or_lack_a_host_are_refused() {
+        for bad in [
+            "sshfs=-oProxyCommand=reboot:/x",
+            "nfs=-o:/x",
+            "nfs=:/",
+            "cifs=///",
+            "cifs=//srv",
+            "cifs=srv/share",
+            "sshfs=@:/",
+            "sshfs=-u@h:/p",
+            "nfs=ho st:/x",
+            "nfs=server",
+        ] {
+            assert!(NetSpec::parse(bad).is_err(), "{bad} accepted");
+        }
+        for good in [
+            "nfs=server:/export,vers=4.2",
+            "nfs=[fd00::1]:/export",
+            "cifs=//srv/share/sub,credentials=/root/.smbcred",
+            "sshfs=user@host:/path,port=22",
+            "sshfs=127.0.0.1:/tmp",
+        ] {
+            assert!(NetSpec::parse(good).is_ok(), "{good} refused");
+        }
+    }
 
     fn line(spec: &str) -> String {
         NetSpec::parse(spec)

@@ -42,20 +42,17 @@ pub fn left_out_line(left_out: &[String]) -> Option<String> {
     if left_out.is_empty() {
         return None;
     }
-    let names: Vec<&str> = left_out
-        .iter()
-        .map(|l| l.split(':').next().unwrap_or(l))
-        .collect();
     let hint = if left_out.iter().any(|l| l.contains("apt-get install")) {
-        " (`fsarena setup` installs the missing programs)"
+        " (`fsarena setup` installs what is missing)"
     } else {
         ""
     };
-    Some(format!(
-        "left out {}, which this machine cannot make{hint}: {}",
-        names.join(", "),
-        left_out.join("; ")
-    ))
+    let mut text = format!("left out{hint}:");
+    for l in left_out {
+        text.push_str("\n  ");
+        text.push_str(l);
+    }
+    Some(text)
 }
 
 /// The MPI side of a run: mode, ranks and the host of each rank (docs/distributed.md).

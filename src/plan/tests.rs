@@ -315,9 +315,13 @@ fn filesystems_this_machine_cannot_make_are_left_out_with_the_package() {
         ]
     );
     let line = crate::result::left_out_line(&cannot).unwrap();
-    assert!(
-        line.starts_with("left out xfs, btrfs, which this machine cannot make"),
-        "{line}"
+    assert_eq!(
+        line.lines().collect::<Vec<_>>(),
+        [
+            "left out (`fsarena setup` installs what is missing):",
+            "  xfs: mkfs.xfs missing: apt-get install xfsprogs",
+            "  btrfs: mkfs.btrfs missing: apt-get install btrfs-progs"
+        ]
     );
     assert!(line.contains("fsarena setup") && line.contains("apt-get install btrfs-progs"));
     assert_eq!(crate::result::left_out_line(&[]), None);

@@ -14,6 +14,7 @@
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
@@ -46,6 +47,59 @@ struct StateData {
 pub struct State {
     path: PathBuf,
     data: Mutex<StateData>,
+    /// `<run>.lock` beside the state file, held with an exclusive `flock` for the run's
+    /// whole life: how `cleanup`, `--resume` and other runs tell a live run from a dead
+    /// one, whatever the binary is called (the lock goes with the process, also on
+    /// `kill -9`).
+    _lock: std::fs::File,
+}
+
+/// The lock file of run `run_id`'s state file `state_file`.
+fn lock_path(state_file: &Path) -> PathBuf {
+    state_file.with_extension("lock")
+}
+
+/// Takes the run's lock without waiting; fails, naming the run, when a live process holds
+/// it (another `--resume` of the same run).
+fn take_lock(path: &Path, run_id: &str) -> Result<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    // SAFETY: flock(2) on a descriptor this function owns.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            return Err(crate::error::usage(format!(
+                "run {run_id} is live in another process (it holds {}): wait for it or stop \
+                 it first",
+                path.display()
+            )));
+        }
+        return Err(e).with_context(|| format!("locking {}", path.display()));
+    }
+    Ok(f)
+}
+
+/// Whether the run whose state file is `state_file` is alive: some process holds its lock.
+/// A state file without a lock file (written by an older fsarena) is judged by its pid.
+pub fn run_is_live(state_file: &Path, pid: u32) -> bool {
+    let lock = lock_path(state_file);
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&lock)
+    else {
+        return !lock.exists() && pid_is_live_fsarena(pid);
+    };
+    // SAFETY: flock(2) on a descriptor owned here; a shared lock taken is dropped with it.
+    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
 }
 
 impl State {
@@ -62,13 +116,18 @@ impl State {
             _ => {}
         }
         ensure_owned_dir(state_dir)?;
+        let path = state_dir.join(format!("{run_id}.json"));
+        // Locked before the state file is written: a second process of the same run must
+        // not overwrite the first one's record.
+        let lock = take_lock(&lock_path(&path), run_id)?;
         let s = Self {
-            path: state_dir.join(format!("{run_id}.json")),
+            path,
             data: Mutex::new(StateData {
                 pid: std::process::id(),
                 run_id: run_id.to_string(),
                 resources: Vec::new(),
             }),
+            _lock: lock,
         };
         s.save()?;
         Ok(s)
@@ -138,6 +197,7 @@ impl State {
             .len();
         if left == 0 {
             owned::remove(&self.path, Removal::File).ok();
+            owned::remove(&lock_path(&self.path), Removal::File).ok();
         }
         Ok(())
     }
@@ -421,7 +481,7 @@ fn replay_state_files(image_dir: &Path) -> (Vec<String>, Vec<String>) {
                 continue;
             }
         };
-        if pid_is_live_fsarena(data.pid) {
+        if run_is_live(&path, data.pid) {
             live.push(data.run_id.clone());
             lines.push(format!(
                 "run {} is still running (pid {}); left alone",
@@ -451,6 +511,9 @@ fn replay_state_files(image_dir: &Path) -> (Vec<String>, Vec<String>) {
         }
         if !failed {
             owned::remove(&path, Removal::File).ok();
+            owned::remove(&lock_path(&path), Removal::File).ok();
+            // A rewrite the run was killed in the middle of.
+            owned::remove(&path.with_extension("json.tmp"), Removal::File).ok();
         }
     }
     (lines, live)
@@ -517,6 +580,32 @@ pub fn describe(r: &Resource) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_is_live_while_its_lock_is_held_and_only_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let first = State::create(&state, "r1").unwrap();
+        let file = state.join("r1.json");
+        // pid 1 is no fsarena: the lock, not the process name, says the run is alive.
+        assert!(run_is_live(&file, 1));
+        let second = State::create(&state, "r1").err().expect("a second holder");
+        assert!(
+            format!("{second:#}").contains("live in another process"),
+            "{second:#}"
+        );
+        assert!(
+            file.exists(),
+            "the second did not overwrite the first's record"
+        );
+        first.finish().unwrap();
+        drop(first);
+        assert!(!run_is_live(&file, 1));
+        assert!(!state.join("r1.lock").exists());
+        let again = State::create(&state, "r1").unwrap();
+        drop(again); // never finished, as after kill -9: dead, its lock free
+        assert!(!run_is_live(&file, 1));
+    }
     use std::os::unix::fs::PermissionsExt;
 
     #[test]

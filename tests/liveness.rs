@@ -15,7 +15,7 @@ fn cleanup_leaves_a_live_run_under_another_name_alone() {
     let img = dir.path().join("img");
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
-    let mut child = Command::new(&dev)
+    let child = Command::new(&dev)
         .args(["--db", dir.path().join("r.db").to_str().unwrap()])
         .args([
             "run",

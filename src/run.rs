@@ -177,7 +177,10 @@ pub fn execute(
     }
     result.targets = targets.iter().map(|t| t.info().without_secrets()).collect();
     drop(targets);
-    state.finish()?;
+    if let Err(e) = state.finish() {
+        // The figures stand; what is left is for `cleanup` (the message says so).
+        progress.note(&format!("{e:#}"));
+    }
     result.finished_at = Some(chrono::Utc::now().to_rfc3339());
     result.summaries = crate::stats::summarize(&result.trials);
     result.status = match &outcome {

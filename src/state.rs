@@ -52,6 +52,8 @@ pub struct State {
     /// one, whatever the binary is called (the lock goes with the process, also on
     /// `kill -9`).
     _lock: std::fs::File,
+    /// The first failure to rewrite the file after something was undone, if any.
+    stale: Mutex<Option<String>>,
 }
 
 /// The lock file of run `run_id`'s state file `state_file`.
@@ -128,6 +130,7 @@ impl State {
                 resources: Vec::new(),
             }),
             _lock: lock,
+            stale: Mutex::new(None),
         };
         s.save()?;
         Ok(s)
@@ -163,14 +166,21 @@ impl State {
         self.save()
     }
 
-    /// Forgets `r` after it was undone.
+    /// Forgets `r` after it was undone. Failing to rewrite the file (a full or failing
+    /// disk) never stops a teardown: the record is only stale (it names something already
+    /// undone, which `cleanup` skips), the next rewrite or [`Self::finish`] heals it, and
+    /// [`Self::finish`] reports the failure.
     pub fn remove(&self, r: &Resource) -> Result<()> {
         self.data
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .resources
             .retain(|x| x != r);
-        self.save()
+        if let Err(e) = self.save() {
+            let mut stale = self.stale.lock().unwrap_or_else(|e| e.into_inner());
+            stale.get_or_insert_with(|| format!("{e:#}"));
+        }
+        Ok(())
     }
 
     /// Where the run's trial logs go: `logs/<run id>/` beside the state directory
@@ -197,9 +207,19 @@ impl State {
             .len();
         if left == 0 {
             owned::remove(&self.path, Removal::File).ok();
+            owned::remove(&self.path.with_extension("json.tmp"), Removal::File).ok();
             owned::remove(&lock_path(&self.path), Removal::File).ok();
+            return Ok(());
         }
-        Ok(())
+        let stale = self.stale.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match stale {
+            Some(why) => anyhow::bail!(
+                "{left} resource(s) of this run are still recorded in {} and the record \
+                 could not be rewritten ({why}); run `fsarena cleanup`",
+                self.path.display()
+            ),
+            None => Ok(()),
+        }
     }
 }
 

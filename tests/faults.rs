@@ -204,3 +204,73 @@ fn a_rejected_mount_option_fails_its_trials_and_leaves_no_mount_point_or_record(
     // for `fsarena cleanup` to replay, no empty directory is left in mnt/.
     common::assert_no_records(dir.path());
 }
+
+/// The image directory's own filesystem fills up in the middle of a trial (the state file
+/// can no longer be rewritten at the cold-cache remount): teardown still undoes every
+/// mount, loop device and image, and says what it could not.
+#[test]
+fn a_full_image_directory_leaks_nothing() {
+    let test = "a_full_image_directory_leaks_nothing";
+    if common::skip_without_loop(test) || !common::fs_available(test, "ext4") {
+        return;
+    }
+    let top = common::image_dir();
+    let small = top.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = Command::new("mount")
+        .args([
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=200m,mode=0700",
+            "fsarena-test-fill",
+        ])
+        .arg(&small)
+        .status()
+        .unwrap()
+        .success();
+    assert!(mounted);
+    let img = small.join("img");
+    let child = Command::new(common::bin())
+        .args([
+            "run",
+            "smallfiles:files=20000",
+            "--fs",
+            "ext4",
+            "--size",
+            "128MiB",
+        ])
+        .args(["--reps", "2", "--quiet", "--image-dir"])
+        .arg(&img)
+        .arg("--db")
+        .arg(top.path().join("r.db"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the first image exists, whatever room is left goes to a file of zeros.
+    let started = std::time::Instant::now();
+    while !std::fs::read_dir(&img).is_ok_and(|rd| {
+        rd.flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "img"))
+    }) {
+        assert!(started.elapsed().as_secs() < 60, "no image was made");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = Command::new("dd")
+        .args(["if=/dev/zero", "bs=1M", "status=none"])
+        .arg(format!("of={}", small.join("filler").display()))
+        .status();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let leaks = (common::mounts_under(&img), common::loops_under(&img));
+    let images = common::images_under(&img);
+    let _ = std::fs::remove_file(small.join("filler"));
+    if !leaks.0.is_empty() || !leaks.1.is_empty() {
+        let _ = common::cleanup(&img);
+    }
+    let _ = Command::new("umount").arg(&small).status();
+    assert_eq!(leaks, (vec![], vec![]), "left mounted or attached: {err}");
+    assert!(images.is_empty(), "images left: {images:?}\n{err}");
+}

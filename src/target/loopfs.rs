@@ -174,23 +174,34 @@ impl LoopTarget {
         let Some(mut live) = self.live.take() else {
             return Ok(());
         };
+        // Every step is tried whatever failed before it (a full disk, a busy mount): what
+        // one step leaves is reported, never a reason to leave the rest.
+        let mut failed = Vec::new();
         if live.mounted {
-            self.provision.umount_s = Some(mount::unmount(&self.env.state, &live.mountpoint)?);
+            match mount::unmount(&self.env.state, &live.mountpoint) {
+                Ok(s) => self.provision.umount_s = Some(s),
+                Err(e) => failed.push(format!("{e:#}")),
+            }
             live.mounted = false;
         }
+        let mut undo = |r: Resource| match state::undo(&r) {
+            Ok(_) => {
+                let _ = self.env.state.remove(&r);
+            }
+            Err(e) => failed.push(format!("{e:#}")),
+        };
         if let Some(dev) = live.device.take() {
-            let r = Resource::Loop {
+            undo(Resource::Loop {
                 device: dev,
                 image: live.image.clone(),
-            };
-            state::undo(&r)?;
-            self.env.state.remove(&r)?;
+            });
         }
-        let r = Resource::Image {
+        undo(Resource::Image {
             path: live.image.clone(),
-        };
-        state::undo(&r)?;
-        self.env.state.remove(&r)?;
+        });
+        if !failed.is_empty() {
+            anyhow::bail!("{}", failed.join("; "));
+        }
         Ok(())
     }
 }

@@ -117,7 +117,8 @@ pub fn find(name: &str) -> Result<&'static WorkloadInfo> {
         .ok_or_else(|| {
             let names: Vec<_> = registry().iter().map(|w| w.name).collect();
             crate::error::usage(format!(
-                "unknown workload '{name}'; valid: {}",
+                "unknown workload '{}'; valid: {}",
+                crate::workload::params::echo(name),
                 names.join(", ")
             ))
         })

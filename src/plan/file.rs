@@ -65,12 +65,43 @@ pub struct PlanFile {
     pub workloads: Vec<WorkloadEntry>,
 }
 
+/// The largest plan file read: 1 MiB is thousands of targets and workloads; more is not a
+/// plan (and `/dev/zero` would be read forever).
+pub const MAX_PLAN_BYTES: u64 = 1 << 20;
+
 /// Reads and parses the plan at `path`.
 pub fn load(path: &std::path::Path) -> Result<PlanFile> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = read_plan(path).map_err(|e| {
         crate::error::usage(format!("cannot read plan file {}: {e}", path.display()))
     })?;
     parse(&path.display().to_string(), &text)
+}
+
+/// The text of a plan file: a regular file (opened without blocking, so a FIFO cannot
+/// hang the open), at most [`MAX_PLAN_BYTES`], in UTF-8.
+fn read_plan(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "not a regular file (a device, FIFO or directory is not a plan)",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_PLAN_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_PLAN_BYTES {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "larger than 1 MiB, too large for a plan",
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| Error::new(ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
 /// Parses plan text; `name` is what errors call the file.

@@ -322,3 +322,27 @@ fn filesystems_this_machine_cannot_make_are_left_out_with_the_package() {
     assert!(line.contains("fsarena setup") && line.contains("apt-get install btrfs-progs"));
     assert_eq!(crate::result::left_out_line(&[]), None);
 }
+
+/// Issue 31 item 6: `plan check /dev/zero` read forever and a FIFO blocked in open; a plan
+/// must be a regular file of at most 1 MiB.
+#[test]
+fn a_plan_file_is_a_regular_file_of_bounded_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, "#".repeat((1 << 20) + 1)).unwrap();
+    for (path, why) in [
+        (std::path::Path::new("/dev/zero"), "not a regular file"),
+        (std::path::Path::new("/dev/urandom"), "not a regular file"),
+        (fifo.as_path(), "not a regular file"),
+        (dir.path(), "not a regular file"),
+        (big.as_path(), "larger than 1 MiB"),
+    ] {
+        let e = super::file::load(path).err().unwrap();
+        assert_eq!(crate::error::exit_code(&e), 2, "{}", path.display());
+        let msg = e.to_string();
+        assert!(msg.contains(why), "{}: {msg}", path.display());
+    }
+}

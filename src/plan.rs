@@ -235,9 +235,11 @@ impl Plan {
                 path: d.canonicalize()?,
             });
         }
-        for (i, t) in targets.iter().enumerate() {
-            if targets[..i].iter().any(|u| u.name() == t.name()) {
-                return Err(usage(format!("target {} is listed twice", t.name())));
+        let mut seen = std::collections::HashSet::new();
+        for t in &targets {
+            let name = t.name();
+            if !seen.insert(name.clone()) {
+                return Err(usage(format!("target {name} is listed twice")));
             }
         }
         if targets.is_empty() {

@@ -178,9 +178,12 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         db: None,
     };
     let mut targets: Vec<(PlanTarget, &TargetEntry)> = Vec::new();
+    // Each name → its index in `targets`: the check of unique names stays linear.
+    let mut by_name = std::collections::HashMap::new();
     for e in &f.targets {
         let t = target(src, e, &size, &plan_dir, &consent, &mut host)?;
-        if let Some((first, fe)) = targets.iter().find(|(x, _)| x.name == t.name) {
+        if let Some(&i) = by_name.get(&t.name) {
+            let (first, fe): &(PlanTarget, &TargetEntry) = &targets[i];
             return Err(src.err(
                 &e.name.as_ref().map_or(e.span.clone(), |n| n.span.clone()),
                 format!(
@@ -191,6 +194,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
                 ),
             ));
         }
+        by_name.insert(t.name.clone(), targets.len());
         targets.push((t, e));
     }
     if targets.is_empty() {

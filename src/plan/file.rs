@@ -127,8 +127,19 @@ pub fn parse(name: &str, text: &str) -> Result<PlanFile> {
     for t in array_of_tables(&src, root, "target")? {
         targets.push(read_target(&src, t)?);
     }
+    if targets.len() > matrix::MAX_TARGETS {
+        return Err(src.err(
+            &targets[matrix::MAX_TARGETS].span,
+            format!(
+                "{} [[target]] entries; a plan may have at most {}",
+                targets.len(),
+                matrix::MAX_TARGETS
+            ),
+        ));
+    }
     for m in array_of_tables(&src, root, "matrix")? {
-        targets.extend(read_matrix(&src, m)?);
+        let made = read_matrix(&src, m, targets.len())?;
+        targets.extend(made);
     }
     let mut workloads = Vec::new();
     for w in array_of_tables(&src, root, "workload")? {
@@ -236,7 +247,7 @@ fn read_target(src: &Src, t: &Table) -> Result<TargetEntry> {
     Ok(e)
 }
 
-fn read_matrix(src: &Src, t: &Table) -> Result<Vec<TargetEntry>> {
+fn read_matrix(src: &Src, t: &Table, before: usize) -> Result<Vec<TargetEntry>> {
     src.only_keys(t, "[[matrix]]", MATRIX_KEYS)?;
     let span = t.span().or_else(|| super::located::table_span(t));
     let axis = |k: &str| t.get(k).map(|i| src.strings(i, k)).transpose();
@@ -258,7 +269,7 @@ fn read_matrix(src: &Src, t: &Table) -> Result<Vec<TargetEntry>> {
         mount: axis("mount")?.unwrap_or_else(none),
         size: axis("size")?.unwrap_or_else(none),
     };
-    matrix::expand(src, &axes, span)
+    matrix::expand(src, &axes, span, before)
 }
 
 fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {

@@ -78,7 +78,12 @@ pub fn expand(
     span: Option<Range<usize>>,
     before: usize,
 ) -> Result<Vec<TargetEntry>> {
-    let lens = [axes.fs.len(), axes.mkfs.len(), axes.mount.len(), axes.size.len()];
+    let lens = [
+        axes.fs.len(),
+        axes.mkfs.len(),
+        axes.mount.len(),
+        axes.size.len(),
+    ];
     let product = lens
         .iter()
         .try_fold(1usize, |p, n| p.checked_mul(*n))

@@ -353,7 +353,10 @@ fn a_plan_file_is_a_regular_file_of_bounded_size() {
 #[test]
 fn a_matrix_larger_than_the_target_cap_is_refused_before_expanding() {
     let axis = |n: usize, f: &dyn Fn(usize) -> String| {
-        (0..n).map(|i| format!("\"{}\"", f(i))).collect::<Vec<_>>().join(",")
+        (0..n)
+            .map(|i| format!("\"{}\"", f(i)))
+            .collect::<Vec<_>>()
+            .join(",")
     };
     let text = format!(
         "[[matrix]]\nfs = [{}]\nmkfs = [{}]\nmount = [{}]\n[[workload]]\nkind = \"bonnie\"\n",
@@ -385,5 +388,8 @@ fn a_matrix_larger_than_the_target_cap_is_refused_before_expanding() {
         axis(999, &|i| format!("commit={}", i + 1)),
     );
     let msg = err_of(&text, &Overrides::default());
-    assert!(msg.contains("a second target named 'ext4+commit=1'"), "{msg}");
+    assert!(
+        msg.contains("a second target named 'ext4+commit=1'"),
+        "{msg}"
+    );
 }

@@ -718,7 +718,9 @@ mod tests {
     fn hostile_values_are_refused_naming_the_parameter() {
         use crate::workload::WorkloadSpec;
         let refused = |spec: &str, needle: &str| {
-            let e = WorkloadSpec::parse(spec).err().unwrap_or_else(|| panic!("{spec}: accepted"));
+            let e = WorkloadSpec::parse(spec)
+                .err()
+                .unwrap_or_else(|| panic!("{spec}: accepted"));
             assert_eq!(crate::error::exit_code(&e), 2, "{spec}");
             let msg = format!("{e:#}");
             assert!(msg.contains(needle), "{spec}: {msg}");

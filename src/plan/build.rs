@@ -95,8 +95,11 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         &as_text(&d.reps),
         &crate::cli::DEFAULT_REPS.to_string(),
         |s| match s.parse::<u32>() {
-            Ok(n) if n >= 1 => Ok(n),
-            _ => Err(format!("reps '{s}': give a whole number ≥ 1")),
+            Ok(n) if (1..=super::MAX_REPS).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "reps '{s}': give a whole number from 1 to {}",
+                super::MAX_REPS
+            )),
         },
     )?;
     let seed: u64 = setting(
@@ -209,7 +212,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         let specs = workload(src, w)?;
         for spec in &specs {
             for (t, _) in &targets {
-                crate::workload::check_target(spec.info, &t.spec)
+                crate::workload::check_target(spec, &t.spec)
                     .map_err(|e| src.err(&w.span, format!("{e:#}")))?;
             }
         }
@@ -364,6 +367,10 @@ fn target(
     }
     let size_bytes = size(&e.size)?;
     if fs.v == "tmpfs" {
+        if let Some(m) = &e.mount {
+            super::refuse_tmpfs_size(&m.v)
+                .map_err(|err| src.err(&m.span, format!("mount: {err}")))?;
+        }
         if let Some(m) = &e.mkfs {
             return Err(src.err(&m.span, "tmpfs has no mkfs options"));
         }

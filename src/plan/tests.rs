@@ -110,6 +110,7 @@ fs = "ext4"
 size = "1GiB"
 [[workload]]
 kind = "bonnie"
+size = "128MiB"
 "#;
     let p = plan(text, &Overrides::default()).unwrap();
     assert_eq!((p.policy.reps, p.policy.seed), (5, 7));

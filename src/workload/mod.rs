@@ -124,13 +124,37 @@ pub fn find(name: &str) -> Result<&'static WorkloadInfo> {
         })
 }
 
-/// Whether workload `info` can run on `target`, checked when the plan is made, before
-/// anything is touched: most workloads run anywhere; `provision` needs a loop target.
-pub fn check_target(info: &WorkloadInfo, target: &crate::target::TargetSpec) -> Result<()> {
-    if std::ptr::eq(info, &provision::INFO) {
+/// Whether workload `w` can run on `target`, checked when the plan is made, before
+/// anything is touched: `provision` needs a loop target, and a workload's data `size`
+/// must fit in the filesystem fsarena makes (a file larger than the whole filesystem
+/// cannot be written).
+pub fn check_target(w: &WorkloadSpec, target: &crate::target::TargetSpec) -> Result<()> {
+    use crate::target::TargetSpec;
+    if std::ptr::eq(w.info, &provision::INFO) {
         return provision::check_target(target);
     }
-    Ok(())
+    let fs_bytes = match target {
+        TargetSpec::Loop { size_bytes, .. } | TargetSpec::Tmpfs { size_bytes, .. } => *size_bytes,
+        _ => return Ok(()),
+    };
+    let data_bytes = w
+        .info
+        .params
+        .iter()
+        .any(|p| p.name == "size" && matches!(p.kind, ParamKind::Size))
+        .then(|| w.params.bytes("size"))
+        .flatten();
+    match data_bytes {
+        Some(b) if b > fs_bytes => Err(crate::error::usage(format!(
+            "{}: size={} is larger than the whole {} target ({}); give a smaller size or a \
+             larger --size",
+            w.info.name,
+            crate::size::format_size(b),
+            target.name(),
+            crate::size::format_size(fs_bytes)
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// A workload with its parameters, as named on the command line (`bonnie:size=512MiB`).

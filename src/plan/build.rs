@@ -141,16 +141,20 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         reps,
         seed,
     };
+    let check = |s: &str| -> Result<u64, String> {
+        let b = parse_size(s)?;
+        if b < 64 << 20 {
+            return Err(format!(
+                "size {s}: at least 64MiB is needed (xfs and btrfs refuse smaller)"
+            ));
+        }
+        Ok(b)
+    };
+    // Checked even when every target has its own size (or --size replaces it).
+    if let Some(a) = &d.size {
+        check(&a.v).map_err(|e| src.err(&a.span, e))?;
+    }
     let size = |own: &Option<At<String>>| -> Result<u64> {
-        let check = |s: &str| -> Result<u64, String> {
-            let b = parse_size(s)?;
-            if b < 64 << 20 {
-                return Err(format!(
-                    "size {s}: at least 64MiB is needed (xfs and btrfs refuse smaller)"
-                ));
-            }
-            Ok(b)
-        };
         match own {
             Some(a) => check(&a.v).map_err(|e| src.err(&a.span, e)),
             None => setting(
@@ -460,6 +464,23 @@ fn workload(src: &Src, w: &WorkloadEntry) -> Result<Vec<WorkloadSpec>> {
                     } else {
                         valid.join(", ")
                     }
+                ),
+            ));
+        }
+        let spec = info.params.iter().find(|p| p.name == key.v);
+        let takes_list = spec.is_some_and(|p| {
+            matches!(
+                p.kind,
+                crate::workload::params::ParamKind::CountList
+                    | crate::workload::params::ParamKind::SizeMix
+            )
+        });
+        if w.list_keys.contains(&key.v) && !takes_list {
+            return Err(src.err(
+                &value.span,
+                format!(
+                    "parameter '{}' of workload {} takes one value, not a list",
+                    key.v, info.name
                 ),
             ));
         }

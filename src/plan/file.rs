@@ -53,6 +53,9 @@ pub struct WorkloadEntry {
     pub is_suite: bool,
     /// Parameters (for `kind`): key, the value as workload-spec text, the value's span.
     pub params: Vec<(At<String>, At<String>)>,
+    /// The keys of `params` written as TOML arrays (`files = [1, 10]`): only list
+    /// parameters take them.
+    pub list_keys: Vec<String>,
     pub span: Option<Range<usize>>,
 }
 
@@ -291,6 +294,7 @@ fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
         }
     };
     let mut params = Vec::new();
+    let mut list_keys = Vec::new();
     for (k, item) in t.iter() {
         if k == "kind" || k == "suite" {
             continue;
@@ -308,12 +312,16 @@ fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
                 ),
             ));
         }
+        if item.as_array().is_some() {
+            list_keys.push(k.to_string());
+        }
         params.push((key, value_text(src, item, k)?));
     }
     Ok(WorkloadEntry {
         kind,
         is_suite,
         params,
+        list_keys,
         span,
     })
 }
@@ -333,7 +341,9 @@ fn value_text(src: &Src, item: &Item, key: &str) -> Result<At<String>> {
         match v {
             V::String(s) => Some(s.value().clone()),
             V::Integer(i) => Some(i.value().to_string()),
-            V::Float(f) => Some(f.value().to_string()),
+            // `{:?}` keeps the decimal point (5.0 → "5.0", 1e3 → "1000.0"), so a count
+            // refuses a float however whole it looks.
+            V::Float(f) => Some(format!("{:?}", f.value())),
             V::Boolean(b) => Some(b.value().to_string()),
             _ => None,
         }

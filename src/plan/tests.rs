@@ -394,3 +394,83 @@ fn a_matrix_larger_than_the_target_cap_is_refused_before_expanding() {
         "{msg}"
     );
 }
+
+/// Issue 31 items 9 and 10 in plan files: each of these was accepted.
+#[test]
+fn plan_values_that_cannot_work_are_refused() {
+    let o = Overrides::default();
+    let t = "[[target]]\nfs = \"ext4\"\nsize = \"256MiB\"\n";
+    let cases = [
+        // An invalid [defaults] size that no target uses.
+        (
+            format!("[defaults]\nsize = \"12XB\"\n{t}[[workload]]\nkind = \"postmark\"\n"),
+            "12XB",
+        ),
+        (
+            format!("[defaults]\nsize = \"1MiB\"\n{t}[[workload]]\nkind = \"postmark\"\n"),
+            "at least 64MiB",
+        ),
+        // Floats and lists where a count is expected.
+        (
+            format!("{t}[[workload]]\nkind = \"postmark\"\nnumber = 5.0\n"),
+            "'5.0' is not a whole number",
+        ),
+        (
+            format!("{t}[[workload]]\nkind = \"postmark\"\nnumber = 1e3\n"),
+            "'1000.0' is not a whole number",
+        ),
+        (
+            format!("{t}[[workload]]\nkind = \"postmark\"\nnumber = [5]\n"),
+            "takes one value, not a list",
+        ),
+        (
+            format!("{t}[[workload]]\nkind = \"job\"\nruntime = 1e300\n"),
+            "30 days",
+        ),
+        (
+            format!("{t}[[workload]]\nkind = \"job\"\nruntime = nan\n"),
+            "not a non-negative number",
+        ),
+        // NUL in a text parameter.
+        (
+            format!("{t}[[workload]]\nkind = \"command\"\nrun = \"true\\u0000\"\n"),
+            "NUL",
+        ),
+        // Repetitions that could never finish.
+        (
+            format!("[defaults]\nreps = 4294967295\n{t}[[workload]]\nkind = \"postmark\"\n"),
+            "from 1 to 1000",
+        ),
+        // A tmpfs size in its mount options would override the size given.
+        (
+            "[[target]]\nfs = \"tmpfs\"\nmount = \"size=1T\"\n[[workload]]\nkind = \"postmark\"\n"
+                .to_string(),
+            "override the size",
+        ),
+        // A workload's data larger than the whole target.
+        (
+            format!("{t}[[workload]]\nkind = \"bonnie\"\nsize = \"1GiB\"\n"),
+            "larger than the whole",
+        ),
+    ];
+    for (text, needle) in &cases {
+        let e = match parse("t.toml", text).and_then(|f| build(&f, &o)) {
+            Ok(_) => panic!("accepted:\n{text}"),
+            Err(e) => e,
+        };
+        assert_eq!(crate::error::exit_code(&e), 2, "{text}");
+        let msg = format!("{e:#}");
+        assert!(msg.contains(needle), "{text}\n→ {msg}");
+    }
+    // The same values as whole numbers, a float where a float is expected and a list where
+    // a list is expected are fine.
+    for ok in [
+        format!("{t}[[workload]]\nkind = \"postmark\"\nnumber = 5\n"),
+        format!("{t}[[workload]]\nkind = \"job\"\nruntime = 1.5\n"),
+        format!("{t}[[workload]]\nkind = \"job\"\nruntime = 2\n"),
+    ] {
+        if let Err(e) = plan(&ok, &o) {
+            panic!("{ok}\n→ {e:#}");
+        }
+    }
+}

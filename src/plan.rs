@@ -287,9 +287,11 @@ impl Plan {
                     d.display()
                 )));
             }
-            targets.push(TargetSpec::Dir {
-                path: d.canonicalize()?,
-            });
+            let path = d.canonicalize()?;
+            if let Some(why) = crate::target::dir::refuse_dir(&path, &image_dir) {
+                return Err(usage(format!("--dir {}: {why}", d.display())));
+            }
+            targets.push(TargetSpec::Dir { path });
         }
         let mut seen = std::collections::HashSet::new();
         for t in &targets {

@@ -335,7 +335,12 @@ fn target(
     if let Some(dir) = &e.dir {
         let path = plan_dir.join(&dir.v);
         let path = match path.canonicalize() {
-            Ok(p) if p.is_dir() => p,
+            Ok(p) if p.is_dir() => {
+                if let Some(why) = crate::target::dir::refuse_dir(&p, &consent.image_dir) {
+                    return Err(src.err(&dir.span, format!("dir {}: {why}", p.display())));
+                }
+                p
+            }
             _ => {
                 host.push(src.err(
                     &dir.span,

@@ -436,6 +436,16 @@ fn plan_values_that_cannot_work_are_refused() {
             format!("{t}[[workload]]\nkind = \"command\"\nrun = \"true\\u0000\"\n"),
             "NUL",
         ),
+        (
+            "[[target]]\nfs = \"ext4\"\nmkfs = \"-L x\\u0000\"\n[[workload]]\nkind = \"postmark\"\n"
+                .to_string(),
+            "NUL",
+        ),
+        (
+            "[[matrix]]\nfs = [\"ext4\"]\nmount = [\"noatime\\u0000\"]\n[[workload]]\nkind = \"postmark\"\n"
+                .to_string(),
+            "NUL",
+        ),
         // Repetitions that could never finish.
         (
             format!("[defaults]\nreps = 4294967295\n{t}[[workload]]\nkind = \"postmark\"\n"),

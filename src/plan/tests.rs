@@ -457,7 +457,16 @@ fn plan_values_that_cannot_work_are_refused() {
                 .to_string(),
             "override the size",
         ),
-        // A workload's data larger than the whole target.
+        // A workload's data larger than the whole target: one file, or all instances'
+        // files together.
+        (
+            format!("{t}[[workload]]\nkind = \"bonnie\"\nsize = \"128MiB\"\nprocs = 4\n"),
+            "512MiB of data is larger than the whole",
+        ),
+        (
+            format!("{t}[[workload]]\nkind = \"job\"\nsize = \"64MiB\"\nnumjobs = 8\n"),
+            "512MiB of data is larger than the whole",
+        ),
         (
             format!("{t}[[workload]]\nkind = \"bonnie\"\nsize = \"1GiB\"\n"),
             "larger than the whole",

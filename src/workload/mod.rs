@@ -61,6 +61,12 @@ pub(crate) const fn spec(
 pub trait Workload: Send + Sync {
     /// Runs all phases of one trial.
     fn run(&self, cx: &mut TrialContext) -> Result<()>;
+
+    /// The bytes of file data one trial stores, when known before it runs: checked
+    /// against the target's size when the plan is made ([`check_target`]).
+    fn data_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A workload kind as listed by `fsarena list` and named on the command line.
@@ -125,9 +131,9 @@ pub fn find(name: &str) -> Result<&'static WorkloadInfo> {
 }
 
 /// Whether workload `w` can run on `target`, checked when the plan is made, before
-/// anything is touched: `provision` needs a loop target, and a workload's data `size`
-/// must fit in the filesystem fsarena makes (a file larger than the whole filesystem
-/// cannot be written).
+/// anything is touched: `provision` needs a loop target, and a workload's data (its
+/// [`Workload::data_bytes`], else its `size` parameter) must fit in the filesystem
+/// fsarena makes.
 pub fn check_target(w: &WorkloadSpec, target: &crate::target::TargetSpec) -> Result<()> {
     use crate::target::TargetSpec;
     if std::ptr::eq(w.info, &provision::INFO) {
@@ -137,17 +143,17 @@ pub fn check_target(w: &WorkloadSpec, target: &crate::target::TargetSpec) -> Res
         TargetSpec::Loop { size_bytes, .. } | TargetSpec::Tmpfs { size_bytes, .. } => *size_bytes,
         _ => return Ok(()),
     };
-    let data_bytes = w
+    let size = w
         .info
         .params
         .iter()
         .any(|p| p.name == "size" && matches!(p.kind, ParamKind::Size))
         .then(|| w.params.bytes("size"))
         .flatten();
-    match data_bytes {
+    match w.workload.data_bytes().or(size) {
         Some(b) if b > fs_bytes => Err(crate::error::usage(format!(
-            "{}: size={} is larger than the whole {} target ({}); give a smaller size or a \
-             larger --size",
+            "{}: {} of data is larger than the whole {} target ({}); give a smaller size \
+             or a larger --size",
             w.info.name,
             crate::size::format_size(b),
             target.name(),

@@ -62,7 +62,8 @@ fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
         .map(|item| {
             let (fs, opts) = item.split_once('=').ok_or_else(|| {
                 usage(format!(
-                    "{flag} '{item}': expected FS=OPTIONS, e.g. {flag} ext4=noatime"
+                    "{flag} '{}': expected FS=OPTIONS, e.g. {flag} ext4=noatime",
+                    crate::error::echo(item)
                 ))
             })?;
             let fs = fs.trim();

@@ -25,6 +25,9 @@ const SEED: u64 = 31;
 /// Inputs generated per surface; `BAD_INPUT_PER_SURFACE=N` for a longer exploration.
 const PER_SURFACE: usize = 120;
 
+/// The longest message an input may cause: user input is echoed cut to ~200 characters.
+const MAX_MESSAGE_BYTES: usize = 4096;
+
 /// `name` from the environment, else `default`.
 fn knob<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
@@ -163,6 +166,14 @@ impl Tally {
     /// Counts `o`, the outcome of `input`; a panic, a hang or a signal is a failure.
     fn count(&mut self, surface: &str, input: &str, o: &Outcome) {
         self.tried += 1;
+        if o.stderr.len() > MAX_MESSAGE_BYTES {
+            self.failures.push(format!(
+                "{surface}: a {}-byte message for {}: {}",
+                o.stderr.len(),
+                cut(input),
+                cut(&o.stderr)
+            ));
+        }
         let bad = match o.end {
             End::Accepted => {
                 self.accepted += 1;

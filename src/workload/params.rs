@@ -156,15 +156,7 @@ pub const MAX_COUNT: u64 = 1_000_000_000_000;
 /// near 2^64 bytes overflow every sum made of them.
 pub const MAX_BYTES: u64 = 1 << 50;
 
-/// `text` as echoed in a message: whole up to ~200 characters, else cut with its length,
-/// so a 100 kB input does not flood the terminal.
-pub fn echo(text: &str) -> String {
-    const KEEP: usize = 200;
-    match text.char_indices().nth(KEEP) {
-        None => text.to_string(),
-        Some((end, _)) => format!("{}…({} bytes)", &text[..end], text.len()),
-    }
-}
+pub use crate::error::echo;
 
 fn parse_count(text: &str) -> Result<u64, String> {
     match text.trim().parse::<u64>() {

@@ -395,7 +395,10 @@ fn plan_text(rng: &mut SmallRng) -> String {
     .map(|s| s.to_string())
     .collect();
     for _ in 0..rng.gen_range(1..3) {
-        let key = KEYS.choose(rng).unwrap();
+        let key = match rng.gen_range(0..8) {
+            0 => format!("\"{}\"", junk(rng).replace('\\', "").replace('"', "")),
+            _ => KEYS.choose(rng).unwrap().to_string(),
+        };
         let value = if rng.gen_range(0..6) == 0 {
             format!(
                 "\"{}\"",

@@ -462,7 +462,7 @@ fn workload(src: &Src, w: &WorkloadEntry) -> Result<Vec<WorkloadSpec>> {
                 &key.span,
                 format!(
                     "unknown parameter '{}' of workload {}; valid: {}",
-                    key.v,
+                    crate::error::echo(&key.v),
                     info.name,
                     if valid.is_empty() {
                         "none".to_string()

@@ -307,8 +307,9 @@ fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
             return Err(src.err(
                 &key.span,
                 format!(
-                    "unknown key '{k}' in a suite [[workload]]; valid: suite (a suite's \
-                     workloads take no parameters; list them as kind = … entries instead)"
+                    "unknown key '{}' in a suite [[workload]]; valid: suite (a suite's \
+                     workloads take no parameters; list them as kind = … entries instead)",
+                    crate::error::echo(k)
                 ),
             ));
         }
@@ -333,7 +334,10 @@ fn value_text(src: &Src, item: &Item, key: &str) -> Result<At<String>> {
     let bad = || {
         src.err(
             &item.span(),
-            format!("parameter '{key}' must be a string, number, true/false or a list of numbers"),
+            format!(
+                "parameter '{}' must be a string, number, true/false or a list of numbers",
+                crate::error::echo(key)
+            ),
         )
     };
     let v = item.as_value().ok_or_else(bad)?;

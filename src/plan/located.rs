@@ -57,7 +57,11 @@ impl Src {
             if !valid.contains(&k) {
                 return Err(self.err(
                     &key_span(table, k),
-                    format!("unknown key '{k}' in {what}; valid: {}", valid.join(", ")),
+                    format!(
+                        "unknown key '{}' in {what}; valid: {}",
+                        crate::error::echo(k),
+                        valid.join(", ")
+                    ),
                 ));
             }
         }

@@ -396,7 +396,7 @@ fn plan_text(rng: &mut SmallRng) -> String {
     .collect();
     for _ in 0..rng.gen_range(1..3) {
         let key = match rng.gen_range(0..8) {
-            0 => format!("\"{}\"", junk(rng).replace('\\', "").replace('"', "")),
+            0 => format!("\"{}\"", junk(rng).replace(['\\', '"'], "")),
             _ => KEYS.choose(rng).unwrap().to_string(),
         };
         let value = if rng.gen_range(0..6) == 0 {

@@ -493,3 +493,21 @@ fn plan_values_that_cannot_work_are_refused() {
         }
     }
 }
+
+proptest::proptest! {
+    /// Any plan text ends in a plan or an error, never a panic; lines of a valid plan with
+    /// a value replaced exercise the checks past the TOML parser.
+    #[test]
+    fn plan_texts_never_panic(
+        any in "\\PC{0,200}",
+        key in "(size|reps|seed|fs|mkfs|mount|number|runtime|files|name|dir)",
+        value in "(-?[0-9]{1,22}(\\.[0-9]{0,3})?(e[0-9]{1,3})?|\"[^\"\\\\]{0,30}\"|\\[[0-9, ]{0,12}\\]|nan|inf|true)",
+    ) {
+        let _ = parse("t.toml", &any).and_then(|f| build(&f, &Overrides::default()));
+        let text = format!(
+            "[defaults]\nreps = 1\n[[target]]\nfs = \"tmpfs\"\n{key} = {value}\n\
+             [[workload]]\nkind = \"postmark\"\n{key} = {value}\n"
+        );
+        let _ = parse("t.toml", &text).and_then(|f| build(&f, &Overrides::default()));
+    }
+}

@@ -749,4 +749,23 @@ mod tests {
         let msg = refused(&format!("{long}:a=1"), "…(100000 bytes)");
         assert!(msg.len() < 2000, "{} bytes", msg.len());
     }
+
+    proptest::proptest! {
+        /// Any workload string ends in a workload or an error, never a panic: a known
+        /// workload with arbitrary `key=value` text, and arbitrary text as a whole.
+        #[test]
+        fn workload_strings_never_panic(
+            w in 0usize..64,
+            // No value is `.` or `..` alone: a path parameter must not walk this tree.
+            rest in "[a-z_]{0,12}=[-0-9a-zA-Z:,'\"= ]{0,40}(\\.[0-9]{1,3})?(,[a-z_]{1,12}=[-0-9eE:KMGTiB]{1,12}(\\.[0-9]{1,3})?){0,3}",
+            any in "\\PC{0,80}",
+        ) {
+            let registry = crate::workload::registry();
+            let name = registry[w % registry.len()].name;
+            let _ = crate::workload::WorkloadSpec::parse(&format!("{name}:{rest}"));
+            let _ = crate::workload::WorkloadSpec::parse(&any);
+            let _ = parse_size_mix(&any);
+            let _ = crate::size::parse_size(&any);
+        }
+    }
 }

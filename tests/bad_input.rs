@@ -506,6 +506,16 @@ fn listed_acceptances(s: &Sandbox, t: &mut Tally) {
         let o = s.fsarena(cmd);
         t.refused("listed", &format!("{cmd:?}"), &o, "empty run id");
     }
+    let plan = s.cwd.join("resume.toml");
+    std::fs::write(
+        &plan,
+        "[[target]]\ndir = \"../dir\"\n[[workload]]\nkind = \"postmark\"\nnumber = 10\n",
+    )
+    .unwrap();
+    let images = s.images.to_str().unwrap();
+    let plan = plan.to_str().unwrap();
+    let o = s.fsarena(&["run", "--plan", plan, "--resume", "", "--image-dir", images]);
+    t.refused("listed", "run --plan P --resume ''", &o, "empty run id");
     // Plan files that are not regular files, and plans that could not work.
     let fifo = s.cwd.join("fifo.toml");
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();

@@ -44,6 +44,16 @@ pub mod exit {
     pub const INTERRUPTED: i32 = 130;
 }
 
+/// `text` as echoed in a message: whole up to 200 characters, else cut with its length
+/// (`xxx…(100000 bytes)`), so a 100 kB input does not flood the terminal.
+pub fn echo(text: &str) -> String {
+    const KEEP: usize = 200;
+    match text.char_indices().nth(KEEP) {
+        None => text.to_string(),
+        Some((end, _)) => format!("{}…({} bytes)", &text[..end], text.len()),
+    }
+}
+
 /// Returns a usage error (exit code 2) wrapped as `anyhow::Error`.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     Error::Usage(msg.into()).into()

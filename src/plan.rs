@@ -62,7 +62,8 @@ fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
         .map(|item| {
             let (fs, opts) = item.split_once('=').ok_or_else(|| {
                 usage(format!(
-                    "{flag} '{item}': expected FS=OPTIONS, e.g. {flag} ext4=noatime"
+                    "{flag} '{}': expected FS=OPTIONS, e.g. {flag} ext4=noatime",
+                    crate::error::echo(item)
                 ))
             })?;
             let fs = fs.trim();
@@ -71,10 +72,64 @@ fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
             }
             if flag == "--mount-opt" {
                 refuse_paths(&[opts]).map_err(|e| usage(format!("{flag} {fs}: {e}")))?;
+                if fs == "tmpfs" {
+                    refuse_tmpfs_size(opts).map_err(|e| usage(format!("{flag} {fs}: {e}")))?;
+                }
             }
             Ok((fs.to_string(), opts.to_string()))
         })
         .collect()
+}
+
+/// The most repetitions of a plan: 1,000 already gives percentiles of the trials to 0.1 %;
+/// 2^32−1 could never finish.
+pub const MAX_REPS: u32 = 1000;
+
+/// Refuses a tmpfs `size=` or `nr_blocks=` mount option: it would silently override the
+/// size given (`--size`, or `size` in a plan), which is how a tmpfs is sized and checked
+/// against memory.
+pub fn refuse_tmpfs_size(opts: &str) -> Result<(), String> {
+    for o in opts.split(',') {
+        let key = o.split_once('=').map_or(o, |(k, _)| k).trim();
+        if key == "size" || key == "nr_blocks" {
+            return Err(format!(
+                "'{}' would override the size; give the size with --size (or size = \"…\" \
+                 in a plan), which is checked against memory",
+                crate::workload::params::echo(o.trim())
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses `--mkfs-opt`/`--mount-opt` for a filesystem that is not one of the targets:
+/// it would be silently ignored. `left_out` are the filesystems a default set could not
+/// make (`"xfs: why"`); options for them are not an error.
+fn refuse_unused_opts(
+    given: &[(String, String)],
+    flag: &str,
+    names: &[String],
+    left_out: &[String],
+) -> Result<()> {
+    for (fs, opts) in given {
+        let used = names.iter().any(|n| n == fs)
+            || left_out
+                .iter()
+                .any(|l| l.split(':').next() == Some(fs.as_str()));
+        if !used {
+            return Err(usage(format!(
+                "{flag} {fs}={}: {fs} is not a target of this run ({}); the options would be \
+                 ignored, so add {fs} to --fs or drop them",
+                crate::workload::params::echo(opts),
+                if names.is_empty() {
+                    "no filesystem".to_string()
+                } else {
+                    format!("--fs {}", names.join(","))
+                }
+            )));
+        }
+    }
+    Ok(())
 }
 
 impl Plan {
@@ -136,8 +191,8 @@ impl Plan {
             reps,
             seed: a.seed.unwrap_or(crate::cli::DEFAULT_SEED),
         };
-        if reps == 0 {
-            return Err(usage("--reps must be at least 1"));
+        if !(1..=MAX_REPS).contains(&reps) {
+            return Err(usage(format!("--reps {reps}: give 1 to {MAX_REPS}")));
         }
         let size_bytes = parse_size(&size_text).map_err(|e| usage(format!("--size: {e}")))?;
         if size_bytes < 64 << 20 {
@@ -167,6 +222,8 @@ impl Plan {
                 can
             }
         };
+        refuse_unused_opts(&mkfs, "--mkfs-opt", &names, &left_out)?;
+        refuse_unused_opts(&mount, "--mount-opt", &names, &left_out)?;
         let mut targets = device_targets(a, &names, &mkfs, &mount, &image_dir)?;
         for name in names.iter().filter(|_| a.device.is_empty()) {
             let mount_opts = mount_opts_for(name, &mount);
@@ -235,13 +292,17 @@ impl Plan {
                     d.display()
                 )));
             }
-            targets.push(TargetSpec::Dir {
-                path: d.canonicalize()?,
-            });
+            let path = d.canonicalize()?;
+            if let Some(why) = crate::target::dir::refuse_dir(&path, &image_dir) {
+                return Err(usage(format!("--dir {}: {why}", d.display())));
+            }
+            targets.push(TargetSpec::Dir { path });
         }
-        for (i, t) in targets.iter().enumerate() {
-            if targets[..i].iter().any(|u| u.name() == t.name()) {
-                return Err(usage(format!("target {} is listed twice", t.name())));
+        let mut seen = std::collections::HashSet::new();
+        for t in &targets {
+            let name = t.name();
+            if !seen.insert(name.clone()) {
+                return Err(usage(format!("target {name} is listed twice")));
             }
         }
         if targets.is_empty() {
@@ -251,7 +312,7 @@ impl Plan {
         }
         for w in &workloads {
             for t in &targets {
-                crate::workload::check_target(w.info, t)?;
+                crate::workload::check_target(w, t)?;
             }
         }
         if targets.iter().any(|t| matches!(t, TargetSpec::Loop { .. })) {

@@ -118,7 +118,7 @@ impl RunClock {
         let per = self.last_done.duration_since(self.started).as_secs_f64() / self.done as f64;
         let left = per * (self.trials - self.done) as f64
             - now.duration_since(self.last_done).as_secs_f64();
-        Some(Duration::from_secs_f64(left.max(0.0)))
+        Duration::try_from_secs_f64(left.max(0.0)).ok()
     }
 
     /// A trial finished at `now`: the ETA's per-trial time runs to here.

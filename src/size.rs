@@ -15,6 +15,7 @@
 /// ```
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
+    let text = &crate::error::echo(text);
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
@@ -35,9 +36,10 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "GB" | "gb" => 1_000_000_000,
         "TB" | "tb" => 1_000_000_000_000,
         other => {
+            let other = crate::error::echo(other);
             return Err(format!(
                 "bad size '{text}': unknown unit '{other}' (use K M G T or KiB MiB GiB TiB for powers of 1024, KB MB GB TB for powers of 1000)"
-            ))
+            ));
         }
     };
     if num.contains('.') {

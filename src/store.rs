@@ -524,6 +524,11 @@ impl Store {
                 .optional()?
                 .ok_or_else(|| usage("the result database holds no runs yet"));
         }
+        if run.trim().is_empty() {
+            return Err(usage(
+                "an empty run id matches every run; give a run id (see `fsarena history`) or last",
+            ));
+        }
         let mut stmt = self
             .conn
             .prepare("SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id")?;
@@ -533,7 +538,8 @@ impl Store {
         match ids.as_slice() {
             [one] => Ok(one.clone()),
             [] => Err(usage(format!(
-                "no run '{run}' in the result database (see `fsarena history`)"
+                "no run '{}' in the result database (see `fsarena history`)",
+                crate::workload::params::echo(run)
             ))),
             many => Err(usage(format!(
                 "'{run}' matches {} runs ({}); give more of the id",
@@ -562,11 +568,13 @@ impl Store {
         let mut stmt = self.conn.prepare(
             "SELECT id, started_at, hostname, status, pid FROM runs ORDER BY started_at DESC, id DESC",
         )?;
+        let stmt_cols = columns_of(&stmt);
         let rows: Vec<(String, String, String, String, i64)> = stmt
             .query_map([], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
             })?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.damaged("runs", &stmt_cols, e))?;
         let mut out = Vec::new();
         for (id, started_at, hostname, status, pid) in rows {
             let status = Self::shown_status(status, pid, &hostname);
@@ -607,11 +615,13 @@ impl Store {
     /// Loads a stored run (`RUN` as for [`Self::resolve`]), summaries recomputed.
     pub fn load(&self, run: &str) -> Result<RunResult> {
         let id = self.resolve(run)?;
-        let (mut result, pid, hostname): (RunResult, i64, String) = self.conn.query_row(
+        let mut runs = self.conn.prepare(
             "SELECT started_at, finished_at, status, fsarena_version, command_line, host, policy, \
              can_drop_caches, pid, hostname, left_out FROM runs WHERE id = ?1",
-            [&id],
-            |r| {
+        )?;
+        let runs_cols = columns_of(&runs);
+        let (mut result, pid, hostname): (RunResult, i64, String) = runs
+            .query_row([&id], |r| {
                 let run = RunResult {
                     fsarena_version: r.get(3)?,
                     run_id: id.clone(),
@@ -629,20 +639,23 @@ impl Store {
                     left_out: json_or_default(r, 10)?,
                 };
                 Ok((run, r.get(8)?, r.get(9)?))
-            },
-        )?;
+            })
+            .map_err(|e| self.damaged("runs", &runs_cols, e))?;
         result.status = Self::shown_status(std::mem::take(&mut result.status), pid, &hostname);
         result.mpi = self.mpi_of(&id)?;
         let mut targets = self
             .conn
             .prepare("SELECT info FROM targets WHERE run_id = ?1 ORDER BY position")?;
+        let targets_cols = columns_of(&targets);
         result.targets = targets
             .query_map([&id], |r| json(r, 0))?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.damaged("targets", &targets_cols, e))?;
         let mut trials = self.conn.prepare(
             "SELECT id, target, workload, label, params, rep, status, error, provision, \
              peak_rss_bytes, log, elapsed_s FROM trials WHERE run_id = ?1 ORDER BY id",
         )?;
+        let trials_cols = columns_of(&trials);
         let rows: Vec<(i64, Trial)> = trials
             .query_map([&id], |r| {
                 let trial = Trial {
@@ -662,20 +675,49 @@ impl Store {
                 };
                 Ok((r.get(0)?, trial))
             })?
-            .collect::<rusqlite::Result<_>>()?;
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.damaged("trials", &trials_cols, e))?;
         let mut phases = self
             .conn
             .prepare("SELECT result FROM phases WHERE trial_id = ?1 ORDER BY position")?;
+        let phases_cols = columns_of(&phases);
         for (trial_id, mut trial) in rows {
             trial.phases = phases
                 .query_map([trial_id], |r| json::<PhaseResult>(r, 0))?
-                .collect::<rusqlite::Result<_>>()?;
+                .collect::<rusqlite::Result<_>>()
+                .map_err(|e| self.damaged("phases", &phases_cols, e))?;
             trial.ranks = ranks::load(&self.conn, trial_id)?;
             result.trials.push(trial);
         }
         result.summaries = crate::stats::summarize(&result.trials);
         Ok(result)
     }
+}
+
+impl Store {
+    /// A stored value that cannot be read as what fsarena wrote: a usage error (exit 2:
+    /// the input is bad, nothing failed) naming the file, the table and the column.
+    fn damaged(&self, table: &str, columns: &[String], e: rusqlite::Error) -> anyhow::Error {
+        use rusqlite::Error as E;
+        let (i, why) = match &e {
+            E::FromSqlConversionFailure(i, ty, err) => (*i, format!("a {ty} value: {err}")),
+            E::InvalidColumnType(i, _, ty) => (*i, format!("a {ty} value of the wrong type")),
+            E::IntegralValueOutOfRange(i, v) => (*i, format!("{v}, out of range")),
+            _ => return e.into(),
+        };
+        let column = columns.get(i).map_or("?", String::as_str);
+        usage(format!(
+            "result database {}: table {table}, column {column} holds {}; the file is damaged \
+             or was not written by this fsarena",
+            self.conn.path().unwrap_or("?"),
+            crate::workload::params::echo(&why)
+        ))
+    }
+}
+
+/// The column names of a statement's result, for [`Store::damaged`].
+fn columns_of(stmt: &rusqlite::Statement) -> Vec<String> {
+    stmt.column_names().iter().map(|c| c.to_string()).collect()
 }
 
 /// Column `i` of a row, a JSON text, parsed.
@@ -807,6 +849,38 @@ mod tests {
             elapsed_s: Some(1.5 * f64::from(rep)),
             ranks: Vec::new(),
         }
+    }
+
+    /// Issue 31 items 10 and 12: an empty run id matched the only run; a damaged row gave
+    /// `Conversion error from type Text at index: 4` with exit 1.
+    #[test]
+    fn an_empty_id_and_a_damaged_row_are_clear_usage_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("d.db");
+        let mut s = Store::open(&path).unwrap();
+        s.import(&sample_run("20260101-000000-abcd")).unwrap();
+        for id in ["", " "] {
+            let e = s.resolve(id).unwrap_err();
+            assert_eq!(crate::error::exit_code(&e), 2);
+            assert!(e.to_string().contains("empty run id"), "{e}");
+        }
+        assert!(s.load("2026").is_ok());
+        s.conn
+            .execute("UPDATE runs SET command_line = 'not json'", [])
+            .unwrap();
+        let e = s.load("2026").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2, "{e:#}");
+        let msg = format!("{e:#}");
+        assert!(
+            msg.contains(&path.display().to_string())
+                && msg.contains("table runs, column command_line"),
+            "{msg}"
+        );
+        s.conn
+            .execute("UPDATE runs SET command_line = '[]', pid = 'x'", [])
+            .unwrap();
+        let msg = format!("{:#}", s.history().unwrap_err());
+        assert!(msg.contains("table runs, column pid"), "{msg}");
     }
 
     #[test]

@@ -95,8 +95,11 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         &as_text(&d.reps),
         &crate::cli::DEFAULT_REPS.to_string(),
         |s| match s.parse::<u32>() {
-            Ok(n) if n >= 1 => Ok(n),
-            _ => Err(format!("reps '{s}': give a whole number ≥ 1")),
+            Ok(n) if (1..=super::MAX_REPS).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "reps '{s}': give a whole number from 1 to {}",
+                super::MAX_REPS
+            )),
         },
     )?;
     let seed: u64 = setting(
@@ -138,16 +141,20 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         reps,
         seed,
     };
+    let check = |s: &str| -> Result<u64, String> {
+        let b = parse_size(s)?;
+        if b < 64 << 20 {
+            return Err(format!(
+                "size {s}: at least 64MiB is needed (xfs and btrfs refuse smaller)"
+            ));
+        }
+        Ok(b)
+    };
+    // Checked even when every target has its own size (or --size replaces it).
+    if let Some(a) = &d.size {
+        check(&a.v).map_err(|e| src.err(&a.span, e))?;
+    }
     let size = |own: &Option<At<String>>| -> Result<u64> {
-        let check = |s: &str| -> Result<u64, String> {
-            let b = parse_size(s)?;
-            if b < 64 << 20 {
-                return Err(format!(
-                    "size {s}: at least 64MiB is needed (xfs and btrfs refuse smaller)"
-                ));
-            }
-            Ok(b)
-        };
         match own {
             Some(a) => check(&a.v).map_err(|e| src.err(&a.span, e)),
             None => setting(
@@ -178,9 +185,12 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         db: None,
     };
     let mut targets: Vec<(PlanTarget, &TargetEntry)> = Vec::new();
+    // Each name → its index in `targets`: the check of unique names stays linear.
+    let mut by_name = std::collections::HashMap::new();
     for e in &f.targets {
         let t = target(src, e, &size, &plan_dir, &consent, &mut host)?;
-        if let Some((first, fe)) = targets.iter().find(|(x, _)| x.name == t.name) {
+        if let Some(&i) = by_name.get(&t.name) {
+            let (first, fe): &(PlanTarget, &TargetEntry) = &targets[i];
             return Err(src.err(
                 &e.name.as_ref().map_or(e.span.clone(), |n| n.span.clone()),
                 format!(
@@ -191,6 +201,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
                 ),
             ));
         }
+        by_name.insert(t.name.clone(), targets.len());
         targets.push((t, e));
     }
     if targets.is_empty() {
@@ -205,7 +216,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         let specs = workload(src, w)?;
         for spec in &specs {
             for (t, _) in &targets {
-                crate::workload::check_target(spec.info, &t.spec)
+                crate::workload::check_target(spec, &t.spec)
                     .map_err(|e| src.err(&w.span, format!("{e:#}")))?;
             }
         }
@@ -324,7 +335,12 @@ fn target(
     if let Some(dir) = &e.dir {
         let path = plan_dir.join(&dir.v);
         let path = match path.canonicalize() {
-            Ok(p) if p.is_dir() => p,
+            Ok(p) if p.is_dir() => {
+                if let Some(why) = crate::target::dir::refuse_dir(&p, &consent.image_dir) {
+                    return Err(src.err(&dir.span, format!("dir {}: {why}", p.display())));
+                }
+                p
+            }
             _ => {
                 host.push(src.err(
                     &dir.span,
@@ -360,6 +376,10 @@ fn target(
     }
     let size_bytes = size(&e.size)?;
     if fs.v == "tmpfs" {
+        if let Some(m) = &e.mount {
+            super::refuse_tmpfs_size(&m.v)
+                .map_err(|err| src.err(&m.span, format!("mount: {err}")))?;
+        }
         if let Some(m) = &e.mkfs {
             return Err(src.err(&m.span, "tmpfs has no mkfs options"));
         }
@@ -442,13 +462,30 @@ fn workload(src: &Src, w: &WorkloadEntry) -> Result<Vec<WorkloadSpec>> {
                 &key.span,
                 format!(
                     "unknown parameter '{}' of workload {}; valid: {}",
-                    key.v,
+                    crate::error::echo(&key.v),
                     info.name,
                     if valid.is_empty() {
                         "none".to_string()
                     } else {
                         valid.join(", ")
                     }
+                ),
+            ));
+        }
+        let spec = info.params.iter().find(|p| p.name == key.v);
+        let takes_list = spec.is_some_and(|p| {
+            matches!(
+                p.kind,
+                crate::workload::params::ParamKind::CountList
+                    | crate::workload::params::ParamKind::SizeMix
+            )
+        });
+        if w.list_keys.contains(&key.v) && !takes_list {
+            return Err(src.err(
+                &value.span,
+                format!(
+                    "parameter '{}' of workload {} takes one value, not a list",
+                    key.v, info.name
                 ),
             ));
         }

@@ -53,6 +53,9 @@ pub struct WorkloadEntry {
     pub is_suite: bool,
     /// Parameters (for `kind`): key, the value as workload-spec text, the value's span.
     pub params: Vec<(At<String>, At<String>)>,
+    /// The keys of `params` written as TOML arrays (`files = [1, 10]`): only list
+    /// parameters take them.
+    pub list_keys: Vec<String>,
     pub span: Option<Range<usize>>,
 }
 
@@ -65,12 +68,43 @@ pub struct PlanFile {
     pub workloads: Vec<WorkloadEntry>,
 }
 
+/// The largest plan file read: 1 MiB is thousands of targets and workloads; more is not a
+/// plan (and `/dev/zero` would be read forever).
+pub const MAX_PLAN_BYTES: u64 = 1 << 20;
+
 /// Reads and parses the plan at `path`.
 pub fn load(path: &std::path::Path) -> Result<PlanFile> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = read_plan(path).map_err(|e| {
         crate::error::usage(format!("cannot read plan file {}: {e}", path.display()))
     })?;
     parse(&path.display().to_string(), &text)
+}
+
+/// The text of a plan file: a regular file (opened without blocking, so a FIFO cannot
+/// hang the open), at most [`MAX_PLAN_BYTES`], in UTF-8.
+fn read_plan(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "not a regular file (a device, FIFO or directory is not a plan)",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_PLAN_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_PLAN_BYTES {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "larger than 1 MiB, too large for a plan",
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| Error::new(ErrorKind::InvalidData, "not UTF-8 text"))
 }
 
 /// Parses plan text; `name` is what errors call the file.
@@ -96,8 +130,19 @@ pub fn parse(name: &str, text: &str) -> Result<PlanFile> {
     for t in array_of_tables(&src, root, "target")? {
         targets.push(read_target(&src, t)?);
     }
+    if targets.len() > matrix::MAX_TARGETS {
+        return Err(src.err(
+            &targets[matrix::MAX_TARGETS].span,
+            format!(
+                "{} [[target]] entries; a plan may have at most {}",
+                targets.len(),
+                matrix::MAX_TARGETS
+            ),
+        ));
+    }
     for m in array_of_tables(&src, root, "matrix")? {
-        targets.extend(read_matrix(&src, m)?);
+        let made = read_matrix(&src, m, targets.len())?;
+        targets.extend(made);
     }
     let mut workloads = Vec::new();
     for w in array_of_tables(&src, root, "workload")? {
@@ -205,7 +250,7 @@ fn read_target(src: &Src, t: &Table) -> Result<TargetEntry> {
     Ok(e)
 }
 
-fn read_matrix(src: &Src, t: &Table) -> Result<Vec<TargetEntry>> {
+fn read_matrix(src: &Src, t: &Table, before: usize) -> Result<Vec<TargetEntry>> {
     src.only_keys(t, "[[matrix]]", MATRIX_KEYS)?;
     let span = t.span().or_else(|| super::located::table_span(t));
     let axis = |k: &str| t.get(k).map(|i| src.strings(i, k)).transpose();
@@ -227,7 +272,7 @@ fn read_matrix(src: &Src, t: &Table) -> Result<Vec<TargetEntry>> {
         mount: axis("mount")?.unwrap_or_else(none),
         size: axis("size")?.unwrap_or_else(none),
     };
-    matrix::expand(src, &axes, span)
+    matrix::expand(src, &axes, span, before)
 }
 
 fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
@@ -249,6 +294,7 @@ fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
         }
     };
     let mut params = Vec::new();
+    let mut list_keys = Vec::new();
     for (k, item) in t.iter() {
         if k == "kind" || k == "suite" {
             continue;
@@ -261,10 +307,14 @@ fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
             return Err(src.err(
                 &key.span,
                 format!(
-                    "unknown key '{k}' in a suite [[workload]]; valid: suite (a suite's \
-                     workloads take no parameters; list them as kind = … entries instead)"
+                    "unknown key '{}' in a suite [[workload]]; valid: suite (a suite's \
+                     workloads take no parameters; list them as kind = … entries instead)",
+                    crate::error::echo(k)
                 ),
             ));
+        }
+        if item.as_array().is_some() {
+            list_keys.push(k.to_string());
         }
         params.push((key, value_text(src, item, k)?));
     }
@@ -272,6 +322,7 @@ fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
         kind,
         is_suite,
         params,
+        list_keys,
         span,
     })
 }
@@ -283,7 +334,10 @@ fn value_text(src: &Src, item: &Item, key: &str) -> Result<At<String>> {
     let bad = || {
         src.err(
             &item.span(),
-            format!("parameter '{key}' must be a string, number, true/false or a list of numbers"),
+            format!(
+                "parameter '{}' must be a string, number, true/false or a list of numbers",
+                crate::error::echo(key)
+            ),
         )
     };
     let v = item.as_value().ok_or_else(bad)?;
@@ -291,7 +345,9 @@ fn value_text(src: &Src, item: &Item, key: &str) -> Result<At<String>> {
         match v {
             V::String(s) => Some(s.value().clone()),
             V::Integer(i) => Some(i.value().to_string()),
-            V::Float(f) => Some(f.value().to_string()),
+            // `{:?}` keeps the decimal point (5.0 → "5.0", 1e3 → "1000.0"), so a count
+            // refuses a float however whole it looks.
+            V::Float(f) => Some(format!("{:?}", f.value())),
             V::Boolean(b) => Some(b.value().to_string()),
             _ => None,
         }

@@ -57,16 +57,25 @@ impl Src {
             if !valid.contains(&k) {
                 return Err(self.err(
                     &key_span(table, k),
-                    format!("unknown key '{k}' in {what}; valid: {}", valid.join(", ")),
+                    format!(
+                        "unknown key '{}' in {what}; valid: {}",
+                        crate::error::echo(k),
+                        valid.join(", ")
+                    ),
                 ));
             }
         }
         Ok(())
     }
 
-    /// A string value, or an error saying a string was expected.
+    /// A string value, or an error saying a string was expected; a NUL character (which
+    /// no path, option or command can hold) is refused.
     pub fn string(&self, item: &Item, key: &str) -> anyhow::Result<At<String>> {
         match item.as_value() {
+            Some(Value::String(s)) if s.value().contains('\0') => Err(self.err(
+                &s.span(),
+                format!("'{key}' holds a NUL character, which no path, option or command can"),
+            )),
             Some(Value::String(s)) => Ok(At {
                 v: s.value().clone(),
                 span: s.span(),
@@ -99,6 +108,11 @@ impl Src {
                 let mut out = Vec::new();
                 for v in a.iter() {
                     match v {
+                        Value::String(s) if s.value().contains('\0') => {
+                            return Err(
+                                self.err(&s.span(), format!("'{key}' holds a NUL character"))
+                            )
+                        }
                         Value::String(s) => out.push(At {
                             v: s.value().clone(),
                             span: s.span(),

@@ -110,6 +110,7 @@ fs = "ext4"
 size = "1GiB"
 [[workload]]
 kind = "bonnie"
+size = "128MiB"
 "#;
     let p = plan(text, &Overrides::default()).unwrap();
     assert_eq!((p.policy.reps, p.policy.seed), (5, 7));
@@ -325,4 +326,192 @@ fn filesystems_this_machine_cannot_make_are_left_out_with_the_package() {
     );
     assert!(line.contains("fsarena setup") && line.contains("apt-get install btrfs-progs"));
     assert_eq!(crate::result::left_out_line(&[]), None);
+}
+
+/// Issue 31 item 6: `plan check /dev/zero` read forever and a FIFO blocked in open; a plan
+/// must be a regular file of at most 1 MiB.
+#[test]
+fn a_plan_file_is_a_regular_file_of_bounded_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, "#".repeat((1 << 20) + 1)).unwrap();
+    for (path, why) in [
+        (std::path::Path::new("/dev/zero"), "not a regular file"),
+        (std::path::Path::new("/dev/urandom"), "not a regular file"),
+        (fifo.as_path(), "not a regular file"),
+        (dir.path(), "not a regular file"),
+        (big.as_path(), "larger than 1 MiB"),
+    ] {
+        let e = super::file::load(path).err().unwrap();
+        assert_eq!(crate::error::exit_code(&e), 2, "{}", path.display());
+        let msg = e.to_string();
+        assert!(msg.contains(why), "{}: {msg}", path.display());
+    }
+}
+
+/// Issue 31 item 7: three 100-item axes (a million targets) ran `plan check` past 300 s
+/// at 880 MB; the product is now refused before anything is expanded, and the check of
+/// unique names is linear (1,000 targets with one duplicate at the end).
+#[test]
+fn a_matrix_larger_than_the_target_cap_is_refused_before_expanding() {
+    let axis = |n: usize, f: &dyn Fn(usize) -> String| {
+        (0..n)
+            .map(|i| format!("\"{}\"", f(i)))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let text = format!(
+        "[[matrix]]\nfs = [{}]\nmkfs = [{}]\nmount = [{}]\n[[workload]]\nkind = \"bonnie\"\n",
+        axis(100, &|_| "ext4".into()),
+        axis(100, &|i| format!("-N {}", 1000 + i)),
+        axis(100, &|i| format!("commit={}", i + 1)),
+    );
+    let t0 = std::time::Instant::now();
+    let e = parse("t.toml", &text).err().unwrap();
+    assert!(t0.elapsed().as_secs() < 5, "{:?}", t0.elapsed());
+    assert_eq!(crate::error::exit_code(&e), 2);
+    let msg = e.to_string();
+    assert!(
+        msg.contains("1000000 targets") && msg.contains("at most 1000"),
+        "{msg}"
+    );
+    // A matrix after [[target]]s counts them too.
+    let text = format!(
+        "[[target]]\nfs = \"ext4\"\nname = \"a\"\n[[matrix]]\nfs = [\"ext4\"]\nmount = [{}]\n\
+         [[workload]]\nkind = \"bonnie\"\n",
+        axis(1000, &|i| format!("commit={}", i + 1)),
+    );
+    let msg = parse("t.toml", &text).err().unwrap().to_string();
+    assert!(msg.contains("besides the 1 listed before it"), "{msg}");
+    // 1,000 targets are allowed; a duplicate name among them is found.
+    let text = format!(
+        "[[matrix]]\nfs = [\"ext4\"]\nmount = [{}]\n[[target]]\nfs = \"ext4\"\n\
+         name = \"ext4+commit=1\"\n[[workload]]\nkind = \"bonnie\"\n",
+        axis(999, &|i| format!("commit={}", i + 1)),
+    );
+    let msg = err_of(&text, &Overrides::default());
+    assert!(
+        msg.contains("a second target named 'ext4+commit=1'"),
+        "{msg}"
+    );
+}
+
+/// Issue 31 items 9 and 10 in plan files: each of these was accepted.
+#[test]
+fn plan_values_that_cannot_work_are_refused() {
+    let o = Overrides::default();
+    let t = "[[target]]\nfs = \"ext4\"\nsize = \"256MiB\"\n";
+    let cases = [
+        // An invalid [defaults] size that no target uses.
+        (
+            format!("[defaults]\nsize = \"12XB\"\n{t}[[workload]]\nkind = \"postmark\"\n"),
+            "12XB",
+        ),
+        (
+            format!("[defaults]\nsize = \"1MiB\"\n{t}[[workload]]\nkind = \"postmark\"\n"),
+            "at least 64MiB",
+        ),
+        // Floats and lists where a count is expected.
+        (
+            format!("{t}[[workload]]\nkind = \"postmark\"\nnumber = 5.0\n"),
+            "'5.0' is not a whole number",
+        ),
+        (
+            format!("{t}[[workload]]\nkind = \"postmark\"\nnumber = 1e3\n"),
+            "'1000.0' is not a whole number",
+        ),
+        (
+            format!("{t}[[workload]]\nkind = \"postmark\"\nnumber = [5]\n"),
+            "takes one value, not a list",
+        ),
+        (
+            format!("{t}[[workload]]\nkind = \"job\"\nruntime = 1e300\n"),
+            "30 days",
+        ),
+        (
+            format!("{t}[[workload]]\nkind = \"job\"\nruntime = nan\n"),
+            "not a non-negative number",
+        ),
+        // NUL in a text parameter.
+        (
+            format!("{t}[[workload]]\nkind = \"command\"\nrun = \"true\\u0000\"\n"),
+            "NUL",
+        ),
+        (
+            "[[target]]\nfs = \"ext4\"\nmkfs = \"-L x\\u0000\"\n[[workload]]\nkind = \"postmark\"\n"
+                .to_string(),
+            "NUL",
+        ),
+        (
+            "[[matrix]]\nfs = [\"ext4\"]\nmount = [\"noatime\\u0000\"]\n[[workload]]\nkind = \"postmark\"\n"
+                .to_string(),
+            "NUL",
+        ),
+        // Repetitions that could never finish.
+        (
+            format!("[defaults]\nreps = 4294967295\n{t}[[workload]]\nkind = \"postmark\"\n"),
+            "from 1 to 1000",
+        ),
+        // A tmpfs size in its mount options would override the size given.
+        (
+            "[[target]]\nfs = \"tmpfs\"\nmount = \"size=1T\"\n[[workload]]\nkind = \"postmark\"\n"
+                .to_string(),
+            "override the size",
+        ),
+        // A workload's data larger than the whole target: one file, or all instances'
+        // files together.
+        (
+            format!("{t}[[workload]]\nkind = \"bonnie\"\nsize = \"128MiB\"\nprocs = 4\n"),
+            "512MiB of data is larger than the whole",
+        ),
+        (
+            format!("{t}[[workload]]\nkind = \"job\"\nsize = \"64MiB\"\nnumjobs = 8\n"),
+            "512MiB of data is larger than the whole",
+        ),
+        (
+            format!("{t}[[workload]]\nkind = \"bonnie\"\nsize = \"1GiB\"\n"),
+            "larger than the whole",
+        ),
+    ];
+    for (text, needle) in &cases {
+        let e = match parse("t.toml", text).and_then(|f| build(&f, &o)) {
+            Ok(_) => panic!("accepted:\n{text}"),
+            Err(e) => e,
+        };
+        assert_eq!(crate::error::exit_code(&e), 2, "{text}");
+        let msg = format!("{e:#}");
+        assert!(msg.contains(needle), "{text}\n→ {msg}");
+    }
+    // The same values as whole numbers, a float where a float is expected and a list where
+    // a list is expected are fine.
+    for ok in [
+        format!("{t}[[workload]]\nkind = \"postmark\"\nnumber = 5\n"),
+        format!("{t}[[workload]]\nkind = \"job\"\nruntime = 1.5\n"),
+        format!("{t}[[workload]]\nkind = \"job\"\nruntime = 2\n"),
+    ] {
+        if let Err(e) = plan(&ok, &o) {
+            panic!("{ok}\n→ {e:#}");
+        }
+    }
+}
+
+proptest::proptest! {
+    /// Any plan text ends in a plan or an error, never a panic; lines of a valid plan with
+    /// a value replaced exercise the checks past the TOML parser.
+    #[test]
+    fn plan_texts_never_panic(
+        any in "\\PC{0,200}",
+        key in "(size|reps|seed|fs|mkfs|mount|number|runtime|files|name|dir)",
+        value in "(-?[0-9]{1,22}(\\.[0-9]{0,3})?(e[0-9]{1,3})?|\"[^\"\\\\]{0,30}\"|\\[[0-9, ]{0,12}\\]|nan|inf|true)",
+    ) {
+        let _ = parse("t.toml", &any).and_then(|f| build(&f, &Overrides::default()));
+        let text = format!(
+            "[defaults]\nreps = 1\n[[target]]\nfs = \"tmpfs\"\n{key} = {value}\n\
+             [[workload]]\nkind = \"postmark\"\n{key} = {value}\n"
+        );
+        let _ = parse("t.toml", &text).and_then(|f| build(&f, &Overrides::default()));
+    }
 }

@@ -56,6 +56,67 @@ impl DirTarget {
     }
 }
 
+/// Kernel filesystems that hold no files of anyone's: a benchmark cannot run there.
+const PSEUDO_FS: &[&str] = &[
+    "proc",
+    "sysfs",
+    "devtmpfs",
+    "devpts",
+    "cgroup",
+    "cgroup2",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "bpf",
+    "pstore",
+    "efivarfs",
+    "configfs",
+    "mqueue",
+    "fusectl",
+    "autofs",
+    "binfmt_misc",
+    "hugetlbfs",
+    "rpc_pipefs",
+    "nsfs",
+];
+
+/// Why the directory `path` (canonical) cannot be a target, if it cannot: fsarena creates
+/// and deletes a subdirectory there, so `/`, the kernel's pseudo filesystems (`/proc`,
+/// `/sys`, `/dev`, …) and the image directory `image_dir` (or anything inside it, where
+/// fsarena's own images and mount points live) are refused.
+pub fn refuse_dir(path: &Path, image_dir: &Path) -> Option<String> {
+    if path == Path::new("/") {
+        return Some(
+            "the root directory is not a benchmark directory; give a directory \
+                     of its own (e.g. /srv/bench)"
+                .into(),
+        );
+    }
+    for top in ["/proc", "/sys", "/dev"] {
+        if path.starts_with(top) {
+            return Some(format!(
+                "{top} is a kernel filesystem, not a place for files"
+            ));
+        }
+    }
+    if let Some(fs) = fstype_of(path).filter(|fs| PSEUDO_FS.contains(&fs.as_str())) {
+        return Some(format!(
+            "it is on {fs}, a kernel filesystem, not a place for files"
+        ));
+    }
+    let image_dir = image_dir
+        .canonicalize()
+        .unwrap_or_else(|_| image_dir.to_path_buf());
+    if path.starts_with(&image_dir) {
+        return Some(format!(
+            "it is inside the image directory {} (fsarena's images and mount points live \
+             there); give another directory",
+            image_dir.display()
+        ));
+    }
+    None
+}
+
 /// The filesystem type of the mount holding `path`, from /proc/self/mountinfo.
 pub fn fstype_of(path: &Path) -> Option<String> {
     let mp = mount_point_of(path)?;
@@ -135,5 +196,30 @@ impl Target for DirTarget {
 impl Drop for DirTarget {
     fn drop(&mut self) {
         let _ = self.teardown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 31 item 10: `--dir /`, `/proc`, `/sys`, `/dev` and the image directory were
+    /// accepted as places to create and delete fsarena's subdirectory.
+    #[test]
+    fn root_pseudo_filesystems_and_the_image_dir_are_refused() {
+        let images = tempfile::tempdir().unwrap();
+        let inside = images.path().join("mnt");
+        std::fs::create_dir(&inside).unwrap();
+        for p in ["/", "/proc", "/proc/self", "/sys", "/sys/kernel", "/dev"] {
+            let why = refuse_dir(Path::new(p), images.path());
+            assert!(why.is_some(), "{p} accepted");
+        }
+        for p in [images.path(), inside.as_path()] {
+            let why = refuse_dir(&p.canonicalize().unwrap(), images.path()).unwrap();
+            assert!(why.contains("image directory"), "{why}");
+        }
+        let other = tempfile::tempdir().unwrap();
+        let other = other.path().canonicalize().unwrap();
+        assert_eq!(refuse_dir(&other, images.path()), None);
     }
 }

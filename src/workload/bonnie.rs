@@ -206,6 +206,11 @@ fn char_buffer(file: &File, mode: CharMode) -> std::io::Result<usize> {
 }
 
 impl Workload for Bonnie {
+    /// One file of `size` per instance.
+    fn data_bytes(&self) -> Option<u64> {
+        Some(self.size.saturating_mul(self.procs))
+    }
+
     fn run(&self, cx: &mut TrialContext) -> Result<()> {
         let dir: PathBuf = cx.workdir().to_path_buf();
         let file = |idx: usize| dir.join(format!("Bonnie.{idx}"));

@@ -199,6 +199,7 @@ impl DbRandom {
             .collect();
         let f = format_size;
         let small = mib.iter().zip(&sizes).find(|(_, &s)| s < block);
+        const MAX_READS: u64 = crate::workload::params::MAX_COUNT;
         let problem = if mib.is_empty() || mib.len() > MAX_FILES {
             format!("files: give 1 to {MAX_FILES} sizes in MiB")
         } else if let Some((m, s)) = small {
@@ -211,6 +212,9 @@ impl DbRandom {
             format!("block={}: must be 1 B to {}", f(block), f(MAX_BLOCK))
         } else if cycles == 0 || tries == 0 {
             "cycles and tries must be at least 1".to_string()
+        } else if cycles.checked_mul(tries).is_none_or(|n| n > MAX_READS) {
+            // The product is the run's length in reads (and overflowed past 2^64).
+            format!("cycles={cycles} × tries={tries}: at most {MAX_READS} reads in all")
         } else if write_pct > 100 {
             format!("write_pct={write_pct}: must be 0 to 100")
         } else if warmup > MAX_WARMUP {
@@ -583,6 +587,7 @@ mod tests {
             "block=0",
             "block=128MiB",
             "cycles=0",
+            "cycles=1000000000000,tries=1000000000000",
             "tries=0",
             "write_pct=101",
             "warmup=1001",

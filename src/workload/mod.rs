@@ -64,6 +64,12 @@ pub(crate) const fn spec(
 pub trait Workload: Send + Sync {
     /// Runs all phases of one trial.
     fn run(&self, cx: &mut TrialContext) -> Result<()>;
+
+    /// The bytes of file data one trial stores, when known before it runs: checked
+    /// against the target's size when the plan is made ([`check_target`]).
+    fn data_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A workload kind as listed by `fsarena list` and named on the command line.
@@ -123,19 +129,44 @@ pub fn find(name: &str) -> Result<&'static WorkloadInfo> {
         .ok_or_else(|| {
             let names: Vec<_> = registry().iter().map(|w| w.name).collect();
             crate::error::usage(format!(
-                "unknown workload '{name}'; valid: {}",
+                "unknown workload '{}'; valid: {}",
+                crate::workload::params::echo(name),
                 names.join(", ")
             ))
         })
 }
 
-/// Whether workload `info` can run on `target`, checked when the plan is made, before
-/// anything is touched: most workloads run anywhere; `provision` needs a loop target.
-pub fn check_target(info: &WorkloadInfo, target: &crate::target::TargetSpec) -> Result<()> {
-    if std::ptr::eq(info, &provision::INFO) {
+/// Whether workload `w` can run on `target`, checked when the plan is made, before
+/// anything is touched: `provision` needs a loop target, and a workload's data (its
+/// [`Workload::data_bytes`], else its `size` parameter) must fit in the filesystem
+/// fsarena makes.
+pub fn check_target(w: &WorkloadSpec, target: &crate::target::TargetSpec) -> Result<()> {
+    use crate::target::TargetSpec;
+    if std::ptr::eq(w.info, &provision::INFO) {
         return provision::check_target(target);
     }
-    Ok(())
+    let fs_bytes = match target {
+        TargetSpec::Loop { size_bytes, .. } | TargetSpec::Tmpfs { size_bytes, .. } => *size_bytes,
+        _ => return Ok(()),
+    };
+    let size = w
+        .info
+        .params
+        .iter()
+        .any(|p| p.name == "size" && matches!(p.kind, ParamKind::Size))
+        .then(|| w.params.bytes("size"))
+        .flatten();
+    match w.workload.data_bytes().or(size) {
+        Some(b) if b > fs_bytes => Err(crate::error::usage(format!(
+            "{}: {} of data is larger than the whole {} target ({}); give a smaller size \
+             or a larger --size",
+            w.info.name,
+            crate::size::format_size(b),
+            target.name(),
+            crate::size::format_size(fs_bytes)
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// A workload with its parameters, as named on the command line (`bonnie:size=512MiB`).

@@ -91,25 +91,36 @@ pub fn parse_size_mix(text: &str) -> Result<Vec<SizeWeight>, String> {
                 s,
                 w.trim()
                     .parse::<u64>()
-                    .map_err(|_| format!("weight '{w}' is not a whole number"))?,
+                    .ok()
+                    .filter(|w| *w <= MAX_COUNT)
+                    .ok_or_else(|| {
+                        format!("weight '{}' is not a whole number up to 10^12", echo(w))
+                    })?,
             ),
             None => (item, 1),
         };
         let (lo, hi) = match sizes.split_once('-') {
-            Some((a, b)) => (parse_size(a)?, parse_size(b)?),
+            Some((a, b)) => (parse_bytes(a)?, parse_bytes(b)?),
             None => {
-                let s = parse_size(sizes)?;
+                let s = parse_bytes(sizes)?;
                 (s, s)
             }
         };
         if lo == 0 || hi < lo {
-            return Err(format!("'{item}': sizes must be > 0 and a range low-high"));
+            return Err(format!(
+                "'{}': sizes must be > 0 and a range low-high",
+                echo(item)
+            ));
         }
         if weight == 0 {
-            return Err(format!("'{item}': a weight must be at least 1"));
+            return Err(format!("'{}': a weight must be at least 1", echo(item)));
         }
         out.push(SizeWeight { lo, hi, weight });
     }
+    // Weights are summed to draw from; 10^12 each, up to 2^64 items would still overflow.
+    out.iter()
+        .try_fold(0u64, |sum, w| sum.checked_add(w.weight))
+        .ok_or("the weights add up to more than 2^64")?;
     Ok(out)
 }
 
@@ -135,37 +146,90 @@ pub struct Params {
     values: BTreeMap<&'static str, Value>,
 }
 
+/// The longest duration a parameter in seconds may give: 30 days. Longer cannot be a
+/// benchmark anyone waits for, and `Duration::from_secs_f64` panics above ~1.8e19 s.
+pub const MAX_SECONDS: f64 = 30.0 * 86_400.0;
+/// The largest count a parameter may give: 10^12 operations, files or cycles would take
+/// 11.6 days at a million a second; 2^64−1 would never end (and overflows sums).
+pub const MAX_COUNT: u64 = 1_000_000_000_000;
+/// The largest size a parameter may give: 1 PiB, more than any target fsarena makes; sizes
+/// near 2^64 bytes overflow every sum made of them.
+pub const MAX_BYTES: u64 = 1 << 50;
+
+pub use crate::error::echo;
+
+fn parse_count(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n <= MAX_COUNT => Ok(n),
+        Ok(_) => Err(format!(
+            "'{}' is too large: give at most {MAX_COUNT} (10^12)",
+            echo(text)
+        )),
+        Err(_) => Err(format!("'{}' is not a whole number", echo(text))),
+    }
+}
+
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    let b = parse_size(text).map_err(|e| echo(&e))?;
+    if b > MAX_BYTES {
+        return Err(format!(
+            "'{}' is too large: give at most {} ({MAX_BYTES} bytes)",
+            echo(text),
+            format_size(MAX_BYTES)
+        ));
+    }
+    Ok(b)
+}
+
+fn parse_float(spec: &ParamSpec, text: &str) -> Result<f64, String> {
+    let x = match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => x,
+        _ => return Err(format!("'{}' is not a non-negative number", echo(text))),
+    };
+    if spec.unit == "s" && x > MAX_SECONDS {
+        return Err(format!(
+            "'{}' s is too long: give 0 to {MAX_SECONDS} s (30 days)",
+            echo(text)
+        ));
+    }
+    Ok(x)
+}
+
 fn parse_value(spec: &ParamSpec, workload: &str, text: &str) -> Result<Value> {
     let bad = |why: String| usage(format!("{workload}: bad value for '{}': {why}", spec.name));
     Ok(match spec.kind {
-        ParamKind::Size => Value::Bytes(parse_size(text).map_err(bad)?),
-        ParamKind::Count => Value::Count(
-            text.trim()
-                .parse::<u64>()
-                .map_err(|_| bad(format!("'{text}' is not a whole number")))?,
-        ),
+        ParamKind::Size => Value::Bytes(parse_bytes(text).map_err(bad)?),
+        ParamKind::Count => Value::Count(parse_count(text).map_err(bad)?),
         ParamKind::Choice(list) => {
             if !list.contains(&text) {
-                return Err(bad(format!("'{text}' is not one of: {}", list.join(", "))));
+                return Err(bad(format!(
+                    "'{}' is not one of: {}",
+                    echo(text),
+                    list.join(", ")
+                )));
             }
             Value::Choice(text.to_string())
         }
-        ParamKind::Float => match text.trim().parse::<f64>() {
-            Ok(x) if x.is_finite() && x >= 0.0 => Value::Float(x),
-            _ => return Err(bad(format!("'{text}' is not a non-negative number"))),
-        },
-        ParamKind::Text => Value::Text(text.to_string()),
+        ParamKind::Float => Value::Float(parse_float(spec, text).map_err(bad)?),
+        ParamKind::Text => {
+            if text.contains('\0') {
+                return Err(bad(
+                    "a NUL character cannot be passed to a command or a path".to_string(),
+                ));
+            }
+            Value::Text(text.to_string())
+        }
         ParamKind::CountList => Value::CountList(
             text.split(',')
-                .map(|x| x.trim().parse::<u64>())
+                .map(parse_count)
                 .collect::<Result<_, _>>()
-                .map_err(|_| bad(format!("'{text}' is not a list of whole numbers")))?,
+                .map_err(|e| bad(format!("in the list '{}': {e}", echo(text))))?,
         ),
         ParamKind::SizeMix => Value::SizeMix(parse_size_mix(text).map_err(bad)?),
         ParamKind::Bool => match text {
             "true" | "yes" | "1" => Value::Bool(true),
             "false" | "no" | "0" => Value::Bool(false),
-            _ => return Err(bad(format!("'{text}' is not true or false"))),
+            _ => return Err(bad(format!("'{}' is not true or false", echo(text)))),
         },
     })
 }
@@ -189,7 +253,7 @@ fn split_items(workload: &str, text: &str) -> Result<Vec<Item>> {
         let end = item_end(rest).ok_or_else(|| {
             usage(format!(
                 "{workload}: unterminated quote in '{}' (close it, e.g. run='make -j2')",
-                rest.trim()
+                echo(rest.trim())
             ))
         })?;
         let item = rest[..end].trim();
@@ -281,6 +345,7 @@ impl Params {
     /// naming the valid choices.
     pub fn parse(workload: &str, specs: &[ParamSpec], text: &str) -> Result<Self> {
         let mut values = BTreeMap::new();
+        let mut given = std::collections::HashSet::new();
         for spec in specs {
             let v = if spec.default.is_empty() && !matches!(spec.kind, ParamKind::Text) {
                 Value::Derived
@@ -294,8 +359,9 @@ impl Params {
                 Pair(k, v) => (k, v),
                 Bare(item) => {
                     return Err(usage(format!(
-                        "{workload}: '{item}' is not key=value (e.g. {workload}:{}=...; \
+                        "{workload}: '{}' is not key=value (e.g. {workload}:{}=...; \
                          quote a value that contains commas: key='a,b')",
+                        echo(&item),
                         specs.first().map_or("size", |s| s.name)
                     )))
                 }
@@ -303,10 +369,16 @@ impl Params {
             let spec = specs.iter().find(|s| s.name == key).ok_or_else(|| {
                 let names: Vec<_> = specs.iter().map(|s| s.name).collect();
                 usage(format!(
-                    "{workload}: unknown parameter '{key}'; valid: {}",
+                    "{workload}: unknown parameter '{}'; valid: {}",
+                    echo(&key),
                     names.join(", ")
                 ))
             })?;
+            if !given.insert(spec.name) {
+                return Err(usage(format!(
+                    "{workload}: parameter '{key}' is given twice; give it once"
+                )));
+            }
             values.insert(spec.name, parse_value(spec, workload, &val)?);
         }
         Ok(Self { values })
@@ -631,5 +703,70 @@ mod tests {
         assert!(Params::parse("bonnie", SPECS, "size").is_err());
         let err = Params::parse("bonnie", SPECS, "size=1Q").unwrap_err();
         assert_eq!(crate::error::exit_code(&err), 2);
+    }
+
+    /// Issue 31 items 5, 9, 10 and 12: values that panicked, could never finish, were
+    /// silently overridden or flooded the terminal are refused at parse time (exit 2).
+    #[test]
+    fn hostile_values_are_refused_naming_the_parameter() {
+        use crate::workload::WorkloadSpec;
+        let refused = |spec: &str, needle: &str| {
+            let e = WorkloadSpec::parse(spec)
+                .err()
+                .unwrap_or_else(|| panic!("{spec}: accepted"));
+            assert_eq!(crate::error::exit_code(&e), 2, "{spec}");
+            let msg = format!("{e:#}");
+            assert!(msg.contains(needle), "{spec}: {msg}");
+            msg
+        };
+        // Item 5: Duration::from_secs_f64 panicked above ~1.8e19 s.
+        for spec in [
+            "job:runtime=1e20",
+            "job:ramp=1e300",
+            "io500:stonewall=1e20",
+            "io500:ior_easy_s=2592001",
+        ] {
+            let msg = refused(spec, "30 days");
+            assert!(msg.contains("bad value for '"), "{msg}");
+        }
+        for spec in ["job:runtime=NaN", "job:runtime=inf", "job:ramp=-1"] {
+            refused(spec, "not a non-negative number");
+        }
+        assert!(WorkloadSpec::parse("job:runtime=2592000,size=1MiB").is_ok());
+        // Item 9: counts and sizes that cannot finish or overflow.
+        let max = u64::MAX.to_string();
+        for key in ["bonnie:seeks", "postmark:transactions", "dbrandom:cycles"] {
+            refused(&format!("{key}={max}"), "10^12");
+        }
+        refused("bonnie:size=16777215TiB", "at most 1024TiB");
+        refused(&format!("job:bs=4KiB:{max},8KiB:{max}"), "weight");
+        // Item 10: a duplicate key, NUL in text.
+        refused("bonnie:size=1GiB,size=2GiB", "'size' is given twice");
+        refused("command:run=true\0", "NUL");
+        // Item 12: a 100 kB value is cut in the message.
+        let long = "x".repeat(100_000);
+        let msg = refused(&format!("bonnie:seeks={long}"), "…(100000 bytes)");
+        assert!(msg.len() < 1000, "{} bytes", msg.len());
+        let msg = refused(&format!("{long}:a=1"), "…(100000 bytes)");
+        assert!(msg.len() < 2000, "{} bytes", msg.len());
+    }
+
+    proptest::proptest! {
+        /// Any workload string ends in a workload or an error, never a panic: a known
+        /// workload with arbitrary `key=value` text, and arbitrary text as a whole.
+        #[test]
+        fn workload_strings_never_panic(
+            w in 0usize..64,
+            // No value is `.` or `..` alone: a path parameter must not walk this tree.
+            rest in "[a-z_]{0,12}=[-0-9a-zA-Z:,'\"= ]{0,40}(\\.[0-9]{1,3})?(,[a-z_]{1,12}=[-0-9eE:KMGTiB]{1,12}(\\.[0-9]{1,3})?){0,3}",
+            any in "\\PC{0,80}",
+        ) {
+            let registry = crate::workload::registry();
+            let name = registry[w % registry.len()].name;
+            let _ = crate::workload::WorkloadSpec::parse(&format!("{name}:{rest}"));
+            let _ = crate::workload::WorkloadSpec::parse(&any);
+            let _ = parse_size_mix(&any);
+            let _ = crate::size::parse_size(&any);
+        }
     }
 }

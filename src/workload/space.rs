@@ -95,13 +95,21 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     build,
 };
 
+/// The most copies stored: 100 source trees at scale 1 are 2.1 million files and 22 GiB,
+/// past any target meant for this; 2^64−1 built every copy's description in memory and
+/// aborted.
+const MAX_COPIES: u64 = 100;
+
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
     let scale = p.float("scale").expect("default");
     let profile = p.choice("profile").to_string();
     Corpus::new(&profile, scale, 0).map_err(|e| usage(format!("space: {e}")))?;
     let copies = p.count("copies").expect("default");
-    if copies == 0 {
-        return Err(usage("space: copies=0: store at least one copy"));
+    if !(1..=MAX_COPIES).contains(&copies) {
+        return Err(usage(format!(
+            "space: copies={copies}: give 1 to {MAX_COPIES} (each copy is a whole corpus, \
+             described in memory before the phase starts)"
+        )));
     }
     Ok(Box::new(Space {
         profile,
@@ -299,10 +307,20 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_usage_errors() {
-        for bad in ["copies=0", "scale=0", "scale=1000"] {
+        // copies=18446744073709551615 described every copy in memory and aborted; within
+        // the parser's 10^12 bound, the workload's own bound refuses it too.
+        for bad in [
+            "copies=0",
+            "scale=0",
+            "scale=1000",
+            "copies=101",
+            "copies=1000000000000",
+        ] {
             let p = Params::parse("space", PARAMS, bad).unwrap();
             let e = build(&p).err().expect(bad);
             assert_eq!(crate::error::exit_code(&e), 2, "{bad}: {e}");
         }
+        assert!(Params::parse("space", PARAMS, "copies=18446744073709551615").is_err());
+        assert!(build(&Params::parse("space", PARAMS, "copies=100").unwrap()).is_ok());
     }
 }

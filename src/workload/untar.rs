@@ -154,18 +154,12 @@ impl Archive {
             return Err(fault("no such file".into()));
         }
         let compression = Compression::of(path)?;
+        // Half of MemAvailable; the decompressor's output is counted as it arrives, so a
+        // small archive that expands to gigabytes stops at the limit instead of aborting.
+        let limit = mem_available().map_or(u64::MAX, |avail| avail / 2);
         let bytes = compression
-            .load(path)
+            .load(path, limit)
             .map_err(|e| fault(format!("{e:#}")))?;
-        if let Some(avail) = mem_available() {
-            if bytes.len() as u64 > avail / 2 {
-                return Err(fault(format!(
-                    "{} bytes uncompressed, more than half of the available memory \
-                     ({avail} bytes); use a smaller archive",
-                    bytes.len()
-                )));
-            }
-        }
         validate(&bytes).map_err(|e| fault(format!("{e:#}")))?;
         Ok(Self { bytes })
     }
@@ -197,26 +191,64 @@ impl Compression {
         })
     }
 
-    /// The archive's uncompressed bytes, read into memory (untimed).
-    fn load(self, path: &Path) -> Result<Vec<u8>> {
+    /// The archive's uncompressed bytes, read into memory (untimed); more than
+    /// `limit_bytes` is an error as soon as it is passed (the decompressor is killed).
+    fn load(self, path: &Path, limit_bytes: u64) -> Result<Vec<u8>> {
+        use std::io::Read;
+        use std::process::{Command, Stdio};
+        let too_large = || {
+            anyhow::anyhow!(
+                "more than {limit_bytes} bytes uncompressed, more than half of the available \
+                 memory; use a smaller archive"
+            )
+        };
         let tool = match self {
-            Compression::None => return std::fs::read(path).on("read", path),
+            Compression::None => {
+                let file = std::fs::File::open(path).on("open", path)?;
+                let mut bytes = Vec::new();
+                file.take(limit_bytes.saturating_add(1))
+                    .read_to_end(&mut bytes)
+                    .on("read", path)?;
+                return match bytes.len() as u64 > limit_bytes {
+                    true => Err(too_large()),
+                    false => Ok(bytes),
+                };
+            }
             Compression::Gzip => "gzip",
             Compression::Xz => "xz",
             Compression::Zstd => "zstd",
         };
-        let out = std::process::Command::new(tool)
+        let mut child = Command::new(tool)
             .arg("-dc")
             .arg(path)
-            .output()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .with_context(|| format!("running {tool} -dc (is {tool} installed?)"))?;
-        if !out.status.success() {
-            bail!(
-                "{tool} -dc failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
+        let mut bytes = Vec::new();
+        let stdout = child.stdout.take().expect("piped");
+        let read = stdout
+            .take(limit_bytes.saturating_add(1))
+            .read_to_end(&mut bytes);
+        if read.is_err() || bytes.len() as u64 > limit_bytes {
+            // Killed, so the output past the limit is never made; reaped, so no zombie.
+            let _ = child.kill();
+            let _ = child.wait();
+            read.with_context(|| format!("reading from {tool} -dc"))?;
+            return Err(too_large());
         }
-        Ok(out.stdout)
+        let mut stderr = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = e.read_to_string(&mut stderr);
+        }
+        let status = child
+            .wait()
+            .with_context(|| format!("waiting for {tool}"))?;
+        if !status.success() {
+            bail!("{tool} -dc failed: {}", stderr.trim());
+        }
+        Ok(bytes)
     }
 }
 
@@ -891,6 +923,30 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         });
+    }
+
+    /// Issue 31 item 8: a small archive that expands past the limit stops at the limit
+    /// (the decompressor is killed) instead of being read whole into memory first.
+    #[test]
+    fn decompression_stops_at_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let tar = dir.path().join("zeros.tar");
+        std::fs::write(&tar, vec![0u8; 8 << 20]).unwrap();
+        let st = std::process::Command::new("gzip")
+            .arg("-k")
+            .arg(&tar)
+            .status();
+        if !st.is_ok_and(|s| s.success()) {
+            eprintln!("SKIP decompression_stops_at_the_limit: no gzip");
+            return;
+        }
+        let gz = dir.path().join("zeros.tar.gz");
+        assert!(std::fs::metadata(&gz).unwrap().len() < 100_000);
+        for (c, path) in [(Compression::Gzip, &gz), (Compression::None, &tar)] {
+            let e = c.load(path, 1 << 20).unwrap_err().to_string();
+            assert!(e.contains("more than 1048576 bytes uncompressed"), "{e}");
+            assert_eq!(c.load(path, 8 << 20).unwrap().len(), 8 << 20);
+        }
     }
 
     #[test]

@@ -148,7 +148,8 @@ impl FsType {
             .ok_or_else(|| {
                 let names: Vec<_> = Self::ALL.iter().map(|f| f.name()).collect();
                 format!(
-                    "unknown filesystem '{name}'; valid: {}, tmpfs",
+                    "unknown filesystem '{}'; valid: {}, tmpfs",
+                    crate::error::echo(name),
                     names.join(", ")
                 )
             })

@@ -685,6 +685,11 @@ impl Run<'_> {
 }
 
 impl Workload for Job {
+    /// `size` per job (in its own files, or its own segments of the shared file).
+    fn data_bytes(&self) -> Option<u64> {
+        Some(self.size.saturating_mul(self.numjobs as u64))
+    }
+
     fn run(&self, cx: &mut TrialContext) -> Result<()> {
         let engine = self.resolve_engine(cx)?;
         let dir = if self.shared {

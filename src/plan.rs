@@ -70,6 +70,12 @@ fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
             if fs != "tmpfs" {
                 FsType::parse(fs).map_err(usage)?;
             }
+            if flag == "--mkfs-opt" {
+                // Checked here, before anything about the machine: a device named in an
+                // option is refused whatever else is wrong.
+                let words = split_opts(opts).map_err(|e| usage(format!("{flag} {fs}: {e}")))?;
+                refuse_paths(&words).map_err(|e| usage(format!("{flag} {fs}: {e}")))?;
+            }
             if flag == "--mount-opt" {
                 refuse_paths(&[opts]).map_err(|e| usage(format!("{flag} {fs}: {e}")))?;
                 if fs == "tmpfs" {

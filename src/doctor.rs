@@ -18,6 +18,8 @@ use std::fmt::Write;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
     Ok,
+    /// Worth knowing, nothing to fix for the default run (a filesystem only `--fs` uses).
+    Info,
     Warn,
     Fail,
 }
@@ -26,6 +28,7 @@ impl Verdict {
     fn word(self) -> &'static str {
         match self {
             Verdict::Ok => "OK",
+            Verdict::Info => "INFO",
             Verdict::Warn => "WARN",
             Verdict::Fail => "FAIL",
         }
@@ -152,7 +155,7 @@ fn filesystem(fs: &facts::FsFacts) -> Check {
             let (verdict, role) = if fs.required {
                 (Verdict::Fail, "the default run needs it")
             } else {
-                (Verdict::Warn, "only needed with --fs")
+                (Verdict::Info, "only needed with --fs")
             };
             check(name, verdict, format!("{why}; {role}: {to_do}"))
         }
@@ -432,7 +435,7 @@ pub fn render(checks: &[Check]) -> String {
     if fails == 0 {
         let _ = writeln!(
             out,
-            "\nready: `fsarena run` can run here ({warns} warning(s) about noise or options)"
+            "\nready: `fsarena run` can run here ({warns} warning(s) about noise or tools)"
         );
     } else {
         let _ = writeln!(

@@ -32,7 +32,7 @@ pub const MARKS: &[(&str, &str, &str)] = &[
     (
         "cold-unverifiable",
         "u",
-        "cold not verifiable: no device counters or rate to check it (tmpfs, no block device)",
+        "cold not verifiable: no device counters or rate to check it (tmpfs, no block device, rate not measured)",
     ),
     (
         "cache-not-dropped",
@@ -175,6 +175,13 @@ pub fn render(run: &RunResult) -> String {
     if let Some(line) = crate::result::left_out_line(&run.left_out) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(line) = crate::result::resumed_line(run) {
+        let _ = writeln!(out, "{line}");
+    }
+    let names = run.trials.iter().map(|t| t.workload.as_str());
+    if let Some(line) = crate::result::classic_policy_line(names, &run.policy) {
+        let _ = writeln!(out, "{line}");
+    }
     let mut used_marks: Vec<&str> = Vec::new();
     let mut workloads: Vec<&str> = Vec::new();
     for t in &run.trials {
@@ -284,7 +291,10 @@ pub fn render(run: &RunResult) -> String {
         let dev = t
             .device_read_mb_per_s
             .map(|r| format!(", device cold read {} MB/s", fmt_num(r)))
-            .unwrap_or_default();
+            .unwrap_or_else(|| match t.kind.as_str() {
+                "loop" | "device" => ", device cold read rate not measured".into(),
+                _ => String::new(),
+            });
         let dio = match t.loop_direct_io {
             Some(true) => ", loop direct-io on",
             Some(false) => ", loop direct-io OFF (host page cache under the device)",

@@ -47,8 +47,8 @@ pub fn resumed_line(run: &RunResult) -> Option<String> {
         return None;
     }
     Some(format!(
-        "resumed at {}: started {}; each figure's repetitions may come from {} invocations, \
-         not one",
+        "resumed at {} (started {}):\n  each figure's repetitions may come from {} \
+         invocations, not one",
         run.resumed_at.join(", "),
         run.started_at,
         run.resumed_at.len() + 1
@@ -82,8 +82,8 @@ pub fn classic_policy_line<'a>(
         return None;
     }
     Some(format!(
-        "{}: run with --cache {} --sync {}; the original tools neither dropped caches nor \
-         synced, so `--cache keep --sync none` is the policy that reproduces them",
+        "{} ran with --cache {} --sync {};\n  the originals neither dropped caches nor \
+         synced: reproduce them with `--cache keep --sync none`",
         names.join(", "),
         policy.cache,
         policy.sync
@@ -311,7 +311,7 @@ mod tests {
         let classic = ["bonnie", "bonnie-files", "postmark", "bonnie", "postmark"];
         let line = classic_policy_line(classic, &Policy::default()).unwrap();
         assert!(
-            line.starts_with("bonnie, bonnie-files, postmark: run with --cache cold --sync end"),
+            line.starts_with("bonnie, bonnie-files, postmark ran with --cache cold --sync end;"),
             "{line}"
         );
         assert!(line.contains("`--cache keep --sync none`"), "{line}");

@@ -27,12 +27,12 @@ pub const MARKS: &[(&str, &str, &str)] = &[
     (
         "cache-suspect",
         "c",
-        "cache suspect: a cold read faster than 1.2x the device's measured read rate",
+        "cache suspect: too few bytes came from the device, or the read beat its rate",
     ),
     (
         "cold-unverifiable",
         "u",
-        "cold not verifiable: no device counters or rate to check it (tmpfs, no block device, rate not measured)",
+        "cold not verifiable: no device counters or rate to check it (tmpfs, no block device)",
     ),
     (
         "cache-not-dropped",

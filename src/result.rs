@@ -83,7 +83,7 @@ pub fn classic_policy_line<'a>(
     }
     Some(format!(
         "{} ran with --cache {} --sync {};\n  the originals neither dropped caches nor \
-         synced: reproduce them with `--cache keep --sync none`",
+         synced: `--cache keep --sync none`",
         names.join(", "),
         policy.cache,
         policy.sync

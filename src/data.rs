@@ -5,6 +5,12 @@
 //! 16 MiB of a stream repeat: a compressing filesystem (btrfs `compress=zstd` compresses
 //! 128 KiB extents) cannot find matches in `random` data, while `zeros`, `text` and
 //! `compress:PCT` compress as their names say.
+//!
+//! Deduplicating storage (ZFS `dedup`, VDO, a deduplicating array) compares aligned 4 KiB
+//! blocks. So that it finds few repeats either, each stream starts at its own byte offset
+//! within a 4 KiB block and moves [`LAP_SHIFT_BYTES`] further every time it wraps: the
+//! 4 KiB blocks a stream hands out do not repeat for 4096 laps (64 GiB), and 64 workers
+//! (streams 0–63) share no block for their first 1 GiB each.
 
 use crate::policy::DataPolicy;
 use rand::{Rng, RngCore, SeedableRng};
@@ -14,8 +20,12 @@ use std::sync::Arc;
 /// Bytes of distinct pattern in a pool.
 pub const POOL_BYTES: usize = 16 << 20;
 /// Largest slice [`DataSource::slice`] returns without copying; the pool carries this many
-/// bytes of wrap-around tail so every slice up to this length is contiguous.
+/// bytes of wrap-around tail (a copy of the pool from [`LAP_SHIFT_BYTES`] on, where a
+/// stream goes on after it wraps) so every slice up to this length is contiguous.
 pub const MAX_SLICE: usize = 4 << 20;
+/// Bytes a stream skips each time it wraps around the pool: odd, so that the stream's
+/// offset within a 4 KiB block takes all 4096 values before it repeats.
+pub const LAP_SHIFT_BYTES: usize = 1021;
 
 /// The pattern bytes for one trial, shared by all workers.
 #[derive(Clone)]
@@ -48,7 +58,8 @@ impl DataPool {
             }
         }
         if policy != DataPolicy::Zeros {
-            tail.copy_from_slice(&pool[..MAX_SLICE]);
+            // Where a stream goes on after the wrap (see `DataSource::slice`).
+            tail.copy_from_slice(&pool[LAP_SHIFT_BYTES..LAP_SHIFT_BYTES + MAX_SLICE]);
         }
         let bytes = Arc::new(v);
         Self { bytes, policy }
@@ -60,12 +71,16 @@ impl DataPool {
     }
 
     /// A stream over the pool starting at a position derived from `stream` (e.g. a worker
-    /// index), so that concurrent writers do not write identical bytes.
+    /// index), so that concurrent writers do not write identical bytes, nor identical
+    /// 4 KiB blocks: streams start at different offsets within a 4 KiB block.
     pub fn source(&self, stream: u64) -> DataSource {
         let start = (stream.wrapping_mul(0x9e37_79b9_7f4a_7c15) % POOL_BYTES as u64) as usize;
+        // Stream n starts where stream 0 would be after 64·n laps (of 4096 offsets, each
+        // lap moving one step): streams under 64 apart meet in no block for 64 laps.
+        let within = (stream as usize % 64).wrapping_mul(64 * LAP_SHIFT_BYTES) % 4096;
         DataSource {
             pool: self.bytes.clone(),
-            pos: start & !4095,
+            pos: (start & !4095) + within,
         }
     }
 }
@@ -82,7 +97,10 @@ impl DataSource {
     pub fn slice(&mut self, len: usize) -> &[u8] {
         debug_assert!(len <= MAX_SLICE);
         let start = self.pos;
-        self.pos = (self.pos + len) % POOL_BYTES;
+        self.pos += len;
+        if self.pos >= POOL_BYTES {
+            self.pos = self.pos - POOL_BYTES + LAP_SHIFT_BYTES;
+        }
         &self.pool[start..start + len]
     }
 
@@ -99,8 +117,8 @@ impl DataSource {
     pub fn byte(&mut self) -> u8 {
         let b = self.pool[self.pos];
         self.pos += 1;
-        if self.pos == POOL_BYTES {
-            self.pos = 0;
+        if self.pos >= POOL_BYTES {
+            self.pos = self.pos - POOL_BYTES + LAP_SHIFT_BYTES;
         }
         b
     }
@@ -200,12 +218,45 @@ mod tests {
         let mut first = vec![0u8; 1 << 20];
         src.fill(&mut first);
         assert_eq!(distinct_4k_blocks(&first), 256);
-        // Slices across the wrap point are contiguous and equal to the pool's start.
+        // Slices across the wrap point are contiguous and go on where the next lap starts.
         let mut s = pool.source(0);
         s.pos = POOL_BYTES - 10;
         let slice = s.slice(20).to_vec();
-        assert_eq!(&slice[10..], &pool.bytes[..10]);
-        assert_eq!(s.pos, 10);
+        assert_eq!(
+            &slice[10..],
+            &pool.bytes[LAP_SHIFT_BYTES..LAP_SHIFT_BYTES + 10]
+        );
+        assert_eq!(s.pos, 10 + LAP_SHIFT_BYTES);
+    }
+
+    /// The first 32 bytes of each aligned 4 KiB block of `n` bytes of `src` (two equal
+    /// blocks have equal keys; random blocks with equal keys do not happen).
+    fn block_keys(src: &mut DataSource, n: usize) -> Vec<[u8; 32]> {
+        let mut buf = vec![0u8; n];
+        src.fill(&mut buf);
+        buf.chunks(4096)
+            .map(|c| c[..32].try_into().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn dedup_finds_no_repeated_block_in_a_stream_or_across_workers() {
+        let pool = DataPool::new(DataPolicy::Random, 1);
+        // One worker writing 3 laps of the pool (48 MiB): no 4 KiB block repeats.
+        let one = block_keys(&mut pool.source(0), 3 * POOL_BYTES);
+        let set: std::collections::HashSet<_> = one.iter().collect();
+        assert_eq!(set.len(), one.len(), "a stream repeats a 4 KiB block");
+        // A second worker's 16 MiB shares no block with the first's.
+        let other = block_keys(&mut pool.source(1), POOL_BYTES);
+        let shared = other.iter().filter(|k| set.contains(k)).count();
+        assert_eq!(shared, 0, "two workers write {shared} equal 4 KiB blocks");
+        // The per-character path wraps the same way.
+        let mut a = pool.source(0);
+        let mut b = pool.source(0);
+        let mut bytes = vec![0u8; POOL_BYTES + 8192];
+        a.fill(&mut bytes);
+        let by_byte: Vec<u8> = (0..bytes.len()).map(|_| b.byte()).collect();
+        assert!(by_byte == bytes, "byte() and fill() disagree after a wrap");
     }
 
     #[test]

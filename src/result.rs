@@ -34,6 +34,60 @@ pub struct RunResult {
     /// package to install; absent when none was left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<String>,
+    /// When the run was taken up again with `--resume` (RFC 3339, oldest first): its
+    /// samples then pool repetitions of several invocations. Absent when never resumed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed_at: Vec<String>,
+}
+
+/// What a resumed run says atop its report: its samples pool repetitions run by several
+/// invocations, perhaps hours apart; `None` for a run made by one invocation.
+pub fn resumed_line(run: &RunResult) -> Option<String> {
+    if run.resumed_at.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "resumed at {} (started {}):\n  each figure's repetitions may come from {} \
+         invocations, not one",
+        run.resumed_at.join(", "),
+        run.started_at,
+        run.resumed_at.len() + 1
+    ))
+}
+
+/// Workloads that reproduce a 1997–2003 tool (Bonnie, Bonnie++ `-n`, Postmark, random.c)
+/// whose original neither synced nor dropped caches between its phases.
+const CLASSIC_TOOLS: [&str; 4] = ["bonnie", "bonnie-files", "postmark", "dbrandom"];
+
+/// What a run says, at its start and atop its report, when it runs one of the
+/// [`CLASSIC_TOOLS`] under a policy other than the originals': `--cache cold` remounts
+/// between Postmark's create and transactions and between dbrandom's phases, and
+/// `--sync end` times a sync the originals never did. `None` under `--cache keep --sync
+/// none`, or without such a workload.
+pub fn classic_policy_line<'a>(
+    workloads: impl IntoIterator<Item = &'a str>,
+    policy: &crate::policy::Policy,
+) -> Option<String> {
+    use crate::policy::{CachePolicy, SyncPolicy};
+    if policy.cache == CachePolicy::Keep && policy.sync == SyncPolicy::None {
+        return None;
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for w in workloads {
+        if CLASSIC_TOOLS.contains(&w) && !names.contains(&w) {
+            names.push(w);
+        }
+    }
+    if names.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} ran with --cache {} --sync {};\n  the originals neither dropped caches nor \
+         synced: `--cache keep --sync none`",
+        names.join(", "),
+        policy.cache,
+        policy.sync
+    ))
 }
 
 /// What a run says, at its start and atop its report, about the filesystems of its suite
@@ -167,11 +221,23 @@ pub struct Trial {
     pub ranks: Vec<RankTrial>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Latency of one operation kind in a phase.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OpLatency {
     pub op: String,
+    /// Operations of this kind the phase counted (its `ops` share: characters for the
+    /// per-char Bonnie tests).
     pub count: u64,
+    /// Latency samples in the histogram: one per timed call, so one per chunk of
+    /// characters for the per-char tests, and including timed calls that are not counted
+    /// (a seek's write-back, the sync policy's fsync). Absent (0) in runs stored before
+    /// it existed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub samples: u64,
     pub lat_us: Percentiles,
     /// The HDR histogram's non-empty buckets (ns, count), so that percentiles can be
     /// recomputed and histograms merged later (`LatencyHistogram::from_buckets`).
@@ -228,4 +294,38 @@ pub struct PhaseResult {
     /// ranks' histograms are merged into the aggregate's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lat_buckets: Vec<(u64, u64)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{CachePolicy, Policy, SyncPolicy};
+
+    /// The classic suite under the default policy names the one that reproduces the
+    /// originals; under that policy, or without a classic tool, nothing is said.
+    #[test]
+    fn classic_tools_name_the_policy_that_reproduces_them() {
+        let classic = ["bonnie", "bonnie-files", "postmark", "bonnie", "postmark"];
+        let line = classic_policy_line(classic, &Policy::default()).unwrap();
+        assert!(
+            line.starts_with("bonnie, bonnie-files, postmark ran with --cache cold --sync end;"),
+            "{line}"
+        );
+        assert!(line.contains("`--cache keep --sync none`"), "{line}");
+        let original = Policy {
+            cache: CachePolicy::Keep,
+            sync: SyncPolicy::None,
+            ..Default::default()
+        };
+        assert_eq!(classic_policy_line(classic, &original), None);
+        let keep_only = Policy {
+            cache: CachePolicy::Keep,
+            ..Default::default()
+        };
+        assert!(classic_policy_line(["dbrandom"], &keep_only).is_some());
+        assert_eq!(
+            classic_policy_line(["job", "untar"], &Policy::default()),
+            None
+        );
+    }
 }

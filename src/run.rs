@@ -103,13 +103,19 @@ pub fn execute(
         summaries: Vec::new(),
         mpi: dist.info(),
         left_out: plan.left_out.clone(),
+        resumed_at: Vec::new(),
     };
     if let Some(line) = crate::result::left_out_line(&plan.left_out) {
+        progress.note(&line);
+    }
+    let names = plan.workloads.iter().map(|w| w.info.name);
+    if let Some(line) = crate::result::classic_policy_line(names, &plan.policy) {
         progress.note(&line);
     }
     if let Some(prev) = previous {
         result.started_at = prev.started_at;
         result.command_line = prev.command_line;
+        result.resumed_at = prev.resumed_at;
         result.trials = prev
             .trials
             .into_iter()

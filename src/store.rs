@@ -11,6 +11,7 @@
 //!   elapsed seconds (schema 3);
 //! * `runs.plan` and `runs.plan_hash` (schema 4): the canonical text of the expanded plan
 //!   and its hash ([`crate::plan::Plan::canonical`]), which `--resume` compares;
+//! * `runs.resumed_at` (schema 7): when `--resume` took the run up again (JSON list);
 //! * `phases`: per trial and phase: the headline figures as columns (wall_s, ops, bytes,
 //!   ops_per_s, mb_per_s, cpu_pct) and the whole phase result as JSON — per-operation HDR
 //!   histogram buckets, the time series, device counters, flags and extra figures.
@@ -32,7 +33,7 @@ mod resume;
 pub const DEFAULT_DB: &str = "fsarena.db";
 
 /// The schema version this build writes.
-const SCHEMA_VERSION: i64 = 6;
+const SCHEMA_VERSION: i64 = 7;
 const _: () = assert!(SCHEMA_VERSION as usize == MIGRATIONS.len());
 
 const MIGRATIONS: &[&str] = &[
@@ -95,6 +96,8 @@ const MIGRATIONS: &[&str] = &[
     ranks::MIGRATION,
     // 5 → 6: the filesystems of the suite this machine could not make, and why (JSON).
     "ALTER TABLE runs ADD COLUMN left_out TEXT;",
+    // 6 → 7: when a run was resumed (JSON list of times).
+    "ALTER TABLE runs ADD COLUMN resumed_at TEXT;",
 ];
 
 /// An open result database.
@@ -370,8 +373,8 @@ impl Store {
     pub fn begin_run(&self, run: &RunResult, targets: &[TargetInfo]) -> Result<()> {
         self.conn.execute(
             "INSERT INTO runs (id, started_at, status, fsarena_version, command_line, host, \
-             policy, can_drop_caches, pid, hostname, left_out) \
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+             policy, can_drop_caches, pid, hostname, left_out, resumed_at) \
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 run.run_id,
                 run.started_at,
@@ -384,6 +387,9 @@ impl Store {
                 run.host.hostname,
                 (!run.left_out.is_empty())
                     .then(|| serde_json::to_string(&run.left_out))
+                    .transpose()?,
+                (!run.resumed_at.is_empty())
+                    .then(|| serde_json::to_string(&run.resumed_at))
                     .transpose()?,
             ],
         )?;
@@ -617,7 +623,7 @@ impl Store {
         let id = self.resolve(run)?;
         let mut runs = self.conn.prepare(
             "SELECT started_at, finished_at, status, fsarena_version, command_line, host, policy, \
-             can_drop_caches, pid, hostname, left_out FROM runs WHERE id = ?1",
+             can_drop_caches, pid, hostname, left_out, resumed_at FROM runs WHERE id = ?1",
         )?;
         let runs_cols = columns_of(&runs);
         let (mut result, pid, hostname): (RunResult, i64, String) = runs
@@ -637,6 +643,7 @@ impl Store {
                     summaries: Vec::new(),
                     mpi: None,
                     left_out: json_or_default(r, 10)?,
+                    resumed_at: json_or_default(r, 11)?,
                 };
                 Ok((run, r.get(8)?, r.get(9)?))
             })
@@ -813,6 +820,7 @@ mod tests {
             summaries: Vec::new(),
             mpi: None,
             left_out: Vec::new(),
+            resumed_at: Vec::new(),
         }
     }
 
@@ -839,6 +847,7 @@ mod tests {
                 lat_by_op: vec![OpLatency {
                     op: "write".into(),
                     count: 100,
+                    samples: 100,
                     lat_us: Default::default(),
                     buckets: vec![(1000, 60), (2047, 40)],
                 }],
@@ -920,6 +929,32 @@ mod tests {
         assert!(s.trial_times("h").unwrap().is_empty());
         drop(s);
         assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+
+    /// Each `--resume` is recorded, so that the report can say the samples pool several
+    /// invocations.
+    #[test]
+    fn resume_records_when_and_the_report_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&dir.path().join("r.db")).unwrap();
+        let mut run = sample_run("20261123-000000-resu");
+        s.begin_run(&run, &run.targets.clone()).unwrap();
+        s.set_plan(&run.run_id, "h", "{}").unwrap();
+        run.status = "interrupted".into();
+        s.finish_run(&run).unwrap();
+        assert_eq!(
+            crate::result::resumed_line(&s.load(&run.run_id).unwrap()),
+            None
+        );
+        let resumed = s.resume_run(&run.run_id, "h", "{}").unwrap();
+        assert_eq!(resumed.resumed_at.len(), 1);
+        s.finish_run(&resumed).unwrap();
+        let again = s.resume_run(&run.run_id, "h", "{}").unwrap();
+        assert_eq!(again.resumed_at.len(), 2);
+        let loaded = s.load(&run.run_id).unwrap();
+        assert_eq!(loaded.resumed_at, again.resumed_at);
+        let line = crate::result::resumed_line(&loaded).unwrap();
+        assert!(line.contains("from 3 invocations"), "{line}");
     }
 
     #[test]
@@ -1063,6 +1098,7 @@ mod tests {
                      ALTER TABLE runs DROP COLUMN plan; ALTER TABLE runs DROP COLUMN plan_hash; \
                      ALTER TABLE runs DROP COLUMN mpi; DROP TABLE rank_phases; \
                      DROP TABLE rank_trials; ALTER TABLE runs DROP COLUMN left_out; \
+                     ALTER TABLE runs DROP COLUMN resumed_at; \
                      PRAGMA user_version = 1;",
                 )
                 .unwrap();

@@ -66,6 +66,7 @@ fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])]) -> RunRe
         summaries: vec![],
         mpi: None,
         left_out: Vec::new(),
+        resumed_at: Vec::new(),
     }
 }
 

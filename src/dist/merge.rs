@@ -190,6 +190,7 @@ fn merge_ops(parts: &[&PhaseResult]) -> Vec<OpLatency> {
         .map(|(op, count, h)| OpLatency {
             op,
             count,
+            samples: h.count(),
             lat_us: h.percentiles_us().unwrap_or_default(),
             buckets: h.buckets(),
         })

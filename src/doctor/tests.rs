@@ -158,7 +158,11 @@ fn missing_mkfs_fails_for_default_filesystems_and_warns_for_others() {
         "{text}"
     );
     let (v, text) = verdict(&f, "fs ext2");
-    assert_eq!(v, Verdict::Info, "an optional filesystem is information, not a warning");
+    assert_eq!(
+        v,
+        Verdict::Info,
+        "an optional filesystem is information, not a warning"
+    );
     assert!(
         text.contains("modprobe ext2") && text.contains("--fs"),
         "{text}"

@@ -4,8 +4,13 @@
 //! crate's `record` is an out-of-line call with range and resize checks: ~7 ns of the
 //! ~30 ns it cost to record an operation); the crate answers the queries.
 //!
-//! Percentiles are computed from the merged buckets, never averaged across workers or
-//! repetitions (averaging percentiles is a classic aggregation error; see fio issue #1918).
+//! Within a repetition, percentiles are computed from the workers' merged buckets, never
+//! averaged across workers (averaging percentiles is a classic aggregation error; see fio
+//! issue #1918). Across repetitions, each repetition's percentile is one value of the
+//! sample, like its MB/s: summaries give their median, mean and CI and `compare` their
+//! geometric means, because a repetition (a fresh filesystem) is the unit whose spread
+//! the statistics measure; pooling the buckets would weight a longer repetition more and
+//! hide that spread. The buckets are stored for anyone who wants the pooled figure.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};

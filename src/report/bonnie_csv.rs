@@ -471,6 +471,7 @@ mod tests {
         let op = |name: &str, max: f64| OpLatency {
             op: name.into(),
             count: 0,
+            samples: 0,
             lat_us: Percentiles {
                 max,
                 ..Default::default()

@@ -340,6 +340,7 @@ mod tests {
             lat_by_op: vec![OpLatency {
                 op: "seek".into(),
                 count: 200,
+                samples: 200,
                 lat_us: pct(7.5),
                 buckets: vec![],
             }],

@@ -114,6 +114,13 @@ fn setup(out: &mut String, run: &RunResult) {
             run.left_out.join("; "),
         ));
     }
+    if let Some(line) = crate::result::resumed_line(run) {
+        facts.push(("resumed", line));
+    }
+    let names = run.trials.iter().map(|t| t.workload.as_str());
+    if let Some(line) = crate::result::classic_policy_line(names, p) {
+        facts.push(("classic tools", line));
+    }
     key_values(out, &facts);
     out.push_str("<h3>Targets</h3>");
     let mut t = Table {
@@ -167,7 +174,7 @@ fn setup(out: &mut String, run: &RunResult) {
         }
         out.push_str("</ul>");
     }
-    out.push_str("<h3>Reading the charts</h3><p>Bars are medians over the successful repetitions and start at zero. The thin whisker spans min–max over the repetitions, the thick grey band the 95% confidence interval of the mean (Student's t); with one repetition there is no interval. Latency charts use a logarithmic axis, and say so. Hover a mark for its figures.</p><dl class=\"marks\">");
+    out.push_str("<h3>Reading the charts</h3><p>Bars are medians over the successful repetitions and start at zero. The thin whisker spans min–max over the repetitions, the thick grey band the 95% confidence interval of the mean (Student's t); with one repetition there is no interval. Latency charts use a logarithmic axis, and say so; a latency point is the median over the repetitions of each repetition's own percentile (histograms are not pooled across repetitions). Hover a mark for its figures.</p><dl class=\"marks\">");
     for (name, mark, m) in MARKS {
         let _ = write!(
             out,

@@ -27,7 +27,7 @@ pub const MARKS: &[(&str, &str, &str)] = &[
     (
         "cache-suspect",
         "c",
-        "cache suspect: a cold read faster than 1.2x the device's measured read rate",
+        "cache suspect: too few bytes came from the device, or the read beat its rate",
     ),
     (
         "cold-unverifiable",
@@ -175,6 +175,13 @@ pub fn render(run: &RunResult) -> String {
     if let Some(line) = crate::result::left_out_line(&run.left_out) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(line) = crate::result::resumed_line(run) {
+        let _ = writeln!(out, "{line}");
+    }
+    let names = run.trials.iter().map(|t| t.workload.as_str());
+    if let Some(line) = crate::result::classic_policy_line(names, &run.policy) {
+        let _ = writeln!(out, "{line}");
+    }
     let mut used_marks: Vec<&str> = Vec::new();
     let mut workloads: Vec<&str> = Vec::new();
     for t in &run.trials {
@@ -284,7 +291,10 @@ pub fn render(run: &RunResult) -> String {
         let dev = t
             .device_read_mb_per_s
             .map(|r| format!(", device cold read {} MB/s", fmt_num(r)))
-            .unwrap_or_default();
+            .unwrap_or_else(|| match t.kind.as_str() {
+                "loop" | "device" => ", device cold read rate not measured".into(),
+                _ => String::new(),
+            });
         let dio = match t.loop_direct_io {
             Some(true) => ", loop direct-io on",
             Some(false) => ", loop direct-io OFF (host page cache under the device)",

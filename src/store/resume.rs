@@ -2,7 +2,9 @@
 //!
 //! A run can be resumed when it was stored with a plan (schema 4), its process is not
 //! running any more, and the plan given now expands to the same canonical text. Resuming
-//! marks it `running` under the new process; the trials it keeps are its successful ones
+//! marks it `running` under the new process and records when (`runs.resumed_at`, schema
+//! 7: reports say that its samples pool several invocations); the trials it keeps are its
+//! successful ones
 //! (failed and interrupted trials are run again and replace the stored ones, see
 //! [`Store::add_trial`]).
 
@@ -57,16 +59,22 @@ impl Store {
                 differences(&stored, canonical)
             )));
         }
-        let run = self.load(&id)?;
+        let mut run = self.load(&id)?;
         if run.status == "running" {
             return Err(usage(format!(
                 "run {id} is still running (its process is alive); wait for it or stop it first"
             )));
         }
+        run.resumed_at.push(chrono::Utc::now().to_rfc3339());
         self.conn.execute(
-            "UPDATE runs SET status = 'running', finished_at = NULL, pid = ?2, hostname = ?3 \
-             WHERE id = ?1",
-            params![id, std::process::id(), crate::host::host_info().hostname],
+            "UPDATE runs SET status = 'running', finished_at = NULL, pid = ?2, hostname = ?3, \
+             resumed_at = ?4 WHERE id = ?1",
+            params![
+                id,
+                std::process::id(),
+                crate::host::host_info().hostname,
+                serde_json::to_string(&run.resumed_at)?
+            ],
         )?;
         Ok(run)
     }

@@ -19,6 +19,12 @@ pub struct DirTarget {
     provision: Provision,
 }
 
+/// What the device counters of a `--dir` target measure: the partition under it, shared
+/// with every other process on it (and `dirty_bytes_end` is machine-wide on every target).
+pub const SHARED_COUNTERS_NOTE: &str = "device counters (dev_read_bytes, dev_write_bytes, \
+     write_amplification) cover the whole partition, other processes' I/O included; \
+     dirty_bytes_end is machine-wide";
+
 impl DirTarget {
     /// The same target under the name `name` (a plan's target name).
     pub fn with_name(mut self, name: &str) -> Self {
@@ -31,6 +37,7 @@ impl DirTarget {
         let fstype = fstype_of(path).unwrap_or_else(|| "unknown".into());
         let mut notes = vec![
             "existing directory: the filesystem is not made or remounted by fsarena".to_string(),
+            SHARED_COUNTERS_NOTE.to_string(),
         ];
         if !sys::is_root() {
             notes.push("not root: caches could not be dropped, cold results may be warm".into());
@@ -221,5 +228,27 @@ mod tests {
         let other = tempfile::tempdir().unwrap();
         let other = other.path().canonicalize().unwrap();
         assert_eq!(refuse_dir(&other, images.path()), None);
+    }
+
+    /// A `--dir` target says that its device counters and the dirty bytes are not its own.
+    #[test]
+    fn dir_target_notes_its_counters_are_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Env {
+            run_id: "t".into(),
+            image_dir: dir.path().to_path_buf(),
+            state: std::sync::Arc::new(
+                crate::state::State::create(&dir.path().join("state"), "t").unwrap(),
+            ),
+        };
+        let t = DirTarget::new(dir.path(), &env);
+        let notes = &t.info().notes;
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("whole partition")
+                    && n.contains("dirty_bytes_end is machine-wide")),
+            "{notes:?}"
+        );
     }
 }

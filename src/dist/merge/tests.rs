@@ -19,6 +19,7 @@ fn phase(wall_s: f64, ops_per_interval: &[u64], lat_ns: &[u64]) -> PhaseResult {
         lat_by_op: vec![OpLatency {
             op: "write".into(),
             count: lat_ns.len() as u64,
+            samples: lat_ns.len() as u64,
             lat_us: h.percentiles_us().unwrap_or_default(),
             buckets: h.buckets(),
         }],

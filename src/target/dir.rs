@@ -114,10 +114,13 @@ pub fn refuse_dir(path: &Path, image_dir: &Path) -> Option<String> {
     let image_dir = image_dir
         .canonicalize()
         .unwrap_or_else(|_| image_dir.to_path_buf());
-    if path.starts_with(&image_dir) {
+    // The image directory and the directories fsarena manages in it (mount points, state
+    // files, logs, journals); a directory of the user's own beside them is theirs.
+    let managed = ["mnt", "state", "logs", "journal"];
+    if path == image_dir || managed.iter().any(|m| path.starts_with(image_dir.join(m))) {
         return Some(format!(
-            "it is inside the image directory {} (fsarena's images and mount points live \
-             there); give another directory",
+            "it is the image directory {} or one fsarena manages in it (mount points, state \
+             files, logs); give another directory",
             image_dir.display()
         ));
     }
@@ -217,6 +220,13 @@ mod tests {
         let images = tempfile::tempdir().unwrap();
         let inside = images.path().join("mnt");
         std::fs::create_dir(&inside).unwrap();
+        let own = images.path().join("work");
+        std::fs::create_dir(&own).unwrap();
+        // A directory of the user's own beside fsarena's is theirs to measure.
+        assert_eq!(
+            refuse_dir(&own.canonicalize().unwrap(), images.path()),
+            None
+        );
         for p in ["/", "/proc", "/proc/self", "/sys", "/sys/kernel", "/dev"] {
             let why = refuse_dir(Path::new(p), images.path());
             assert!(why.is_some(), "{p} accepted");

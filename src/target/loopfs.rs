@@ -266,7 +266,9 @@ pub(crate) fn measure_read_rate(device: &str, bytes: u64) -> Result<f64> {
         .custom_flags(libc::O_DIRECT)
         .open(device)
         .with_context(|| format!("opening {device} with O_DIRECT"))?;
+    // A stop request (SIGINT/SIGTERM) ends the calibration within one request.
     for _ in 0..bytes / req {
+        crate::context::check_stop()?;
         src.fill(buf.as_mut());
         w.write_all(buf.as_mut())?;
     }
@@ -305,6 +307,7 @@ fn read_region(device: &str, i: u64, bytes: u64) -> Result<()> {
         .with_context(|| format!("opening {device} with O_DIRECT"))?;
     let start = i * per;
     for off in (start..start + per).step_by(CALIBRATE_REQUEST) {
+        crate::context::check_stop()?;
         r.read_exact_at(buf.as_mut(), off)?;
     }
     Ok(())

@@ -64,6 +64,25 @@ fn lock_path(state_file: &Path) -> PathBuf {
 /// Takes the run's lock without waiting; fails, naming the run, when a live process holds
 /// it (another `--resume` of the same run).
 fn take_lock(path: &Path, run_id: &str) -> Result<std::fs::File> {
+    // The file locked must still be the one at `path` (a run that just ended unlinks its
+    // own): otherwise lock the new one.
+    for _ in 0..10 {
+        let f = lock_once(path, run_id)?;
+        let held = f.metadata().map(|m| (m.dev(), m.ino())).ok();
+        let named = std::fs::symlink_metadata(path)
+            .map(|m| (m.dev(), m.ino()))
+            .ok();
+        if held.is_some() && held == named {
+            return Ok(f);
+        }
+    }
+    anyhow::bail!(
+        "{}: kept changing while it was being locked",
+        path.display()
+    )
+}
+
+fn lock_once(path: &Path, run_id: &str) -> Result<std::fs::File> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -531,7 +550,8 @@ fn replay_state_files(image_dir: &Path) -> (Vec<String>, Vec<String>) {
         }
         if !failed {
             owned::remove(&path, Removal::File).ok();
-            owned::remove(&lock_path(&path), Removal::File).ok();
+            // Its lock file stays: only a run removes its own (a process of the same run
+            // may be taking it now); a stale one is free and reused.
             // A rewrite the run was killed in the middle of.
             owned::remove(&path.with_extension("json.tmp"), Removal::File).ok();
         }

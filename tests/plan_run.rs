@@ -241,19 +241,46 @@ fn kill_9_then_resume_runs_each_missing_trial_once() {
     assert_eq!(more_reps.status.code(), Some(2), "{}", text(&more_reps));
     assert_eq!(stored(&db, &run), before);
 
-    let resumed = fsarena(
-        dir.path(),
-        &[
-            "run",
-            "--quiet",
-            "--plan",
-            plan_s,
-            "--resume",
-            &run,
-            "--image-dir",
-            image_dir,
-        ],
+    let resume_args = [
+        "run",
+        "--quiet",
+        "--plan",
+        plan_s,
+        "--resume",
+        &run,
+        "--image-dir",
+        image_dir,
+    ];
+    let first = Command::new(common::bin())
+        .current_dir(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .args(resume_args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A second resume of the same run while the first one is live is refused at once,
+    // before it touches the first one's state file or mounts.
+    let state_file = dir.path().join("state").join(format!("{run}.json"));
+    let start = Instant::now();
+    while !fsarena::state::run_is_live(&state_file, 0) {
+        assert!(
+            start.elapsed() < Duration::from_secs(25),
+            "the resume took no lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = fsarena(dir.path(), &resume_args);
+    assert_eq!(second.status.code(), Some(2), "{}", text(&second));
+    // Told by the database (the first recorded its process) or, when both start at once,
+    // by the lock on the state file.
+    assert!(
+        text(&second).contains("still running") || text(&second).contains("live in another"),
+        "{}",
+        text(&second)
     );
+    let resumed = first.wait_with_output().unwrap();
     assert!(resumed.status.success(), "{}", text(&resumed));
     let after = stored(&db, &run);
     let mut want = Vec::new();

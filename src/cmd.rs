@@ -30,6 +30,18 @@ fn log_enabled() -> bool {
     std::env::var_os("FSARENA_LOG").is_some_and(|v| v != "0")
 }
 
+/// Logs, as a command line would be, a step fsarena takes itself with a system call
+/// rather than a program (attaching a loop device through its descriptor), so that
+/// `FSARENA_LOG=1` and the error history show every step that changes the machine.
+pub fn record(line: &str) {
+    if log_enabled() {
+        let _ = writeln!(std::io::stderr(), "fsarena: $ {line}");
+    }
+    if let Ok(mut log) = LOG.lock() {
+        log.push(line.to_string());
+    }
+}
+
 /// Runs `argv` and waits; fails with the command's stderr when it exits non-zero.
 pub fn run<S: AsRef<str>>(argv: &[S]) -> Result<Output> {
     run_with(argv, &[], false)

@@ -548,6 +548,7 @@ fn replay_state_files(image_dir: &Path) -> (Vec<String>, Vec<String>) {
                 }
             }
         }
+        lines.extend(kept_journals(image_dir, &data.run_id));
         if !failed {
             owned::remove(&path, Removal::File).ok();
             // Its lock file stays: only a run removes its own (a process of the same run
@@ -557,6 +558,37 @@ fn replay_state_files(image_dir: &Path) -> (Vec<String>, Vec<String>) {
         }
     }
     (lines, live)
+}
+
+/// A line for each journal the dead run `run_id` left in `<image_dir>/journal` (a run
+/// whose trials all reached the database removes its own; one killed keeps it): how to
+/// store what it holds. Said once, when the run is cleaned up; journals are results and
+/// are never deleted here.
+fn kept_journals(image_dir: &Path, run_id: &str) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(image_dir.join("journal")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(run_id))
+        })
+        .collect();
+    found.sort();
+    found
+        .into_iter()
+        .map(|p| {
+            format!(
+                "kept journal {}: `fsarena import {}` stores any trial of it the database \
+                 lacks",
+                p.display(),
+                p.display()
+            )
+        })
+        .collect()
 }
 
 /// After the state files were replayed: unmounts what is still mounted under

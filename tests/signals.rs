@@ -175,6 +175,11 @@ fn kill_9_then_cleanup_leaves_nothing() {
         text.contains("undid mount") && text.contains("undid image"),
         "{text}"
     );
+    // The killed run's journal is named once, with the command that stores it.
+    assert!(
+        text.contains("kept journal") && text.contains("fsarena import"),
+        "{text}"
+    );
     common::assert_clean(dir.path());
     // Idempotent.
     let again = common::cleanup(dir.path());

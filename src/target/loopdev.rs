@@ -121,6 +121,11 @@ pub fn attach(image: &File, name: &Path) -> Result<Attached> {
             return Err(e.context(format!("{device} refused and detached")));
         }
         let direct_io = dio_on(&device);
+        crate::cmd::record(&format!(
+            "(ioctl LOOP_CONFIGURE) {device} <- {} direct-io={}",
+            name.display(),
+            if direct_io { "on" } else { "off" }
+        ));
         return Ok(Attached { device, direct_io });
     }
     bail!("no free loop device stayed free long enough to attach (20 tries)")

@@ -156,7 +156,19 @@ fn probe(path: &Path) -> Result<Found> {
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Missing),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let dir = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            if !dir.is_dir() {
+                return Err(usage(format!(
+                    "result database {shown}: the directory {} does not exist",
+                    dir.display()
+                )));
+            }
+            return Ok(Found::Missing);
+        }
         Err(e) => return Err(usage(format!("result database {shown}: {e}"))),
     };
     if !meta.is_file() {

@@ -187,3 +187,21 @@ fn a_fifo_as_database_does_not_hang() {
     };
     assert_eq!(status.code(), Some(2));
 }
+
+#[test]
+fn a_database_in_a_directory_that_does_not_exist_says_so() {
+    let o = fsarena(&[
+        "--db",
+        "/nonexistent-fsarena-dir/r.db",
+        "run",
+        "command:run=true",
+        "--dir",
+        "/tmp",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(
+        err(&o).contains("the directory /nonexistent-fsarena-dir does not exist"),
+        "{}",
+        err(&o)
+    );
+}

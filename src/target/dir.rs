@@ -244,13 +244,7 @@ mod tests {
     #[test]
     fn dir_target_notes_its_counters_are_shared() {
         let dir = tempfile::tempdir().unwrap();
-        let env = Env {
-            run_id: "t".into(),
-            image_dir: dir.path().to_path_buf(),
-            state: std::sync::Arc::new(
-                crate::state::State::create(&dir.path().join("state"), "t").unwrap(),
-            ),
-        };
+        let env = Env::for_test("t", dir.path(), &dir.path().join("state"));
         let t = DirTarget::new(dir.path(), &env);
         let notes = &t.info().notes;
         assert!(

@@ -157,6 +157,23 @@ pub struct Env {
     pub state: Arc<State>,
 }
 
+#[cfg(test)]
+impl Env {
+    /// A run `run_id` whose images go to `image_dir`, with its state file in `state_dir`
+    /// (unit tests).
+    pub(crate) fn for_test(
+        run_id: &str,
+        image_dir: &std::path::Path,
+        state_dir: &std::path::Path,
+    ) -> Env {
+        Env {
+            run_id: run_id.into(),
+            image_dir: image_dir.to_path_buf(),
+            state: Arc::new(State::create(state_dir, run_id).expect("a test state file")),
+        }
+    }
+}
+
 /// Builds the target for `spec` under its usual name ([`TargetSpec::name`]).
 pub fn build(spec: &TargetSpec, env: &Env) -> Box<dyn Target> {
     build_named(spec, &spec.name(), env)

@@ -627,13 +627,7 @@ mod tests {
         assert_eq!(env[0].1, "p%q");
         // What a report shows of the options.
         let dir = tempfile::tempdir().unwrap();
-        let env = Env {
-            run_id: "t".into(),
-            image_dir: dir.path().to_path_buf(),
-            state: std::sync::Arc::new(
-                crate::state::State::create(&dir.path().join("state"), "t").unwrap(),
-            ),
-        };
+        let env = Env::for_test("t", dir.path(), &dir.path().join("state"));
         let t = NetTarget::new(&spec, &env);
         assert_eq!(
             t.info().requested_mount_opts,

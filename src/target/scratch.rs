@@ -119,13 +119,7 @@ mod tests {
             return;
         };
         let tmp = tempfile::tempdir().unwrap();
-        let env = Env {
-            run_id: "t".into(),
-            image_dir: tmp.path().join("img"),
-            state: std::sync::Arc::new(
-                crate::state::State::create(&tmp.path().join("state"), "t").unwrap(),
-            ),
-        };
+        let env = Env::for_test("t", &tmp.path().join("img"), &tmp.path().join("state"));
         // mke2fs makes a filesystem in a 1 MiB file and refuses a 4 KiB one.
         assert!(mkfs_accepts(&env, fs, &[], "ext", 1 << 20).unwrap());
         assert!(!mkfs_accepts(&env, fs, &[], "ext", 4096).unwrap());

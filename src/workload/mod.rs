@@ -204,7 +204,6 @@ pub(crate) mod testutil {
     use crate::context::TrialContext;
     use crate::data::DataPool;
     use crate::policy::{CachePolicy, DataPolicy, Policy, SyncPolicy};
-    use crate::state::State;
     use crate::target::{dir::DirTarget, Env, Target};
     use std::sync::Arc;
 
@@ -226,12 +225,7 @@ pub(crate) mod testutil {
         f: impl FnOnce(&mut TrialContext) -> R,
     ) -> R {
         let tmp = tempfile::tempdir_in(base).unwrap();
-        let state = State::create(&tmp.path().join("state"), "test").unwrap();
-        let env = Env {
-            run_id: "test".into(),
-            image_dir: tmp.path().to_path_buf(),
-            state: Arc::new(state),
-        };
+        let env = Env::for_test("test", tmp.path(), &tmp.path().join("state"));
         let policy = Policy {
             cache: CachePolicy::Keep,
             sync,

@@ -14,10 +14,13 @@ pub const DEFAULT_IMAGE_DIR: &str = "/var/tmp/fsarena";
     version,
     about,
     max_term_width = 100,
-    after_help = "Exit status: 0 success; 1 a trial or command failed; 2 bad usage or input \
-                  (nothing was touched); 3 compare --fail-if-slower found a regression; 130 \
-                  interrupted (SIGINT/SIGTERM, after teardown); 141 (SIGPIPE) a reading \
-                  command's reader went away."
+    after_help = "Exit status:
+  0    success
+  1    a trial or command failed
+  2    bad usage or input (nothing was touched)
+  3    compare --fail-if-slower found a regression
+  130  interrupted (SIGINT/SIGTERM), after teardown
+  141  (SIGPIPE) a reading command's reader went away"
 )]
 pub struct Cli {
     /// The result database (SQLite). `run` stores every trial in it; `history`, `show`,

@@ -296,11 +296,16 @@ fn run_command(
             ),
             None => String::new(),
         };
+        let what = match kept.unstored.min(result.trials.len()) {
+            0 => "its trials are stored, but the run's record is incomplete".to_string(),
+            n => format!(
+                "{n} of {} trial(s) did not reach the database",
+                result.trials.len()
+            ),
+        };
         warn!(
-            "fsarena: error: run {}: {} of {} trial(s) did not reach the database: {why}{recover}",
-            result.run_id,
-            kept.unstored.min(result.trials.len()),
-            result.trials.len()
+            "fsarena: error: run {}: {what}: {why}{recover}",
+            result.run_id
         );
         return Ok(exit::FAILURE);
     }

@@ -258,13 +258,20 @@ impl Sink<'_> {
             }
         }
         if let Some(s) = self.store.as_deref_mut() {
-            let done = s.finish_run(result).and_then(|_| s.still_there());
-            if let Err(e) = done {
-                let why = format!("recording the run in {}: {e:#}", s.path().display());
-                if self.kept.store_error.is_none() {
-                    self.kept.store_error = Some(why);
-                }
-                self.kept.unstored = self.kept.unstored.max(result.trials.len());
+            let mut why = None;
+            if let Err(e) = s.finish_run(result) {
+                why = Some(format!(
+                    "recording the run's end in {}: {e:#}",
+                    s.path().display()
+                ));
+            }
+            if let Err(e) = s.still_there() {
+                // Whatever was written went to a file nobody can open: no trial is kept.
+                why = Some(format!("{e:#}"));
+                self.kept.unstored = result.trials.len();
+            }
+            if let Some(why) = why {
+                self.kept.store_error.get_or_insert(why);
             }
         }
         let all_stored = self.store.is_some() && self.kept.store_error.is_none();

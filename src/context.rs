@@ -651,7 +651,8 @@ impl<'a> TrialContext<'a> {
         if cache == CachePolicy::Cold && spec.kind == PhaseKind::Read {
             let info = self.target.info();
             let dev_rate = info.device_read_mb_per_s;
-            if cache_suspect(r, spec.primary, dev_rate) {
+            let compressible = self.policy.data != crate::policy::DataPolicy::Random;
+            if cache_suspect(r, spec.primary, dev_rate, compressible) {
                 r.flags.push("cache-suspect".into());
             }
             if !cold_verifiable(info, r, spec.primary) {
@@ -760,11 +761,18 @@ where
 ///   a bulk read, each byte read once) or under half (an ops/s phase, which may re-read:
 ///   Bonnie's seeks) of what the phase read (≥ 1 MiB). Measured on ext4 loop cold reads:
 ///   bulk reads got 1.00–1.24 of their bytes from the device, seeks 0.94, a cached read 0
-///   (docs/validation.md, "cache-suspect");
+///   (docs/validation.md, "cache-suspect"). Not when the data written was compressible
+///   (`--data zeros|text|compress:PCT`): a compressing filesystem then reads fewer bytes
+///   from its device than it returns, from a truly cold cache;
 /// * the phase ran faster than [`CACHE_SUSPECT_FACTOR`] × the device's calibrated cold read
 ///   rate — unless the counters show the device really delivered ≥ 90% of the bytes (the
 ///   calibration then underestimated the device, e.g. readahead keeps more in flight).
-pub fn cache_suspect(r: &PhaseResult, primary: Primary, dev_rate: Option<f64>) -> bool {
+pub fn cache_suspect(
+    r: &PhaseResult,
+    primary: Primary,
+    dev_rate: Option<f64>,
+    compressible: bool,
+) -> bool {
     let read = r.bytes_read as f64;
     let from_dev = r.dev_read_bytes.map(|b| b as f64);
     let share = if primary == Primary::MbPerS {
@@ -772,7 +780,7 @@ pub fn cache_suspect(r: &PhaseResult, primary: Primary, dev_rate: Option<f64>) -
     } else {
         0.5
     };
-    if let Some(dev) = from_dev {
+    if let Some(dev) = from_dev.filter(|_| !compressible) {
         if read >= (1 << 20) as f64 && dev < share * read {
             return true;
         }
@@ -1287,43 +1295,64 @@ mod tests {
         assert!(cache_suspect(
             &read_phase(100.0, 256 * m, Some(10 * m)),
             Primary::MbPerS,
-            None
+            None,
+            false
         ));
         // Faster than the device, and no counters to say otherwise.
         assert!(cache_suspect(
             &read_phase(3000.0, 256 * m, None),
             Primary::MbPerS,
-            Some(1000.0)
+            Some(1000.0),
+            false
         ));
         // Faster than the calibration, but the device delivered the bytes: not suspect.
         assert!(!cache_suspect(
             &read_phase(1500.0, 256 * m, Some(256 * m)),
             Primary::MbPerS,
-            Some(1000.0)
+            Some(1000.0),
+            false
         ));
         // Plausible speed, bytes from the device.
         assert!(!cache_suspect(
             &read_phase(900.0, 256 * m, Some(250 * m)),
             Primary::MbPerS,
-            Some(1000.0)
+            Some(1000.0),
+            false
         ));
         // A bulk read that got a third of its bytes from the cache is suspect; a read
         // judged in ops/s (seeks re-read blocks) is not, down to half.
         assert!(cache_suspect(
             &read_phase(500.0, 256 * m, Some(170 * m)),
             Primary::MbPerS,
-            Some(1000.0)
+            Some(1000.0),
+            false
         ));
         assert!(!cache_suspect(
             &read_phase(500.0, 256 * m, Some(170 * m)),
             Primary::OpsPerS,
-            Some(1000.0)
+            Some(1000.0),
+            false
+        ));
+        // Compressible data: a compressing filesystem reads fewer bytes than it returns,
+        // so the byte rule does not judge; the speed rule still does.
+        assert!(!cache_suspect(
+            &read_phase(500.0, 256 * m, Some(40 * m)),
+            Primary::MbPerS,
+            Some(1000.0),
+            true
+        ));
+        assert!(cache_suspect(
+            &read_phase(3000.0, 256 * m, Some(40 * m)),
+            Primary::MbPerS,
+            Some(1000.0),
+            true
         ));
         // Metadata-only reads (no payload) are not judged by the byte rule.
         assert!(!cache_suspect(
             &read_phase(0.0, 0, Some(0)),
             Primary::OpsPerS,
-            Some(1000.0)
+            Some(1000.0),
+            false
         ));
     }
 

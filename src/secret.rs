@@ -39,16 +39,38 @@ pub fn remember(value: &str) {
     }
 }
 
-/// `text` with every [`remember`]ed value replaced by [`REDACTED`].
+/// `text` with every [`remember`]ed value replaced by [`REDACTED`] where it stands as a
+/// whole token (not inside a longer word or number: a password `1000` must not turn
+/// `count=10000` into `count=***0`).
 fn hide_known(text: String) -> String {
     let known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
-    known.iter().fold(text, |t, k| {
-        if t.contains(k.as_str()) {
-            t.replace(k.as_str(), REDACTED)
+    known.iter().fold(text, |t, k| replace_token(&t, k))
+}
+
+/// `text` with each occurrence of `word` that no letter, digit or `_` touches on either
+/// side replaced by [`REDACTED`].
+fn replace_token(text: &str, word: &str) -> String {
+    let joins = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(word) {
+        let before = out.chars().last().or_else(|| rest[..at].chars().last());
+        let before = if at > 0 {
+            rest[..at].chars().last()
         } else {
-            t
+            before
+        };
+        let after = rest[at + word.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        if joins(before) || joins(after) {
+            out.push_str(word);
+        } else {
+            out.push_str(REDACTED);
         }
-    })
+        rest = &rest[at + word.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Whether `name` says it holds a secret: `password`, `pass`, `passwd`, or containing
@@ -161,9 +183,14 @@ fn redact_names(text: &str, ends: Ends) -> String {
             }
             continue;
         }
+        // In free text a quote opens only where a shell word or value starts (`'A=b c'`,
+        // `env='A=b c'`): an apostrophe inside a word (can't) is no quote.
+        let opens =
+            ends != Ends::Text || i == 0 || chars[i - 1] == '=' || chars[i - 1].is_whitespace();
         if c == '\'' || c == '"' {
             quote = match quote {
-                None => Some(c),
+                None if opens => Some(c),
+                None => None,
                 Some(q) if q == c => None,
                 inside => inside,
             };
@@ -208,6 +235,29 @@ fn value_end(chars: &[char], start: usize, quote: Option<char>, ends: Ends) -> u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_secrets_are_hidden_as_whole_tokens_only() {
+        assert_eq!(
+            replace_token("count=10000 bs=1000", "1000"),
+            "count=10000 bs=***"
+        );
+        assert_eq!(replace_token("latest test", "test"), "latest ***");
+        assert_eq!(replace_token("echo hunter2; x", "hunter2"), "echo ***; x");
+        assert_eq!(replace_token("hunter2hunter2", "hunter2"), "hunter2hunter2");
+    }
+
+    #[test]
+    fn an_apostrophe_inside_a_word_is_no_quote() {
+        assert_eq!(
+            redact("can't open it: TOKEN=abc and the rest stays"),
+            "can't open it: TOKEN=*** and the rest stays"
+        );
+        assert_eq!(
+            redact("run 'PGPASSWORD=a b' now"),
+            "run 'PGPASSWORD=***' now"
+        );
+    }
 
     #[test]
     fn secret_names() {

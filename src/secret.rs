@@ -54,11 +54,10 @@ fn replace_token(text: &str, word: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find(word) {
-        let before = out.chars().last().or_else(|| rest[..at].chars().last());
         let before = if at > 0 {
             rest[..at].chars().last()
         } else {
-            before
+            out.chars().last()
         };
         let after = rest[at + word.len()..].chars().next();
         out.push_str(&rest[..at]);

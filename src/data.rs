@@ -10,7 +10,10 @@
 //! blocks. So that it finds few repeats either, each stream starts at its own byte offset
 //! within a 4 KiB block and moves [`LAP_SHIFT_BYTES`] further every time it wraps: the
 //! 4 KiB blocks a stream hands out do not repeat for 4096 laps (64 GiB), and 64 workers
-//! (streams 0–63) share no block for their first 1 GiB each.
+//! (streams 0–63) share no block for their first 1 GiB each. This holds within one phase:
+//! every phase starts its workers' streams afresh, so two phases that write (Bonnie's
+//! per-character and block writes, a job's ramp and its run) write the same bytes, and a
+//! filesystem that skips rewriting identical data (ZFS `nopwrite`) could skip the second.
 
 use crate::policy::DataPolicy;
 use rand::{Rng, RngCore, SeedableRng};

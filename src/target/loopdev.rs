@@ -169,6 +169,14 @@ fn configure(dev: &File, image: &File, name: &Path) -> std::io::Result<()> {
         // SAFETY: LOOP_CONFIGURE reads a `struct loop_config` that outlives the call.
         let rc = unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CONFIGURE as _, &cfg) };
         if rc == 0 {
+            if flags == 0 {
+                // Configured without the flag: ask for direct I/O afterwards, as losetup
+                // does (best effort; whether it took effect is read back and recorded).
+                // SAFETY: LOOP_SET_DIRECT_IO takes an integer argument.
+                unsafe {
+                    libc::ioctl(dev.as_raw_fd(), LOOP_SET_DIRECT_IO as _, 1 as libc::c_ulong)
+                };
+            }
             return Ok(());
         }
         let e = std::io::Error::last_os_error();

@@ -52,8 +52,16 @@ fn mount_on(
     drop(inherited);
     let secs = out?.seconds;
     if !state::is_mounted(mountpoint) {
+        // The directory mounted on is no longer at its path (renamed meanwhile): unmount
+        // it through the descriptor still open, or nothing would ever unmount it.
+        let at = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(dir));
+        if let Ok(c) = std::ffi::CString::new(at) {
+            // SAFETY: umount2(2) on a NUL-terminated path; MNT_DETACH cannot block.
+            unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+        }
         bail!(
-            "mount reported success but nothing is mounted at {}",
+            "mount reported success but nothing is mounted at {} (its directory moved; \
+             what was mounted on it was detached)",
             mountpoint.display()
         );
     }

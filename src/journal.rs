@@ -120,8 +120,8 @@ pub fn read(path: &Path) -> Result<RunResult> {
     }
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    if let Ok(run) = serde_json::from_str::<RunResult>(&text) {
-        return Ok(run);
+    if serde_json::from_str::<RunResult>(&text).is_ok() {
+        return crate::report::json::parse(&text).with_context(|| path.display().to_string());
     }
     let mut run: Option<RunResult> = None;
     for (i, l) in text

@@ -9,7 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// What happens to caches before each phase.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CachePolicy {
     /// sync, drop page/dentry/inode caches, and remount loop targets before every phase.
@@ -21,7 +21,7 @@ pub enum CachePolicy {
 }
 
 /// When written data is forced to stable storage.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SyncPolicy {
     /// Each writing phase ends with fsync/syncfs inside its timed region.
@@ -33,7 +33,7 @@ pub enum SyncPolicy {
 }
 
 /// The content written to files.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase", tag = "kind", content = "pct")]
 pub enum DataPolicy {
     /// Incompressible pseudo-random bytes (default).
@@ -94,7 +94,7 @@ impl FromStr for DataPolicy {
 }
 
 /// The three policies plus repetitions and seed, as recorded in results.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Policy {
     pub cache: CachePolicy,
     pub sync: SyncPolicy,

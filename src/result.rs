@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One whole run.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResult {
     pub fsarena_version: String,
     pub run_id: String,
@@ -110,7 +110,7 @@ pub fn left_out_line(left_out: &[String]) -> Option<String> {
 }
 
 /// The MPI side of a run: mode, ranks and the host of each rank (docs/distributed.md).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MpiInfo {
     /// `shared` (all ranks in one directory) or `fleet` (each rank on its own target).
     pub mode: String,
@@ -123,7 +123,7 @@ pub struct MpiInfo {
 /// One rank's part of a trial of an MPI run: its own figures, stored beside the
 /// aggregate (the trial's `phases`) so that the aggregate can be checked and nodes
 /// compared.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RankTrial {
     pub rank: usize,
     pub host: String,
@@ -135,7 +135,7 @@ pub struct RankTrial {
 }
 
 /// Facts about the machine.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HostInfo {
     pub hostname: String,
     pub kernel: String,
@@ -145,7 +145,7 @@ pub struct HostInfo {
 }
 
 /// A place the workloads ran.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TargetInfo {
     pub name: String,
     pub fstype: String,
@@ -182,7 +182,7 @@ impl TargetInfo {
 }
 
 /// Provisioning figures of one trial's filesystem.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Provision {
     pub mkfs_s: Option<f64>,
     pub mount_s: Option<f64>,
@@ -192,7 +192,7 @@ pub struct Provision {
 }
 
 /// One repetition of one workload on one target.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Trial {
     pub target: String,
     pub workload: String,
@@ -226,7 +226,7 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// Latency of one operation kind in a phase.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OpLatency {
     pub op: String,
     /// Operations of this kind the phase counted (its `ops` share: characters for the
@@ -246,7 +246,7 @@ pub struct OpLatency {
 }
 
 /// The probe's figures for one phase.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PhaseResult {
     pub name: String,
     pub wall_s: f64,

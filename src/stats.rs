@@ -33,7 +33,7 @@ pub fn t975(df: usize) -> f64 {
 }
 
 /// Descriptive statistics of a sample.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Describe {
     pub n: usize,
     pub median: f64,
@@ -91,7 +91,7 @@ pub fn describe(xs: &[f64]) -> Option<Describe> {
 }
 
 /// Statistics of one metric of one phase over the repetitions of a target × workload.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     pub target: String,
     pub workload: String,

@@ -123,7 +123,7 @@ fn a_failing_command_fails_its_trial_and_the_run_goes_on() {
         .arg(&db)
         .output()
         .unwrap();
-    let s: serde_json::Value = serde_json::from_slice(&stored.stdout).unwrap();
+    let s: serde_json::Value = common::run_document(&stored.stdout);
     assert_eq!(s["trials"][0]["log"], trials[0]["log"]);
     // Cleanup undoes mounts and images but keeps the logs.
     common::cleanup(dir.path());

@@ -393,7 +393,7 @@ fn runs_end_to_end(disk: &LoopDisk, device_arg: &str, extra: &[&str]) {
         "the device's backing file is never deleted"
     );
     let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(img.path().join("out.json")).unwrap()).unwrap();
+        common::run_document(&std::fs::read(img.path().join("out.json")).unwrap());
     let t = &v["targets"][0];
     assert_eq!(t["name"], name.as_str(), "{t}");
     assert_eq!(t["kind"], "device", "{t}");
@@ -558,7 +558,7 @@ fn a_plan_files_device_target_needs_the_same_consent_and_runs() {
     let (code, text) = run(&["--destroy-data-on", d]);
     assert_eq!(code, Some(0), "{text}");
     let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(img.path().join("out.json")).unwrap()).unwrap();
+        common::run_document(&std::fs::read(img.path().join("out.json")).unwrap());
     let t = &v["targets"][0];
     let name = format!("ext4@{}", d.trim_start_matches("/dev/"));
     assert_eq!(t["name"], name.as_str(), "{t}");

@@ -128,7 +128,7 @@ fn json_snapshot_and_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let db = common::fixture_db(dir.path());
     let text = export_ok(&db, &["--json"]);
-    let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+    let v: serde_json::Value = common::run_document(text.as_bytes());
 
     // Round trip: the export parses as a RunResult and prints back to the same bytes …
     let run: RunResult = serde_json::from_str(&text).unwrap();

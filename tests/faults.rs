@@ -33,16 +33,15 @@ fn run(args: &[&str], dir: &Path) -> (Output, Value, Value) {
             String::from_utf8_lossy(&out.stderr)
         )
     };
-    let v: Value = serde_json::from_slice(
+    let v: Value = common::run_document(
         &std::fs::read(&json).unwrap_or_else(|_| panic!("json written: {}", text())),
-    )
-    .unwrap();
+    );
     let stored = Command::new(common::bin())
         .args(["export", "last", "--json", "--db"])
         .arg(&db)
         .output()
         .unwrap();
-    let s: Value = serde_json::from_slice(&stored.stdout).expect("stored run exports");
+    let s: Value = common::run_document(&stored.stdout);
     (out, v, s)
 }
 

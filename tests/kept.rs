@@ -62,7 +62,7 @@ fn import_twice(err: &str, dir: &Path) -> usize {
         .args(["--db", fresh.to_str().unwrap(), "export", "last", "--json"])
         .output()
         .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v: serde_json::Value = common::run_document(&out.stdout);
     v["trials"].as_array().unwrap().len()
 }
 

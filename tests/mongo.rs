@@ -27,7 +27,7 @@ fn run_json(args: &[&str], image_dir: &Path) -> Value {
         .expect("run fsarena");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "fsarena {args:?} failed: {stderr}");
-    serde_json::from_slice(&std::fs::read(&json).expect("json written")).expect("valid json")
+    common::run_document(&std::fs::read(&json).expect("json written"))
 }
 
 fn phases(v: &Value) -> &Vec<Value> {

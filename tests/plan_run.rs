@@ -100,7 +100,7 @@ fn a_small_plan_runs_its_matrix() {
             "{name} in the report"
         );
     }
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let v: serde_json::Value = common::run_document(&std::fs::read(&json).unwrap());
     assert_eq!(v["status"], "complete");
     assert_eq!(v["policy"]["reps"], 2);
     let names: Vec<&str> = v["targets"]

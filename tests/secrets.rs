@@ -135,7 +135,7 @@ fn command_variables_named_like_secrets_are_written_nowhere() {
     );
     std::fs::remove_file(&seen).unwrap();
     let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
+        common::run_document(&std::fs::read(dir.path().join("out.json")).unwrap());
     assert_eq!(v["trials"][0]["params"]["env"], "MY_PASSWORD=***;CC=gcc");
     assert!(
         v["trials"][2]["error"]
@@ -270,7 +270,7 @@ fn a_cifs_password_reaches_mount_cifs_in_its_environment_only() {
         "{printed}"
     );
     let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
+        common::run_document(&std::fs::read(dir.path().join("out.json")).unwrap());
     assert_eq!(
         v["targets"][0]["requested_mount_opts"],
         "username=bench,password=***,vers=3.1.1"
@@ -324,7 +324,7 @@ fn a_cifs_credentials_file_is_passed_on_with_a_warning_when_others_may_read_it()
         "{argv}"
     );
     let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("out.json")).unwrap()).unwrap();
+        common::run_document(&std::fs::read(dir.path().join("out.json")).unwrap());
     let notes = v["targets"][0]["notes"].to_string();
     assert!(notes.contains("readable by others"), "{notes}");
     // Private now: no warning.

@@ -128,7 +128,7 @@ fn sigint_mid_phase_tears_everything_down() {
         .arg(&db)
         .output()
         .unwrap();
-    let run: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stored run");
+    let run: serde_json::Value = common::run_document(&out.stdout);
     assert_eq!(run["status"], "interrupted");
     let trials = run["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 2, "{trials:?}");

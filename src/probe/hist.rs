@@ -68,7 +68,7 @@ impl Default for LatencyHistogram {
 }
 
 /// Percentiles of a histogram, in microseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Percentiles {
     pub p50: f64,
     pub p90: f64,

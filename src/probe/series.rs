@@ -27,7 +27,7 @@ pub struct Series {
 }
 
 /// A finished series, as reported.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SeriesOut {
     pub interval_s: f64,
     pub ops: Vec<u64>,

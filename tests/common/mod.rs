@@ -168,7 +168,7 @@ pub fn run_any(args: &[&str], image_dir: &Path) -> RunOutput {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         json: std::fs::read(&json)
             .ok()
-            .map(|b| serde_json::from_slice(&b).expect("valid json")),
+            .map(|b| run_document(&b)),
     }
 }
 
@@ -322,4 +322,28 @@ pub fn tally(root: &Path) -> TreeTally {
         }
     }
     t
+}
+
+/// Parses a JSON document that fsarena wrote (`run --json`, `export --json`) and checks it
+/// against the published schema, `docs/schema/run.schema.json`; panics naming every
+/// violation.
+pub fn run_document(bytes: &[u8]) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_slice(bytes).expect("valid json");
+    static SCHEMA: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let validator = SCHEMA.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/run.schema.json");
+        let schema = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        jsonschema::validator_for(&schema).expect("the published schema compiles")
+    });
+    let errors: Vec<String> = validator
+        .iter_errors(&v)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .take(10)
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the JSON does not match docs/schema/run.schema.json:\n{}",
+        errors.join("\n")
+    );
+    v
 }

@@ -27,8 +27,21 @@ pub struct Cli {
     /// `compare` and `export` read it.
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
+    /// Colour in the progress display (on stderr; tables and exports never hold colour or
+    /// other escape sequences): auto (when stderr is a terminal and NO_COLOR is unset),
+    /// always, never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// When the progress display may use colour (`--color`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,6 +80,27 @@ pub enum Command {
     /// run. See docs/plans.md.
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Print a shell completion script (workloads with their parameters, filesystems,
+    /// suites and policies complete): e.g. `fsarena completions bash >
+    /// /etc/bash_completion.d/fsarena`.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to standard output, e.g. `fsarena man | man -l -`; with
+    /// --dir, write fsarena.1 and one fsarena-SUBCOMMAND.1 per subcommand there.
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write the pages into DIR (e.g. /usr/local/share/man/man1) instead.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -398,7 +398,9 @@ impl Corpus {
             .find(|p| *p == profile)
             .ok_or_else(|| {
                 usage(format!(
-                    "unknown corpus profile '{profile}'; valid: {}",
+                    "unknown corpus profile '{}'{}; valid: {}",
+                    crate::error::echo(profile),
+                    crate::error::did_you_mean(profile, PROFILES.iter().copied()),
                     PROFILES.join(", ")
                 ))
             })?;

@@ -54,6 +54,20 @@ pub fn echo(text: &str) -> String {
     }
 }
 
+/// ` (did you mean 'NAME'?)` naming the valid name closest to `typed` (Jaro–Winkler
+/// similarity at least 0.8, as cargo and clap judge a typo), or nothing when none is close.
+pub fn did_you_mean<'a>(typed: &str, valid: impl IntoIterator<Item = &'a str>) -> String {
+    let best = valid
+        .into_iter()
+        .map(|v| (strsim::jaro_winkler(typed, v), v))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match best {
+        Some((_, name)) if name != typed => format!(" (did you mean '{name}'?)"),
+        _ => String::new(),
+    }
+}
+
 /// Returns a usage error (exit code 2) wrapped as `anyhow::Error`.
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     Error::Usage(msg.into()).into()
@@ -71,4 +85,21 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         }
     }
     exit::FAILURE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::did_you_mean;
+
+    #[test]
+    fn a_typo_gets_the_closest_name_and_nonsense_gets_none() {
+        let valid = ["smallfiles", "postmark", "bonnie", "bonnie-files"];
+        assert_eq!(
+            did_you_mean("smalfiles", valid),
+            " (did you mean 'smallfiles'?)"
+        );
+        assert_eq!(did_you_mean("bonie", valid), " (did you mean 'bonnie'?)");
+        assert_eq!(did_you_mean("zzzz", valid), "");
+        assert_eq!(did_you_mean("", valid), "");
+    }
 }

@@ -28,6 +28,7 @@ pub mod result;
 pub mod run;
 pub mod secret;
 pub mod setup;
+pub mod shell;
 pub mod signals;
 pub mod size;
 pub mod state;

@@ -1,6 +1,6 @@
 //! The `fsarena` binary: parse the command line, call the library, map errors to exit codes.
 
-use clap::Parser;
+use clap::FromArgMatches;
 use fsarena::cli::{Cli, Command, PlanCommand};
 use fsarena::error::{exit, exit_code};
 use fsarena::secret::redact;
@@ -25,7 +25,9 @@ macro_rules! warn {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let matches = fsarena::shell::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    fsarena::progress::set_colour(cli.color);
     if !matches!(cli.command, Command::Run(_)) {
         // The reading commands stop quietly when their reader goes away, as coreutils do
         // (killed by SIGPIPE, exit status 141 in the shell); `run` keeps SIGPIPE ignored
@@ -54,6 +56,16 @@ fn db_path(cli_db: &Option<std::path::PathBuf>) -> std::path::PathBuf {
 /// Writes an output file whole (temporary file renamed into place).
 fn write_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
     fsarena::output::write(path, bytes)
+}
+
+/// Writes `bytes` to standard output; a reader that stops early (`| head`) is not an error.
+fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<i32> {
@@ -94,15 +106,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             };
             match &a.output {
                 Some(path) => write_file(path, &bytes)?,
-                None => {
-                    use std::io::Write;
-                    let mut out = std::io::stdout().lock();
-                    match out.write_all(&bytes).and_then(|_| out.flush()) {
-                        // A reader that stops early (`| head`) is not an error.
-                        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-                        other => other?,
-                    }
-                }
+                None => write_stdout(&bytes)?,
             }
             Ok(exit::OK)
         }
@@ -142,6 +146,21 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 run.status,
                 path.display()
             );
+            Ok(exit::OK)
+        }
+        Command::Completions(a) => {
+            write_stdout(&fsarena::shell::completions(a.shell))?;
+            Ok(exit::OK)
+        }
+        Command::Man(a) => {
+            match &a.dir {
+                Some(dir) => {
+                    for path in fsarena::shell::write_man_pages(dir)? {
+                        println!("wrote {}", path.display());
+                    }
+                }
+                None => write_stdout(&fsarena::shell::man_page()?)?,
+            }
             Ok(exit::OK)
         }
         Command::Setup(a) => fsarena::setup::command(a.fs.as_deref(), a.dry_run),

@@ -47,14 +47,37 @@ pub trait Progress: Sync {
     fn finish(&self) {}
 }
 
+/// `--color`: 0 auto, 1 always, 2 never.
+static COLOUR: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Sets `--color` for this process's progress display.
+pub fn set_colour(when: crate::cli::ColorWhen) {
+    use crate::cli::ColorWhen;
+    let v = match when {
+        ColorWhen::Auto => 0,
+        ColorWhen::Always => 1,
+        ColorWhen::Never => 2,
+    };
+    COLOUR.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether the bars may be coloured: `--color always`, or `auto` with `NO_COLOR` unset or
+/// empty (<https://no-color.org>).
+fn colour() -> bool {
+    match COLOUR.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
+}
+
 /// The display for this process: bars when stderr is a terminal, plain lines otherwise,
-/// nothing with `quiet`. Colours follow `NO_COLOR` (<https://no-color.org>).
+/// nothing with `quiet`. Colours follow `--color` and `NO_COLOR`.
 pub fn for_stderr(quiet: bool) -> Box<dyn Progress> {
     if quiet {
         Box::new(Silent)
     } else if std::io::stderr().is_terminal() {
-        let colour = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-        Box::new(Bars::new(ProgressDrawTarget::stderr(), colour))
+        Box::new(Bars::new(ProgressDrawTarget::stderr(), colour()))
     } else {
         Box::new(Lines)
     }

@@ -166,7 +166,9 @@ pub fn find(name: &str) -> Result<Suite> {
         .map(|s| Suite { ..*s })
         .ok_or_else(|| {
             crate::error::usage(format!(
-                "unknown suite '{name}'; valid: {}",
+                "unknown suite '{}'{}; valid: {}",
+                crate::error::echo(name),
+                crate::error::did_you_mean(name, names()),
                 names().join(", ")
             ))
         })

@@ -36,7 +36,9 @@ fn the_fixture_run_validates_and_a_broken_one_does_not() {
 
     // The validator is not a yes-man: a mistyped and a missing field are both caught.
     for broken in [
-        text_with(&v, |v| v["trials"][0]["phases"][0]["wall_s"] = "fast".into()),
+        text_with(&v, |v| {
+            v["trials"][0]["phases"][0]["wall_s"] = "fast".into()
+        }),
         text_with(&v, |v| {
             v.as_object_mut().unwrap().remove("run_id");
         }),

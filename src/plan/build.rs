@@ -461,9 +461,10 @@ fn workload(src: &Src, w: &WorkloadEntry) -> Result<Vec<WorkloadSpec>> {
             return Err(src.err(
                 &key.span,
                 format!(
-                    "unknown parameter '{}' of workload {}; valid: {}",
+                    "unknown parameter '{}' of workload {}{}; valid: {}",
                     crate::error::echo(&key.v),
                     info.name,
+                    crate::error::did_you_mean(&key.v, valid.iter().copied()),
                     if valid.is_empty() {
                         "none".to_string()
                     } else {

@@ -58,8 +58,9 @@ impl Src {
                 return Err(self.err(
                     &key_span(table, k),
                     format!(
-                        "unknown key '{}' in {what}; valid: {}",
+                        "unknown key '{}' in {what}{}; valid: {}",
                         crate::error::echo(k),
+                        crate::error::did_you_mean(k, valid.iter().copied()),
                         valid.join(", ")
                     ),
                 ));

@@ -60,7 +60,13 @@ impl NetKind {
         Self::ALL
             .into_iter()
             .find(|k| k.name() == name)
-            .ok_or_else(|| format!("unknown network filesystem '{name}'; valid: nfs, cifs, sshfs"))
+            .ok_or_else(|| {
+                format!(
+                    "unknown network filesystem '{}'{}; valid: nfs, cifs, sshfs",
+                    crate::error::echo(name),
+                    crate::error::did_you_mean(name, Self::ALL.iter().map(|k| k.name()))
+                )
+            })
     }
 
     fn kernel(self) -> Kernel {

@@ -129,8 +129,9 @@ pub fn find(name: &str) -> Result<&'static WorkloadInfo> {
         .ok_or_else(|| {
             let names: Vec<_> = registry().iter().map(|w| w.name).collect();
             crate::error::usage(format!(
-                "unknown workload '{}'; valid: {}",
+                "unknown workload '{}'{}; valid: {}",
                 crate::workload::params::echo(name),
+                crate::error::did_you_mean(name, names.iter().copied()),
                 names.join(", ")
             ))
         })

@@ -369,8 +369,9 @@ impl Params {
             let spec = specs.iter().find(|s| s.name == key).ok_or_else(|| {
                 let names: Vec<_> = specs.iter().map(|s| s.name).collect();
                 usage(format!(
-                    "{workload}: unknown parameter '{}'; valid: {}",
+                    "{workload}: unknown parameter '{}'{}; valid: {}",
                     echo(&key),
+                    crate::error::did_you_mean(&key, names.iter().copied()),
                     names.join(", ")
                 ))
             })?;

@@ -166,9 +166,7 @@ pub fn run_any(args: &[&str], image_dir: &Path) -> RunOutput {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        json: std::fs::read(&json)
-            .ok()
-            .map(|b| run_document(&b)),
+        json: std::fs::read(&json).ok().map(|b| run_document(&b)),
     }
 }
 

@@ -148,8 +148,9 @@ impl FsType {
             .ok_or_else(|| {
                 let names: Vec<_> = Self::ALL.iter().map(|f| f.name()).collect();
                 format!(
-                    "unknown filesystem '{}'; valid: {}, tmpfs",
+                    "unknown filesystem '{}'{}; valid: {}, tmpfs",
                     crate::error::echo(name),
+                    crate::error::did_you_mean(name, names.iter().copied().chain(["tmpfs"])),
                     names.join(", ")
                 )
             })

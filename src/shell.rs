@@ -149,6 +149,7 @@ pub fn man_page() -> Result<Vec<u8>> {
 /// Writes `fsarena.1` and one `fsarena-SUBCOMMAND.1` per subcommand into `dir`; returns
 /// the files written.
 pub fn write_man_pages(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let cmd = command();
     let mut written = Vec::new();
     let mut write = |name: String, page: clap::Command| -> Result<()> {
@@ -165,6 +166,7 @@ pub fn write_man_pages(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
         let page = sub
             .clone()
             .name(name.clone())
+            .bin_name(format!("fsarena {}", sub.get_name()))
             .version(env!("CARGO_PKG_VERSION"));
         write(name, page)?;
     }

@@ -281,3 +281,70 @@ fn a_reader_that_goes_away_stops_reading_commands_quietly_and_never_a_run() {
         .success()
         .stdout(contains("complete"));
 }
+
+/// Every reading command stops quietly when its reader has gone: no panic, no trace,
+/// exit 0 or death by SIGPIPE (141 in the shell), as coreutils.
+#[test]
+fn every_reading_command_stops_quietly_when_its_reader_goes_away() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::fixture_db(dir.path());
+    let db = db.to_str().unwrap();
+    let a = format!("{}:ext4", common::FIXTURE_RUN);
+    let b = format!("{}:tmpfs", common::FIXTURE_RUN);
+    for args in [
+        vec!["list"],
+        vec!["--db", db, "history"],
+        vec!["--db", db, "show", "last"],
+        vec!["--db", db, "compare", &a, &b],
+        vec!["--db", db, "export", "last", "--csv"],
+        vec!["--db", db, "export", "last", "--json"],
+        vec!["--db", db, "export", "last", "--bonnie-csv"],
+        vec!["completions", "bash"],
+        vec!["man"],
+    ] {
+        // `| head -1` as the shell does it: the reader takes one line, then goes away.
+        let mut child = std::process::Command::new(common::bin())
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 1];
+        let _ = std::io::Read::read(child.stdout.as_mut().unwrap(), &mut first);
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let quiet = out.status.code() == Some(0) || out.status.signal() == Some(libc::SIGPIPE);
+        assert!(quiet, "{args:?}: {:?}", out.status);
+        assert!(
+            out.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// `fsarena run … | head -1` on a mounted target: the run finishes or tears down, and
+/// leaves nothing mounted or attached.
+#[test]
+fn a_run_piped_into_head_leaves_nothing_behind() {
+    if common::skip_without_loop("a_run_piped_into_head_leaves_nothing_behind") {
+        return;
+    }
+    let img = common::image_dir();
+    let line = format!(
+        "'{}' run smallfiles:files=300 --fs tmpfs --size 64MiB --reps 2 --image-dir '{}' \
+         --db '{}' | head -1",
+        common::bin().display(),
+        img.path().display(),
+        img.path().join("r.db").display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &line])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+    common::assert_clean(img.path());
+}

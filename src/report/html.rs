@@ -188,6 +188,95 @@ fn setup(out: &mut String, run: &RunResult) {
 }
 
 /// The whole report as one HTML document.
+/// The background of a verdict cell: white for the best, redder the more times worse
+/// (log scale, full at 10×).
+fn ratio_colour(ratio: f64) -> String {
+    let t = (ratio.max(1.0).log10()).min(1.0);
+    let g = (255.0 - 120.0 * t).round() as u8;
+    format!("rgb(255,{g},{g})")
+}
+
+/// The answer first: a table of every workload phase (rows) by target (columns), each cell
+/// the target's ratio to the phase's best (see [`crate::compare::rank`]), `=` when the
+/// data cannot tell it from the best, each row linking to the phase's figures.
+fn verdict(out: &mut String, run: &RunResult, all: &[charts::WorkloadFigures]) {
+    use crate::compare::rank::{self, fmt_ratio};
+    let verdicts = rank::verdicts(run);
+    if verdicts.is_empty() {
+        return;
+    }
+    let targets: Vec<&str> = run.targets.iter().map(|t| t.name.as_str()).collect();
+    let _ = write!(
+        out,
+        "<section id=\"verdict\"><h2>Verdict</h2><p>Each cell: how many times slower than the \
+         phase's best target (the geometric mean of its repetitions), with the interval of that \
+         ratio; <b>=</b> where the data cannot tell it from the best. Intervals are {:.0}% \
+         family-wise per phase (Bonferroni).{}</p>",
+        rank::FAMILY_LEVEL * 100.0,
+        if verdicts.iter().any(|v| v.judged()) {
+            ""
+        } else {
+            " One repetition: the ranking is by single values and no verdict can be given."
+        }
+    );
+    out.push_str(
+        "<div class=\"scroll\"><table class=\"verdict\"><thead><tr><th>phase</th><th>ranking</th>",
+    );
+    for t in &targets {
+        let _ = write!(out, "<th>{}</th>", esc(t));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for v in &verdicts {
+        let anchor = all.iter().enumerate().find_map(|(i, w)| {
+            (w.workload == v.workload)
+                .then(|| w.phases.iter().position(|p| p.phase == v.phase))
+                .flatten()
+                .map(|j| format!("#w{i}p{j}"))
+        });
+        let name = format!("{} · {} ({})", v.workload, v.phase, v.unit);
+        let name = match anchor {
+            Some(a) => format!("<a href=\"{a}\">{}</a>", esc(&name)),
+            None => esc(&name),
+        };
+        let _ = write!(out, "<tr><th>{name}</th><td>{}</td>", esc(&v.ranking()));
+        for t in &targets {
+            let cell = match v.places.iter().position(|p| p.target == *t) {
+                None => "<td>–</td>".to_string(),
+                Some(0) => "<td class=\"best\"><b>best</b></td>".to_string(),
+                Some(i) => {
+                    let p = &v.places[i];
+                    let Some(r) = p.vs_best else {
+                        out.push_str("<td>?</td>");
+                        continue;
+                    };
+                    let apart = r.significant() == Some(true);
+                    let ci = r.ci.map_or(String::new(), |(lo, hi)| {
+                        format!(
+                            " [{}–{}]",
+                            fmt_ratio(lo).trim_end_matches('×'),
+                            fmt_ratio(hi)
+                        )
+                    });
+                    format!(
+                        "<td style=\"background:{}\">{}{}{}</td>",
+                        if apart {
+                            ratio_colour(r.ratio)
+                        } else {
+                            "#fff".into()
+                        },
+                        if apart { "" } else { "= " },
+                        esc(&fmt_ratio(r.ratio)),
+                        esc(&ci)
+                    )
+                }
+            };
+            out.push_str(&cell);
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table></div></section>");
+}
+
 pub fn render(run: &RunResult) -> String {
     let all = charts::build(run);
     let mut out = String::with_capacity(1 << 20);
@@ -201,7 +290,8 @@ pub fn render(run: &RunResult) -> String {
         n = run.trials.len(),
         t = run.targets.len(),
     );
-    out.push_str("<nav><h2>Contents</h2><ul><li><a href=\"#setup\">How this run was made</a></li>");
+    verdict(&mut out, run, &all);
+    out.push_str("<nav><h2>Contents</h2><ul><li><a href=\"#verdict\">Verdict</a></li><li><a href=\"#setup\">How this run was made</a></li>");
     for (i, w) in all.iter().enumerate() {
         let _ = write!(out, "<li><a href=\"#w{i}\">{}</a>: ", esc(&w.workload));
         let links: Vec<String> = w

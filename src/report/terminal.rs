@@ -309,6 +309,16 @@ pub fn render(run: &RunResult) -> String {
             t.mount_opts
         );
     }
+    let verdicts = crate::compare::rank::verdicts(run);
+    let width = crate::compare::rank::terminal_width();
+    if !verdicts.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&crate::compare::rank::render(
+        &verdicts,
+        run.policy.reps,
+        width,
+    ));
     out.push_str(&failure_summary(run));
     out
 }

@@ -44,6 +44,12 @@ pub const MARKS: &[(&str, &str, &str)] = &[
         "w",
         "warm: the phase ran unmeasured first (--cache warm, or a job's ramp)",
     ),
+    (
+        "busy",
+        "b",
+        "busy: another fsarena run, or other processes' CPU or device use, competed with \
+         the trial (listed below)",
+    ),
 ];
 
 fn find<'a>(
@@ -310,6 +316,25 @@ pub fn render(run: &RunResult) -> String {
         );
     }
     out.push_str(&failure_summary(run));
+    out.push_str(&busy_summary(run));
+    out
+}
+
+/// The busy trials (mark `b`), one line each with what competed with them; empty when
+/// none was busy.
+pub fn busy_summary(run: &RunResult) -> String {
+    let lines = crate::probe::disturb::busy_lines(run);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n{} of {} trial(s) were busy (b):\n",
+        lines.len(),
+        run.trials.len()
+    );
+    for l in lines {
+        let _ = writeln!(out, "  {l}");
+    }
     out
 }
 

@@ -187,7 +187,7 @@ fn a_cpu_hog_makes_the_trial_busy_in_every_output() {
     // The terminal table: the mark, its legend, and what competed.
     assert!(out.contains("  b  busy:"), "{out}");
     assert!(out.contains("1 of 1 trial(s) were busy (b):"), "{out}");
-    assert!(out.contains("% of the CPUs"), "{out}");
+    assert!(out.contains("\n    others used "), "{out}");
     let db = base.path().join("h.db");
     let show = text(&fsarena(&["show", "last"], &db));
     assert!(
@@ -217,4 +217,66 @@ fn a_cpu_hog_makes_the_trial_busy_in_every_output() {
     let id = json["run_id"].as_str().unwrap();
     let cmp = text(&fsarena(&["compare", id, id], &db));
     assert!(cmp.contains("A: 1 of 1 trial(s) were busy (b)"), "{cmp}");
+}
+
+#[test]
+fn another_writer_on_the_device_makes_a_loop_trial_busy() {
+    let test = "another_writer_on_the_device";
+    if common::skip_without_loop(test) || !common::fs_available(test, "ext4") {
+        return;
+    }
+    let dir = common::image_dir();
+    // A writer on the device under the image: 8 MiB at a time, each synced to the disk,
+    // over the same 128 MiB of a file beside the images, until the run ends.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (stop, path) = (stop.clone(), dir.path().join("other-writer.bin"));
+        std::thread::spawn(move || {
+            use std::io::{Seek, Write};
+            let mut f = std::fs::File::create(&path).unwrap();
+            let chunk = vec![0x5au8; 8 << 20];
+            let mut written: u64 = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if written % (128 << 20) == 0 {
+                    f.rewind().unwrap();
+                }
+                f.write_all(&chunk).unwrap();
+                f.sync_data().unwrap();
+                written += chunk.len() as u64;
+            }
+            std::fs::remove_file(&path).unwrap();
+            written
+        })
+    };
+    let out = common::run_any(
+        &[
+            "command:run=sleep 3",
+            "--fs",
+            "ext4",
+            "--size",
+            "128MiB",
+            "--reps",
+            "1",
+        ],
+        dir.path(),
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written = writer.join().unwrap();
+    assert_eq!(out.code, Some(0), "{}{}", out.stderr, out.stdout);
+    let json = out.json.unwrap();
+    let d = disturbance(&json);
+    assert!(written >= 64 << 20, "the writer wrote only {written} bytes");
+    assert!(
+        d["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "device"),
+        "{d}"
+    );
+    assert!(
+        d["others_device_bytes"].as_u64().unwrap() >= 16 << 20,
+        "{d}"
+    );
+    common::assert_clean(dir.path());
 }

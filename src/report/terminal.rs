@@ -47,8 +47,7 @@ pub const MARKS: &[(&str, &str, &str)] = &[
     (
         "busy",
         "b",
-        "busy: another fsarena run, or other processes' CPU or device use, competed with \
-         the trial (listed below)",
+        "busy: another fsarena run, or others' CPU or I/O, competed (listed below)",
     ),
 ];
 
@@ -320,20 +319,23 @@ pub fn render(run: &RunResult) -> String {
     out
 }
 
-/// The busy trials (mark `b`), one line each with what competed with them; empty when
-/// none was busy.
+/// The busy trials (mark `b`), each with what competed with it, one reason a line (they
+/// fit 80 columns but for long image directory paths); empty when none was busy.
 pub fn busy_summary(run: &RunResult) -> String {
-    let lines = crate::probe::disturb::busy_lines(run);
-    if lines.is_empty() {
+    let busy: Vec<_> = crate::probe::disturb::busy_trials(run).collect();
+    if busy.is_empty() {
         return String::new();
     }
     let mut out = format!(
         "\n{} of {} trial(s) were busy (b):\n",
-        lines.len(),
+        busy.len(),
         run.trials.len()
     );
-    for l in lines {
-        let _ = writeln!(out, "  {l}");
+    for (trial, d) in busy {
+        let _ = writeln!(out, "  {trial}:");
+        for part in d.parts() {
+            let _ = writeln!(out, "    {part}");
+        }
     }
     out
 }

@@ -67,6 +67,11 @@ impl Disturbance {
     /// What made the trial busy, with figures: `another fsarena run: …; others used 48% of
     /// the CPUs`; empty when not busy.
     pub fn describe(&self) -> String {
+        self.parts().join("; ")
+    }
+
+    /// [`Disturbance::describe`]'s parts, one per reason.
+    pub fn parts(&self) -> Vec<String> {
         let mut parts = Vec::new();
         if self.reasons.iter().any(|r| r == "other-run") {
             let runs: Vec<String> = self.other_runs.iter().map(LiveRun::describe).collect();
@@ -86,7 +91,7 @@ impl Disturbance {
                 s * 100.0
             ));
         }
-        parts.join("; ")
+        parts
     }
 
     fn has(&self, reason: &str) -> bool {
@@ -341,19 +346,17 @@ pub fn mark(trial: &mut crate::result::Trial) {
 
 /// One line per busy trial of `run`: `ext4 smallfiles rep 2: another fsarena run: …`.
 pub fn busy_lines(run: &crate::result::RunResult) -> Vec<String> {
-    run.trials
-        .iter()
-        .filter_map(|t| {
-            let d = t.disturbance.as_ref().filter(|d| d.busy)?;
-            Some(format!(
-                "{} {} rep {}: {}",
-                t.target,
-                t.label,
-                t.rep,
-                d.describe()
-            ))
-        })
+    busy_trials(run)
+        .map(|(t, d)| format!("{t}: {}", d.describe()))
         .collect()
+}
+
+/// The busy trials of `run`: (`target label rep N`, what competed with it).
+pub fn busy_trials(run: &crate::result::RunResult) -> impl Iterator<Item = (String, &Disturbance)> {
+    run.trials.iter().filter_map(|t| {
+        let d = t.disturbance.as_ref().filter(|d| d.busy)?;
+        Some((format!("{} {} rep {}", t.target, t.label, t.rep), d))
+    })
 }
 
 /// What the run header and `doctor` say about other live runs: one line per run.
@@ -361,8 +364,8 @@ pub fn live_lines(runs: &[LiveRun]) -> Vec<String> {
     runs.iter()
         .map(|r| {
             format!(
-                "another fsarena run is live on this machine: {}; runs side by side slow \
-                 each other down, and trials measured meanwhile are marked b (busy)",
+                "another fsarena run is live on this machine: {}:\n  runs side by side \
+                 slow each other down; trials measured meanwhile are marked b (busy)",
                 r.describe()
             )
         })

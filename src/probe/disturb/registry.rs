@@ -102,7 +102,7 @@ fn own_place(me: u32) -> Result<PathBuf, String> {
         let runtime = Path::new(USER_RUNTIME).join(me.to_string());
         if !runtime.is_dir() {
             return Err(format!(
-                "{} does not exist: this run registers nowhere, other runs cannot see it",
+                "{} (this user's runtime directory) does not exist",
                 runtime.display()
             ));
         }

@@ -278,16 +278,23 @@ impl Watch {
         }
         let (stop, stopped) = mpsc::channel::<()>();
         let sampler = std::thread::spawn(move || {
+            // At the start, every interval, and once more at the end.
             let mut seen: Vec<LiveRun> = Vec::new();
-            loop {
+            let add = |seen: &mut Vec<LiveRun>| {
                 for r in registry::other_live_runs() {
                     if !seen.contains(&r) {
                         seen.push(r);
                     }
                 }
-                match stopped.recv_timeout(SAMPLE_INTERVAL) {
-                    Err(mpsc::RecvTimeoutError::Timeout) => continue,
-                    _ => break,
+            };
+            loop {
+                add(&mut seen);
+                if !matches!(
+                    stopped.recv_timeout(SAMPLE_INTERVAL),
+                    Err(mpsc::RecvTimeoutError::Timeout)
+                ) {
+                    add(&mut seen);
+                    break;
                 }
             }
             seen

@@ -3,8 +3,9 @@
 //!
 //! Each run publishes `<run>.<pid>.lock` in a registry directory and holds an exclusive
 //! `flock` on it for its whole life (the lock goes with the process, also on `kill -9`).
-//! A run is live exactly while its file is locked; whoever finds an unlocked file may
-//! remove it when allowed to. The file holds the run id, pid and image directory as JSON.
+//! A run is live exactly while its file is locked; an unlocked file (its run was killed)
+//! is removed by the next run of the registry's own user that looks. The file holds the
+//! run id, pid and image directory as JSON.
 //!
 //! * root uses `/run/fsarena` (made 0755, owned by root); another user
 //!   `/run/user/UID/fsarena` inside that user's own runtime directory, or registers
@@ -13,7 +14,8 @@
 //! * a registry directory is believed only when, as OpenSSH's StrictModes checks, it and
 //!   every directory above it are owned by root or its user and not writable by group or
 //!   others without the sticky bit ([`crate::plan::imagedir::untrusted`]), and it is no
-//!   symlink; files are opened with `O_NOFOLLOW`;
+//!   symlink; its entries are opened (`O_NOFOLLOW`, `O_NONBLOCK`) and removed relative to
+//!   its descriptor, and believed only when they are regular files of that user;
 //! * a file is written under a dot-name, locked, filled and only then renamed into place,
 //!   so no reader ever sees a published file before its lock is held.
 
@@ -189,15 +191,22 @@ pub fn publish(dir: &Path, run_id: &str, image_dir: &Path) -> Result<Registratio
     Ok(Registration { path, file })
 }
 
-/// The live runs registered in `dir` (when it is a trusted registry of `owner`); unlocked
-/// files of dead runs are removed when this process may.
+/// The live runs registered in `dir` (when it is a trusted registry of `owner`). Unlocked
+/// files of dead runs are removed from this user's own registry. Entries are read and
+/// removed relative to the directory's descriptor, opened without following a symlink, so
+/// that a directory swapped meanwhile by its owner leads nowhere else.
 pub fn live_in(dir: &Path, owner: u32) -> Vec<LiveRun> {
     if trusted_dir(dir, owner).is_err() {
         return Vec::new();
     }
-    let Ok(rd) = std::fs::read_dir(dir) else {
+    let Some(dir_fd) = open_dir(dir, owner) else {
         return Vec::new();
     };
+    let listed = std::fs::read_dir(format!("/proc/self/fd/{}", dir_fd.as_raw_fd()));
+    let Ok(rd) = listed else {
+        return Vec::new();
+    };
+    let mine = owner == crate::probe::sys::euid();
     let mut v = Vec::new();
     for e in rd.flatten() {
         let name = e.file_name();
@@ -205,23 +214,47 @@ pub fn live_in(dir: &Path, owner: u32) -> Vec<LiveRun> {
         if name.starts_with('.') || !name.ends_with(".lock") {
             continue;
         }
-        match read_live(&e.path(), owner) {
+        match read_live(&dir_fd, name, owner) {
             Some(Ok(run)) => v.push(run),
-            Some(Err(dead)) => remove_dead(&e.path(), dead),
-            None => {}
+            Some(Err(dead)) if mine => remove_dead(&dir_fd, name, dead),
+            _ => {}
         }
     }
     v
 }
 
-/// `Ok` with the run when the file at `path` is locked (live), `Err` with the open file
-/// when it is not (dead), `None` when it cannot be read or is not to be believed.
-fn read_live(path: &Path, owner: u32) -> Option<Result<LiveRun, std::fs::File>> {
+/// `dir`, opened without following a symlink, when it is a directory of `owner` that
+/// group and others cannot write.
+fn open_dir(dir: &Path, owner: u32) -> Option<std::fs::File> {
     let f = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
-        .open(path)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(dir)
         .ok()?;
+    let m = f.metadata().ok()?;
+    (m.is_dir() && m.uid() == owner && m.mode() & 0o022 == 0).then_some(f)
+}
+
+/// `name` in the directory `dir`, opened for reading, never through a symlink and without
+/// blocking on a FIFO.
+fn open_at(dir: &std::fs::File, name: &str) -> Option<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    let c = std::ffi::CString::new(name).ok()?;
+    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    // SAFETY: openat with a descriptor owned by `dir` and a NUL-terminated name.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags) };
+    // SAFETY: a descriptor just returned by openat, owned by nothing else.
+    (fd >= 0).then(|| unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// `Ok` with the run when the entry `name` of `dir` is locked (live), `Err` with the open
+/// file when it is not (dead), `None` when it cannot be read or is not to be believed.
+fn read_live(
+    dir: &std::fs::File,
+    name: &str,
+    owner: u32,
+) -> Option<Result<LiveRun, std::fs::File>> {
+    let f = open_at(dir, name)?;
     let m = f.metadata().ok()?;
     if !m.is_file() || m.uid() != owner || m.mode() & 0o022 != 0 {
         return None;
@@ -231,18 +264,27 @@ fn read_live(path: &Path, owner: u32) -> Option<Result<LiveRun, std::fs::File>> 
         return Some(Err(f));
     }
     let mut text = String::new();
-    f.take(4096).read_to_string(&mut text).ok()?;
+    (&f).take(4096).read_to_string(&mut text).ok()?;
     serde_json::from_str(&text).ok().map(Ok)
 }
 
-/// Removes the dead entry `path` whose file `held` this process has locked, when the name
-/// still means that file (a new entry is never published under a dead one's name).
-fn remove_dead(path: &Path, held: std::fs::File) {
-    let ours = held.metadata().map(|m| (m.dev(), m.ino())).ok();
-    let named = std::fs::symlink_metadata(path)
-        .map(|m| (m.dev(), m.ino()))
-        .ok();
-    if ours.is_some() && ours == named {
-        let _ = std::fs::remove_file(path); // fails harmlessly when not ours to remove
+/// Removes the dead entry `name` of `dir` whose file `held` this process has locked, when
+/// the name still means that file (a new entry is never published under a dead one's name).
+fn remove_dead(dir: &std::fs::File, name: &str, held: std::fs::File) {
+    let Ok(c) = std::ffi::CString::new(name) else {
+        return;
+    };
+    let Ok(ours) = held.metadata() else { return };
+    // SAFETY: an all-zero `stat` is valid; fstatat fills it from a NUL-terminated name.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let flags = libc::AT_SYMLINK_NOFOLLOW;
+    // SAFETY: fstatat and unlinkat on a descriptor owned by `dir` and a NUL-terminated name.
+    unsafe {
+        if libc::fstatat(dir.as_raw_fd(), c.as_ptr(), &mut st, flags) == 0
+            && st.st_dev == ours.dev()
+            && st.st_ino == ours.ino()
+        {
+            libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0);
+        }
     }
 }

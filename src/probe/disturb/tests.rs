@@ -205,3 +205,31 @@ fn a_registry_writable_by_others_or_owned_by_another_is_not_believed() {
     std::os::unix::fs::symlink(dir.path(), &link).unwrap();
     assert!(trusted_dir(&link, me).is_err());
 }
+
+#[test]
+fn a_dead_entry_in_another_users_registry_is_read_but_never_removed() {
+    use std::os::unix::fs::chown;
+    if crate::probe::sys::euid() != 0 {
+        println!("SKIP: needs root to make a registry owned by another user");
+        return;
+    }
+    let dir = private_dir(0o755);
+    let entry = dir.path().join("run-c.1.lock");
+    std::fs::write(&entry, r#"{"run_id":"run-c","pid":1,"image_dir":"/x"}"#).unwrap();
+    chown(&entry, Some(65534), Some(65534)).unwrap();
+    chown(dir.path(), Some(65534), Some(65534)).unwrap();
+    assert!(live_in(dir.path(), 65534).is_empty(), "dead");
+    assert!(entry.exists(), "only its user removes it");
+    // Held by a process (this one, through a lock on it): live, and read.
+    let f = std::fs::File::open(&entry).unwrap();
+    // SAFETY: flock(2) on a descriptor owned here.
+    assert_eq!(
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX) },
+        0
+    );
+    let live = live_in(dir.path(), 65534);
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0].run_id, "run-c");
+    // Not believed under another owner.
+    assert!(live_in(dir.path(), 0).is_empty());
+}

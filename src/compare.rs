@@ -471,7 +471,23 @@ fn mixed_causes(a: &RunResult, b: &RunResult) -> Vec<String> {
         ));
     }
     warnings.extend(parameter_differences(a, b));
+    warnings.extend(busy_trials("A", a).into_iter().chain(busy_trials("B", b)));
     warnings
+}
+
+/// A warning when some of `run`'s trials were busy (mark `b`): something else competed
+/// with them, so their figures may be slow for reasons that are not the targets.
+fn busy_trials(side: &str, run: &RunResult) -> Option<String> {
+    let busy = crate::probe::disturb::busy_lines(run);
+    (!busy.is_empty()).then(|| {
+        format!(
+            "{side}: {} of {} trial(s) were busy (b), their figures may be slowed by what \
+             competed with them: {}",
+            busy.len(),
+            run.trials.len(),
+            busy.join("; ")
+        )
+    })
 }
 
 fn params_text(p: &BTreeMap<String, String>) -> String {

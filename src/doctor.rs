@@ -74,6 +74,7 @@ pub fn checks(f: &Facts) -> Vec<Check> {
     v.push(memory(f));
     v.push(governor(f));
     v.push(load(f));
+    v.push(other_runs(f));
     v.push(swap(f));
     v.push(dirty(f));
     if let Some(c) = thp(f) {
@@ -331,6 +332,26 @@ fn load(f: &Facts) -> Check {
         format!(
             "{figures}{who}: other work competes for CPU, disk and cache and makes the \
              figures noisy; stop it or run when the machine is idle"
+        ),
+    )
+}
+
+fn other_runs(f: &Facts) -> Check {
+    if f.other_runs.is_empty() {
+        return check(
+            "other runs",
+            Verdict::Ok,
+            "no other fsarena run is live on this machine",
+        );
+    }
+    let runs: Vec<String> = f.other_runs.iter().map(|r| r.describe()).collect();
+    check(
+        "other runs",
+        Verdict::Warn,
+        format!(
+            "live on this machine: {}; runs side by side slow each other down (trials \
+             measured meanwhile are marked b, busy); wait for it to end",
+            runs.join(", ")
         ),
     )
 }

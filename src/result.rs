@@ -219,6 +219,11 @@ pub struct Trial {
     /// Under MPI, each rank's own figures (the phases above are their aggregate).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankTrial>,
+    /// What competed with the trial (other fsarena runs, other processes' CPU, other I/O
+    /// on the device); `busy` trials have their phases flagged `busy`. Absent in runs
+    /// recorded before it was watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<crate::probe::disturb::Disturbance>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -280,7 +285,8 @@ pub struct PhaseResult {
     pub workers: usize,
     /// Honesty flags: `short` (< 0.1 s), `not-synced`, `cache-suspect`,
     /// `cold-unverifiable` (a cold read whose cache state cannot be checked),
-    /// `cache-not-dropped`, `warm` (ran unmeasured first: `--cache warm`, a job's ramp).
+    /// `cache-not-dropped`, `warm` (ran unmeasured first: `--cache warm`, a job's ramp),
+    /// `busy` (something competed with the trial: [`Trial::disturbance`]).
     pub flags: Vec<String>,
     /// The phase's headline metric: `mb_per_s` or `ops_per_s`.
     pub primary: String,

@@ -105,6 +105,8 @@ pub fn execute(
         left_out: plan.left_out.clone(),
         resumed_at: Vec::new(),
     };
+    // Held for the run's life: other runs on this machine see this one live.
+    let _registered = announce(&run_id, plan, progress);
     if let Some(line) = crate::result::left_out_line(&plan.left_out) {
         progress.note(&line);
     }
@@ -431,6 +433,7 @@ fn run_trial(
         log: None,
         elapsed_s: None,
         ranks: Vec::new(),
+        disturbance: None,
     };
     crate::probe::sys::reset_peak_rss();
     let started = std::time::Instant::now();
@@ -457,16 +460,23 @@ fn run_trial(
             },
             false => Ranks::SOLO,
         };
+        let watch = crate::probe::disturb::Watch::start(
+            &target.info().kind,
+            target.device_stat(),
+            ranks_here(dist),
+        );
         let mut cx = TrialContext::new(workdir.clone(), &plan.policy, target, pool, &on_phase)
             .with_log_path(log)
             .with_ranks(ranks, shared_dir)
             .with_gate(dist);
         let res = workload.run(&mut cx);
+        trial.disturbance = Some(watch.finish());
         trial.log = cx.used_log().map(|p| p.display().to_string());
         for m in cx.take_messages() {
             progress.note(&format!("{name} {wname} rep {rep}: {m}"));
         }
         trial.phases = cx.into_phases();
+        crate::probe::disturb::mark(&mut trial);
         match res {
             Err(e) if is_enospc(&e) && crate::probe::sys::inodes_free(&workdir) == Some(0) => {
                 Err(e.context(
@@ -496,6 +506,30 @@ fn run_trial(
         trial.error = Some(describe_error(&e));
     }
     trial
+}
+
+/// Registers this run machine-wide and says which other runs are live (the run header).
+fn announce(
+    run_id: &str,
+    plan: &Plan,
+    progress: &dyn Progress,
+) -> Option<crate::probe::disturb::registry::Registration> {
+    use crate::probe::disturb::{live_lines, registry};
+    let registered = registry::register(run_id, &plan.image_dir)
+        .map_err(|why| progress.note(&format!("other fsarena runs cannot see this one: {why}")))
+        .ok();
+    for line in live_lines(&registry::other_live_runs()) {
+        progress.note(&line);
+    }
+    registered
+}
+
+/// Whether other ranks of this MPI run share this machine (their CPU is the run's own).
+fn ranks_here(dist: &Dist) -> bool {
+    let hosts = dist.hosts();
+    hosts
+        .get(dist.rank())
+        .is_some_and(|me| hosts.iter().filter(|h| *h == me).count() > 1)
 }
 
 /// The file name of a trial's log: target, label and repetition, with every character

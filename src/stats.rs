@@ -257,6 +257,7 @@ mod tests {
             log: None,
             elapsed_s: None,
             ranks: Vec::new(),
+            disturbance: None,
         };
         let s = summarize(&[trial]);
         let get = |m: &str| s.iter().find(|s| s.metric == m).unwrap();

@@ -12,6 +12,8 @@
 //! * `runs.plan` and `runs.plan_hash` (schema 4): the canonical text of the expanded plan
 //!   and its hash ([`crate::plan::Plan::canonical`]), which `--resume` compares;
 //! * `runs.resumed_at` (schema 7): when `--resume` took the run up again (JSON list);
+//! * `trials.disturbance` (schema 8): what competed with the trial (JSON,
+//!   [`crate::probe::disturb::Disturbance`]); NULL in older rows;
 //! * `phases`: per trial and phase: the headline figures as columns (wall_s, ops, bytes,
 //!   ops_per_s, mb_per_s, cpu_pct) and the whole phase result as JSON — per-operation HDR
 //!   histogram buckets, the time series, device counters, flags and extra figures.
@@ -33,7 +35,7 @@ mod resume;
 pub const DEFAULT_DB: &str = "fsarena.db";
 
 /// The schema version this build writes.
-const SCHEMA_VERSION: i64 = 7;
+const SCHEMA_VERSION: i64 = 8;
 const _: () = assert!(SCHEMA_VERSION as usize == MIGRATIONS.len());
 
 const MIGRATIONS: &[&str] = &[
@@ -98,6 +100,8 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE runs ADD COLUMN left_out TEXT;",
     // 6 → 7: when a run was resumed (JSON list of times).
     "ALTER TABLE runs ADD COLUMN resumed_at TEXT;",
+    // 7 → 8: what competed with each trial (JSON, `busy` flag).
+    "ALTER TABLE trials ADD COLUMN disturbance TEXT;",
 ];
 
 /// An open result database.
@@ -441,8 +445,8 @@ impl Store {
         )?;
         tx.execute(
             "INSERT INTO trials (run_id, target, workload, label, params, rep, status, error, \
-             provision, peak_rss_bytes, log, elapsed_s) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             provision, peak_rss_bytes, log, elapsed_s, disturbance) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 run_id,
                 trial.target,
@@ -456,6 +460,11 @@ impl Store {
                 trial.peak_rss_bytes as i64,
                 trial.log,
                 trial.elapsed_s,
+                trial
+                    .disturbance
+                    .as_ref()
+                    .map(serde_json::to_string)
+                    .transpose()?,
             ],
         )?;
         let trial_id = tx.last_insert_rowid();
@@ -672,7 +681,8 @@ impl Store {
             .map_err(|e| self.damaged("targets", &targets_cols, e))?;
         let mut trials = self.conn.prepare(
             "SELECT id, target, workload, label, params, rep, status, error, provision, \
-             peak_rss_bytes, log, elapsed_s FROM trials WHERE run_id = ?1 ORDER BY id",
+             peak_rss_bytes, log, elapsed_s, disturbance FROM trials WHERE run_id = ?1 \
+             ORDER BY id",
         )?;
         let trials_cols = columns_of(&trials);
         let rows: Vec<(i64, Trial)> = trials
@@ -691,6 +701,7 @@ impl Store {
                     log: r.get(10)?,
                     elapsed_s: r.get(11)?,
                     ranks: Vec::new(),
+                    disturbance: json_or_default(r, 12)?,
                 };
                 Ok((r.get(0)?, trial))
             })?
@@ -869,6 +880,12 @@ mod tests {
             log: (rep == 2).then(|| "/var/tmp/fsarena/logs/x/ext4-bonnie-rep2.log".into()),
             elapsed_s: Some(1.5 * f64::from(rep)),
             ranks: Vec::new(),
+            disturbance: (rep == 2).then(|| crate::probe::disturb::Disturbance {
+                busy: true,
+                reasons: vec!["cpu".into()],
+                others_cpu_share: Some(0.5),
+                ..Default::default()
+            }),
         }
     }
 
@@ -994,6 +1011,8 @@ mod tests {
         assert_eq!(back.trials[0].provision.mkfs_s, Some(0.5));
         assert_eq!(back.trials[0].log, None);
         assert!(back.trials[1].log.as_deref().unwrap().ends_with("rep2.log"));
+        assert_eq!(back.trials[0].disturbance, None);
+        assert_eq!(back.trials[1].disturbance, sample_trial(2).disturbance);
         assert_eq!(back.targets[0].mkfs_opts, ["-F"]);
         let med = back
             .summaries
@@ -1111,6 +1130,7 @@ mod tests {
                      ALTER TABLE runs DROP COLUMN mpi; DROP TABLE rank_phases; \
                      DROP TABLE rank_trials; ALTER TABLE runs DROP COLUMN left_out; \
                      ALTER TABLE runs DROP COLUMN resumed_at; \
+                     ALTER TABLE trials DROP COLUMN disturbance; \
                      PRAGMA user_version = 1;",
                 )
                 .unwrap();
@@ -1125,8 +1145,13 @@ mod tests {
         let run = s.load("last").unwrap();
         let t = &run.trials[0];
         assert_eq!(
-            (run.trials.len(), t.log.clone(), t.elapsed_s),
-            (1, None, None)
+            (
+                run.trials.len(),
+                t.log.clone(),
+                t.elapsed_s,
+                t.disturbance.clone()
+            ),
+            (1, None, None, None)
         );
     }
 

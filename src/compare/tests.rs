@@ -36,6 +36,7 @@ fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])]) -> RunRe
                 log: None,
                 elapsed_s: None,
                 ranks: Vec::new(),
+                disturbance: None,
             });
         }
     }

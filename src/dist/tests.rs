@@ -139,5 +139,6 @@ pub(crate) fn empty_trial() -> Trial {
         log: None,
         elapsed_s: None,
         ranks: vec![],
+        disturbance: None,
     }
 }

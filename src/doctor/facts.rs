@@ -74,6 +74,8 @@ pub struct Facts {
     pub cores: usize,
     /// Other processes by CPU use over a short sample, busiest first.
     pub top_cpu: Vec<CpuUser>,
+    /// Other fsarena runs live on this machine ([`crate::probe::disturb::registry`]).
+    pub other_runs: Vec<crate::probe::disturb::LiveRun>,
     /// Text of /proc/swaps.
     pub swaps: String,
     pub dirty: Result<DirtyState, String>,
@@ -127,6 +129,7 @@ pub fn gather(image_dir: &Path) -> Facts {
             .and_then(|t| parse_loadavg(&t)),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         top_cpu: Vec::new(),
+        other_runs: crate::probe::disturb::registry::other_live_runs(),
         swaps: std::fs::read_to_string("/proc/swaps").unwrap_or_default(),
         dirty: DirtyState::read().map_err(|e| format!("{e:#}")),
         thp: std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")

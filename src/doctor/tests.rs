@@ -43,6 +43,7 @@ fn healthy() -> Facts {
             comm: "sshd".into(),
             cpu_pct: 2.0,
         }],
+        other_runs: Vec::new(),
         swaps: "Filename\tType\tSize\tUsed\tPriority\n".into(),
         dirty: Ok(DirtyState {
             settings: DirtySettings {
@@ -392,4 +393,27 @@ fn this_machine_gathers_without_panicking() {
         .iter()
         .any(|x| x.name == "ext2" && !x.required));
     assert!(!checks(&f).is_empty());
+}
+
+#[test]
+fn another_live_run_is_named_with_its_pid_and_image_dir() {
+    let quiet = other_runs(&healthy());
+    assert_eq!(quiet.verdict, Verdict::Ok);
+    assert_eq!(quiet.text, "no other fsarena run is live on this machine");
+    let f = Facts {
+        other_runs: vec![crate::probe::disturb::LiveRun {
+            run_id: "20261125-151000-beef".into(),
+            pid: 4242,
+            image_dir: "/tmp/other-img".into(),
+        }],
+        ..healthy()
+    };
+    let c = other_runs(&f);
+    assert_eq!(c.verdict, Verdict::Warn);
+    assert!(
+        c.text
+            .contains("run 20261125-151000-beef (pid 4242, image dir /tmp/other-img)"),
+        "{}",
+        c.text
+    );
 }

@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod dirty;
+pub mod disturb;
 pub mod hist;
 pub mod recorder;
 pub mod series;

@@ -421,6 +421,7 @@ mod tests {
             log: None,
             elapsed_s: None,
             ranks: Vec::new(),
+            disturbance: None,
         }
     }
 

@@ -174,6 +174,14 @@ fn setup(out: &mut String, run: &RunResult) {
         }
         out.push_str("</ul>");
     }
+    let busy = crate::probe::disturb::busy_lines(run);
+    if !busy.is_empty() {
+        out.push_str("<h3>Busy trials (b): something competed with them</h3><ul class=\"failed\">");
+        for l in busy {
+            let _ = write!(out, "<li>{}</li>", esc(&l));
+        }
+        out.push_str("</ul>");
+    }
     out.push_str("<h3>Reading the charts</h3><p>Bars are medians over the successful repetitions and start at zero. The thin whisker spans min–max over the repetitions, the thick grey band the 95% confidence interval of the mean (Student's t); with one repetition there is no interval. Latency charts use a logarithmic axis, and say so; a latency point is the median over the repetitions of each repetition's own percentile (histograms are not pooled across repetitions). Hover a mark for its figures.</p><dl class=\"marks\">");
     for (name, mark, m) in MARKS {
         let _ = write!(

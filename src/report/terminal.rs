@@ -44,6 +44,11 @@ pub const MARKS: &[(&str, &str, &str)] = &[
         "w",
         "warm: the phase ran unmeasured first (--cache warm, or a job's ramp)",
     ),
+    (
+        "busy",
+        "b",
+        "busy: another fsarena run, or others' CPU or I/O, competed (listed below)",
+    ),
 ];
 
 fn find<'a>(
@@ -320,6 +325,28 @@ pub fn render(run: &RunResult) -> String {
         width,
     ));
     out.push_str(&failure_summary(run));
+    out.push_str(&busy_summary(run));
+    out
+}
+
+/// The busy trials (mark `b`), each with what competed with it, one reason a line (they
+/// fit 80 columns but for long image directory paths); empty when none was busy.
+pub fn busy_summary(run: &RunResult) -> String {
+    let busy: Vec<_> = crate::probe::disturb::busy_trials(run).collect();
+    if busy.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n{} of {} trial(s) were busy (b):\n",
+        busy.len(),
+        run.trials.len()
+    );
+    for (trial, d) in busy {
+        let _ = writeln!(out, "  {trial}:");
+        for part in d.parts() {
+            let _ = writeln!(out, "    {part}");
+        }
+    }
     out
 }
 

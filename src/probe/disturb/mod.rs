@@ -42,7 +42,7 @@ pub const OTHERS_DEVICE_MIN_BYTES: u64 = 16 << 20;
 pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// What competed with one trial, stored with it (`disturbance` in JSON).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Disturbance {
     /// Whether the trial is flagged `busy`: some reason below.
     pub busy: bool,

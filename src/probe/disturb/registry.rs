@@ -33,7 +33,7 @@ pub const ROOT_REGISTRY: &str = "/run/fsarena";
 const USER_RUNTIME: &str = "/run/user";
 
 /// A live fsarena run on this machine.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LiveRun {
     pub run_id: String,
     pub pid: u32,

@@ -101,7 +101,7 @@ fn verdict_cell(r: &Row, limit: Option<f64>) -> String {
             },
             true,
             Some(l),
-        ) => format!("{} by {w:.1}% > {l}% !", r.verdict.text()),
+        ) => format!("{} ({w:.1}% worse > {l}%) !", r.verdict.text()),
         _ => r.verdict.text(),
     }
 }
@@ -167,7 +167,11 @@ const TALLY_ORDER: &[&str] = &[
 fn tally(rows: &[Row]) -> String {
     let mut counts: Vec<(String, usize)> = Vec::new();
     for r in rows {
-        let text = r.verdict.text();
+        // Counted by direction: "63 faster", whatever the ratio of each.
+        let text = match &r.verdict {
+            Verdict::Significant { word, .. } => (*word).to_string(),
+            v => v.text(),
+        };
         match counts.iter_mut().find(|(t, _)| *t == text) {
             Some((_, n)) => *n += 1,
             None => counts.push((text, 1)),
@@ -219,7 +223,7 @@ fn regressions(c: &Comparison) -> String {
         };
         let _ = writeln!(
             s,
-            "  {target} {} {} {}: {} by {pct:.1}% (median {} → {}{ci})",
+            "  {target} {} {} {}: {} ({pct:.1}% worse; median {} → {}{ci})",
             r.workload,
             r.phase,
             r.metric,

@@ -4,6 +4,14 @@ use super::*;
 use crate::result::{PhaseResult, TargetInfo, Trial};
 
 /// One repetition's figures of a phase: throughput `v` MB/s over one second of work.
+/// The direction word of a significant verdict ("faster", "more", …); empty otherwise.
+fn dir(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Significant { word, .. } => word,
+        _ => "",
+    }
+}
+
 fn phase(name: &str, v: f64) -> PhaseResult {
     PhaseResult {
         name: name.into(),
@@ -102,11 +110,11 @@ fn whole_runs_are_matched_by_target_name() {
     assert_eq!(c.pairs, [("ext4".to_string(), "ext4".to_string())]);
     let r = row(&c, "ext4", "mb_per_s");
     assert_eq!((r.n_a, r.n_b, r.median_a, r.median_b), (3, 3, 100.0, 80.0));
-    assert_eq!(r.verdict.text(), "slower");
-    assert_eq!(row(&c, "ext4", "wall_s").verdict.text(), "slower");
-    // cpu_pct is 50 in every repetition on both sides: no spread and no difference.
+    assert_eq!(dir(&r.verdict), "slower");
+    assert_eq!(dir(&row(&c, "ext4", "wall_s").verdict), "slower");
+    // cpu_pct is 50 in every repetition on both sides: equal.
     let cpu = row(&c, "ext4", "cpu_pct");
-    assert_eq!(cpu.verdict, Verdict::NoDifference);
+    assert_eq!(cpu.verdict, Verdict::Equal);
     assert_eq!(cpu.ratio.unwrap().ci, Some((1.0, 1.0)));
 }
 
@@ -165,7 +173,7 @@ fn fail_if_slower_counts_significant_losses_beyond_the_threshold() {
     assert!(row(&c, "ext4", "mb_per_s").regression);
     let text = render::render(&c);
     assert!(
-        text.contains("ext4 w p mb_per_s: slower by 20.0%"),
+        text.contains("ext4 w p mb_per_s: 1.25× slower (20.0% worse;"),
         "{text}"
     );
     assert!(at(Some(19.9)).regressed());
@@ -175,7 +183,7 @@ fn fail_if_slower_counts_significant_losses_beyond_the_threshold() {
     // B faster: nothing regresses even at 0%.
     let c = compare_runs(b.clone(), None, a.clone(), None, Some(0.0)).unwrap();
     assert!(!c.regressed());
-    assert_eq!(row(&c, "ext4", "mb_per_s").verdict.text(), "faster");
+    assert_eq!(dir(&row(&c, "ext4", "mb_per_s").verdict), "faster");
 }
 
 /// The wall time, rates and latencies of one phase are one result: the gate looks at its
@@ -187,7 +195,7 @@ fn fail_if_slower_gates_on_each_phases_headline_only() {
     let c = compare_runs(a, None, b, None, Some(10.0)).unwrap();
     // wall_s, ops_per_s and mb_per_s are all 20% slower …
     for m in ["wall_s", "ops_per_s", "mb_per_s"] {
-        assert_eq!(row(&c, "ext4", m).verdict.text(), "slower", "{m}");
+        assert_eq!(dir(&row(&c, "ext4", m).verdict), "slower", "{m}");
     }
     // … and count once, by the phase's headline (mb_per_s here).
     assert_eq!(c.gated(), 1);
@@ -215,7 +223,7 @@ fn fail_if_slower_holds_the_family_wise_level() {
     let names = ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"];
     let one = |v| run("x", &["ext4"], &[("ext4", "w", "p0", v)]);
     let c = compare_runs(one(A), None, one(B), None, Some(1.0)).unwrap();
-    assert_eq!(row(&c, "ext4", "mb_per_s").verdict.text(), "slower");
+    assert_eq!(dir(&row(&c, "ext4", "mb_per_s").verdict), "slower");
     assert!(c.regressed(), "one gated figure: the 95% interval decides");
     let ten = |v| {
         let data: Vec<_> = names.iter().map(|p| ("ext4", "w", *p, v)).collect();
@@ -224,7 +232,7 @@ fn fail_if_slower_holds_the_family_wise_level() {
     let c = compare_runs(ten(A), None, ten(B), None, Some(1.0)).unwrap();
     assert_eq!(c.gated(), 10);
     assert!((c.gate_level() - 0.995).abs() < 1e-12);
-    assert!(c.rows.iter().any(|r| r.verdict.text() == "slower"));
+    assert!(c.rows.iter().any(|r| dir(&r.verdict) == "slower"));
     assert!(!c.regressed(), "no phase is worse at the 99.5% level");
 }
 
@@ -251,8 +259,8 @@ fn figures_without_a_better_side_never_regress() {
         t.phases[0].dirty_bytes_end = 4096;
     }
     let c = compare_runs(a, None, b, None, Some(0.0)).unwrap();
-    assert_eq!(row(&c, "ext4", "cpu_pct").verdict.text(), "more");
-    assert_eq!(row(&c, "ext4", "dirty_bytes_end").verdict.text(), "more");
+    assert_eq!(dir(&row(&c, "ext4", "cpu_pct").verdict), "more");
+    assert_eq!(dir(&row(&c, "ext4", "dirty_bytes_end").verdict), "more");
     assert!(!c.regressed());
 }
 
@@ -375,12 +383,12 @@ fn a_higher_io500_bandwidth_is_faster_and_a_lower_score_fails_the_gate() {
     let low = io500_run("A", &[1.0, 1.01, 0.99]);
     let high = io500_run("B", &[2.0, 2.02, 1.98]);
     let c = compare_runs(low.clone(), None, high.clone(), None, Some(10.0)).unwrap();
-    assert_eq!(row(&c, "ext4", "score_bw_gib_s").verdict.text(), "faster");
-    assert_eq!(row(&c, "ext4", "score_total").verdict.text(), "better");
+    assert_eq!(dir(&row(&c, "ext4", "score_bw_gib_s").verdict), "faster");
+    assert_eq!(dir(&row(&c, "ext4", "score_total").verdict), "better");
     assert!(!c.regressed(), "an improvement is no regression");
     let c = compare_runs(high, None, low, None, Some(10.0)).unwrap();
-    assert_eq!(row(&c, "ext4", "score_bw_gib_s").verdict.text(), "slower");
-    assert_eq!(row(&c, "ext4", "score_total").verdict.text(), "worse");
+    assert_eq!(dir(&row(&c, "ext4", "score_bw_gib_s").verdict), "slower");
+    assert_eq!(dir(&row(&c, "ext4", "score_total").verdict), "worse");
     assert!(c.regressed(), "the io500 score dropped by 29%");
     assert!(row(&c, "ext4", "score_total").regression);
 }

@@ -73,6 +73,8 @@ pub enum Verdict {
     /// `worse_pct` is set when B is worse (see [`Sense::worse_pct`]).
     Significant {
         word: &'static str,
+        /// How many times: B/A when B is higher, A/B when lower (≥ 1).
+        times: f64,
         worse_pct: Option<f64>,
     },
     /// The interval contains 1.
@@ -93,11 +95,13 @@ impl Verdict {
     /// The text shown in the table.
     pub fn text(&self) -> String {
         match self {
-            Self::Significant { word, .. } => (*word).to_string(),
+            Self::Significant { word, times, .. } => {
+                format!("{} {word}", super::rank::fmt_ratio(*times))
+            }
             Self::NoDifference => "no significant difference".into(),
             Self::CannotJudge => "cannot judge (1 repetition)".into(),
             Self::NoSpread => "cannot judge (no spread in 2 repetitions)".into(),
-            Self::Equal => "equal (all zero)".into(),
+            Self::Equal => "equal".into(),
             Self::NotApplicable(why) => format!("n/a ({why})"),
         }
     }
@@ -123,6 +127,19 @@ pub fn judge(sense: Sense, a: &[f64], b: &[f64]) -> (Option<LogRatio>, Verdict) 
     let Some(r) = welch::log_ratio(a, b) else {
         return (None, Verdict::NotApplicable("zero values"));
     };
+    // The same values on both sides (a count that never varies, a run against itself):
+    // equal, not merely "no significant difference".
+    let sorted = |xs: &[f64]| {
+        let mut v = xs.to_vec();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let same_everywhere = a
+        .first()
+        .is_some_and(|first| all.clone().all(|x| x == first));
+    if same_everywhere || sorted(a) == sorted(b) {
+        return (Some(r), Verdict::Equal);
+    }
     let no_spread = r.df.is_none() && r.ci.is_some_and(|(lo, hi)| lo == hi);
     let few = a.len().min(b.len()) < MIN_REPS_NO_SPREAD;
     let verdict = match r.significant() {
@@ -131,6 +148,7 @@ pub fn judge(sense: Sense, a: &[f64], b: &[f64]) -> (Option<LogRatio>, Verdict) 
         Some(false) => Verdict::NoDifference,
         Some(true) => Verdict::Significant {
             word: sense.word(r.ratio > 1.0),
+            times: r.ratio.max(1.0 / r.ratio),
             worse_pct: sense.worse_pct(r.ratio),
         },
     };
@@ -206,39 +224,56 @@ mod tests {
         let slow = [100.0, 101.0, 99.0];
         let fast = [200.0, 202.0, 198.0];
         let sig = |m: &str, a: &[f64], b: &[f64]| judge(of("bonnie", "write_block", m), a, b).1;
-        assert_eq!(
-            sig("mb_per_s", &slow, &fast),
-            Verdict::Significant {
-                word: "faster",
-                worse_pct: None
-            }
-        );
-        let Verdict::Significant { word, worse_pct } = sig("mb_per_s", &fast, &slow) else {
+        let Verdict::Significant {
+            word,
+            times,
+            worse_pct: None,
+        } = sig("mb_per_s", &slow, &fast)
+        else {
+            panic!()
+        };
+        assert_eq!(word, "faster");
+        assert!((times - 2.0).abs() < 0.01, "{times}");
+        let Verdict::Significant {
+            word, worse_pct, ..
+        } = sig("mb_per_s", &fast, &slow)
+        else {
             panic!()
         };
         assert_eq!(word, "slower");
         assert!((worse_pct.unwrap() - 50.0).abs() < 0.5);
-        assert_eq!(sig("wall_s", &slow, &fast).text(), "slower");
-        assert_eq!(sig("lat_p50_us", &fast, &slow).text(), "faster");
-        assert_eq!(sig("write_amplification", &slow, &fast).text(), "worse");
-        let Verdict::Significant { word, worse_pct } = sig("cpu_pct", &slow, &fast) else {
+        // Ratios, not lost percentages: twice the time is "2.0× slower".
+        assert_eq!(sig("wall_s", &slow, &fast).text(), "2.0× slower");
+        assert_eq!(sig("lat_p50_us", &fast, &slow).text(), "2.0× faster");
+        assert_eq!(
+            sig("write_amplification", &slow, &fast).text(),
+            "2.0× worse"
+        );
+        let Verdict::Significant {
+            word, worse_pct, ..
+        } = sig("cpu_pct", &slow, &fast)
+        else {
             panic!()
         };
         assert_eq!((word, worse_pct), ("more", None));
-        assert_eq!(sig("dirty_bytes_end", &fast, &slow).text(), "less");
-        assert_eq!(sig("mb_per_s", &slow, &slow), Verdict::NoDifference);
+        assert_eq!(sig("dirty_bytes_end", &fast, &slow).text(), "2.0× less");
+        // The same count on both sides is equal, not "no significant difference".
+        assert_eq!(sig("ops_per_s", &[8147.0; 3], &[8147.0; 3]), Verdict::Equal);
+        assert_eq!(Verdict::Equal.text(), "equal");
+        assert_eq!(sig("mb_per_s", &slow, &slow), Verdict::Equal);
+        assert_eq!(
+            sig("mb_per_s", &slow, &[100.5, 99.0, 101.0]),
+            Verdict::NoDifference
+        );
         assert_eq!(sig("mb_per_s", &[100.0], &fast), Verdict::CannotJudge);
         // Two equal timings a side that differ: not certain (it was "faster" at n = 2) …
         let two = sig("mb_per_s", &[100.0, 100.0], &[120.0, 120.0]);
         assert_eq!(two, Verdict::NoSpread);
         assert_eq!(two.text(), "cannot judge (no spread in 2 repetitions)");
-        // … from three a side it is, and equal values are still no difference.
+        // … from three a side it is, and the same value everywhere is equal.
         let three = sig("mb_per_s", &[100.0; 3], &[120.0; 3]);
-        assert_eq!(three.text(), "faster");
-        assert_eq!(
-            sig("mb_per_s", &[100.0; 2], &[100.0; 2]),
-            Verdict::NoDifference
-        );
+        assert_eq!(three.text(), "1.20× faster");
+        assert_eq!(sig("mb_per_s", &[100.0; 2], &[100.0; 2]), Verdict::Equal);
         assert_eq!(sig("dirty_bytes_end", &[0.0, 0.0], &[0.0]), Verdict::Equal);
         assert_eq!(
             sig("dirty_bytes_end", &[0.0, 4096.0], &[8192.0, 4096.0]).text(),

@@ -369,7 +369,8 @@ fn run_trials(
     }
     progress.start(targets.iter().map(|t| todo(result, &t.info().name)).sum());
     for rep in 1..=reps {
-        for t in targets.iter_mut() {
+        for i in rotation(targets.len(), rep) {
+            let t = &mut targets[i];
             for w in &plan.workloads {
                 if done(result, &t.info().name, &label_of(plan, w), rep) {
                     continue;
@@ -405,6 +406,19 @@ fn run_trials(
         }
     }
     Ok(())
+}
+
+/// The order of the targets in repetition `rep` (from 1): rotated by one each repetition
+/// (a, b, c; then b, c, a; then c, a, b), so that no target always runs first, right after
+/// mkfs of the machine's first image or after another target's write-back, and the
+/// position's effect spreads evenly over the targets.
+pub fn rotation(targets: usize, rep: u32) -> impl Iterator<Item = usize> {
+    let shift = if targets == 0 {
+        0
+    } else {
+        (rep.saturating_sub(1) as usize) % targets
+    };
+    (0..targets).map(move |i| (i + shift) % targets)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -584,5 +598,25 @@ pub fn describe_error(e: &anyhow::Error) -> String {
         format!("filesystem full: {text}")
     } else {
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rotation;
+
+    #[test]
+    fn each_target_takes_each_place_once_in_as_many_repetitions() {
+        let order = |rep| rotation(3, rep).collect::<Vec<_>>();
+        assert_eq!(order(1), [0, 1, 2]);
+        assert_eq!(order(2), [1, 2, 0]);
+        assert_eq!(order(3), [2, 0, 1]);
+        assert_eq!(order(4), [0, 1, 2]);
+        for place in 0..3 {
+            let mut who: Vec<usize> = (1..=3).map(|rep| order(rep)[place]).collect();
+            who.sort();
+            assert_eq!(who, [0, 1, 2], "place {place}");
+        }
+        assert_eq!(rotation(0, 5).count(), 0);
     }
 }

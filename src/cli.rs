@@ -36,6 +36,32 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// `--reps`: a number, or `auto` ([`crate::reps`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reps {
+    Fixed(u32),
+    Auto,
+}
+
+impl Reps {
+    /// The number given, if one was.
+    pub fn fixed(self) -> Option<u32> {
+        match self {
+            Self::Fixed(n) => Some(n),
+            Self::Auto => None,
+        }
+    }
+}
+
+fn parse_reps(s: &str) -> Result<Reps, String> {
+    if s == "auto" {
+        return Ok(Reps::Auto);
+    }
+    s.parse()
+        .map(Reps::Fixed)
+        .map_err(|_| "give a whole number of repetitions, or auto".to_string())
+}
+
 /// When the progress display may use colour (`--color`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorWhen {
@@ -302,10 +328,23 @@ pub struct RunArgs {
     /// Mount options for one filesystem, e.g. --mount-opt ext4=data=writeback,noatime.
     #[arg(long = "mount-opt", value_name = "FS=OPTS")]
     pub mount_opt: Vec<String>,
-    /// Repetitions of every workload on every target (each on a freshly made filesystem).
-    /// [default: 3]
-    #[arg(long, value_name = "N")]
-    pub reps: Option<u32>,
+    /// Repetitions of every workload on every target (each on a freshly made filesystem),
+    /// or `auto`: at least 3, then more until every phase's headline figure is known
+    /// within --precision on every target or its ranking is decided, up to --max-reps and
+    /// within --budget. [default: 3]
+    #[arg(long, value_name = "N|auto", value_parser = parse_reps)]
+    pub reps: Option<Reps>,
+    /// With --reps auto: the wanted half-width of each headline figure's 95% interval, in
+    /// percent. [default: 5]
+    #[arg(long, value_name = "PCT")]
+    pub precision: Option<f64>,
+    /// With --reps auto: the most repetitions to run. [default: 10]
+    #[arg(long = "max-reps", value_name = "N")]
+    pub max_reps: Option<u32>,
+    /// With --reps auto: stop before a repetition that would end after this much time
+    /// (300s, 10m, 2h), judged at the pace of the repetitions so far.
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
     /// Cache state before each phase: cold (sync, drop caches, remount), warm (read phases
     /// run once unmeasured first), keep (nothing). [default: cold]
     #[arg(long, value_name = "cold|warm|keep")]

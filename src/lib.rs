@@ -24,6 +24,7 @@ pub mod policy;
 pub mod probe;
 pub mod progress;
 pub mod report;
+pub mod reps;
 pub mod result;
 pub mod run;
 pub mod secret;

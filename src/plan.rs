@@ -55,6 +55,9 @@ pub struct Plan {
     /// package to install (`xfs: mkfs.xfs missing: apt-get install xfsprogs`): said at the
     /// start of the run and kept in its report.
     pub left_out: Vec<String>,
+    /// `--reps auto`: the rule that decides when to stop (then `policy.reps` is its
+    /// maximum); `None` for a fixed number.
+    pub auto_reps: Option<crate::reps::AutoReps>,
 }
 
 fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
@@ -138,6 +141,25 @@ fn refuse_unused_opts(
     Ok(())
 }
 
+/// The rule of `--reps auto` with its `--precision`, `--max-reps` and `--budget`; those
+/// three are refused without it.
+fn auto_reps(a: &RunArgs) -> Result<Option<crate::reps::AutoReps>> {
+    if a.reps != Some(crate::cli::Reps::Auto) {
+        if a.precision.is_some() || a.max_reps.is_some() || a.budget.is_some() {
+            return Err(usage(
+                "--precision, --max-reps and --budget go with --reps auto",
+            ));
+        }
+        return Ok(None);
+    }
+    if a.mpi.is_some() {
+        return Err(usage(
+            "--reps auto cannot be combined with --mpi: give a number of repetitions",
+        ));
+    }
+    crate::reps::AutoReps::new(a.precision, a.max_reps, a.budget.as_deref()).map(Some)
+}
+
 impl Plan {
     /// Validates the `run` arguments into a plan.
     pub fn from_args(a: &RunArgs) -> Result<Plan> {
@@ -152,11 +174,19 @@ impl Plan {
             if let Some(e) = built.host_problems.into_iter().next() {
                 return Err(e);
             }
+            let auto_reps = auto_reps(a)?;
+            let mut policy = built.plan.policy.clone();
+            if let Some(rule) = &auto_reps {
+                policy.reps = rule.max;
+                policy.auto_reps = Some(rule.record());
+            }
             return Ok(Plan {
                 json: a.json.clone(),
                 html: a.html.clone(),
                 quiet: a.quiet,
                 resume: a.resume.clone(),
+                auto_reps,
+                policy,
                 ..built.plan
             });
         }
@@ -178,7 +208,12 @@ impl Plan {
             .iter()
             .map(|t| WorkloadSpec::parse(t))
             .collect::<Result<Vec<_>>>()?;
-        let reps = a.reps.unwrap_or(crate::cli::DEFAULT_REPS);
+        let auto_reps = auto_reps(a)?;
+        let reps = match (a.reps, &auto_reps) {
+            (_, Some(rule)) => rule.max,
+            (Some(r), None) => r.fixed().unwrap_or(crate::cli::DEFAULT_REPS),
+            (None, None) => crate::cli::DEFAULT_REPS,
+        };
         let image_dir = imagedir::resolve(
             a.image_dir
                 .as_deref()
@@ -196,6 +231,7 @@ impl Plan {
                 .map_err(|e| usage(format!("--data: {e}")))?,
             reps,
             seed: a.seed.unwrap_or(crate::cli::DEFAULT_SEED),
+            auto_reps: auto_reps.as_ref().map(crate::reps::AutoReps::record),
         };
         if !(1..=MAX_REPS).contains(&reps) {
             return Err(usage(format!("--reps {reps}: give 1 to {MAX_REPS}")));
@@ -345,6 +381,7 @@ impl Plan {
             source: None,
             resume: None,
             left_out,
+            auto_reps,
         })
     }
 }

@@ -101,6 +101,10 @@ pub struct Policy {
     pub data: DataPolicy,
     pub reps: u32,
     pub seed: u64,
+    /// `--reps auto`: how the number of repetitions was decided; absent for a number
+    /// given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_reps: Option<crate::reps::Decided>,
 }
 
 impl Default for Policy {
@@ -111,6 +115,7 @@ impl Default for Policy {
             data: DataPolicy::Random,
             reps: 3,
             seed: 42,
+            auto_reps: None,
         }
     }
 }

@@ -368,7 +368,15 @@ fn run_trials(
         }
     }
     progress.start(targets.iter().map(|t| todo(result, &t.info().name)).sum());
+    let started = std::time::Instant::now();
     for rep in 1..=reps {
+        if let Some(rule) = &plan.auto_reps {
+            let elapsed_s = started.elapsed().as_secs_f64();
+            if let Some(why) = crate::reps::stop(rule, result, rep - 1, elapsed_s) {
+                decided(rule, result, rep - 1, why, progress);
+                return Ok(());
+            }
+        }
         for i in rotation(targets.len(), rep) {
             let t = &mut targets[i];
             for w in &plan.workloads {
@@ -405,7 +413,28 @@ fn run_trials(
             }
         }
     }
+    if let Some(rule) = &plan.auto_reps {
+        let why = crate::reps::stop(rule, result, reps, started.elapsed().as_secs_f64())
+            .unwrap_or(crate::reps::Stop::MaxReps);
+        decided(rule, result, reps, why, progress);
+    }
     Ok(())
+}
+
+/// Records and says what `--reps auto` decided after `done` repetitions.
+fn decided(
+    rule: &crate::reps::AutoReps,
+    result: &mut RunResult,
+    done: u32,
+    why: crate::reps::Stop,
+    progress: &dyn Progress,
+) {
+    let lines = crate::reps::report(rule, result, done, why);
+    lines.iter().for_each(|l| progress.note(l));
+    result.policy.reps = done;
+    let mut record = rule.record();
+    record.outcome = lines;
+    result.policy.auto_reps = Some(record);
 }
 
 /// The order of the targets in repetition `rep` (from 1): rotated by one each repetition

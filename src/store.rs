@@ -495,8 +495,14 @@ impl Store {
     pub fn finish_run(&self, run: &RunResult) -> Result<()> {
         self.save_targets(&run.run_id, &run.targets)?;
         self.conn.execute(
-            "UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1",
-            params![run.run_id, run.status, run.finished_at],
+            // The policy too: `--reps auto` knows its repetitions only at the end.
+            "UPDATE runs SET status = ?2, finished_at = ?3, policy = ?4 WHERE id = ?1",
+            params![
+                run.run_id,
+                run.status,
+                run.finished_at,
+                serde_json::to_string(&run.policy)?
+            ],
         )?;
         Ok(())
     }

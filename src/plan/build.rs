@@ -42,7 +42,7 @@ impl Overrides {
         Self {
             size: a.size.clone(),
             image_dir: a.image_dir.clone(),
-            reps: a.reps,
+            reps: a.reps.and_then(crate::cli::Reps::fixed),
             cache: a.cache.clone(),
             sync: a.sync.clone(),
             data: a.data.clone(),
@@ -140,6 +140,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         )?,
         reps,
         seed,
+        auto_reps: None,
     };
     let check = |s: &str| -> Result<u64, String> {
         let b = parse_size(s)?;
@@ -243,6 +244,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
             source: Some(PathBuf::from(&src.path)),
             resume: None,
             left_out: Vec::new(),
+            auto_reps: None,
         },
         host_problems: host,
     })

@@ -316,6 +316,14 @@ pub fn render(run: &RunResult) -> String {
     }
     let verdicts = crate::compare::rank::verdicts(run);
     let width = crate::compare::rank::terminal_width();
+    if let Some(decided) = &run.policy.auto_reps {
+        out.push('\n');
+        for line in &decided.outcome {
+            let text = line.trim_start();
+            let indent = &line[..line.len() - text.len()];
+            out.push_str(&crate::compare::rank::wrap(text, width, indent));
+        }
+    }
     if !verdicts.is_empty() {
         out.push('\n');
     }

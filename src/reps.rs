@@ -1,0 +1,334 @@
+//! `--reps auto`: as many repetitions as the figures need, judged on their intervals (as
+//! hyperfine runs until a minimum count and time, but here until the answer is known).
+//!
+//! After each repetition from the third on, every workload phase is looked at, target by
+//! target, through its headline figure: the phase is **settled** when each target's 95%
+//! interval of the geometric mean is within ±`precision` (half-width on the log scale,
+//! t(0.975, n−1)·s(ln x)/√n, read as e^h − 1), or when the ranking of its targets is
+//! decided (every neighbour told apart, [`crate::compare::rank`]). The run stops when
+//! every phase is settled, at `max` repetitions, or when another repetition would not
+//! fit in the `budget` at the pace of the repetitions so far.
+
+use crate::compare::rank;
+use crate::error::usage;
+use crate::result::RunResult;
+use anyhow::Result;
+
+/// At least this many repetitions before a stop is considered.
+pub const MIN_REPS: u32 = 3;
+/// `--max-reps` when not given.
+pub const DEFAULT_MAX_REPS: u32 = 10;
+/// `--precision` (percent) when not given.
+pub const DEFAULT_PRECISION_PCT: f64 = 5.0;
+
+/// The rule of `--reps auto`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AutoReps {
+    pub max: u32,
+    /// Wanted half-width of each figure's 95% interval, as a fraction (0.05 for 5%).
+    pub precision: f64,
+    /// Wall time the repetitions may take, in seconds.
+    pub budget_s: Option<f64>,
+}
+
+impl AutoReps {
+    /// Checks `--precision PCT`, `--max-reps N` and `--budget DURATION`.
+    pub fn new(precision_pct: Option<f64>, max: Option<u32>, budget: Option<&str>) -> Result<Self> {
+        let pct = precision_pct.unwrap_or(DEFAULT_PRECISION_PCT);
+        if !(pct > 0.0 && pct <= 100.0) {
+            return Err(usage(format!(
+                "--precision {pct}: give a percentage above 0, up to 100"
+            )));
+        }
+        let max = max.unwrap_or(DEFAULT_MAX_REPS);
+        if !(MIN_REPS..=crate::plan::MAX_REPS).contains(&max) {
+            return Err(usage(format!(
+                "--max-reps {max}: give {MIN_REPS} to {}",
+                crate::plan::MAX_REPS
+            )));
+        }
+        let budget_s = budget.map(parse_duration_s).transpose().map_err(usage)?;
+        Ok(Self {
+            max,
+            precision: pct / 100.0,
+            budget_s,
+        })
+    }
+}
+
+/// `300`, `300s`, `5m`, `1.5h` in seconds.
+pub fn parse_duration_s(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 's')) => (&t[..i], 1.0),
+        Some((i, 'm')) => (&t[..i], 60.0),
+        Some((i, 'h')) => (&t[..i], 3600.0),
+        _ => (t, 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * mult <= 30.0 * 86400.0 => Ok(v * mult),
+        _ => Err(format!(
+            "--budget '{}': give a duration such as 300s, 10m or 2h (up to 30 days)",
+            crate::error::echo(text)
+        )),
+    }
+}
+
+/// How one phase stands after the repetitions so far.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseState {
+    pub workload: String,
+    pub phase: String,
+    /// The widest relative half-width among its targets (e.g. 0.08 for ±8%).
+    pub widest: f64,
+    /// The target with that widest interval.
+    pub widest_target: String,
+    /// Every neighbour in its ranking is told apart.
+    pub ranking_decided: bool,
+}
+
+impl PhaseState {
+    /// Whether more repetitions are not needed for this phase.
+    pub fn settled(&self, precision: f64) -> bool {
+        self.widest <= precision || self.ranking_decided
+    }
+}
+
+/// The relative half-width of the 95% interval of the geometric mean of `xs`, or
+/// infinity with fewer than two values or a value that is not positive.
+pub fn relative_half_width(xs: &[f64]) -> f64 {
+    if xs.len() < 2 || xs.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+        return f64::INFINITY;
+    }
+    let n = xs.len() as f64;
+    let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+    let mean = logs.iter().sum::<f64>() / n;
+    let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let h = crate::stats::t975(xs.len() - 1) * (var / n).sqrt();
+    h.exp() - 1.0
+}
+
+/// Where every phase of `run` stands.
+pub fn states(run: &RunResult) -> Vec<PhaseState> {
+    let verdicts = rank::verdicts(run);
+    let mut out = Vec::new();
+    for t in &run.trials {
+        for p in &t.phases {
+            if out
+                .iter()
+                .any(|s: &PhaseState| s.workload == t.label && s.phase == p.name)
+            {
+                continue;
+            }
+            let (mut widest, mut widest_target) = (0.0_f64, String::new());
+            let mut targets: Vec<&str> = Vec::new();
+            for u in run.trials.iter().filter(|u| u.label == t.label) {
+                if !targets.contains(&u.target.as_str()) {
+                    targets.push(&u.target);
+                }
+            }
+            for target in targets {
+                let xs: Vec<f64> = run
+                    .trials
+                    .iter()
+                    .filter(|u| u.status == "ok" && u.label == t.label && u.target == target)
+                    .flat_map(|u| u.phases.iter().filter(|q| q.name == p.name))
+                    .map(crate::report::ranks::primary_value)
+                    .collect();
+                let h = relative_half_width(&xs);
+                if h > widest || widest_target.is_empty() {
+                    widest = h;
+                    widest_target = target.to_string();
+                }
+            }
+            let ranking_decided = verdicts
+                .iter()
+                .find(|v| v.workload == t.label && v.phase == p.name)
+                .is_some_and(|v| {
+                    v.places.len() > 1
+                        && v.places
+                            .iter()
+                            .skip(1)
+                            .all(|p| p.apart_from_above == Some(true))
+                });
+            out.push(PhaseState {
+                workload: t.label.clone(),
+                phase: p.name.clone(),
+                widest,
+                widest_target,
+                ranking_decided,
+            });
+        }
+    }
+    out
+}
+
+/// What `--reps auto` decided, as recorded in the run's policy.
+#[derive(
+    Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Decided {
+    /// The wanted half-width of each headline figure's 95% interval, in percent.
+    pub precision_pct: f64,
+    pub max_reps: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
+    /// The lines that say how many repetitions ran, why they stopped, and each phase that
+    /// did not reach the precision; empty while the run goes on.
+    pub outcome: Vec<String>,
+}
+
+impl AutoReps {
+    /// The record of this rule, before its outcome is known.
+    pub fn record(&self) -> Decided {
+        Decided {
+            precision_pct: (self.precision * 100.0 * 1e9).round() / 1e9,
+            max_reps: self.max,
+            budget_s: self.budget_s,
+            outcome: Vec::new(),
+        }
+    }
+}
+
+/// Why the repetitions stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Every phase is settled.
+    Settled,
+    /// `--max-reps` reached.
+    MaxReps,
+    /// Another repetition would overrun `--budget`.
+    Budget,
+}
+
+/// Whether to stop after `done` repetitions that took `elapsed_s` seconds in all.
+pub fn stop(rule: &AutoReps, run: &RunResult, done: u32, elapsed_s: f64) -> Option<Stop> {
+    if done < MIN_REPS {
+        return None;
+    }
+    if states(run).iter().all(|s| s.settled(rule.precision)) {
+        return Some(Stop::Settled);
+    }
+    if done >= rule.max {
+        return Some(Stop::MaxReps);
+    }
+    if let Some(budget) = rule.budget_s {
+        let per_rep = elapsed_s / f64::from(done);
+        if elapsed_s + per_rep > budget {
+            return Some(Stop::Budget);
+        }
+    }
+    None
+}
+
+/// What the run says when `--reps auto` stopped: how many repetitions, why, and each
+/// phase that did not reach the precision with how far it got.
+pub fn report(rule: &AutoReps, run: &RunResult, done: u32, why: Stop) -> Vec<String> {
+    // As typed: 5, 0.5, 0.0001 (not 0.00009999999999999999).
+    let pct = (rule.precision * 100.0 * 1e9).round() / 1e9;
+    let states = states(run);
+    let open: Vec<&PhaseState> = states
+        .iter()
+        .filter(|s| !s.settled(rule.precision))
+        .collect();
+    let reason = match why {
+        Stop::Settled => "every phase's figures are within the precision or its ranking is decided",
+        Stop::MaxReps => "--max-reps reached",
+        Stop::Budget => "another repetition would overrun --budget",
+    };
+    let mut lines = vec![format!(
+        "--reps auto: {done} repetitions ({reason}); {} of {} phases settled at ±{pct}%",
+        states.len() - open.len(),
+        states.len()
+    )];
+    for s in open {
+        let got = if s.widest.is_finite() {
+            format!("±{:.1}%", s.widest * 100.0)
+        } else {
+            "no interval".into()
+        };
+        lines.push(format!(
+            "  not within ±{pct}%: {} {} ({got} on {})",
+            s.workload, s.phase, s.widest_target
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_bounds() {
+        assert_eq!(parse_duration_s("300").unwrap(), 300.0);
+        assert_eq!(parse_duration_s("5m").unwrap(), 300.0);
+        assert_eq!(parse_duration_s("1.5h").unwrap(), 5400.0);
+        for bad in ["", "m", "-1s", "0", "inf", "1e300h", "5 minutes"] {
+            assert!(parse_duration_s(bad).is_err(), "{bad}");
+        }
+        assert!(AutoReps::new(Some(0.0), None, None).is_err());
+        assert!(AutoReps::new(None, Some(2), None).is_err());
+        let r = AutoReps::new(None, None, Some("10m")).unwrap();
+        assert_eq!((r.max, r.precision, r.budget_s), (10, 0.05, Some(600.0)));
+    }
+
+    #[test]
+    fn the_half_width_narrows_with_more_values_and_is_zero_without_spread() {
+        let few = relative_half_width(&[100.0, 110.0, 90.0]);
+        let many =
+            relative_half_width(&[100.0, 110.0, 90.0, 100.0, 110.0, 90.0, 100.0, 110.0, 90.0]);
+        assert!(many < few, "{many} {few}");
+        assert_eq!(relative_half_width(&[5.0, 5.0, 5.0]), 0.0);
+        assert!(relative_half_width(&[5.0]).is_infinite());
+        assert!(relative_half_width(&[5.0, 0.0]).is_infinite());
+    }
+
+    fn run_of(values: &[(&str, &[f64])]) -> RunResult {
+        let template =
+            serde_json::from_str::<RunResult>(include_str!("../tests/fixtures/run.json"))
+                .unwrap()
+                .trials
+                .remove(0);
+        let mut trials = Vec::new();
+        for (target, xs) in values {
+            for (i, x) in xs.iter().enumerate() {
+                let mut t = template.clone();
+                t.target = target.to_string();
+                t.label = "w".into();
+                t.workload = "w".into();
+                t.rep = i as u32 + 1;
+                t.status = "ok".into();
+                t.phases.truncate(1);
+                t.phases[0].name = "p".into();
+                t.phases[0].primary = "ops_per_s".into();
+                t.phases[0].ops_per_s = *x;
+                trials.push(t);
+            }
+        }
+        crate::report::fixture_with(trials)
+    }
+
+    #[test]
+    fn a_run_stops_when_settled_at_the_maximum_or_before_the_budget_runs_out() {
+        let rule = AutoReps::new(Some(5.0), Some(6), Some("100s")).unwrap();
+        // Tight figures: settled at the third repetition.
+        let tight = run_of(&[("a", &[100.0, 101.0, 100.5]), ("b", &[100.2, 100.9, 100.4])]);
+        assert_eq!(stop(&rule, &tight, 2, 10.0), None, "never before 3");
+        assert_eq!(stop(&rule, &tight, 3, 10.0), Some(Stop::Settled));
+        // Far apart but noisy: the ranking is decided although the intervals are wide.
+        let apart = run_of(&[
+            ("a", &[100.0, 130.0, 80.0]),
+            ("b", &[10000.0, 13000.0, 8000.0]),
+        ]);
+        assert_eq!(stop(&rule, &apart, 3, 10.0), Some(Stop::Settled));
+        // Noisy and close: goes on, until the maximum or the budget.
+        let noisy = run_of(&[("a", &[100.0, 130.0, 80.0]), ("b", &[105.0, 70.0, 125.0])]);
+        assert_eq!(stop(&rule, &noisy, 3, 30.0), None);
+        assert_eq!(stop(&rule, &noisy, 3, 80.0), Some(Stop::Budget));
+        assert_eq!(stop(&rule, &noisy, 6, 30.0), Some(Stop::MaxReps));
+        let lines = report(&rule, &noisy, 6, Stop::MaxReps);
+        assert!(lines[0].contains("0 of 1 phases settled"), "{lines:?}");
+        assert!(lines[1].contains("not within ±5%: w p ("), "{lines:?}");
+    }
+}

@@ -1,0 +1,114 @@
+//! `--reps auto`: at least three repetitions, then more until the figures are precise
+//! enough or the ranking is decided, bounded by `--max-reps` and `--budget`; the number
+//! run and why it stopped are recorded and printed.
+
+mod common;
+
+use assert_cmd::Command;
+use predicates::str::contains;
+
+#[test]
+fn a_clear_ranking_stops_at_three_and_an_unreachable_precision_at_the_maximum() {
+    if common::skip_without_loop("a_clear_ranking_stops_at_three") {
+        return;
+    }
+    // tmpfs against ext4 on file creation: told apart after the minimum of three.
+    let img = common::image_dir();
+    let (v, out) = common::run_json(
+        &[
+            "smallfiles:files=1500",
+            "--fs",
+            "tmpfs,ext4",
+            "--size",
+            "128MiB",
+            "--reps",
+            "auto",
+            "--max-reps",
+            "6",
+        ],
+        img.path(),
+    );
+    assert_eq!(v["policy"]["reps"], 3, "{out}");
+    assert_eq!(v["trials"].as_array().unwrap().len(), 6);
+    let decided = &v["policy"]["auto_reps"];
+    assert_eq!(decided["max_reps"], 6);
+    assert!(
+        decided["outcome"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("--reps auto: 3 repetitions (every phase"),
+        "{decided}"
+    );
+    assert!(out.contains("--reps auto: 3 repetitions"), "{out}");
+    // Rotated order: ext4 ran first in the second repetition.
+    let order: Vec<(&str, u64)> = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["target"].as_str().unwrap(), t["rep"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(order[2..4], [("ext4", 2), ("tmpfs", 2)], "{order:?}");
+    common::assert_clean(img.path());
+
+    // One target, a precision no machine reaches: on to --max-reps, and it says so.
+    let img = common::image_dir();
+    let (v, out) = common::run_json(
+        &[
+            "smallfiles:files=300",
+            "--fs",
+            "tmpfs",
+            "--size",
+            "64MiB",
+            "--reps",
+            "auto",
+            "--precision",
+            "0.0001",
+            "--max-reps",
+            "4",
+        ],
+        img.path(),
+    );
+    assert_eq!(v["policy"]["reps"], 4, "{out}");
+    assert_eq!(v["trials"].as_array().unwrap().len(), 4);
+    assert!(out.contains("4 repetitions (--max-reps reached)"), "{out}");
+    assert!(
+        out.contains("not within ±0.0001%: smallfiles create"),
+        "{out}"
+    );
+    common::assert_clean(img.path());
+}
+
+#[test]
+fn its_options_are_checked_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, want) in [
+        (&["--precision", "5"][..], "go with --reps auto"),
+        (
+            &["--reps", "3", "--max-reps", "5"][..],
+            "go with --reps auto",
+        ),
+        (
+            &["--reps", "auto", "--max-reps", "2"][..],
+            "--max-reps 2: give 3 to",
+        ),
+        (&["--reps", "auto", "--precision", "0"][..], "--precision 0"),
+        (
+            &["--reps", "auto", "--budget", "soon"][..],
+            "--budget 'soon'",
+        ),
+        (
+            &["--reps", "often"][..],
+            "give a whole number of repetitions, or auto",
+        ),
+    ] {
+        Command::new(common::bin())
+            .args(["run", "command:run=true", "--dir"])
+            .arg(dir.path())
+            .arg("--image-dir")
+            .arg(dir.path().join("img"))
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(contains(want));
+    }
+}

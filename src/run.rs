@@ -104,6 +104,10 @@ pub fn execute(
         mpi: dist.info(),
         left_out: plan.left_out.clone(),
         resumed_at: Vec::new(),
+        planned_trials: u32::try_from(
+            plan.targets.len() * plan.workloads.len() * plan.policy.reps as usize,
+        )
+        .ok(),
     };
     if let Some(line) = crate::result::left_out_line(&plan.left_out) {
         progress.note(&line);

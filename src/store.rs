@@ -635,7 +635,7 @@ impl Store {
         let id = self.resolve(run)?;
         let mut runs = self.conn.prepare(
             "SELECT started_at, finished_at, status, fsarena_version, command_line, host, policy, \
-             can_drop_caches, pid, hostname, left_out, resumed_at FROM runs WHERE id = ?1",
+             can_drop_caches, pid, hostname, left_out, resumed_at, plan FROM runs WHERE id = ?1",
         )?;
         let runs_cols = columns_of(&runs);
         let (mut result, pid, hostname): (RunResult, i64, String) = runs
@@ -656,6 +656,9 @@ impl Store {
                     mpi: None,
                     left_out: json_or_default(r, 10)?,
                     resumed_at: json_or_default(r, 11)?,
+                    planned_trials: r
+                        .get::<_, Option<String>>(12)?
+                        .and_then(|p| planned_trials(&p)),
                 };
                 Ok((run, r.get(8)?, r.get(9)?))
             })
@@ -759,6 +762,15 @@ fn json_or_default<T: serde::de::DeserializeOwned + Default>(
     }
 }
 
+/// The trials a stored canonical plan ([`crate::plan::Plan::canonical`]) holds: targets ×
+/// workloads × repetitions; `None` when it does not say.
+fn planned_trials(plan: &str) -> Option<u32> {
+    let v: serde_json::Value = serde_json::from_str(plan).ok()?;
+    let n = |k: &str| v.get(k).and_then(|x| x.as_array()).map(Vec::len);
+    let reps = v.pointer("/policy/reps")?.as_u64()?;
+    u32::try_from(n("targets")? as u64 * n("workloads")? as u64 * reps).ok()
+}
+
 /// `fsarena history`'s table.
 pub fn render_history(runs: &[RunSummary]) -> String {
     use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
@@ -833,6 +845,7 @@ mod tests {
             mpi: None,
             left_out: Vec::new(),
             resumed_at: Vec::new(),
+            planned_trials: None,
         }
     }
 

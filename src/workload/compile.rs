@@ -137,6 +137,16 @@ const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// Whether parameter `name` applied to a trial with `params`: mode=kernel-build uses
+/// `scale`, `buffer` and `source` only; compilebench every parameter but `source`.
+pub fn param_applies(params: &std::collections::BTreeMap<String, String>, name: &str) -> bool {
+    if params.get("mode").is_some_and(|m| m == "kernel-build") {
+        !matches!(name, "initial_dirs" | "runs" | "makej" | "seed")
+    } else {
+        name != "source"
+    }
+}
+
 const fn mb(name: &'static str, kind: PhaseKind) -> PhaseSpec {
     PhaseSpec {
         name,

@@ -80,6 +80,13 @@ const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// Whether parameter `name` applied to a trial with `params`: a user's `archive` leaves
+/// the generated corpus's `profile` and `scale` unused.
+pub fn param_applies(params: &std::collections::BTreeMap<String, String>, name: &str) -> bool {
+    let own_archive = params.get("archive").is_some_and(|a| !a.is_empty());
+    !(own_archive && matches!(name, "profile" | "scale"))
+}
+
 const EXTRACT: PhaseSpec = PhaseSpec {
     name: "extract",
     kind: PhaseKind::Write,

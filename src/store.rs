@@ -773,37 +773,31 @@ fn planned_trials(plan: &str) -> Option<u32> {
 
 /// `fsarena history`'s table.
 pub fn render_history(runs: &[RunSummary]) -> String {
-    use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+    use crate::report::fit::{self, Grid};
     if runs.is_empty() {
         return "no runs stored yet\n".into();
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header([
-            "run",
-            "started (UTC)",
-            "host",
-            "targets",
-            "workloads",
-            "trials",
-            "status",
-        ]);
+    // A run's id is its UTC start (`20261125-152408-095a`): no column repeats it.
+    let head = [
+        "run (UTC start)",
+        "host",
+        "targets",
+        "workloads",
+        "trials",
+        "status",
+    ];
+    let mut t = Grid::new(head.map(String::from).to_vec(), 1);
     for r in runs {
-        t.add_row(vec![
+        t.rows.push(vec![
             r.id.clone(),
-            r.started_at
-                .get(..19)
-                .unwrap_or(&r.started_at)
-                .replace('T', " "),
             r.hostname.clone(),
-            r.targets.join(","),
+            r.targets.join(", "),
             r.workloads.join(" "),
             r.trials.to_string(),
             r.status.clone(),
         ]);
     }
-    format!("{t}\n")
+    format!("{}\n", fit::render(&t, fit::width()))
 }
 
 /// Creates `path` empty with mode 0600 when it does not exist (SQLite takes an empty file

@@ -82,9 +82,50 @@ pub fn wrap(line: &str, width: usize, indent: usize) -> String {
     out
 }
 
+/// `item` (a workload spec: `name:k=v,k=v`, no spaces) indented by `indent` and broken
+/// after `sep` where it does not fit `width`, continued `hang` columns in.
+pub fn wrap_after(item: &str, sep: char, width: usize, indent: usize, hang: usize) -> String {
+    let mut out = " ".repeat(indent);
+    let mut room = width.saturating_sub(indent);
+    let mut line_len = 0;
+    for (i, piece) in item.split_inclusive(sep).enumerate() {
+        if i > 0 && line_len + cols(piece) > room {
+            out.push('\n');
+            out.push_str(&" ".repeat(hang));
+            room = width.saturating_sub(hang);
+            line_len = 0;
+        }
+        out.push_str(piece);
+        line_len += cols(piece);
+    }
+    out
+}
+
 /// [`wrap`] applied to every line of `text` (which keeps its final newline).
 pub fn wrap_text(text: &str, width: usize, indent: usize) -> String {
     let mut out: Vec<String> = text.lines().map(|l| wrap(l, width, indent)).collect();
+    if text.ends_with('\n') {
+        out.push(String::new());
+    }
+    out.join("\n")
+}
+
+/// [`wrap`] applied to every line of `text`, each continued under its own second field:
+/// after the first run of two or more spaces that follows a word (`  ext4      yes …`
+/// continues under `yes`), else two columns in from where the line starts.
+pub fn wrap_aligned(text: &str, width: usize) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let lead = line.len() - line.trim_start_matches(' ').len();
+        let body = &line[lead..];
+        let field = body
+            .find("  ")
+            .map(|i| i + body[i..].len() - body[i..].trim_start_matches(' ').len())
+            .filter(|&i| i < body.len())
+            .map(|i| cols(&line[..lead + i]))
+            .filter(|&c| c <= width / 2);
+        out.push(wrap(line, width, field.unwrap_or(lead + 2)));
+    }
     if text.ends_with('\n') {
         out.push(String::new());
     }
@@ -312,6 +353,19 @@ mod tests {
         assert_eq!(wrap("a\u{a0}b c", 3, 0), "a\u{a0}b\nc");
         assert_eq!(wrap("averyveryverylongword x", 5, 1), "averyveryverylongword\n x");
         assert_eq!(wrap("  u  cold read: no", 12, 5), "  u  cold\n     read: no");
+    }
+
+    #[test]
+    fn specs_break_after_commas() {
+        let w = wrap_after("postmark:read_block=4096,write_block=4096,number=5000", ',', 30, 4, 6);
+        assert_eq!(w, "    postmark:read_block=4096,\n      write_block=4096,\n      number=5000");
+    }
+
+    #[test]
+    fn listings_continue_under_their_second_field() {
+        let text = "  ext4      loop image yes, with many words after it\nplain words here\n";
+        let want = "  ext4      loop image yes,\n            with many words\n            after it\nplain words\n  here\n";
+        assert_eq!(wrap_aligned(text, 27), want);
     }
 
     #[test]

@@ -169,7 +169,14 @@ const INITIAL: PhaseSpec = mb("initial_create", PhaseKind::Write);
 const CREATE: PhaseSpec = mb("create", PhaseKind::Write);
 const PATCH: PhaseSpec = mb("patch", PhaseKind::Write);
 const COMPILE: PhaseSpec = mb("compile", PhaseKind::Write);
-const CLEAN: PhaseSpec = mb("clean", PhaseKind::Meta);
+/// A clean removes files: its headline is files removed per second (the bytes freed per
+/// second are `mb_per_s`, and compilebench's own MB/s is `compilebench_mb_per_s`).
+const CLEAN: PhaseSpec = PhaseSpec {
+    name: "clean",
+    kind: PhaseKind::Meta,
+    primary: Primary::OpsPerS,
+    ops_unit: "files/s",
+};
 const READ: PhaseSpec = mb("read_tree", PhaseKind::Read);
 const READ_COMPILED: PhaseSpec = mb("read_compiled_tree", PhaseKind::Read);
 const DELETE: PhaseSpec = files("delete_tree", PhaseKind::Meta);

@@ -241,7 +241,10 @@ mod tests {
         assert_eq!(d.ci95_low, Some(0.0));
         assert!((d.ci95_high.unwrap() - 159_079.59).abs() < 0.01);
         let signed = describe(&[-1.0, 0.0, 4.0]).unwrap();
-        assert!(signed.ci95_low.unwrap() < -1.0, "a signed sample keeps its interval");
+        assert!(
+            signed.ci95_low.unwrap() < -1.0,
+            "a signed sample keeps its interval"
+        );
         let two = describe(&[1.0, 3.0]).unwrap();
         assert_eq!(two.median, 2.0);
         let one = describe(&[5.0]).unwrap();

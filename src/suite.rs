@@ -274,7 +274,11 @@ pub fn render(store: Option<&Store>, reps: u32) -> String {
             suite.size.unwrap_or(crate::cli::DEFAULT_SIZE)
         );
         for w in suite.workloads {
-            let _ = writeln!(out, "{}", crate::report::fit::wrap_after(w, ',', width, 4, 6));
+            let _ = writeln!(
+                out,
+                "{}",
+                crate::report::fit::wrap_after(w, ',', width, 4, 6)
+            );
         }
         let line = match estimate(&suite, &fs, reps, &times) {
             Err(e) => format!("cannot estimate: {e:#}"),

@@ -4,9 +4,9 @@
 
 use super::verdict::Verdict;
 use super::{Comparison, Row};
+use crate::report::fit::{self, Grid};
 use crate::report::terminal::fmt_num;
 use crate::result::RunResult;
-use crate::report::fit::{self, Grid};
 use std::fmt::Write;
 
 /// A figure with three or four significant digits; tiny ones in exponent form.
@@ -129,7 +129,7 @@ fn table(c: &Comparison) -> Grid {
             Some(l) => (
                 fmt_sig(l.ratio),
                 l.ci.map_or("—".into(), |(lo, hi)| {
-                    format!("{}\u{a0}–\u{a0}{}", fmt_sig(lo), fmt_sig(hi))
+                    format!("{} – {}", fmt_sig(lo), fmt_sig(hi))
                 }),
             ),
             None => ("—".into(), "—".into()),

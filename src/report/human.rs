@@ -82,7 +82,10 @@ pub fn value(v: f64, unit: &str) -> String {
     match unit {
         "bytes" => bytes(v),
         "KiB" => bytes(v * 1024.0),
-        "bytes/s" => scaled(v, &[(1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")]),
+        "bytes/s" => scaled(
+            v,
+            &[(1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")],
+        ),
         "MB/s" => scaled(v * 1e6, &[(1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s")]),
         "s" => seconds(v),
         "ms" => seconds(v / 1e3),

@@ -2,9 +2,9 @@
 //! median of the phase's headline figure over the repetitions, its spread (coefficient of
 //! variation), CPU% and honesty marks.
 
+use super::fit::{self, Grid};
 use crate::result::{PhaseResult, RunResult};
 use crate::stats::Summary;
-use super::fit::{self, Grid};
 use std::fmt::Write;
 
 /// Marks printed next to figures, with their meaning.

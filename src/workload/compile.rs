@@ -1221,6 +1221,16 @@ fn read_sources(w: &mut Worker, dir: &Path, buf: &mut [u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_build_shows_no_compilebench_parameters() {
+        let mut p = std::collections::BTreeMap::new();
+        p.insert("mode".to_string(), "kernel-build".to_string());
+        assert!(!param_applies(&p, "initial_dirs") && !param_applies(&p, "runs"));
+        assert!(param_applies(&p, "scale") && param_applies(&p, "source"));
+        p.insert("mode".to_string(), "compilebench".to_string());
+        assert!(param_applies(&p, "initial_dirs") && !param_applies(&p, "source"));
+    }
     use crate::error::exit_code;
     use crate::policy::{DataPolicy, SyncPolicy};
     use crate::result::PhaseResult;

@@ -221,7 +221,15 @@ fn phase_cell(
     used_marks: &mut Vec<&'static str>,
 ) -> String {
     let Some(s) = find(&run.summaries, target, w, &ph.name, &ph.primary) else {
-        return "failed".into();
+        let mut mine = run
+            .trials
+            .iter()
+            .filter(|t| t.target == target && t.label == w);
+        return if mine.all(|t| t.status == "interrupted") {
+            "interrupted".into()
+        } else {
+            "failed".into()
+        };
     };
     let mut marks = String::new();
     for (flag, mark, _) in MARKS {

@@ -465,7 +465,7 @@ pub fn render(checks: &[Check]) -> String {
              ({warns} warning(s))"
         );
     }
-    out
+    crate::report::fit::wrap_text(&out, crate::report::fit::width(), 20)
 }
 
 /// The exit code: 1 when any check failed, else 0 (warnings never fail).

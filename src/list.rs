@@ -9,8 +9,7 @@ use std::fmt::Write;
 
 /// A workload's own figures with their units and better side (`files_per_s (files/s,
 /// higher)`), wrapped under its phases; nothing when it has none.
-fn figures_lines(figures: &[crate::figures::Figure]) -> String {
-    const WIDTH: usize = 100;
+fn figures_lines(figures: &[crate::figures::Figure], width: usize) -> String {
     let indent = format!("  {:<14} ", "");
     let mut out = String::new();
     let mut line = format!("{indent}figures:");
@@ -21,7 +20,7 @@ fn figures_lines(figures: &[crate::figures::Figure]) -> String {
             format!(" on {}", f.phases.join(", "))
         };
         let item = format!(" {} ({}, {}{only}),", f.name, f.unit, f.better.as_str());
-        if line.len() + item.len() > WIDTH && line.len() > indent.len() + 8 {
+        if line.len() + item.len() > width && line.len() > indent.len() + 8 {
             out.push_str(&line);
             out.push('\n');
             line = format!("{indent}        ");
@@ -35,14 +34,21 @@ fn figures_lines(figures: &[crate::figures::Figure]) -> String {
     out
 }
 
-/// The text `fsarena list` prints.
+/// The text `fsarena list` prints, fitted to the terminal
+/// ([`crate::report::fit::width`]).
 pub fn render() -> String {
+    let width = crate::report::fit::width();
+    crate::report::fit::wrap_aligned(&render_lines(width), width)
+}
+
+/// The text of `fsarena list` before it is wrapped; figure lists are broken at `width`.
+fn render_lines(width: usize) -> String {
     let mut out = String::from("Workloads (fsarena run NAME:key=value,...):\n");
     for w in registry() {
         let _ = writeln!(out, "\n  {:<14} {}", w.name, w.about);
         let phases: Vec<_> = w.phases.iter().map(|p| p.name).collect();
         let _ = writeln!(out, "  {:<14} phases: {}", "", phases.join(", "));
-        out.push_str(&figures_lines(w.figures));
+        out.push_str(&figures_lines(w.figures, width));
         for p in w.params {
             let kind = match p.kind {
                 ParamKind::Size => "size".to_string(),
@@ -121,7 +127,7 @@ mod tests {
 
     #[test]
     fn workloads_list_their_figures_with_units_and_sides() {
-        let text = render();
+        let text = render_lines(100);
         for want in [
             " score_bw_gib_s (GiB/s, higher),",
             " children_cpu_user_s (s, none),",

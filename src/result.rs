@@ -38,6 +38,10 @@ pub struct RunResult {
     /// samples then pool repetitions of several invocations. Absent when never resumed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed_at: Vec<String>,
+    /// Trials the plan holds (targets × workloads × repetitions), so that a report can
+    /// say how many never started; absent for a run stored by an older fsarena.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planned_trials: Option<u32>,
 }
 
 /// What a resumed run says atop its report: its samples pool repetitions run by several

@@ -104,6 +104,10 @@ pub fn execute(
         mpi: dist.info(),
         left_out: plan.left_out.clone(),
         resumed_at: Vec::new(),
+        planned_trials: u32::try_from(
+            plan.targets.len() * plan.workloads.len() * plan.policy.reps as usize,
+        )
+        .ok(),
     };
     // Held for the run's life: other runs on this machine see this one live.
     let _registered = announce(&run_id, plan, progress);
@@ -431,6 +435,9 @@ fn decided(
 ) {
     let lines = crate::reps::report(rule, result, done, why);
     lines.iter().for_each(|l| progress.note(l));
+    if let Some(planned) = result.planned_trials {
+        result.planned_trials = Some(planned / rule.max * done);
+    }
     result.policy.reps = done;
     let mut record = rule.record();
     record.outcome = lines;

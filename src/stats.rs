@@ -5,6 +5,11 @@
 //! * CI95 = x̄ ± t(0.975, n−1)·s/√n, t from a table for n−1 ≤ 30 and the Cornish–Fisher
 //!   expansion of the t quantile around the normal quantile beyond;
 //! * CV = s/x̄; above [`NOISY_CV`] a figure is flagged `noisy`.
+//! * A sample with no negative value is of a quantity that cannot be negative (every
+//!   figure fsarena measures: times, rates, counts, bytes, ratios): its interval is
+//!   truncated at 0, [max(0, x̄ − h), x̄ + h]. Truncating an interval to the values the
+//!   mean can take keeps its coverage (a true mean ≥ 0 inside the t interval is inside the
+//!   truncated one), where a lower bound of −58,820 bytes would say nothing true.
 
 use crate::result::{PhaseResult, Trial};
 use serde::{Deserialize, Serialize};
@@ -73,7 +78,12 @@ pub fn describe(xs: &[f64]) -> Option<Describe> {
         let s = var.sqrt();
         let half = t975(n - 1) * s / (n as f64).sqrt();
         let cv = (mean != 0.0).then(|| s / mean.abs());
-        (Some(s), Some((mean - half, mean + half)), cv)
+        let low = if v[0] >= 0.0 {
+            (mean - half).max(0.0)
+        } else {
+            mean - half
+        };
+        (Some(s), Some((low, mean + half)), cv)
     } else {
         (None, None, None)
     };
@@ -226,6 +236,15 @@ mod tests {
         assert!((d.ci95_low.unwrap() - 9.036757).abs() < 1e-5);
         assert!((d.ci95_high.unwrap() - 12.963243).abs() < 1e-5);
         assert!((d.cv.unwrap() - 0.1437399).abs() < 1e-6);
+        // R: t.test(c(0, 0, 90000))$conf.int -99079.6 159079.6: truncated at 0.
+        let d = describe(&[0.0, 0.0, 90000.0]).unwrap();
+        assert_eq!(d.ci95_low, Some(0.0));
+        assert!((d.ci95_high.unwrap() - 159_079.59).abs() < 0.01);
+        let signed = describe(&[-1.0, 0.0, 4.0]).unwrap();
+        assert!(
+            signed.ci95_low.unwrap() < -1.0,
+            "a signed sample keeps its interval"
+        );
         let two = describe(&[1.0, 3.0]).unwrap();
         assert_eq!(two.median, 2.0);
         let one = describe(&[5.0]).unwrap();

@@ -650,7 +650,7 @@ impl Store {
         let id = self.resolve(run)?;
         let mut runs = self.conn.prepare(
             "SELECT started_at, finished_at, status, fsarena_version, command_line, host, policy, \
-             can_drop_caches, pid, hostname, left_out, resumed_at FROM runs WHERE id = ?1",
+             can_drop_caches, pid, hostname, left_out, resumed_at, plan FROM runs WHERE id = ?1",
         )?;
         let runs_cols = columns_of(&runs);
         let (mut result, pid, hostname): (RunResult, i64, String) = runs
@@ -671,11 +671,21 @@ impl Store {
                     mpi: None,
                     left_out: json_or_default(r, 10)?,
                     resumed_at: json_or_default(r, 11)?,
+                    planned_trials: r
+                        .get::<_, Option<String>>(12)?
+                        .and_then(|p| planned_trials(&p)),
                 };
                 Ok((run, r.get(8)?, r.get(9)?))
             })
             .map_err(|e| self.damaged("runs", &runs_cols, e))?;
         result.status = Self::shown_status(std::mem::take(&mut result.status), pid, &hostname);
+        // `--reps auto` planned at most `max_reps`; once it decided, the repetitions it ran
+        // are the plan.
+        if let (Some(planned), Some(d)) = (result.planned_trials, &result.policy.auto_reps) {
+            if !d.outcome.is_empty() && d.max_reps > 0 {
+                result.planned_trials = Some(planned / d.max_reps * result.policy.reps);
+            }
+        }
         result.mpi = self.mpi_of(&id)?;
         let mut targets = self
             .conn
@@ -776,39 +786,42 @@ fn json_or_default<T: serde::de::DeserializeOwned + Default>(
     }
 }
 
+/// The trials a stored canonical plan ([`crate::plan::Plan::canonical`]) holds: targets ×
+/// workloads × repetitions; `None` when it does not say.
+fn planned_trials(plan: &str) -> Option<u32> {
+    let v: serde_json::Value = serde_json::from_str(plan).ok()?;
+    let n = |k: &str| v.get(k).and_then(|x| x.as_array()).map(Vec::len);
+    let reps = v.pointer("/policy/reps")?.as_u64()?;
+    u32::try_from(n("targets")? as u64 * n("workloads")? as u64 * reps).ok()
+}
+
 /// `fsarena history`'s table.
 pub fn render_history(runs: &[RunSummary]) -> String {
-    use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+    use crate::report::fit::{self, Grid};
     if runs.is_empty() {
         return "no runs stored yet\n".into();
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header([
-            "run",
-            "started (UTC)",
-            "host",
-            "targets",
-            "workloads",
-            "trials",
-            "status",
-        ]);
+    // A run's id is its UTC start (`20261125-152408-095a`): no column repeats it.
+    let head = [
+        "run (UTC start)",
+        "host",
+        "targets",
+        "workloads",
+        "trials",
+        "status",
+    ];
+    let mut t = Grid::new(head.map(String::from).to_vec(), 1);
     for r in runs {
-        t.add_row(vec![
+        t.rows.push(vec![
             r.id.clone(),
-            r.started_at
-                .get(..19)
-                .unwrap_or(&r.started_at)
-                .replace('T', " "),
             r.hostname.clone(),
-            r.targets.join(","),
+            r.targets.join(", "),
             r.workloads.join(" "),
             r.trials.to_string(),
             r.status.clone(),
         ]);
     }
-    format!("{t}\n")
+    format!("{}\n", fit::render(&t, fit::width()))
 }
 
 /// Creates `path` empty with mode 0600 when it does not exist (SQLite takes an empty file
@@ -850,6 +863,7 @@ mod tests {
             mpi: None,
             left_out: Vec::new(),
             resumed_at: Vec::new(),
+            planned_trials: None,
         }
     }
 

@@ -253,6 +253,7 @@ pub fn human_duration(s: f64) -> String {
 /// The suites' part of `fsarena list`: each suite's filesystems, workloads with their
 /// parameters, and its estimated duration here (`store` holds this host's past trials).
 pub fn render(store: Option<&Store>, reps: u32) -> String {
+    let width = crate::report::fit::width();
     let host = crate::host::host_info().hostname;
     let times = store
         .and_then(|s| s.trial_times(&host).ok())
@@ -275,7 +276,11 @@ pub fn render(store: Option<&Store>, reps: u32) -> String {
             suite.size.unwrap_or(crate::cli::DEFAULT_SIZE)
         );
         for w in suite.workloads {
-            let _ = writeln!(out, "    {w}");
+            let _ = writeln!(
+                out,
+                "{}",
+                crate::report::fit::wrap_after(w, ',', width, 4, 6)
+            );
         }
         let line = match estimate(&suite, &fs, reps, &times) {
             Err(e) => format!("cannot estimate: {e:#}"),
@@ -298,7 +303,7 @@ pub fn render(store: Option<&Store>, reps: u32) -> String {
         };
         let _ = writeln!(out, "  {:<14} estimated: {line}", "");
     }
-    out
+    crate::report::fit::wrap_aligned(&out, width)
 }
 
 #[cfg(test)]

@@ -7,9 +7,12 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-/// Runs `fsarena --db DB compare ARGS`; returns the exit code, stdout and stderr.
+/// Runs `fsarena --db DB compare ARGS` as in a terminal 300 columns wide, so that each
+/// table row is one line (tests/width.rs checks it at 80 and 120); returns the exit code,
+/// stdout and stderr.
 fn compare(db: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(common::bin())
+        .env("COLUMNS", "300")
         .arg("--db")
         .arg(db)
         .arg("compare")

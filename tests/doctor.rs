@@ -98,10 +98,15 @@ fn doctor_fails_on_a_full_image_dir() {
     assert!(ok, "mount a 1 MiB tmpfs");
     let (code, text) = doctor(Some(&m.0.path().join("images")));
     assert_eq!(code, Some(1), "{text}");
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("FAIL  space"))
+    // The check's line with its continuation lines (wrapped to the width, indented).
+    let start = text
+        .find("FAIL  space")
         .unwrap_or_else(|| panic!("space fails: {text}"));
+    let mut lines = text[start..].lines();
+    let mut line = lines.next().unwrap().to_string();
+    for more in lines.take_while(|l| l.starts_with("    ")) {
+        line = line + " " + more.trim_start();
+    }
     assert!(
         line.contains("1MiB free") && line.contains("needs 1GiB"),
         "{line}"

@@ -112,10 +112,16 @@ fn a_read_only_image_dir_is_called_read_only_by_run_and_doctor() {
     assert!(umounted.success());
     assert_refused_up_front(&run, "read-only", &img);
     let text = String::from_utf8_lossy(&doctor.stdout);
-    let space = text
-        .lines()
-        .find(|l| l.contains("space"))
+    // The space check's line with its continuation lines (wrapped to the width, indented).
+    let start = text
+        .find("  space")
         .unwrap_or_else(|| panic!("no space line: {text}"));
+    let start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let mut lines = text[start..].lines();
+    let mut space = lines.next().unwrap().to_string();
+    for more in lines.take_while(|l| l.starts_with("    ")) {
+        space = space + " " + more.trim_start();
+    }
     assert!(
         space.contains("FAIL") && space.contains("read-only"),
         "{space}"

@@ -132,10 +132,11 @@ fn check_cold_unverifiable(v: &Value, table: &str, html: &std::path::Path, dir: 
             assert!(!has(phase(t, "write_block")), "not on a write phase");
         }
     }
+    // The tmpfs row, or the read_block row where the table is transposed (phases as rows).
     let read_block = table
         .lines()
-        .find(|l| l.starts_with("│ tmpfs") && l.contains('u'))
-        .unwrap_or_else(|| panic!("no u mark on the tmpfs row:\n{table}"));
+        .find(|l| (l.starts_with("│ tmpfs") || l.starts_with("│ read_block")) && l.contains('u'))
+        .unwrap_or_else(|| panic!("no u mark on the tmpfs or read_block row:\n{table}"));
     assert!(
         read_block
             .split(['│', '┆'])

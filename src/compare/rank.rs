@@ -242,6 +242,9 @@ impl PhaseVerdict {
                         )
                     })
                     .unwrap_or_default();
+                if r.ratio < 1.005 {
+                    return Some(format!("{} as fast{ci}", p.target));
+                }
                 Some(format!("{} {} slower{ci}", p.target, fmt_ratio(r.ratio)))
             })
             .collect()
@@ -294,16 +297,6 @@ pub fn render(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String {
         }
     }
     out
-}
-
-/// The width to render for: `$COLUMNS`, else the terminal's, else 80.
-pub fn terminal_width() -> usize {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<usize>().ok())
-        .or_else(|| comfy_table::Table::new().width().map(usize::from))
-        .filter(|w| *w >= 40)
-        .unwrap_or(80)
 }
 
 /// `text` broken into lines of at most `width` columns between words, each starting with

@@ -4,9 +4,9 @@
 
 use super::verdict::Verdict;
 use super::{Comparison, Row};
+use crate::report::fit::{self, Grid};
 use crate::report::terminal::fmt_num;
 use crate::result::RunResult;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 use std::fmt::Write;
 
 /// A figure with three or four significant digits; tiny ones in exponent form.
@@ -106,11 +106,8 @@ fn verdict_cell(r: &Row, limit: Option<f64>) -> String {
     }
 }
 
-fn table(c: &Comparison) -> Table {
+fn table(c: &Comparison) -> Grid {
     let with_target = c.pairs.len() > 1;
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
     let mut head = vec![];
     if with_target {
         head.push("target");
@@ -118,12 +115,15 @@ fn table(c: &Comparison) -> Table {
     head.extend([
         "workload", "phase", "metric", "median A", "median B", "B/A", "95% CI", "n A/B", "verdict",
     ]);
-    t.set_header(head);
-    let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+    let keys = if with_target { 4 } else { 3 };
+    let mut t = Grid::new(head.iter().map(|h| h.to_string()).collect(), keys);
+    t.right = (0..head.len())
+        .map(|i| i >= keys && i + 1 < head.len())
+        .collect();
     for r in &c.rows {
         let mut row = Vec::new();
         if with_target {
-            row.push(Cell::new(&r.target_a));
+            row.push(r.target_a.clone());
         }
         let (ratio, ci) = match &r.ratio {
             Some(l) => (
@@ -135,17 +135,17 @@ fn table(c: &Comparison) -> Table {
             None => ("—".into(), "—".into()),
         };
         row.extend([
-            Cell::new(&r.workload),
-            Cell::new(&r.phase),
-            Cell::new(&r.metric),
-            right(fmt_sig(r.median_a)),
-            right(fmt_sig(r.median_b)),
-            right(ratio),
-            right(ci),
-            right(format!("{}/{}", r.n_a, r.n_b)),
-            Cell::new(verdict_cell(r, c.fail_if_slower)),
+            r.workload.clone(),
+            r.phase.clone(),
+            r.metric.clone(),
+            fmt_sig(r.median_a),
+            fmt_sig(r.median_b),
+            ratio,
+            ci,
+            format!("{}/{}", r.n_a, r.n_b),
+            verdict_cell(r, c.fail_if_slower),
         ]);
-        t.add_row(row);
+        t.rows.push(row);
     }
     t
 }
@@ -235,14 +235,18 @@ fn regressions(c: &Comparison) -> String {
     s
 }
 
-/// The whole text printed by `fsarena compare`.
+/// The whole text printed by `fsarena compare`, fitted to the terminal ([`fit::width`]).
 pub fn render(c: &Comparison) -> String {
+    render_width(c, fit::width())
+}
+
+/// [`render`] at `width` columns.
+pub fn render_width(c: &Comparison, width: usize) -> String {
     format!(
-        "{}{}\n{}{}",
-        header(c),
-        table(c),
-        tally(&c.rows),
-        regressions(c)
+        "{}{}\n{}",
+        fit::wrap_text(&header(c), width, 2),
+        fit::render(&table(c), width),
+        fit::wrap_text(&(tally(&c.rows) + &regressions(c)), width, 4)
     )
 }
 

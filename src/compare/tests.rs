@@ -76,6 +76,7 @@ fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])]) -> RunRe
         mpi: None,
         left_out: Vec::new(),
         resumed_at: Vec::new(),
+        planned_trials: None,
     }
 }
 

@@ -122,8 +122,10 @@ fn unique<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 }
 
 /// The metrics charted for a phase, in order: the headline, the other rate when it is not
-/// zero, wall time, CPU, write amplification, the workload's own figures, dirty bytes
-/// when any. Latency percentiles have their own chart.
+/// zero, wall time, CPU (when every target's phase lasted [`CPU_MIN_S`] or more), write
+/// amplification, the workload's own figures, dirty bytes when any.
+///
+/// [`CPU_MIN_S`]: crate::report::terminal::CPU_MIN_S Latency percentiles have their own chart.
 fn charted_metrics<'a>(summaries: &[&'a Summary], primary: &str) -> Vec<&'a str> {
     let present = unique(summaries.iter().map(|s| s.metric.as_str()));
     let nonzero = |m: &str| {
@@ -136,10 +138,19 @@ fn charted_metrics<'a>(summaries: &[&'a Summary], primary: &str) -> Vec<&'a str>
     } else {
         "mb_per_s"
     };
+    // CPU% of a phase too short to sample it (on any target) is not shown.
+    let sampled = summaries
+        .iter()
+        .filter(|s| s.metric == "wall_s")
+        .all(|s| s.stats.median >= crate::report::terminal::CPU_MIN_S);
     let mut out: Vec<&str> = Vec::new();
     for m in [primary, other, "wall_s", "cpu_pct", "write_amplification"] {
         if let Some(p) = present.iter().find(|p| **p == m) {
-            if !out.contains(p) && (m != other || nonzero(m)) {
+            let shown = match m {
+                "cpu_pct" => sampled,
+                _ => m != other || nonzero(m),
+            };
+            if !out.contains(p) && shown {
                 out.push(p);
             }
         }
@@ -171,6 +182,8 @@ fn bar_figure(
         .find(|s| s.workload == workload && s.phase == phase.name && s.metric == metric);
     let unit = declared.map_or_else(|| "?".to_string(), |s| s.unit.clone());
     let better = declared.map_or(Better::None, |s| s.better);
+    // Figures in human units (`93.4 MB/s`, `64.5 GiB`); the CSV and JSON keep exact ones.
+    let hv = |v: f64| super::human::value(v, &unit);
     let mut bars = Vec::new();
     let mut table = Table {
         head: [
@@ -206,12 +219,12 @@ fn bar_figure(
         let ci = d.ci95_low.zip(d.ci95_high);
         let words = flag_words(&s.flags, s.noisy);
         let tip = format!(
-            "{t}: median {} {unit}; min–max {}–{}; {}; n={}{}",
-            svg::num(d.median),
-            svg::num(d.min),
-            svg::num(d.max),
+            "{t}: median {}; min–max {}–{}; {}; n={}{}",
+            hv(d.median),
+            hv(d.min),
+            hv(d.max),
             ci.map_or("one repetition: no confidence interval".into(), |(a, b)| {
-                format!("95% CI of the mean {}–{}", svg::num(a), svg::num(b))
+                format!("95% CI of the mean {}–{}", hv(a), hv(b))
             }),
             d.n,
             if words.is_empty() {
@@ -230,12 +243,12 @@ fn bar_figure(
             color: color(run, t),
             tip,
         });
-        let opt = |v: Option<f64>| v.map_or("–".to_string(), svg::num);
+        let opt = |v: Option<f64>| v.map_or("–".to_string(), hv);
         table.rows.push(vec![
             t.to_string(),
-            svg::num(d.median),
-            svg::num(d.min),
-            svg::num(d.max),
+            hv(d.median),
+            hv(d.min),
+            hv(d.max),
             opt(d.ci95_low),
             opt(d.ci95_high),
             d.cv.map_or("–".into(), |c| format!("{:.1}%", c * 100.0)),
@@ -461,10 +474,9 @@ pub fn build(run: &RunResult) -> Vec<WorkloadFigures> {
                 }
             }
         }
-        let params = trials.first().map_or(String::new(), |t| {
-            let v: Vec<String> = t.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            v.join(" ")
-        });
+        let params = trials
+            .first()
+            .map_or(String::new(), |t| crate::workload::applied_params(t));
         let mut wf = WorkloadFigures {
             workload: w.to_string(),
             params,
@@ -672,10 +684,9 @@ mod tests {
         let d = &s.stats;
         assert!(d.min < d.max, "the fixture's repetitions differ");
         let row = &fig.table.rows[0];
-        assert_eq!(
-            row[1..4],
-            [svg::num(d.median), svg::num(d.min), svg::num(d.max)]
-        );
+        let hv = |v: f64| crate::report::human::value(v, &s.unit);
+        assert_eq!(row[1..4], [hv(d.median), hv(d.min), hv(d.max)]);
+        assert_eq!(row[1], format!("{}\u{a0}files/s", svg::num(d.median)));
         // Drawn where the figures are: on the axis of the chart's ticks from 0.
         let tag = |class: &str| {
             let i = fig.svg.find(&format!("class=\"{class}\"")).unwrap();

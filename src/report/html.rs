@@ -158,6 +158,11 @@ fn setup(out: &mut String, run: &RunResult) {
         ]);
     }
     table_with(out, &t, "targets");
+    let _ = write!(
+        out,
+        "<p class=\"trials\">{}</p>",
+        esc(&crate::report::terminal::trials_line(run))
+    );
     let failed: Vec<_> = run.trials.iter().filter(|t| t.status != "ok").collect();
     if !failed.is_empty() {
         out.push_str("<h3>Trials that did not complete</h3><ul class=\"failed\">");

@@ -3,7 +3,9 @@
 pub mod bonnie_csv;
 pub mod charts;
 pub mod csv;
+pub mod fit;
 pub mod html;
+pub mod human;
 pub mod json;
 pub mod png;
 pub mod ranks;

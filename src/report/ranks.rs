@@ -3,7 +3,8 @@
 //! figure — under `--mpi fleet` with the nodes that stand out marked (more than 3 median
 //! absolute deviations from the fleet's median, [`crate::dist::outlier`]).
 
-use super::terminal::{fmt_num, new_table, unit_of};
+use super::fit::{self, Grid};
+use super::terminal::{fmt_num, unit_of};
 use crate::dist::outlier::{median, outliers};
 use crate::report::charts::Table;
 use crate::result::{PhaseResult, RunResult, Trial};
@@ -24,17 +25,19 @@ pub fn primary_value(p: &PhaseResult) -> f64 {
 }
 
 /// Per target of workload `w` run by several ranks: a heading and a table, for the
-/// terminal.
-pub fn tables(run: &RunResult, w: &str, targets: &[&str]) -> Vec<String> {
+/// terminal, fitted to `width` columns.
+pub fn tables(run: &RunResult, w: &str, targets: &[&str], width: usize) -> Vec<String> {
     rank_tables(run, w, targets)
         .into_iter()
         .map(|(heading, t)| {
-            let mut table = new_table();
-            table.set_header(t.head);
-            for row in t.rows {
-                table.add_row(row);
-            }
-            format!("{heading}\n{table}")
+            let mut grid = Grid::new(t.head, 1);
+            grid.rows = t.rows;
+            grid.right = (0..grid.head.len()).map(|c| c > 0).collect();
+            format!(
+                "{}\n{}",
+                fit::wrap(&heading, width, 2),
+                fit::render(&grid, width)
+            )
         })
         .collect()
 }

@@ -2,9 +2,9 @@
 //! median of the phase's headline figure over the repetitions, its spread (coefficient of
 //! variation), CPU% and honesty marks.
 
+use super::fit::{self, Grid};
 use crate::result::{PhaseResult, RunResult};
 use crate::stats::Summary;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, ContentArrangement, Table};
 use std::fmt::Write;
 
 /// Marks printed next to figures, with their meaning.
@@ -90,24 +90,21 @@ pub fn unit_of(p: &PhaseResult) -> String {
     }
 }
 
-/// A table as reports draw them, fitted to the terminal. A terminal that reports almost
-/// no width (the pseudo-terminal mpirun gives its ranks says 0 columns) gets 120, so
-/// that the table is not squeezed to a character per line.
-pub fn new_table() -> Table {
-    let mut table = Table::new();
-    table
-        .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
-    if table.width().is_some_and(|w| w < 40) {
-        table.set_width(120);
-    }
-    table
+/// A figure's median with its spread (`56639 ±15.4%`); `-` when not measured.
+fn median_cell(s: Option<&Summary>, show: impl Fn(f64) -> String) -> String {
+    s.map_or_else(
+        || "-".to_string(),
+        |s| {
+            let spread = s.stats.cv.map(|cv| format!(" ±{:.1}%", cv * 100.0));
+            format!("{}{}", show(s.stats.median), spread.unwrap_or_default())
+        },
+    )
 }
 
 /// The workload-specific figures of workload `w` ([`PhaseResult::extra`]): one row per
-/// phase and figure with its declared unit, one column per target, medians over the
-/// repetitions.
-fn extra_table(run: &RunResult, w: &str, targets: &[&str]) -> Option<Table> {
+/// phase and figure, one column per target, medians over the repetitions in human units
+/// ([`super::human`]).
+fn extra_grid(run: &RunResult, w: &str, targets: &[&str]) -> Option<Grid> {
     let mut rows: Vec<(&str, &str)> = Vec::new();
     for t in run.trials.iter().filter(|t| t.label == w) {
         for p in &t.phases {
@@ -125,35 +122,149 @@ fn extra_table(run: &RunResult, w: &str, targets: &[&str]) -> Option<Table> {
     if rows.is_empty() {
         return None;
     }
-    let mut table = new_table();
-    let mut header = vec![Cell::new("phase: figure")];
-    header.extend(targets.iter().map(Cell::new));
-    table.set_header(header);
+    let mut head = vec!["phase: figure".to_string()];
+    head.extend(targets.iter().map(|t| t.to_string()));
+    let mut grid = Grid::new(head, 1);
+    grid.right = std::iter::once(false)
+        .chain(targets.iter().map(|_| true))
+        .collect();
     for (phase, key) in rows {
         let unit = run
             .summaries
             .iter()
             .find(|s| s.workload == w && s.phase == phase && s.metric == key)
             .map_or("?", |s| s.unit.as_str());
-        let mut row = vec![Cell::new(format!("{phase}: {key} ({unit})"))];
+        let mut row = vec![format!("{phase}: {key}")];
         for target in targets {
-            row.push(Cell::new(
-                find(&run.summaries, target, w, phase, key).map_or_else(
-                    || "-".to_string(),
-                    |s| {
-                        let spread = s.stats.cv.map(|cv| format!(" ±{:.1}%", cv * 100.0));
-                        format!("{}{}", fmt_num(s.stats.median), spread.unwrap_or_default())
-                    },
-                ),
-            ));
+            let s = find(&run.summaries, target, w, phase, key);
+            row.push(median_cell(s, |v| super::human::value(v, unit)));
         }
-        table.add_row(row);
+        grid.rows.push(row);
     }
-    Some(table)
+    Some(grid)
 }
 
-/// Renders every workload's table, then the legend of marks used.
+/// Renders every workload's tables fitted to the terminal ([`fit::width`]), then the
+/// legend of marks used.
 pub fn render(run: &RunResult) -> String {
+    render_width(run, fit::width())
+}
+
+/// The figures of one workload: targets as rows and phases as columns, or transposed
+/// (phases as rows) when that fits `width` in fewer tables or lines.
+fn workload_tables(
+    run: &RunResult,
+    w: &str,
+    width: usize,
+    used_marks: &mut Vec<&'static str>,
+) -> String {
+    let trials: Vec<_> = run.trials.iter().filter(|t| t.label == w).collect();
+    let mut phases: Vec<&PhaseResult> = Vec::new();
+    for t in &trials {
+        for ph in &t.phases {
+            if !phases.iter().any(|x| x.name == ph.name) {
+                phases.push(ph);
+            }
+        }
+    }
+    let mut targets: Vec<&str> = Vec::new();
+    for t in &trials {
+        if !targets.contains(&t.target.as_str()) {
+            targets.push(&t.target);
+        }
+    }
+    let mut head = vec!["target".to_string()];
+    head.extend(
+        phases
+            .iter()
+            .map(|ph| format!("{}\n{}", ph.name, unit_of(ph))),
+    );
+    let mut grid = Grid::new(head, 1);
+    for &target in &targets {
+        let ok = trials
+            .iter()
+            .filter(|t| t.target == target && t.status == "ok")
+            .count();
+        let reps = (run.policy.reps as usize).max(ok);
+        let mut row = vec![if ok == reps {
+            target.to_string()
+        } else {
+            format!("{target}\n{ok} of {reps} ok")
+        }];
+        for ph in &phases {
+            row.push(phase_cell(run, target, w, ph, used_marks));
+        }
+        grid.rows.push(row);
+    }
+    let normal = fit::parts(&grid, width);
+    let flipped = fit::parts(&grid.transposed("phase"), width);
+    let size = |p: &[String]| (p.len(), p.iter().map(|t| t.lines().count()).sum::<usize>());
+    let mut out = if size(&flipped) < size(&normal) {
+        flipped
+    } else {
+        normal
+    }
+    .join("\n");
+    if let Some(extra) = extra_grid(run, w, &targets) {
+        out.push('\n');
+        out.push_str(&fit::render(&extra, width));
+    }
+    for table in crate::report::ranks::tables(run, w, &targets, width) {
+        out.push('\n');
+        out.push_str(&table);
+    }
+    out
+}
+
+/// One phase's headline on one target: median, spread and marks, and its CPU share when
+/// the phase lasted long enough to sample it ([`CPU_MIN_S`]).
+fn phase_cell(
+    run: &RunResult,
+    target: &str,
+    w: &str,
+    ph: &PhaseResult,
+    used_marks: &mut Vec<&'static str>,
+) -> String {
+    let Some(s) = find(&run.summaries, target, w, &ph.name, &ph.primary) else {
+        let mut mine = run
+            .trials
+            .iter()
+            .filter(|t| t.target == target && t.label == w);
+        return if mine.all(|t| t.status == "interrupted") {
+            "interrupted".into()
+        } else {
+            "failed".into()
+        };
+    };
+    let mut marks = String::new();
+    for (flag, mark, _) in MARKS {
+        let has = if *flag == "noisy" {
+            s.noisy
+        } else {
+            s.flags.iter().any(|f| f == flag)
+        };
+        if has {
+            marks.push_str(mark);
+            if !used_marks.contains(flag) {
+                used_marks.push(flag);
+            }
+        }
+    }
+    let sep = if marks.is_empty() { "" } else { " " };
+    let wall = find(&run.summaries, target, w, &ph.name, "wall_s").map(|s| s.stats.median);
+    let cpu = find(&run.summaries, target, w, &ph.name, "cpu_pct")
+        .filter(|_| wall.is_some_and(|s| s >= CPU_MIN_S))
+        .map(|c| format!("\ncpu\u{a0}{:.0}%", c.stats.median))
+        .unwrap_or_default();
+    format!("{}{sep}{marks}{cpu}", median_cell(Some(s), fmt_num))
+}
+
+/// Phases shorter than this (median wall time) show no CPU share: getrusage's CPU time
+/// advances in scheduler ticks (1–10 ms), too coarse to share out a few milliseconds.
+pub const CPU_MIN_S: f64 = crate::context::SHORT_PHASE_S;
+
+/// [`render`] at `width` columns.
+pub fn render_width(run: &RunResult, width: usize) -> String {
     let mut out = String::new();
     let p = &run.policy;
     let _ = writeln!(
@@ -194,102 +305,27 @@ pub fn render(run: &RunResult) -> String {
             workloads.push(&t.label);
         }
     }
+    let mut out = fit::wrap_text(&out, width, 2);
     for w in workloads {
-        let trials: Vec<_> = run.trials.iter().filter(|t| t.label == w).collect();
-        let mut phases: Vec<&PhaseResult> = Vec::new();
-        for t in &trials {
-            for ph in &t.phases {
-                if !phases.iter().any(|x| x.name == ph.name) {
-                    phases.push(ph);
-                }
-            }
-        }
-        let mut targets: Vec<&str> = Vec::new();
-        for t in &trials {
-            if !targets.contains(&t.target.as_str()) {
-                targets.push(&t.target);
-            }
-        }
-        let targets = &targets;
-        let params = trials.first().map(|t| {
-            t.params
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        });
-        let _ = writeln!(out, "\n{w}  ({})", params.unwrap_or_default());
-        let mut table = new_table();
-        let mut header = vec![Cell::new("target")];
-        header.extend(
-            phases
-                .iter()
-                .map(|ph| Cell::new(format!("{}\n{}", ph.name, unit_of(ph)))),
-        );
-        table.set_header(header);
-        for &target in targets {
-            let ok = trials
-                .iter()
-                .filter(|t| t.target == target && t.status == "ok")
-                .count();
-            let all = trials.iter().filter(|t| t.target == target).count();
-            let label = if ok == all {
-                target.to_string()
-            } else {
-                format!("{target}\n{ok}/{all} ok")
-            };
-            let mut row = vec![Cell::new(label)];
-            for ph in &phases {
-                let Some(s) = find(&run.summaries, target, w, &ph.name, &ph.primary) else {
-                    row.push(Cell::new("failed"));
-                    continue;
-                };
-                let mut marks = String::new();
-                for (flag, mark, _) in MARKS {
-                    let has = if *flag == "noisy" {
-                        s.noisy
-                    } else {
-                        s.flags.iter().any(|f| f == flag)
-                    };
-                    if has {
-                        marks.push_str(mark);
-                        if !used_marks.contains(flag) {
-                            used_marks.push(flag);
-                        }
-                    }
-                }
-                let spread = s
-                    .stats
-                    .cv
-                    .map(|cv| format!(" ±{:.1}%", cv * 100.0))
-                    .unwrap_or_default();
-                let cpu = find(&run.summaries, target, w, &ph.name, "cpu_pct")
-                    .map(|c| format!("cpu {:.0}%", c.stats.median))
-                    .unwrap_or_default();
-                let sep = if marks.is_empty() { "" } else { " " };
-                row.push(Cell::new(format!(
-                    "{}{spread}{sep}{marks}\n{cpu}",
-                    fmt_num(s.stats.median)
-                )));
-            }
-            table.add_row(row);
-        }
-        let _ = writeln!(out, "{table}");
-        if let Some(extra) = extra_table(run, w, targets) {
-            let _ = writeln!(out, "{extra}");
-        }
-        for table in crate::report::ranks::tables(run, w, targets) {
-            let _ = writeln!(out, "{table}");
-        }
+        let params = run
+            .trials
+            .iter()
+            .find(|t| t.label == w)
+            .map(crate::workload::applied_params);
+        let heading = format!("{w}  ({})", params.unwrap_or_default());
+        let _ = writeln!(out, "\n{}", fit::wrap(&heading, width, 4));
+        let _ = writeln!(out, "{}", workload_tables(run, w, width, &mut used_marks));
     }
+    let mut notes = String::new();
+    let _ = writeln!(notes, "\n{}", trials_line(run));
     let _ = writeln!(
-        out,
-        "\nmedian of {} repetition(s); ± is the coefficient of variation; MB = 10^6 bytes",
-        run.policy.reps
+        notes,
+        "each cell: median over the successful repetitions, ± the coefficient of variation; \
+         cpu not shown for phases under {CPU_MIN_S}\u{a0}s; MB:\u{a0}10^6\u{a0}bytes, MiB:\u{a0}2^20"
     );
     for (flag, mark, text) in MARKS {
         if used_marks.contains(flag) {
-            let _ = writeln!(out, "  {mark}  {text}");
+            let _ = writeln!(notes, "  {mark}  {text}");
         }
     }
     for t in &run.targets {
@@ -306,7 +342,7 @@ pub fn render(run: &RunResult) -> String {
             None => "",
         };
         let _ = writeln!(
-            out,
+            notes,
             "  target {} ({}): mkfs [{}] mount [{}]{dev}{dio}",
             t.name,
             t.kind,
@@ -314,8 +350,10 @@ pub fn render(run: &RunResult) -> String {
             t.mount_opts
         );
     }
+    notes.push_str(&failure_summary(run));
+    notes.push_str(&busy_summary(run));
+    let mut out = out + &fit::wrap_text(&notes, width, 5);
     let verdicts = crate::compare::rank::verdicts(run);
-    let width = crate::compare::rank::terminal_width();
     if let Some(decided) = &run.policy.auto_reps {
         out.push('\n');
         for line in &decided.outcome {
@@ -332,8 +370,6 @@ pub fn render(run: &RunResult) -> String {
         run.policy.reps,
         width,
     ));
-    out.push_str(&failure_summary(run));
-    out.push_str(&busy_summary(run));
     out
 }
 
@@ -356,6 +392,34 @@ pub fn busy_summary(run: &RunResult) -> String {
         }
     }
     out
+}
+
+/// How many trials were planned, succeeded, failed and never started (`8 trials: 6 ok,
+/// 1 failed, 1 interrupted, 0 never started`).
+pub fn trials_line(run: &RunResult) -> String {
+    let count = |s: &str| run.trials.iter().filter(|t| t.status == s).count();
+    let ok = count("ok");
+    let interrupted = count("interrupted");
+    let failed = run.trials.len() - ok - interrupted;
+    let planned = run
+        .planned_trials
+        .map_or(run.trials.len(), |p| (p as usize).max(run.trials.len()));
+    let mut parts = vec![format!("{ok} ok")];
+    if failed > 0 {
+        parts.push(format!("{failed} failed"));
+    }
+    if interrupted > 0 {
+        parts.push(format!("{interrupted} interrupted"));
+    }
+    let never = planned - run.trials.len();
+    if never > 0 || run.status == "interrupted" {
+        parts.push(format!("{never} never started"));
+    }
+    format!(
+        "{planned} trial(s) planned ({} repetition(s) of each workload on each target): {}",
+        run.policy.reps,
+        parts.join(", ")
+    )
 }
 
 /// The failed and interrupted trials, one line each (target, workload, repetition,
@@ -382,4 +446,64 @@ pub fn failure_summary(run: &RunResult) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interrupted_run_counts_trials_ok_failed_and_never_started() {
+        let mut run = crate::report::fixture_with(Vec::new());
+        let text = include_str!("../../tests/fixtures/run.json");
+        let full: RunResult = serde_json::from_str(text).unwrap();
+        run.trials = full.trials[..4].to_vec();
+        run.trials[2].status = "failed".into();
+        run.trials[3].status = "interrupted".into();
+        run.status = "interrupted".into();
+        run.planned_trials = Some(18);
+        run.summaries = crate::stats::summarize(&run.trials);
+        assert_eq!(
+            trials_line(&run),
+            "18 trial(s) planned (3 repetition(s) of each workload on each target): \
+             2 ok, 1 failed, 1 interrupted, 14 never started"
+        );
+        let shown = render_width(&run, 80);
+        assert!(shown.contains("14 never started"), "{shown}");
+        assert!(
+            shown.contains(" of 3 ok"),
+            "a target short of repetitions: {shown}"
+        );
+        assert!(!shown.contains("median of 3"), "{shown}");
+    }
+
+    #[test]
+    fn cpu_is_shown_only_for_phases_long_enough_to_sample() {
+        let text = include_str!("../../tests/fixtures/run.json");
+        let mut run: RunResult = serde_json::from_str(text).unwrap();
+        run.summaries = crate::stats::summarize(&run.trials);
+        let wall = |phase: &str| {
+            let s = run
+                .summaries
+                .iter()
+                .find(|s| s.target == "tmpfs" && s.phase == phase && s.metric == "wall_s");
+            s.unwrap().stats.median
+        };
+        assert!(wall("write_char") >= CPU_MIN_S && wall("read_block") < CPU_MIN_S);
+        let cell = |phase: &str| {
+            let t = run.trials.iter().find(|t| t.label == "bonnie").unwrap();
+            let ph = t.phases.iter().find(|p| p.name == phase).unwrap();
+            phase_cell(&run, "tmpfs", "bonnie", ph, &mut Vec::new())
+        };
+        assert!(
+            cell("write_char").contains("\ncpu\u{a0}"),
+            "{}",
+            cell("write_char")
+        );
+        assert!(
+            !cell("read_block").contains("cpu"),
+            "{}",
+            cell("read_block")
+        );
+    }
 }

@@ -137,6 +137,16 @@ const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// Whether parameter `name` applied to a trial with `params`: mode=kernel-build uses
+/// `scale`, `buffer` and `source` only; compilebench every parameter but `source`.
+pub fn param_applies(params: &std::collections::BTreeMap<String, String>, name: &str) -> bool {
+    if params.get("mode").is_some_and(|m| m == "kernel-build") {
+        !matches!(name, "initial_dirs" | "runs" | "makej" | "seed")
+    } else {
+        name != "source"
+    }
+}
+
 const fn mb(name: &'static str, kind: PhaseKind) -> PhaseSpec {
     PhaseSpec {
         name,
@@ -159,7 +169,14 @@ const INITIAL: PhaseSpec = mb("initial_create", PhaseKind::Write);
 const CREATE: PhaseSpec = mb("create", PhaseKind::Write);
 const PATCH: PhaseSpec = mb("patch", PhaseKind::Write);
 const COMPILE: PhaseSpec = mb("compile", PhaseKind::Write);
-const CLEAN: PhaseSpec = mb("clean", PhaseKind::Meta);
+/// A clean removes files: its headline is files removed per second (the bytes freed per
+/// second are `mb_per_s`, and compilebench's own MB/s is `compilebench_mb_per_s`).
+const CLEAN: PhaseSpec = PhaseSpec {
+    name: "clean",
+    kind: PhaseKind::Meta,
+    primary: Primary::OpsPerS,
+    ops_unit: "files/s",
+};
 const READ: PhaseSpec = mb("read_tree", PhaseKind::Read);
 const READ_COMPILED: PhaseSpec = mb("read_compiled_tree", PhaseKind::Read);
 const DELETE: PhaseSpec = files("delete_tree", PhaseKind::Meta);
@@ -1204,6 +1221,16 @@ fn read_sources(w: &mut Worker, dir: &Path, buf: &mut [u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_build_shows_no_compilebench_parameters() {
+        let mut p = std::collections::BTreeMap::new();
+        p.insert("mode".to_string(), "kernel-build".to_string());
+        assert!(!param_applies(&p, "initial_dirs") && !param_applies(&p, "runs"));
+        assert!(param_applies(&p, "scale") && param_applies(&p, "source"));
+        p.insert("mode".to_string(), "compilebench".to_string());
+        assert!(param_applies(&p, "initial_dirs") && !param_applies(&p, "source"));
+    }
     use crate::error::exit_code;
     use crate::policy::{DataPolicy, SyncPolicy};
     use crate::result::PhaseResult;

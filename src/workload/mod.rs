@@ -99,6 +99,22 @@ pub fn after_merge(
 }
 
 /// Every workload fsarena knows, in the order `fsarena list` shows them.
+/// The parameters of trial `t` that applied to it, as `key=value` separated by spaces:
+/// every parameter but those its mode ignores (an `archive=` untar has no `profile` or
+/// `scale`; compile's mode=kernel-build no compilebench `initial_dirs`, `runs`, …).
+pub fn applied_params(t: &crate::result::Trial) -> String {
+    let applies = |k: &str| match t.workload.as_str() {
+        "untar" => untar::param_applies(&t.params, k),
+        "compile" => compile::param_applies(&t.params, k),
+        _ => true,
+    };
+    let v: Vec<String> = (t.params.iter())
+        .filter(|(k, _)| applies(k))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    v.join(" ")
+}
+
 pub fn registry() -> &'static [&'static WorkloadInfo] {
     static ALL: &[&WorkloadInfo] = &[
         &bonnie::INFO,

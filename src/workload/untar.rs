@@ -80,6 +80,13 @@ const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// Whether parameter `name` applied to a trial with `params`: a user's `archive` leaves
+/// the generated corpus's `profile` and `scale` unused.
+pub fn param_applies(params: &std::collections::BTreeMap<String, String>, name: &str) -> bool {
+    let own_archive = params.get("archive").is_some_and(|a| !a.is_empty());
+    !(own_archive && matches!(name, "profile" | "scale"))
+}
+
 const EXTRACT: PhaseSpec = PhaseSpec {
     name: "extract",
     kind: PhaseKind::Write,
@@ -559,6 +566,16 @@ impl Read for TarStream<'_> {
 mod tests {
     use super::format::ustar_header;
     use super::*;
+
+    #[test]
+    fn a_users_archive_shows_no_corpus_parameters() {
+        let mut p = std::collections::BTreeMap::new();
+        p.insert("profile".to_string(), "web-cache".to_string());
+        assert!(param_applies(&p, "profile") && param_applies(&p, "scale"));
+        p.insert("archive".to_string(), "/tmp/a.tar".to_string());
+        assert!(!param_applies(&p, "profile") && !param_applies(&p, "scale"));
+        assert!(param_applies(&p, "archive"));
+    }
     use crate::context::{PhaseKind, PhaseSpec, Primary};
     use crate::data::DataPool;
     use crate::error::exit_code;

@@ -1,0 +1,441 @@
+//! Text that fits the terminal: its width (`$COLUMNS`, else the terminal's, else 80),
+//! tables that never wrap inside a number or a word, and prose wrapped at spaces.
+//!
+//! A table wider than the width has its widest columns wrapped at spaces (never inside a
+//! word; a no-break space, U+00A0, keeps `93.4 MB/s` or `cpu 40%` on one line); when even
+//! the longest words of every column do not fit side by side, its columns are split into
+//! several tables, each repeating the columns that name a row. Only a single word wider
+//! than the terminal can still overflow it.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+
+/// The width assumed when neither `$COLUMNS` nor the terminal says.
+pub const DEFAULT_WIDTH: usize = 80;
+
+/// Narrower than this, a reported width is taken for unknown (the pseudo-terminal mpirun
+/// gives its ranks says 0 columns).
+const MIN_WIDTH: usize = 20;
+
+/// The width to fit: `$COLUMNS` when set to a number, else the width of the terminal on
+/// standard output, else [`DEFAULT_WIDTH`] (output to a file or a pipe).
+pub fn width() -> usize {
+    let columns = std::env::var("COLUMNS").ok();
+    width_from(columns.as_deref(), tty_columns())
+}
+
+/// [`width`] from the value of `$COLUMNS` and the terminal's columns.
+fn width_from(columns: Option<&str>, tty: Option<usize>) -> usize {
+    columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .or(tty)
+        .filter(|w| *w >= MIN_WIDTH)
+        .unwrap_or(DEFAULT_WIDTH)
+}
+
+/// The columns of the terminal on standard output, when it is one.
+fn tty_columns() -> Option<usize> {
+    // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we own; a descriptor that is
+    // no terminal makes it fail with ENOTTY and leaves the struct alone.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) };
+    (r == 0).then_some(usize::from(ws.ws_col))
+}
+
+/// The columns a string takes: every character fsarena prints is one column wide.
+pub fn cols(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Wraps `line` at spaces to `width` columns, continuation lines indented by `indent`
+/// spaces; a word longer than the room is left whole. A no-break space never breaks.
+pub fn wrap(line: &str, width: usize, indent: usize) -> String {
+    if cols(line) <= width {
+        return line.to_string();
+    }
+    let lead = line.len() - line.trim_start_matches(' ').len();
+    let mut out = String::new();
+    let mut cur = line[..lead].to_string();
+    let mut fresh = true;
+    let mut rest = &line[lead..];
+    while !rest.is_empty() {
+        // The spaces before the next word, then the word.
+        let gap = rest.len() - rest.trim_start_matches(' ').len();
+        let word_end = rest[gap..].find(' ').map_or(rest.len(), |i| gap + i);
+        let (space, word) = (&rest[..gap], &rest[gap..word_end]);
+        rest = &rest[word_end..];
+        if word.is_empty() {
+            break;
+        }
+        if !fresh && cols(&cur) + cols(space) + cols(word) > width {
+            out.push_str(&cur);
+            out.push('\n');
+            cur = " ".repeat(indent);
+            fresh = true;
+        }
+        if !fresh {
+            cur.push_str(space);
+        }
+        cur.push_str(word);
+        fresh = false;
+    }
+    out.push_str(&cur);
+    out
+}
+
+/// `item` (a workload spec: `name:k=v,k=v`, no spaces) indented by `indent` and broken
+/// after `sep` where it does not fit `width`, continued `hang` columns in.
+pub fn wrap_after(item: &str, sep: char, width: usize, indent: usize, hang: usize) -> String {
+    let mut out = " ".repeat(indent);
+    let mut room = width.saturating_sub(indent);
+    let mut line_len = 0;
+    for (i, piece) in item.split_inclusive(sep).enumerate() {
+        if i > 0 && line_len + cols(piece) > room {
+            out.push('\n');
+            out.push_str(&" ".repeat(hang));
+            room = width.saturating_sub(hang);
+            line_len = 0;
+        }
+        out.push_str(piece);
+        line_len += cols(piece);
+    }
+    out
+}
+
+/// [`wrap`] applied to every line of `text` (which keeps its final newline).
+pub fn wrap_text(text: &str, width: usize, indent: usize) -> String {
+    let mut out: Vec<String> = text.lines().map(|l| wrap(l, width, indent)).collect();
+    if text.ends_with('\n') {
+        out.push(String::new());
+    }
+    out.join("\n")
+}
+
+/// [`wrap`] applied to every line of `text`, each continued under its own second field:
+/// after the first run of two or more spaces that follows a word (`  ext4      yes …`
+/// continues under `yes`), else two columns in from where the line starts.
+pub fn wrap_aligned(text: &str, width: usize) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let lead = line.len() - line.trim_start_matches(' ').len();
+        let body = &line[lead..];
+        let field = body
+            .find("  ")
+            .map(|i| i + body[i..].len() - body[i..].trim_start_matches(' ').len())
+            .filter(|&i| i < body.len())
+            .map(|i| cols(&line[..lead + i]))
+            .filter(|&c| c <= width / 2);
+        out.push(wrap(line, width, field.unwrap_or(lead + 2)));
+    }
+    if text.ends_with('\n') {
+        out.push(String::new());
+    }
+    out.join("\n")
+}
+
+/// A table's content before it is drawn.
+#[derive(Clone, Debug, Default)]
+pub struct Grid {
+    pub head: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// The leading columns that name a row, repeated in every part of a split table.
+    pub keys: usize,
+    /// Columns drawn aligned right (figures); missing ones are aligned left.
+    pub right: Vec<bool>,
+}
+
+impl Grid {
+    /// A grid with `head`, no rows, `keys` naming columns, every column aligned left.
+    pub fn new(head: Vec<String>, keys: usize) -> Self {
+        Self {
+            head,
+            keys,
+            ..Self::default()
+        }
+    }
+
+    fn cells(&self, c: usize) -> impl Iterator<Item = &str> {
+        std::iter::once(&self.head)
+            .chain(&self.rows)
+            .filter_map(move |r| r.get(c).map(String::as_str))
+    }
+
+    /// The widest line of column `c`.
+    fn natural(&self, c: usize) -> usize {
+        self.cells(c)
+            .flat_map(str::lines)
+            .map(cols)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The longest word of column `c`: the narrowest it can be wrapped to.
+    fn least(&self, c: usize) -> usize {
+        self.cells(c)
+            .flat_map(|s| s.split(['\n', ' ']))
+            .map(cols)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The same grid with only columns `keep`.
+    fn select(&self, keep: &[usize]) -> Grid {
+        let pick = |r: &Vec<String>| -> Vec<String> {
+            keep.iter()
+                .map(|&c| r.get(c).cloned().unwrap_or_default())
+                .collect()
+        };
+        Grid {
+            head: pick(&self.head),
+            rows: self.rows.iter().map(pick).collect(),
+            keys: keep.iter().filter(|&&c| c < self.keys).count(),
+            right: keep
+                .iter()
+                .map(|&c| self.right.get(c).copied().unwrap_or(false))
+                .collect(),
+        }
+    }
+
+    /// Rows become columns: the first column's cells head the new columns, the old
+    /// header (after its first cell, which heads the new first column) names the rows.
+    pub fn transposed(&self, corner: &str) -> Grid {
+        let mut head = vec![corner.to_string()];
+        head.extend(
+            self.rows
+                .iter()
+                .map(|r| r.first().cloned().unwrap_or_default()),
+        );
+        let rows = (1..self.head.len())
+            .map(|c| {
+                let mut row = vec![self.head[c].clone()];
+                row.extend(
+                    self.rows
+                        .iter()
+                        .map(|r| r.get(c).cloned().unwrap_or_default()),
+                );
+                row
+            })
+            .collect();
+        Grid {
+            head,
+            rows,
+            keys: 1,
+            right: Vec::new(),
+        }
+    }
+}
+
+/// The width of a drawn table whose columns hold `widths` columns of text: one space of
+/// padding each side of a cell, a border between cells and at each end.
+fn drawn(widths: &[usize]) -> usize {
+    widths.iter().map(|w| w + 3).sum::<usize>() + 1
+}
+
+/// Column widths that fit `width` by wrapping the widest columns first, none below its
+/// longest word; `None` when even that does not fit.
+fn shrink(grid: &Grid, width: usize) -> Option<Vec<usize>> {
+    let n = grid.head.len();
+    let mut w: Vec<usize> = (0..n).map(|c| grid.natural(c)).collect();
+    let least: Vec<usize> = (0..n).map(|c| grid.least(c).min(w[c])).collect();
+    while drawn(&w) > width {
+        let excess = drawn(&w) - width;
+        let c = (0..n).filter(|&c| w[c] > least[c]).max_by_key(|&c| w[c])?;
+        let next = (0..n)
+            .filter(|&d| d != c)
+            .map(|d| w[d])
+            .filter(|&x| x < w[c])
+            .max()
+            .unwrap_or(0);
+        w[c] = w[c]
+            .saturating_sub(excess)
+            .max(least[c])
+            .max(next.min(w[c] - 1));
+    }
+    Some(w)
+}
+
+/// Wraps every line of `cell` at spaces to `width` columns.
+fn wrap_cell(cell: &str, width: usize) -> String {
+    cell.lines()
+        .map(|l| wrap(l, width, 0))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Draws `grid` with columns `widths` wide (cells wrapped to them).
+fn draw(grid: &Grid, widths: &[usize]) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    let cells = |r: &Vec<String>| -> Vec<Cell> {
+        r.iter()
+            .enumerate()
+            .map(|(c, s)| {
+                let cell = Cell::new(wrap_cell(s, widths.get(c).copied().unwrap_or(usize::MAX)));
+                if grid.right.get(c).copied().unwrap_or(false) {
+                    cell.set_alignment(CellAlignment::Right)
+                } else {
+                    cell
+                }
+            })
+            .collect()
+    };
+    t.set_header(cells(&grid.head));
+    for r in &grid.rows {
+        t.add_row(cells(r));
+    }
+    t.to_string()
+}
+
+/// `grid` drawn to fit `width` columns: one table, or several (split between columns,
+/// each repeating the key columns) separated by a blank line.
+pub fn render(grid: &Grid, width: usize) -> String {
+    parts(grid, width).join("\n\n")
+}
+
+/// The tables [`render`] draws, one per part.
+pub fn parts(grid: &Grid, width: usize) -> Vec<String> {
+    if let Some(w) = shrink(grid, width) {
+        return vec![draw(grid, &w)];
+    }
+    let keys: Vec<usize> = (0..grid.keys.min(grid.head.len())).collect();
+    let key_width: Vec<usize> = keys.iter().map(|&c| grid.least(c)).collect();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut cur: Vec<usize> = Vec::new();
+    for c in grid.keys..grid.head.len() {
+        let mut widths = key_width.clone();
+        widths.extend(cur.iter().chain([&c]).map(|&d| grid.least(d)));
+        if !cur.is_empty() && drawn(&widths) > width {
+            groups.push(std::mem::take(&mut cur));
+        }
+        cur.push(c);
+    }
+    if !cur.is_empty() || groups.is_empty() {
+        groups.push(cur);
+    }
+    groups
+        .into_iter()
+        .map(|g| {
+            let keep: Vec<usize> = keys.iter().chain(&g).copied().collect();
+            let part = grid.select(&keep);
+            let w = shrink(&part, width)
+                .unwrap_or_else(|| (0..keep.len()).map(|c| part.least(c)).collect());
+            draw(&part, &w)
+        })
+        .collect()
+}
+
+/// Whether every line of `text` is at most `width` columns.
+pub fn fits(text: &str, width: usize) -> bool {
+    text.lines().all(|l| cols(l) <= width)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid(cols_n: usize, cell: &str) -> Grid {
+        let mut g = Grid::new(
+            std::iter::once("target".to_string())
+                .chain((0..cols_n).map(|i| format!("phase_{i}\nentries/s")))
+                .collect(),
+            1,
+        );
+        for t in ["ext4", "tmpfs"] {
+            let mut r = vec![t.to_string()];
+            r.extend((0..cols_n).map(|i| format!("{}{i} {cell}", 1234567)));
+            g.rows.push(r);
+        }
+        g
+    }
+
+    #[test]
+    fn width_comes_from_columns_then_the_terminal_then_80() {
+        assert_eq!(width_from(Some("120"), Some(90)), 120);
+        assert_eq!(width_from(None, Some(90)), 90);
+        assert_eq!(width_from(Some("junk"), Some(100)), 100);
+        assert_eq!(width_from(None, None), 80);
+        assert_eq!(width_from(None, Some(0)), 80, "mpirun's 0-column terminal");
+    }
+
+    #[test]
+    fn prose_wraps_at_spaces_with_a_hanging_indent() {
+        let w = wrap(
+            "  target ext4 (loop): mkfs [-F -q] mount [rw,relatime]",
+            24,
+            4,
+        );
+        assert_eq!(
+            w,
+            "  target ext4 (loop):\n    mkfs [-F -q] mount\n    [rw,relatime]"
+        );
+        assert_eq!(wrap("a\u{a0}b c", 3, 0), "a\u{a0}b\nc");
+        assert_eq!(
+            wrap("averyveryverylongword x", 5, 1),
+            "averyveryverylongword\n x"
+        );
+        assert_eq!(
+            wrap("  u  cold read: no", 14, 5),
+            "  u  cold\n     read: no"
+        );
+    }
+
+    #[test]
+    fn specs_break_after_commas() {
+        let w = wrap_after(
+            "postmark:read_block=4096,write_block=4096,number=5000",
+            ',',
+            30,
+            4,
+            6,
+        );
+        assert_eq!(
+            w,
+            "    postmark:read_block=4096,\n      write_block=4096,\n      number=5000"
+        );
+    }
+
+    #[test]
+    fn listings_continue_under_their_second_field() {
+        let text = "  ext4      loop image yes, with many words after it\nplain words here and there too\n";
+        let want = "  ext4      loop image yes,\n            with many words\n            after it\nplain words here and there\n  too\n";
+        assert_eq!(wrap_aligned(text, 27), want);
+    }
+
+    #[test]
+    fn a_table_that_fits_is_drawn_as_it_is() {
+        let g = grid(2, "±1.0%");
+        let text = render(&g, 80);
+        assert_eq!(text.lines().count(), 7, "{text}");
+        assert!(fits(&text, 80));
+    }
+
+    #[test]
+    fn wide_tables_wrap_at_spaces_then_split_and_never_inside_a_number() {
+        for n in [3, 6, 13] {
+            let g = grid(n, "±12.5% ~s\ncpu\u{a0}40%");
+            for width in [40, 80, 120] {
+                let text = render(&g, width);
+                assert!(fits(&text, width), "{n} columns at {width}:\n{text}");
+                for i in 0..n {
+                    assert!(text.contains(&format!("1234567{i}")), "{text}");
+                    assert!(text.contains(&format!("phase_{i}")), "{text}");
+                }
+                assert!(text.contains("cpu\u{a0}40%"), "{text}");
+                let parts = parts(&g, width).len();
+                assert_eq!(text.matches("ext4").count(), parts, "key column repeated");
+            }
+        }
+    }
+
+    #[test]
+    fn transposing_swaps_rows_and_columns() {
+        let g = grid(3, "x");
+        let t = g.transposed("phase");
+        assert_eq!(t.head, ["phase", "ext4", "tmpfs"]);
+        assert_eq!(t.rows.len(), 3);
+        assert_eq!(
+            t.rows[1],
+            ["phase_1\nentries/s", "12345671 x", "12345671 x"]
+        );
+    }
+}

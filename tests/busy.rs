@@ -94,10 +94,13 @@ fn two_runs_side_by_side_flag_each_other_and_doctor_names_the_other() {
         assert!(started.elapsed() < Duration::from_secs(30), "{t}");
         std::thread::sleep(Duration::from_millis(200));
     };
-    let line = doctor
-        .lines()
-        .find(|l| l.contains("other runs"))
-        .expect("an other-runs check");
+    // The check's line with its wrapped continuation lines (indented), joined.
+    let mut lines = doctor.lines().skip_while(|l| !l.contains("other runs"));
+    let mut line = lines.next().expect("an other-runs check").to_string();
+    for more in lines.take_while(|l| l.starts_with(' ')) {
+        line.push(' ');
+        line.push_str(more.trim());
+    }
     assert!(line.starts_with("WARN"), "{line}");
     assert!(
         line.contains(&format!("(pid {}, image dir", a.id())),

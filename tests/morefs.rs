@@ -79,7 +79,12 @@ fn a_filesystem_the_kernel_lacks_is_refused_with_the_reason() {
         "{stderr}"
     );
     assert!(stderr.contains(&why), "{stderr}");
-    let list = Command::new(common::bin()).arg("list").output().unwrap();
+    // Wide enough that no line of the list wraps: this test reads the reason whole.
+    let list = Command::new(common::bin())
+        .arg("list")
+        .env("COLUMNS", "300")
+        .output()
+        .unwrap();
     let list = String::from_utf8_lossy(&list.stdout);
     let line = list
         .lines()

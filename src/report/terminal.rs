@@ -27,7 +27,9 @@ pub const MARKS: &[(&str, &str, &str)] = &[
     (
         "cache-suspect",
         "c",
-        "cache suspect: too few bytes came from the device, or the read beat its rate",
+        "cache suspect: the device's counters show it delivered under 90% of the bytes \
+         read (half for seeks; not judged for compressible data), or the read beat 1.2× \
+         the device's cold rate while the counters do not show the device delivered them",
     ),
     (
         "cold-unverifiable",

@@ -228,8 +228,10 @@ fn check_net(spec: &NetSpec) {
         // A password reaches mount.cifs through PASSWD, never argv.
         let opts = argv.iter().skip_while(|a| *a != "-o").nth(1);
         for o in cifs_options(opts.map_or("", String::as_str)) {
-            let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim();
-            assert!(!matches!(key, "password" | "pass" | "passwd"), "{argv:?}");
+            if let Some((key, _)) = o.split_once('=') {
+                let key = key.trim();
+                assert!(!matches!(key, "password" | "pass" | "passwd"), "{argv:?}");
+            }
         }
     } else {
         assert!(env.is_empty());

@@ -234,3 +234,28 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Every duration parameter (unit `s`) of every workload takes 0 to 30 days and
+    /// refuses more, negative and non-numbers with an error; building with an accepted
+    /// value never panics (`Duration::from_secs_f64` panicked above ~1.8e19 s).
+    #[test]
+    fn durations_are_bounded(x in prop_oneof![
+        0.0..=fsarena::workload::params::MAX_SECONDS,
+        fsarena::workload::params::MAX_SECONDS * 1.000_001..1e300,
+        -1e20..-1e-9f64,
+    ]) {
+        use fsarena::workload::params::{Params, MAX_SECONDS};
+        for info in fsarena::workload::registry() {
+            for p in info.params.iter().filter(|p| p.unit == "s") {
+                let parsed = Params::parse(info.name, info.params, &format!("{}={x}", p.name));
+                prop_assert_eq!(parsed.is_ok(), (0.0..=MAX_SECONDS).contains(&x), "{}:{}={}", info.name, p.name, x);
+                if let Ok(params) = parsed {
+                    let _ = (info.build)(&params);
+                }
+            }
+        }
+    }
+}

@@ -14,6 +14,8 @@ pub mod dist;
 pub mod doctor;
 pub mod error;
 pub mod figures;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod host;
 pub mod journal;
 pub mod list;

@@ -39,6 +39,13 @@ pub fn remember(value: &str) {
     }
 }
 
+/// Forgets every [`remember`]ed value. For the fuzz entry points ([`crate::fuzzing`]),
+/// which parse millions of inputs in one process: each input starts with none known.
+#[doc(hidden)]
+pub fn forget_all() {
+    KNOWN.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
 /// `text` with every [`remember`]ed value replaced by [`REDACTED`] where it stands as a
 /// whole token (not inside a longer word or number: a password `1000` must not turn
 /// `count=10000` into `count=***0`).

@@ -39,6 +39,8 @@
 //! `--sync end` one syncfs ends each phase.
 
 mod format;
+#[cfg(test)]
+mod props;
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::corpus::{Corpus, Entry, PROFILES};

@@ -323,6 +323,7 @@ pub fn refuse_paths<S: AsRef<str>>(words: &[S]) -> Result<(), String> {
             let names_path = v.starts_with('/')
                 || v.starts_with("./")
                 || v.starts_with("../")
+                || names_device(v)
                 || (!word.starts_with('-') && !v.is_empty() && std::path::Path::new(v).exists());
             if names_path {
                 return Err(format!(
@@ -334,6 +335,21 @@ pub fn refuse_paths<S: AsRef<str>>(words: &[S]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// How blkid, mkfs and mount name a device without its path (`-J device=UUID=…`).
+const DEVICE_TAGS: &[&str] = &["LABEL", "UUID", "PARTUUID", "PARTLABEL"];
+
+/// Whether `v` (an option item or its value) names a device however spelled: a
+/// `TAG=value` of [`DEVICE_TAGS`], or ext3/ext4's external journal by number or path
+/// (`journal_dev=2049`, `journal_path=…`).
+fn names_device(v: &str) -> bool {
+    v.split_once('=').is_some_and(|(k, _)| {
+        let k = k.trim();
+        DEVICE_TAGS.contains(&k.to_ascii_uppercase().as_str())
+            || k.ends_with("journal_dev")
+            || k.ends_with("journal_path")
+    })
 }
 
 /// Splits a user's option string (`"-d agcount=120 -i size=512"`) into arguments,
@@ -400,6 +416,33 @@ mod tests {
         assert_eq!(line(FsType::Ext2), "e2fsck -f -n /dev/loop3");
         assert_eq!(line(FsType::Xfs), "xfs_repair -n /dev/loop3");
         assert_eq!(line(FsType::Btrfs), "btrfs check --readonly /dev/loop3");
+    }
+
+    /// mke2fs finds `-J device=UUID=…` by blkid, and ext4 opens `journal_dev=2049` (8:1,
+    /// sda1) as its journal: devices named without a path.
+    #[test]
+    fn options_naming_a_device_by_tag_or_number_are_refused() {
+        for bad in [
+            "-J device=UUID=1234",
+            "-J device=LABEL=journal",
+            "-Jdevice=PARTUUID=ab-01",
+            "-l logdev=partlabel=log",
+        ] {
+            let words = split_opts(bad).unwrap();
+            assert!(refuse_paths(&words).is_err(), "{bad} accepted");
+        }
+        for bad in [
+            "journal_dev=2049",
+            "ro,journal_path=dev/sda1",
+            "noatime,journal_dev=0x801",
+        ] {
+            assert!(refuse_paths(&[bad]).is_err(), "{bad} accepted");
+        }
+        assert_eq!(refuse_paths(&["-L", "data", "-U", "clear"]), Ok(()));
+        assert_eq!(
+            refuse_paths(&["journal_checksum,journal_async_commit"]),
+            Ok(())
+        );
     }
 
     #[test]

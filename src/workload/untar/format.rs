@@ -92,6 +92,15 @@ pub(super) fn padding(size: u64) -> u64 {
     (BLOCK as u64 - size % BLOCK as u64) % BLOCK as u64
 }
 
+/// The bytes a member's data takes in the archive, its padding included. A size near
+/// 2^64 (a base-256 field or a pax `size` record can give 2^64−1) is an error: `size +
+/// padding` would wrap to 0 and the member's data be read as the next headers.
+fn padded(size: u64, at: u64) -> Result<u64> {
+    size.checked_add(padding(size)).ok_or_else(|| {
+        anyhow!("the member at byte {at} has a size of {size} bytes, more than any archive holds")
+    })
+}
+
 /// Reads a tar stream member by member: each header's checksum verified, GNU long names
 /// (`L`, `K`) and pax records (`x`: `path`, `linkpath`, `size`, `mtime`) applied to the
 /// member they precede, global pax headers (`g`) skipped. The caller reads as much of a
@@ -195,12 +204,12 @@ impl<'a> Members<'a> {
                 b'L' => long_name = Some(cstr_field(&self.read_small(h.size, "a long name")?)),
                 b'K' => long_link = Some(cstr_field(&self.read_small(h.size, "a long link")?)),
                 b'x' => pax = pax_records(&self.read_small(h.size, "a pax header")?),
-                b'g' => self.skip(h.size + padding(h.size), "a global pax header")?,
+                b'g' => self.skip(padded(h.size, at)?, "a global pax header")?,
                 _ => {
                     apply_pax(&mut h, pax)?;
                     h.name = long_name.unwrap_or(h.name);
                     h.link = long_link.unwrap_or(h.link);
-                    self.left = h.size + padding(h.size);
+                    self.left = padded(h.size, at)?;
                     return Ok(Some(h));
                 }
             }

@@ -92,6 +92,28 @@ const PSEUDO_FS: &[&str] = &[
 /// `/sys`, `/dev`, …) and the image directory `image_dir` (or anything inside it, where
 /// fsarena's own images and mount points live) are refused.
 pub fn refuse_dir(path: &Path, image_dir: &Path) -> Option<String> {
+    if let Some(why) = refuse_system_dir(path) {
+        return Some(why);
+    }
+    let image_dir = image_dir
+        .canonicalize()
+        .unwrap_or_else(|_| image_dir.to_path_buf());
+    // The image directory and the directories fsarena manages in it (mount points, state
+    // files, logs, journals); a directory of the user's own beside them is theirs.
+    let managed = ["mnt", "state", "logs", "journal"];
+    if path == image_dir || managed.iter().any(|m| path.starts_with(image_dir.join(m))) {
+        return Some(format!(
+            "it is the image directory {} or one fsarena manages in it (mount points, state \
+             files, logs); give another directory",
+            image_dir.display()
+        ));
+    }
+    None
+}
+
+/// Why `path` (canonical) is the whole system or a kernel filesystem rather than a
+/// directory of files: `/`, `/proc`, `/sys`, `/dev` or anything on a pseudo filesystem.
+pub fn refuse_system_dir(path: &Path) -> Option<String> {
     if path == Path::new("/") {
         return Some(
             "the root directory is not a benchmark directory; give a directory \
@@ -109,19 +131,6 @@ pub fn refuse_dir(path: &Path, image_dir: &Path) -> Option<String> {
     if let Some(fs) = fstype_of(path).filter(|fs| PSEUDO_FS.contains(&fs.as_str())) {
         return Some(format!(
             "it is on {fs}, a kernel filesystem, not a place for files"
-        ));
-    }
-    let image_dir = image_dir
-        .canonicalize()
-        .unwrap_or_else(|_| image_dir.to_path_buf());
-    // The image directory and the directories fsarena manages in it (mount points, state
-    // files, logs, journals); a directory of the user's own beside them is theirs.
-    let managed = ["mnt", "state", "logs", "journal"];
-    if path == image_dir || managed.iter().any(|m| path.starts_with(image_dir.join(m))) {
-        return Some(format!(
-            "it is the image directory {} or one fsarena manages in it (mount points, state \
-             files, logs); give another directory",
-            image_dir.display()
         ));
     }
     None

@@ -1449,6 +1449,12 @@ mod tests {
             "source=/tmp",
             "mode=kernel-build,source=/nonexistent",
             "mode=kernel-build,source=/etc/passwd",
+            // The whole system or a kernel filesystem is no source tree (refused before
+            // a walk that would meet sockets, devices and vanishing /proc entries).
+            "mode=kernel-build,source=/",
+            "mode=kernel-build,source=/proc",
+            "mode=kernel-build,source=/sys/kernel",
+            "mode=kernel-build,source=/dev/",
             "mode=make",
         ] {
             let err = WorkloadSpec::parse(&format!("compile:{bad}")).err();

@@ -187,6 +187,10 @@ fn refusal(path: &Path, ft: fs::FileType) -> String {
 /// directories, regular files and symlinks (which are not followed). Returns what the copy
 /// will make.
 pub fn check_copyable(src: &Path) -> Result<TreeCount> {
+    let canonical = src.canonicalize().on("resolve", src)?;
+    if let Some(why) = crate::target::dir::refuse_system_dir(&canonical) {
+        bail!("{why}");
+    }
     let md = fs::metadata(src).on("stat", src)?;
     if !md.is_dir() {
         bail!("not a directory");

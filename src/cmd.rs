@@ -150,7 +150,7 @@ fn read_back(f: &mut std::fs::File) -> String {
 /// Root's sbin directories and the standard ones, searched after `PATH`.
 const SYSTEM_DIRS: [&str; 5] = ["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"];
 
-/// `PATH` followed by those of [`SYSTEM_DIRS`] it lacks: where fsarena looks for programs,
+/// `PATH` followed by those of `SYSTEM_DIRS` it lacks: where fsarena looks for programs,
 /// and the `PATH` the commands it runs get.
 pub fn search_path() -> String {
     search_path_from(&std::env::var("PATH").unwrap_or_default())

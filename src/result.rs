@@ -64,7 +64,7 @@ pub fn resumed_line(run: &RunResult) -> Option<String> {
 const CLASSIC_TOOLS: [&str; 4] = ["bonnie", "bonnie-files", "postmark", "dbrandom"];
 
 /// What a run says, at its start and atop its report, when it runs one of the
-/// [`CLASSIC_TOOLS`] under a policy other than the originals': `--cache cold` remounts
+/// `CLASSIC_TOOLS` under a policy other than the originals': `--cache cold` remounts
 /// between Postmark's create and transactions and between dbrandom's phases, and
 /// `--sync end` times a sync the originals never did. `None` under `--cache keep --sync
 /// none`, or without such a workload.

@@ -335,7 +335,9 @@ impl Target for LoopTarget {
         self.live = Some(live);
         let dev = self.device()?.to_string();
         let argv = self.fs.mkfs_argv(&dev, &self.user_mkfs);
-        let mkfs_s = cmd::run(&argv).context("mkfs failed")?.seconds;
+        let mkfs_s = cmd::run_stoppable(&argv).context("mkfs failed")?.seconds;
+        // mkfs may have ended just as a stop was asked for: no mount then.
+        crate::context::check_stop()?;
         let mount_s = self.mount_now()?;
         let mp = self
             .live
@@ -434,7 +436,7 @@ impl FsTools for LoopTarget {
 
     fn mkfs(&mut self) -> Result<()> {
         let dev = self.unmounted_device("mkfs")?;
-        cmd::run(&self.fs.mkfs_argv(&dev, &self.user_mkfs)).context("mkfs failed")?;
+        cmd::run_stoppable(&self.fs.mkfs_argv(&dev, &self.user_mkfs)).context("mkfs failed")?;
         Ok(())
     }
 
@@ -444,7 +446,7 @@ impl FsTools for LoopTarget {
             .fs
             .fsck_argv(&dev)
             .with_context(|| format!("{} has no read-only checker", self.fs.name()))?;
-        cmd::run(&argv)
+        cmd::run_stoppable(&argv)
             .with_context(|| format!("the read-only check of {dev} found damage or failed"))?;
         Ok(())
     }

@@ -229,103 +229,95 @@ fn finished(json: &Path, lines: &[String]) -> BTreeSet<(String, String, u64)> {
     s.into_iter().collect()
 }
 
+/// Where one try's run writes: its image directory, database and JSON, and the
+/// filesystem of the test's own that the fault fills or fails.
+struct Place {
+    _top: tempfile::TempDir,
+    own: Option<OwnFs>,
+    image_dir: PathBuf,
+    db: PathBuf,
+    json: PathBuf,
+}
+
+impl Place {
+    fn new(kind: Kind) -> Place {
+        let top = common::image_dir();
+        let out_dir = top.path().join("out");
+        std::fs::create_dir_all(&out_dir).unwrap();
+        let at = |name: &str| top.path().join(name);
+        let own = match kind {
+            Kind::ImageDirFull => Some(OwnFs::ext4(at("imgfs"), 200, "errors=continue")),
+            Kind::DbFull => Some(OwnFs::tmpfs(at("dbfs"), "2m")),
+            Kind::DbReadOnly => Some(OwnFs::ext4(at("dbfs"), 16, "errors=remount-ro")),
+            _ => None,
+        };
+        let mnt = own.as_ref().map(|o| o.mnt.clone());
+        let image_dir = match kind {
+            Kind::ImageDirFull => mnt.clone().unwrap().join("img"),
+            _ => at("img"),
+        };
+        let db = match kind {
+            Kind::DbFull | Kind::DbReadOnly => mnt.unwrap().join("r.db"),
+            _ => out_dir.join("r.db"),
+        };
+        Place {
+            _top: top,
+            own,
+            image_dir,
+            db,
+            json: out_dir.join("run.json"),
+        }
+    }
+
+    /// Hits the run with the fault of `kind`.
+    fn hit(&self, kind: Kind, run: &mut Watched, step: usize) {
+        match kind {
+            Kind::Kill9 => {
+                let _ = run.child.kill();
+            }
+            Kind::Interrupt => {
+                let sig = [libc::SIGINT, libc::SIGTERM][step % 2];
+                // SAFETY: a signal to our own child.
+                unsafe { libc::kill(run.child.id() as i32, sig) };
+            }
+            Kind::ImageDirFull | Kind::DbFull => self.own.as_ref().unwrap().fill(),
+            Kind::DbReadOnly => self.own.as_ref().unwrap().fail_read_only(),
+            Kind::DbDeleted => {
+                for suffix in ["", "-journal", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", self.db.display()));
+                }
+            }
+        }
+    }
+}
+
 /// One try of `kind`, the fault after log line `step` plus `extra`.
 fn one_try(kind: Kind, step: usize, extra: Duration) -> Outcome {
-    let top = common::image_dir();
-    let image_dir = top.path().join("img");
-    let out_dir = top.path().join("out");
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let own = match kind {
-        Kind::ImageDirFull => Some(OwnFs::ext4(
-            top.path().join("imgfs"),
-            200,
-            "errors=continue",
-        )),
-        Kind::DbFull => Some(OwnFs::tmpfs(top.path().join("dbfs"), "2m")),
-        Kind::DbReadOnly => Some(OwnFs::ext4(
-            top.path().join("dbfs"),
-            16,
-            "errors=remount-ro",
-        )),
-        _ => None,
-    };
-    let image_dir = match kind {
-        Kind::ImageDirFull => own.as_ref().unwrap().mnt.join("img"),
-        _ => image_dir,
-    };
-    let db = match kind {
-        Kind::DbFull | Kind::DbReadOnly => own.as_ref().unwrap().mnt.join("r.db"),
-        _ => out_dir.join("r.db"),
-    };
-    let json = out_dir.join("run.json");
+    let place = Place::new(kind);
     let mut args = vec!["run"];
     args.extend_from_slice(RUN);
-    args.extend(["--image-dir", image_dir.to_str().unwrap()]);
-    args.extend([
-        "--db",
-        db.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    args.extend(["--image-dir", place.image_dir.to_str().unwrap()]);
+    args.extend(["--db", place.db.to_str().unwrap()]);
+    args.extend(["--json", place.json.to_str().unwrap()]);
     let mut run = Watched::start(&args);
-    let mut o = Outcome::default();
     let mut lines_seen = 0;
     while lines_seen < step && run.wait_for("fsarena", Duration::from_secs(60)) {
         lines_seen += 1;
     }
     std::thread::sleep(extra);
     let alive = run.child.try_wait().unwrap().is_none();
-    let signalled = Instant::now();
-    match kind {
-        Kind::Kill9 => {
-            let _ = run.child.kill();
-        }
-        Kind::Interrupt => {
-            let sig = if step % 2 == 0 {
-                libc::SIGINT
-            } else {
-                libc::SIGTERM
-            };
-            // SAFETY: a signal to our own child.
-            unsafe { libc::kill(run.child.id() as i32, sig) };
-        }
-        Kind::ImageDirFull | Kind::DbFull => own.as_ref().unwrap().fill(),
-        Kind::DbReadOnly => own.as_ref().unwrap().fail_read_only(),
-        Kind::DbDeleted => {
-            for suffix in ["", "-journal", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
-            }
-        }
-    }
+    let hit = Instant::now();
+    place.hit(kind, &mut run, step);
     let status = run.wait_until(Instant::now() + Duration::from_secs(180));
-    let code = status.and_then(|s| s.code());
-    let took = signalled.elapsed();
-    (o.code, o.alive) = (code, alive);
-    let expected: &[Option<i32>] = match kind {
-        Kind::Kill9 if alive => &[None],
-        Kind::Interrupt if alive => &[Some(130)],
-        _ if !alive => &[Some(0)],
-        _ => &[Some(0), Some(1)],
+    let mut o = Outcome {
+        code: status.and_then(|s| s.code()),
+        alive,
+        ..Default::default()
     };
-    if !expected.contains(&code) {
-        o.problems
-            .push(format!("exit {code:?}, expected {expected:?}"));
-    }
-    if kind == Kind::Interrupt && alive && took > Duration::from_secs(10) {
-        o.problems.push(format!(
-            "{:.1} s from the signal to the exit",
-            took.as_secs_f64()
-        ));
-    }
-    if code == Some(0) && !run.text().contains("stored in") {
-        o.problems.push("exit 0 without 'stored in'".into());
-    }
-    if code == Some(1) && run.text().contains("stored in") && matches!(kind, Kind::DbDeleted) {
-        o.problems.push("'stored in' a deleted database".into());
-    }
+    judge_exit(kind, &run, &place.json, hit.elapsed(), &mut o);
     if kind == Kind::Interrupt {
         // Teardown alone leaves nothing: cleanup must have nothing to do.
-        let left = leftovers(&image_dir);
+        let left = leftovers(&place.image_dir);
         if !left.is_empty() {
             o.problems
                 .push(format!("left after SIGINT/SIGTERM: {left:?}"));
@@ -333,26 +325,24 @@ fn one_try(kind: Kind, step: usize, extra: Duration) -> Outcome {
     }
     // The filesystems the test filled are emptied first: cleanup is not asked to work on a
     // full disk, and what it leaves is then fsarena's doing.
-    if let Some(fs) = &own {
+    if let Some(fs) = &place.own {
         let _ = std::fs::remove_file(fs.mnt.join("filler"));
     }
-    let cleanup = common::cleanup(&image_dir);
+    let cleanup = common::cleanup(&place.image_dir);
     if !cleanup.status.success() {
-        o.problems.push(format!(
-            "cleanup failed: {}",
-            String::from_utf8_lossy(&cleanup.stdout)
-        ));
+        let out = String::from_utf8_lossy(&cleanup.stdout);
+        o.problems.push(format!("cleanup failed: {out}"));
     }
-    let left = leftovers(&image_dir);
+    let left = leftovers(&place.image_dir);
     o.clean = left.is_empty();
     if !o.clean {
         o.problems.push(format!("left after cleanup: {left:?}"));
+        // Undone before the directory goes (the test's own mess, not a result).
+        let _ = common::cleanup(&place.image_dir);
     }
-    let have = kept(&db, &image_dir);
-    let lost: Vec<_> = finished(&json, &run.seen)
-        .difference(&have)
-        .cloned()
-        .collect();
+    let have = kept(&place.db, &place.image_dir);
+    let done = finished(&place.json, &run.seen);
+    let lost: Vec<_> = done.difference(&have).cloned().collect();
     o.lost = lost.len();
     if !lost.is_empty() {
         o.problems.push(format!("finished trials lost: {lost:?}"));
@@ -360,12 +350,46 @@ fn one_try(kind: Kind, step: usize, extra: Duration) -> Outcome {
     if !o.problems.is_empty() {
         o.problems.push(format!("output:\n{}", run.text()));
     }
-    // Anything left is undone before the directory goes (the test's own mess, not a result).
-    if !left.is_empty() {
-        let _ = common::cleanup(&image_dir);
-    }
-    drop(own);
     o
+}
+
+/// Checks the exit code and what the run said against what the fault of `kind` allows;
+/// `took` is the time from the fault to the exit.
+fn judge_exit(kind: Kind, run: &Watched, json: &Path, took: Duration, o: &mut Outcome) {
+    let said = run.text();
+    let expected: &[Option<i32>] = match kind {
+        _ if !o.alive => &[Some(0)],
+        Kind::Kill9 => &[None],
+        // A signal after the last trial, while the run reports, finds nothing to stop
+        // (checked below: the run is complete then).
+        Kind::Interrupt => &[Some(130), Some(0)],
+        _ => &[Some(0), Some(1)],
+    };
+    if kind == Kind::Interrupt && o.alive && o.code == Some(0) {
+        let status = std::fs::read(json)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .map(|v| v["status"].clone());
+        if status != Some("complete".into()) {
+            o.problems
+                .push(format!("exit 0 after the signal, run {status:?}"));
+        }
+    }
+    if !expected.contains(&o.code) {
+        o.problems
+            .push(format!("exit {:?}, expected {expected:?}", o.code));
+    }
+    if kind == Kind::Interrupt && o.alive && took > Duration::from_secs(10) {
+        let s = took.as_secs_f64();
+        o.problems
+            .push(format!("{s:.1} s from the signal to the exit"));
+    }
+    if o.code == Some(0) && !said.contains("stored in") {
+        o.problems.push("exit 0 without 'stored in'".into());
+    }
+    if o.code == Some(1) && said.contains("stored in") && kind == Kind::DbDeleted {
+        o.problems.push("'stored in' a deleted database".into());
+    }
 }
 
 #[test]

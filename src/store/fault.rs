@@ -41,28 +41,13 @@ pub(super) fn os_errno(conn: &rusqlite::Connection) -> Option<i32> {
 
 /// The cause of `e`, or `None` when nothing about the file or its filesystem explains it.
 fn cause(path: &Path, seen: &Seen, e: &anyhow::Error) -> Option<String> {
-    let opened = seen.opened;
-    let now = super::identity(path);
-    if opened.is_some() && now != opened {
-        return Some(match now {
-            None => "the file is gone (deleted during the run)".into(),
-            Some(_) => "the file was replaced by another one during the run".into(),
-        });
-    }
-    if opened.is_some() && std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
-        return Some("the file was emptied (truncated to 0 bytes) during the run".into());
-    }
     let code = e
         .chain()
         .find_map(|c| c.downcast_ref::<rusqlite::Error>())
         .and_then(rusqlite::Error::sqlite_error_code);
     use rusqlite::ErrorCode as C;
-    if matches!(code, Some(C::NotADatabase | C::DatabaseCorrupt)) {
-        return Some(
-            "the file is not a sound fsarena database any more (damaged, or overwritten by \
-             another program)"
-                .into(),
-        );
+    if let Some(why) = not_the_file(path, seen.opened, code) {
+        return Some(why);
     }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -74,20 +59,8 @@ fn cause(path: &Path, seen: &Seen, e: &anyhow::Error) -> Option<String> {
             "its filesystem is read-only (mounted ro, or made read-only after an error)".into(),
         );
     }
-    if let Some(why) = not_writable(path, "the file") {
+    if let Some(why) = cannot_write(path, dir) {
         return Some(why);
-    }
-    if let Some(why) = not_writable(dir, "its directory (where SQLite writes its journal)") {
-        return Some(why);
-    }
-    for suffix in ["-journal", "-wal", "-shm"] {
-        let mut companion = path.as_os_str().to_owned();
-        companion.push(suffix);
-        let companion = std::path::PathBuf::from(companion);
-        let what = format!("the file beside it, {},", companion.display());
-        if let Some(why) = not_writable(&companion, &what) {
-            return Some(why);
-        }
     }
     let os_level = matches!(
         code,
@@ -107,6 +80,54 @@ fn cause(path: &Path, seen: &Seen, e: &anyhow::Error) -> Option<String> {
             true => "its filesystem is out of inodes".into(),
             false => "its filesystem is full".into(),
         });
+    }
+    None
+}
+
+/// Whether the file at `path` is no longer the database that was opened (`opened`, its
+/// identity then): deleted, replaced, emptied, or with other bytes than a database's.
+fn not_the_file(
+    path: &Path,
+    opened: Option<(u64, u64)>,
+    code: Option<rusqlite::ErrorCode>,
+) -> Option<String> {
+    let now = super::identity(path);
+    if opened.is_some() && now != opened {
+        return Some(match now {
+            None => "the file is gone (deleted during the run)".into(),
+            Some(_) => "the file was replaced by another one during the run".into(),
+        });
+    }
+    if opened.is_some() && std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        return Some("the file was emptied (truncated to 0 bytes) during the run".into());
+    }
+    use rusqlite::ErrorCode as C;
+    if matches!(code, Some(C::NotADatabase | C::DatabaseCorrupt)) {
+        return Some(
+            "the file is not a sound fsarena database any more (damaged, or overwritten by \
+             another program)"
+                .into(),
+        );
+    }
+    None
+}
+
+/// Why the database, its directory or a file SQLite keeps beside it cannot be written.
+fn cannot_write(path: &Path, dir: &Path) -> Option<String> {
+    if let Some(why) = not_writable(path, "the file") {
+        return Some(why);
+    }
+    if let Some(why) = not_writable(dir, "its directory (where SQLite writes its journal)") {
+        return Some(why);
+    }
+    for suffix in ["-journal", "-wal", "-shm"] {
+        let mut companion = path.as_os_str().to_owned();
+        companion.push(suffix);
+        let companion = std::path::PathBuf::from(companion);
+        let what = format!("the file beside it, {},", companion.display());
+        if let Some(why) = not_writable(&companion, &what) {
+            return Some(why);
+        }
     }
     None
 }

@@ -222,6 +222,8 @@ fn probe(path: &Path) -> Result<Found> {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let look = || -> rusqlite::Result<(i64, bool)> {
         let conn = Connection::open_with_flags(&uri, flags)?;
+        // Under a shared lock: a run's commit may hold the file for a moment.
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         let runs: i64 = conn.query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
@@ -987,6 +989,24 @@ mod tests {
         for f in ["new.db-wal", "new.db-shm"] {
             assert!(!dir.path().join(f).exists(), "{f}");
         }
+    }
+
+    /// A run's commit holds the file for a moment: a reader opening it then waits, and
+    /// does not take the locked file for a foreign one.
+    #[test]
+    fn a_database_locked_for_a_moment_is_waited_for_not_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("busy.db");
+        drop(Store::open(&path).unwrap());
+        let holder = Connection::open(&path).unwrap();
+        holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            holder.execute_batch("COMMIT").unwrap();
+        });
+        let opened = Store::open_existing(&path);
+        t.join().unwrap();
+        assert!(opened.is_ok(), "{:#}", opened.err().unwrap());
     }
 
     /// A database an older fsarena left in WAL mode is switched to the rollback journal

@@ -60,6 +60,8 @@ struct Outcome {
     /// The exit code, and whether the run was still alive when hit.
     code: Option<i32>,
     alive: bool,
+    /// Seconds from SIGINT/SIGTERM to the exit.
+    stop_s: Option<f64>,
     /// Nothing was left after cleanup.
     clean: bool,
     /// Finished trials found neither in the database nor in the journal.
@@ -314,6 +316,9 @@ fn one_try(kind: Kind, step: usize, extra: Duration) -> Outcome {
         alive,
         ..Default::default()
     };
+    if kind == Kind::Interrupt && alive {
+        o.stop_s = Some(hit.elapsed().as_secs_f64());
+    }
     judge_exit(kind, &run, &place.json, hit.elapsed(), &mut o);
     if kind == Kind::Interrupt {
         // Teardown alone leaves nothing: cleanup must have nothing to do.
@@ -408,6 +413,7 @@ fn seeded_faults_leave_nothing_and_lose_no_finished_trial() {
     let seed = env("FSARENA_FAULT_SEED", 1);
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut tally = vec![(0usize, 0usize, 0usize); KINDS.len()];
+    let mut stop_max_s: f64 = 0.0;
     let mut problems = Vec::new();
     for i in 0..tries as usize {
         let k = i % KINDS.len();
@@ -427,6 +433,7 @@ fn seeded_faults_leave_nothing_and_lose_no_finished_trial() {
             if o.clean { "clean" } else { "NOT clean" },
             o.lost
         );
+        stop_max_s = stop_max_s.max(o.stop_s.unwrap_or(0.0));
         tally[k].0 += 1;
         tally[k].1 += o.clean as usize;
         tally[k].2 += o.lost;
@@ -446,6 +453,7 @@ fn seeded_faults_leave_nothing_and_lose_no_finished_trial() {
             KINDS[k]
         );
     }
+    eprintln!("fault-injection: longest time from SIGINT/SIGTERM to exit: {stop_max_s:.2} s");
     let (n, clean, lost) = tally
         .iter()
         .fold((0, 0, 0), |a, t| (a.0 + t.0, a.1 + t.1, a.2 + t.2));

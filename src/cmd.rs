@@ -121,14 +121,14 @@ fn run_with<S: AsRef<str>>(argv: &[S], env: &[(String, String)], how: How) -> Re
     let (status, stdout, stderr) = if how != How::Piped {
         let mut out = tempfile::tempfile().map_err(not_started)?;
         let mut err = tempfile::tempfile().map_err(not_started)?;
-        let child = command
+        let mut child = command
             .stdout(out.try_clone().map_err(not_started)?)
             .stderr(err.try_clone().map_err(not_started)?)
             .spawn()
             .map_err(not_started)?;
         let status = match how {
             How::Stoppable => wait_or_stop(child, &line)?,
-            _ => wait(child).map_err(not_started)?,
+            _ => child.wait().map_err(not_started)?,
         };
         (status, read_back(&mut out), read_back(&mut err))
     } else {
@@ -161,10 +161,6 @@ fn run_with<S: AsRef<str>>(argv: &[S], env: &[(String, String)], how: How) -> Re
         stderr,
         seconds,
     })
-}
-
-fn wait(mut child: std::process::Child) -> std::io::Result<std::process::ExitStatus> {
-    child.wait()
 }
 
 /// Waits for `child`, polling every 10 ms; on a stop request kills its process group (it

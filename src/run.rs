@@ -231,7 +231,8 @@ impl Sink<'_> {
         let Some(s) = self.store.as_deref_mut() else {
             return;
         };
-        // A database deleted mid-run takes writes without error: its file is checked too.
+        // A database deleted or replaced mid-run may take writes into a file nobody can
+        // open again: its file is checked too.
         if let Err(e) = s.add_trial(run_id, trial).and_then(|_| s.still_there()) {
             self.failed(format!("storing a trial: {e:#}"), progress);
         }

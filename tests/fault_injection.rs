@@ -271,6 +271,11 @@ impl Place {
         }
     }
 
+    /// Where [`Kind::DbDeleted`] puts the database it takes away.
+    fn gone(&self) -> PathBuf {
+        self.db.with_extension("gone")
+    }
+
     /// Hits the run with the fault of `kind`.
     fn hit(&self, kind: Kind, run: &mut Watched, step: usize) {
         match kind {
@@ -285,9 +290,9 @@ impl Place {
             Kind::ImageDirFull | Kind::DbFull => self.own.as_ref().unwrap().fill(),
             Kind::DbReadOnly => self.own.as_ref().unwrap().fail_read_only(),
             Kind::DbDeleted => {
-                for suffix in ["", "-journal", "-wal", "-shm"] {
-                    let _ = std::fs::remove_file(format!("{}{suffix}", self.db.display()));
-                }
+                // To the run, a rename is a deletion (its path names no file any more);
+                // the test keeps the file to see what the run had stored when it went.
+                let _ = std::fs::rename(&self.db, self.gone());
             }
         }
     }
@@ -349,7 +354,14 @@ fn one_try(kind: Kind, step: usize, extra: Duration) -> Outcome {
         // Undone before the directory goes (the test's own mess, not a result).
         let _ = common::cleanup(&place.image_dir);
     }
-    let have = kept(&place.db, &place.image_dir);
+    // A run that said "stored in" before the database went had stored everything (the
+    // deletion came after its last check, as after its end): that file is the database
+    // the user deleted. A run that noticed must have kept everything in its journal.
+    let db = match (kind, o.code) {
+        (Kind::DbDeleted, Some(0)) => place.gone(),
+        _ => place.db.clone(),
+    };
+    let have = kept(&db, &place.image_dir);
     let done = finished(&place.json, &run.seen);
     let lost: Vec<_> = done.difference(&have).cloned().collect();
     o.lost = lost.len();

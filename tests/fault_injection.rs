@@ -234,11 +234,12 @@ fn finished(json: &Path, lines: &[String]) -> BTreeSet<(String, String, u64)> {
 /// Where one try's run writes: its image directory, database and JSON, and the
 /// filesystem of the test's own that the fault fills or fails.
 struct Place {
-    _top: tempfile::TempDir,
     own: Option<OwnFs>,
     image_dir: PathBuf,
     db: PathBuf,
     json: PathBuf,
+    /// Last: removed after `own` is unmounted (fields drop in order).
+    _top: tempfile::TempDir,
 }
 
 impl Place {
@@ -263,11 +264,11 @@ impl Place {
             _ => out_dir.join("r.db"),
         };
         Place {
-            _top: top,
             own,
             image_dir,
             db,
             json: out_dir.join("run.json"),
+            _top: top,
         }
     }
 

@@ -359,7 +359,7 @@ fn one_try(kind: Kind, step: usize, extra: Duration) -> Outcome {
     // deletion came after its last check, as after its end): that file is the database
     // the user deleted. A run that noticed must have kept everything in its journal.
     let db = match (kind, o.code) {
-        (Kind::DbDeleted, Some(0)) => place.gone(),
+        (Kind::DbDeleted, Some(0)) if place.gone().exists() => place.gone(),
         _ => place.db.clone(),
     };
     let have = kept(&db, &place.image_dir);

@@ -527,7 +527,12 @@ fn replay_state_files(image_dir: &Path) -> (Vec<String>, Vec<String>) {
     }
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+        let ext = path.extension().and_then(|e| e.to_str());
+        if ext == Some("lock") && !path.with_extension("json").exists() {
+            // A run killed while it finished, between removing its state file and its lock.
+            remove_stale_lock(&path);
+        }
+        if ext != Some("json") {
             continue;
         }
         let data = match read_trusted(&path, me) {
@@ -700,6 +705,13 @@ mod tests {
         drop(held);
         remove_stale_lock(&state.join("r1.lock"));
         assert!(!state.join("r1.lock").exists());
+        // A lock file whose state file is gone (killed while finishing) goes at cleanup.
+        std::fs::remove_file(state.join("r2.json")).unwrap();
+        assert!(state.join("r2.lock").exists());
+        std::fs::write(state.join(MARKER), b"").ok();
+        let (_, live) = replay_state_files(dir.path());
+        assert!(live.is_empty());
+        assert!(!state.join("r2.lock").exists());
     }
     use std::os::unix::fs::PermissionsExt;
 

@@ -42,23 +42,43 @@ pub fn record(line: &str) {
     }
 }
 
+/// How a command's output is collected and whether a stop request ends it.
+#[derive(Clone, Copy, PartialEq)]
+enum How {
+    /// Through pipes, waited for to the end.
+    Piped,
+    /// Through temporary files (a daemon left behind keeps no pipe open).
+    Detached,
+    /// Through temporary files, killed with its process group on SIGINT/SIGTERM.
+    Stoppable,
+}
+
 /// Runs `argv` and waits; fails with the command's stderr when it exits non-zero.
 pub fn run<S: AsRef<str>>(argv: &[S]) -> Result<Output> {
-    run_with(argv, &[], false)
+    run_with(argv, &[], How::Piped)
+}
+
+/// Like [`run`], for a command whose work is thrown away when the run stops (mkfs and
+/// fsck of an image or device fsarena is about to measure): after SIGINT/SIGTERM its
+/// process group is killed within 10 ms and the error is `Interrupted`, so teardown starts
+/// at once instead of after an mkfs that may take minutes (`-cc`, a large device). Never
+/// for mount, umount or losetup, whose half-done work would be left behind.
+pub fn run_stoppable<S: AsRef<str>>(argv: &[S]) -> Result<Output> {
+    run_with(argv, &[], How::Stoppable)
 }
 
 /// Like [`run`], for a command that leaves a daemon behind (sshfs, other FUSE mounts):
 /// its output goes to unnamed temporary files instead of pipes, so waiting for it does
 /// not wait for the daemon, which may keep the descriptors open for its whole life.
 pub fn run_detached<S: AsRef<str>>(argv: &[S]) -> Result<Output> {
-    run_with(argv, &[], true)
+    run_with(argv, &[], How::Detached)
 }
 
 /// Like [`run_detached`], with `env` added to the command's environment: how a secret
 /// (mount.cifs's `PASSWD`) reaches the one command that needs it. The log and errors
 /// name each variable with its value hidden (`PASSWD=***`).
 pub fn run_detached_env<S: AsRef<str>>(argv: &[S], env: &[(String, String)]) -> Result<Output> {
-    run_with(argv, env, true)
+    run_with(argv, env, How::Detached)
 }
 
 /// The line logged for `argv` run with `env`: variables as `NAME=***`, argv redacted.
@@ -72,7 +92,7 @@ fn log_line(argv: &[&str], env: &[(String, String)]) -> String {
     shell_words(&words)
 }
 
-fn run_with<S: AsRef<str>>(argv: &[S], env: &[(String, String)], detached: bool) -> Result<Output> {
+fn run_with<S: AsRef<str>>(argv: &[S], env: &[(String, String)], how: How) -> Result<Output> {
     let argv: Vec<&str> = argv.iter().map(|s| s.as_ref()).collect();
     let line = log_line(&argv, env);
     if log_enabled() {
@@ -98,14 +118,18 @@ fn run_with<S: AsRef<str>>(argv: &[S], env: &[(String, String)], detached: bool)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .process_group(0);
-    let (status, stdout, stderr) = if detached {
+    let (status, stdout, stderr) = if how != How::Piped {
         let mut out = tempfile::tempfile().map_err(not_started)?;
         let mut err = tempfile::tempfile().map_err(not_started)?;
-        let status = command
+        let mut child = command
             .stdout(out.try_clone().map_err(not_started)?)
             .stderr(err.try_clone().map_err(not_started)?)
-            .status()
+            .spawn()
             .map_err(not_started)?;
+        let status = match how {
+            How::Stoppable => wait_or_stop(child, &line)?,
+            _ => child.wait().map_err(not_started)?,
+        };
         (status, read_back(&mut out), read_back(&mut err))
     } else {
         let out = command.output().map_err(not_started)?;
@@ -137,6 +161,25 @@ fn run_with<S: AsRef<str>>(argv: &[S], env: &[(String, String)], detached: bool)
         stderr,
         seconds,
     })
+}
+
+/// Waits for `child`, polling every 10 ms; on a stop request kills its process group (it
+/// leads one) and fails with `Interrupted`.
+fn wait_or_stop(mut child: std::process::Child, line: &str) -> Result<std::process::ExitStatus> {
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if crate::context::stop_requested() {
+            // SAFETY: kill(2) on the process group the child leads (`process_group(0)`).
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            return Err(
+                anyhow::Error::from(Error::Interrupted).context(format!("stopped `{line}`"))
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// What a command wrote to `f` (rewound first).

@@ -237,9 +237,10 @@ impl Sink<'_> {
         let Some(s) = self.store.as_deref_mut() else {
             return;
         };
-        if let Err(e) = s.add_trial(run_id, trial) {
-            let why = format!("storing a trial in {}: {e:#}", s.path().display());
-            self.failed(why, progress);
+        // A database deleted or replaced mid-run may take writes into a file nobody can
+        // open again: its file is checked too.
+        if let Err(e) = s.add_trial(run_id, trial).and_then(|_| s.still_there()) {
+            self.failed(format!("storing a trial: {e:#}"), progress);
         }
     }
 
@@ -266,10 +267,7 @@ impl Sink<'_> {
         if let Some(s) = self.store.as_deref_mut() {
             let mut why = None;
             if let Err(e) = s.finish_run(result) {
-                why = Some(format!(
-                    "recording the run's end in {}: {e:#}",
-                    s.path().display()
-                ));
+                why = Some(format!("recording the run's end: {e:#}"));
             }
             if let Err(e) = s.still_there() {
                 // Whatever was written went to a file nobody can open: no trial is kept.

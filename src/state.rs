@@ -107,6 +107,23 @@ fn lock_once(path: &Path, run_id: &str) -> Result<std::fs::File> {
     Ok(f)
 }
 
+/// Removes the lock file of a dead run, taken first so that no process holds it: a
+/// process of the same run that opened it meanwhile then locks the unlinked file, sees it
+/// is no longer the one at its path and makes a new one ([`take_lock`]). Left when held.
+fn remove_stale_lock(path: &Path) {
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+    else {
+        return;
+    };
+    // SAFETY: flock(2) on a descriptor owned here; the lock goes with it.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        owned::remove(path, Removal::File).ok();
+    }
+}
+
 /// Whether the run whose state file is `state_file` is alive: some process holds its lock.
 /// A state file without a lock file (written by an older fsarena) is judged by its pid.
 pub fn run_is_live(state_file: &Path, pid: u32) -> bool {
@@ -510,7 +527,12 @@ fn replay_state_files(image_dir: &Path) -> (Vec<String>, Vec<String>) {
     }
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+        let ext = path.extension().and_then(|e| e.to_str());
+        if ext == Some("lock") && !path.with_extension("json").exists() {
+            // A run killed while it finished, between removing its state file and its lock.
+            remove_stale_lock(&path);
+        }
+        if ext != Some("json") {
             continue;
         }
         let data = match read_trusted(&path, me) {
@@ -551,8 +573,7 @@ fn replay_state_files(image_dir: &Path) -> (Vec<String>, Vec<String>) {
         lines.extend(kept_journals(image_dir, &data.run_id));
         if !failed {
             owned::remove(&path, Removal::File).ok();
-            // Its lock file stays: only a run removes its own (a process of the same run
-            // may be taking it now); a stale one is free and reused.
+            remove_stale_lock(&lock_path(&path));
             // A rewrite the run was killed in the middle of.
             owned::remove(&path.with_extension("json.tmp"), Removal::File).ok();
         }
@@ -677,6 +698,20 @@ mod tests {
         let again = State::create(&state, "r1").unwrap();
         drop(again); // never finished, as after kill -9: dead, its lock free
         assert!(!run_is_live(&file, 1));
+        // cleanup removes the dead run's lock file, never a held one.
+        let held = State::create(&state, "r2").unwrap();
+        remove_stale_lock(&state.join("r2.lock"));
+        assert!(state.join("r2.lock").exists());
+        drop(held);
+        remove_stale_lock(&state.join("r1.lock"));
+        assert!(!state.join("r1.lock").exists());
+        // A lock file whose state file is gone (killed while finishing) goes at cleanup.
+        std::fs::remove_file(state.join("r2.json")).unwrap();
+        assert!(state.join("r2.lock").exists());
+        std::fs::write(state.join(MARKER), b"").ok();
+        let (_, live) = replay_state_files(dir.path());
+        assert!(live.is_empty());
+        assert!(!state.join("r2.lock").exists());
     }
     use std::os::unix::fs::PermissionsExt;
 

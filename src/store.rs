@@ -1,7 +1,6 @@
 //! The result store: every run in a SQLite database (`./fsarena.db` by default, `--db`).
 //!
-//! Schema (version in `PRAGMA user_version`, migrated forward on open; WAL journal, so
-//! readers never block the run that writes):
+//! Schema (version in `PRAGMA user_version`, migrated forward on open):
 //! * `runs`: id, times, status, fsarena version, command line, host, policy (JSON), the
 //!   writing process's pid and host (to tell an interrupted run from a running one);
 //! * `targets`: per run and target, the target's description (mkfs and mount options,
@@ -21,6 +20,16 @@
 //! Each trial is written in one transaction as soon as it finishes, so a run killed half
 //! way keeps every completed trial; a run still marked `running` whose process is gone is
 //! reported as `interrupted`.
+//!
+//! Journal: SQLite's rollback journal (`journal_mode=DELETE`), not WAL, and no memory
+//! mapping. WAL's index is a file (`-shm`) every connection maps into memory; when that
+//! file cannot be written through the mapping (`chattr +i`, truncated, a full
+//! filesystem), the kernel kills the process with SIGBUS — a whole run lost to its
+//! database. With a rollback journal every failure is an error a run survives (its trials
+//! stay in the journal, [`crate::journal`]). Concurrency stays: writers take the lock for
+//! one short transaction (`BEGIN IMMEDIATE`, waiting up to 30 s), readers wait only while
+//! a trial commits. A database an older fsarena left in WAL mode is switched back when no
+//! other process has it open.
 
 use crate::error::usage;
 use crate::result::{PhaseResult, RunResult, TargetInfo, Trial};
@@ -28,6 +37,7 @@ use anyhow::{bail, Context, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
+mod fault;
 mod ranks;
 mod resume;
 
@@ -183,11 +193,11 @@ fn probe(path: &Path) -> Result<Found> {
     if meta.len() == 0 {
         return Ok(Found::Empty);
     }
-    let mut head = [0u8; 16];
+    let mut head = [0u8; 20];
     let read = std::fs::File::open(path)
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
         .map_err(|e| usage(format!("result database {shown}: {e}")))?;
-    if read < 16 || &head != b"SQLite format 3\0" {
+    if read < 20 || &head[..16] != b"SQLite format 3\0" {
         return Err(usage(format!(
             "{shown} is not an SQLite database, so not fsarena's: give --db another file"
         )));
@@ -195,13 +205,17 @@ fn probe(path: &Path) -> Result<Found> {
     let foreign = |why: String| usage(format!("{shown} is {why}: give --db another file"));
     // A database in use in WAL mode has what a reader needs beside it, and the newest
     // tables may still be in its -wal file (a run that just made it): read it as any reader
-    // would. Otherwise the file alone holds everything, read without locks or companions.
+    // would. A database with a rollback journal (bytes 18 and 19 of its header are 1) is
+    // read under a shared lock, which creates no file, unless a killed writer left its
+    // journal (a read-only connection cannot roll it back). Otherwise the file alone holds
+    // everything, read without locks or companions.
     let companion = |suffix: &str| {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);
         std::path::PathBuf::from(p).is_file()
     };
-    let uri = if companion("-wal") && companion("-shm") {
+    let rollback = head[18] == 1 && head[19] == 1;
+    let uri = if (companion("-wal") && companion("-shm")) || (rollback && !companion("-journal")) {
         format!("file:{}?mode=ro", uri_path(path))
     } else {
         format!("file:{}?immutable=1", uri_path(path))
@@ -212,6 +226,8 @@ fn probe(path: &Path) -> Result<Found> {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let look = || -> rusqlite::Result<(i64, bool)> {
         let conn = Connection::open_with_flags(&uri, flags)?;
+        // Under a shared lock: a run's commit may hold the file for a moment.
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         let runs: i64 = conn.query_row(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
@@ -264,26 +280,41 @@ impl Store {
     /// Opens a file [`probe`] accepted.
     fn connect(path: &Path) -> Result<Self> {
         create_private(path);
-        let conn = Connection::open(path)
-            .with_context(|| format!("opening the result database {}", path.display()))?;
-        conn.busy_timeout(std::time::Duration::from_secs(30))?;
-        let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-        if mode.to_lowercase() != "wal" {
-            bail!(
-                "{}: could not switch to WAL journaling ({mode})",
-                path.display()
-            );
-        }
-        conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
+        let conn = Connection::open(path).map_err(|e| {
+            let seen = fault::Seen {
+                opened: None,
+                errno: None,
+            };
+            fault::explain(
+                path,
+                seen,
+                anyhow::Error::from(e).context("opening the result database"),
+            )
+        })?;
+        let setup = (|| -> Result<()> {
+            rollback_journal(&conn)?;
+            conn.busy_timeout(std::time::Duration::from_secs(30))?;
+            conn.execute_batch("PRAGMA foreign_keys=ON; PRAGMA mmap_size=0;")?;
+            Ok(())
+        })();
         let mut store = Self {
             conn,
             path: path.to_path_buf(),
             identity: identity(path),
         };
-        store
-            .migrate()
-            .with_context(|| format!("migrating {}", path.display()))?;
+        setup
+            .and_then(|_| store.migrate().context("migrating the schema"))
+            .map_err(|e| store.explain(e.context("opening the result database")))?;
         Ok(store)
+    }
+
+    /// `e`, from a write, with the file and its cause ([`fault::explain`]).
+    fn explain(&self, e: anyhow::Error) -> anyhow::Error {
+        let seen = fault::Seen {
+            opened: self.identity,
+            errno: fault::os_errno(&self.conn),
+        };
+        fault::explain(&self.path, seen, e)
     }
 
     /// Opens an existing database only to read it (the estimates of `list` and `plan
@@ -387,6 +418,11 @@ impl Store {
 
     /// Records a run that starts (status `running`) with its targets.
     pub fn begin_run(&self, run: &RunResult, targets: &[TargetInfo]) -> Result<()> {
+        self.begin_run_here(run, targets)
+            .map_err(|e| self.explain(e))
+    }
+
+    fn begin_run_here(&self, run: &RunResult, targets: &[TargetInfo]) -> Result<()> {
         self.conn.execute(
             "INSERT INTO runs (id, started_at, status, fsarena_version, command_line, host, \
              policy, can_drop_caches, pid, hostname, left_out, resumed_at) \
@@ -409,11 +445,16 @@ impl Store {
                     .transpose()?,
             ],
         )?;
-        self.save_targets(&run.run_id, targets)
+        self.save_targets_here(&run.run_id, targets)
     }
 
     /// Replaces the run's target descriptions (after calibration they know more).
     pub fn save_targets(&self, run_id: &str, targets: &[TargetInfo]) -> Result<()> {
+        self.save_targets_here(run_id, targets)
+            .map_err(|e| self.explain(e))
+    }
+
+    fn save_targets_here(&self, run_id: &str, targets: &[TargetInfo]) -> Result<()> {
         for (i, t) in targets.iter().enumerate() {
             self.conn.execute(
                 "INSERT OR REPLACE INTO targets (run_id, position, name, info) VALUES (?1, ?2, ?3, ?4)",
@@ -427,7 +468,16 @@ impl Store {
     /// trial of the same target, workload label and repetition (a resumed run's rerun of a
     /// failed trial), so each trial is stored exactly once.
     pub fn add_trial(&mut self, run_id: &str, trial: &Trial) -> Result<()> {
-        let tx = self.conn.transaction()?;
+        let stored = self.add_trial_here(run_id, trial);
+        stored.map_err(|e| self.explain(e))
+    }
+
+    fn add_trial_here(&mut self, run_id: &str, trial: &Trial) -> Result<()> {
+        // Immediate: the write lock is waited for at the start (the busy timeout), never
+        // refused half way because another run's transaction began first.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let same =
             "SELECT id FROM trials WHERE run_id = ?1 AND target = ?2 AND label = ?3 AND rep = ?4";
         tx.execute(
@@ -493,29 +543,35 @@ impl Store {
 
     /// Marks the run finished with `status`.
     pub fn finish_run(&self, run: &RunResult) -> Result<()> {
-        self.save_targets(&run.run_id, &run.targets)?;
-        self.conn.execute(
-            // The policy too: `--reps auto` knows its repetitions only at the end.
-            "UPDATE runs SET status = ?2, finished_at = ?3, policy = ?4 WHERE id = ?1",
-            params![
-                run.run_id,
-                run.status,
-                run.finished_at,
-                serde_json::to_string(&run.policy)?
-            ],
-        )?;
-        Ok(())
+        (|| -> Result<()> {
+            self.save_targets_here(&run.run_id, &run.targets)?;
+            self.conn.execute(
+                // The policy too: `--reps auto` knows its repetitions only at the end.
+                "UPDATE runs SET status = ?2, finished_at = ?3, policy = ?4 WHERE id = ?1",
+                params![
+                    run.run_id,
+                    run.status,
+                    run.finished_at,
+                    serde_json::to_string(&run.policy)?
+                ],
+            )?;
+            Ok(())
+        })()
+        .map_err(|e| self.explain(e))
     }
 
     /// Stores a whole run at once (a journal or a `--json` document read back, test
     /// fixtures). A run already stored gains the trials it lacks and each trial is stored
     /// once: importing twice changes nothing.
     pub fn import(&mut self, run: &RunResult) -> Result<()> {
-        let known: bool = self.conn.query_row(
-            "SELECT count(*) > 0 FROM runs WHERE id = ?1",
-            [&run.run_id],
-            |r| r.get(0),
-        )?;
+        let known: bool = self
+            .conn
+            .query_row(
+                "SELECT count(*) > 0 FROM runs WHERE id = ?1",
+                [&run.run_id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.explain(e.into()))?;
         if known {
             self.save_targets(&run.run_id, &run.targets)?;
         } else {
@@ -824,6 +880,18 @@ pub fn render_history(runs: &[RunSummary]) -> String {
     format!("{}\n", fit::render(&t, fit::width()))
 }
 
+/// Puts the database in rollback-journal mode (see the module's header), which needs it
+/// to be open nowhere else when it was in WAL mode: while an older fsarena holds it open
+/// in WAL mode, this connection keeps WAL for now rather than wait.
+fn rollback_journal(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(std::time::Duration::from_millis(200))?;
+    match conn.query_row("PRAGMA journal_mode=DELETE", [], |r| r.get::<_, String>(0)) {
+        Ok(_) => Ok(()),
+        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) => Ok(()),
+        Err(e) => Err(e).context("choosing the rollback journal"),
+    }
+}
+
 /// Creates `path` empty with mode 0600 when it does not exist (SQLite takes an empty file
 /// for a new database). Any failure is left for SQLite's open to report.
 fn create_private(path: &Path) {
@@ -942,19 +1010,74 @@ mod tests {
     }
 
     #[test]
-    fn a_new_database_and_its_wal_are_private() {
+    fn a_new_database_is_private_and_has_no_shared_memory_file() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("new.db");
         let s = Store::open(&path).unwrap();
         s.begin_run(&sample_run("p"), &[]).unwrap();
-        for f in ["new.db", "new.db-wal", "new.db-shm"] {
-            let mode = std::fs::metadata(dir.path().join(f))
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600, "{f}: {mode:o}");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+        let mode: String = s
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "delete");
+        for f in ["new.db-wal", "new.db-shm"] {
+            assert!(!dir.path().join(f).exists(), "{f}");
         }
+    }
+
+    /// A run's commit holds the file for a moment: a reader opening it then waits, and
+    /// does not take the locked file for a foreign one.
+    #[test]
+    fn a_database_locked_for_a_moment_is_waited_for_not_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("busy.db");
+        drop(Store::open(&path).unwrap());
+        let holder = Connection::open(&path).unwrap();
+        holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            holder.execute_batch("COMMIT").unwrap();
+        });
+        let opened = Store::open_existing(&path);
+        t.join().unwrap();
+        assert!(opened.is_ok(), "{:#}", opened.err().unwrap());
+    }
+
+    /// A database an older fsarena left in WAL mode is switched to the rollback journal
+    /// when opened alone, and kept in WAL (no waiting, no error) while another connection
+    /// holds it in WAL mode.
+    #[test]
+    fn a_wal_database_is_switched_to_the_rollback_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        drop(Store::open(&path).unwrap());
+        let old = Connection::open(&path).unwrap();
+        let wal: String = old
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(wal, "wal");
+        let n: i64 = old
+            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0);
+        let s = Store::open_existing(&path).unwrap();
+        s.begin_run(&sample_run("w"), &[]).unwrap();
+        drop((s, old));
+        let head = std::fs::read(&path).unwrap();
+        assert_eq!(
+            head[18..20],
+            [2, 2],
+            "still WAL while the other connection had it"
+        );
+        let s = Store::open_existing(&path).unwrap();
+        assert_eq!(s.history().unwrap().len(), 1);
+        drop(s);
+        let head = std::fs::read(&path).unwrap();
+        assert_eq!(head[18..20], [1, 1], "a rollback journal now");
+        assert!(!dir.path().join("old.db-shm").exists());
     }
 
     #[test]

@@ -118,10 +118,12 @@ pub(super) fn load(conn: &Connection, trial_id: i64) -> Result<Vec<RankTrial>> {
 impl Store {
     /// Records how the ranks of MPI run `run_id` worked together.
     pub fn set_mpi(&self, run_id: &str, mpi: &MpiInfo) -> Result<()> {
-        self.conn.execute(
-            "UPDATE runs SET mpi = ?2 WHERE id = ?1",
-            params![run_id, serde_json::to_string(mpi)?],
-        )?;
+        self.conn
+            .execute(
+                "UPDATE runs SET mpi = ?2 WHERE id = ?1",
+                params![run_id, serde_json::to_string(mpi)?],
+            )
+            .map_err(|e| self.explain(e.into()))?;
         Ok(())
     }
 

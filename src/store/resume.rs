@@ -17,10 +17,12 @@ use rusqlite::params;
 impl Store {
     /// Records the canonical text and hash of the run's expanded plan.
     pub fn set_plan(&self, run_id: &str, hash: &str, canonical: &str) -> Result<()> {
-        self.conn.execute(
-            "UPDATE runs SET plan = ?2, plan_hash = ?3 WHERE id = ?1",
-            params![run_id, canonical, hash],
-        )?;
+        self.conn
+            .execute(
+                "UPDATE runs SET plan = ?2, plan_hash = ?3 WHERE id = ?1",
+                params![run_id, canonical, hash],
+            )
+            .map_err(|e| self.explain(e.into()))?;
         Ok(())
     }
 
@@ -66,16 +68,18 @@ impl Store {
             )));
         }
         run.resumed_at.push(chrono::Utc::now().to_rfc3339());
-        self.conn.execute(
-            "UPDATE runs SET status = 'running', finished_at = NULL, pid = ?2, hostname = ?3, \
+        self.conn
+            .execute(
+                "UPDATE runs SET status = 'running', finished_at = NULL, pid = ?2, hostname = ?3, \
              resumed_at = ?4 WHERE id = ?1",
-            params![
-                id,
-                std::process::id(),
-                crate::host::host_info().hostname,
-                serde_json::to_string(&run.resumed_at)?
-            ],
-        )?;
+                params![
+                    id,
+                    std::process::id(),
+                    crate::host::host_info().hostname,
+                    serde_json::to_string(&run.resumed_at)?
+                ],
+            )
+            .map_err(|e| self.explain(e.into()))?;
         Ok(run)
     }
 }

@@ -52,7 +52,7 @@ pub fn mkfs_accepts(
 /// Whether mkfs of `fs` accepts the open file `f` (see [`mkfs_accepts`]).
 fn mkfs_on(fs: FsType, f: &std::fs::File, user_mkfs: &[String]) -> Result<bool> {
     let (inherited, path) = loopdev::for_child(f)?;
-    let out = cmd::run(&fs.mkfs_argv(&path, user_mkfs));
+    let out = cmd::run_stoppable(&fs.mkfs_argv(&path, user_mkfs));
     drop(inherited);
     match out {
         Ok(_) => Ok(true),

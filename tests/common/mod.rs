@@ -3,6 +3,7 @@
 
 pub mod disk;
 pub mod mpi;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -290,20 +290,7 @@ fn every_reading_command_stops_quietly_when_its_reader_goes_away() {
     use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
     let db = common::fixture_db(dir.path());
-    let db = db.to_str().unwrap();
-    let a = format!("{}:ext4", common::FIXTURE_RUN);
-    let b = format!("{}:tmpfs", common::FIXTURE_RUN);
-    for args in [
-        vec!["list"],
-        vec!["--db", db, "history"],
-        vec!["--db", db, "show", "last"],
-        vec!["--db", db, "compare", &a, &b],
-        vec!["--db", db, "export", "last", "--csv"],
-        vec!["--db", db, "export", "last", "--json"],
-        vec!["--db", db, "export", "last", "--bonnie-csv"],
-        vec!["completions", "bash"],
-        vec!["man"],
-    ] {
+    for args in common::reading_commands(db.to_str().unwrap()) {
         // `| head -1` as the shell does it: the reader takes one line, then goes away.
         let mut child = std::process::Command::new(common::bin())
             .args(&args)

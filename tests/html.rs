@@ -128,8 +128,14 @@ fn user_text_is_escaped() {
     assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;&amp;"));
 }
 
-/// Runs headless Chromium on `page`, returning its stderr log and the screenshot's pixels.
+/// Runs headless Chromium on `page` in a phone-width window, returning its stderr log and
+/// the screenshot's pixels.
 fn chromium(page: &Path, shot: &Path) -> (String, resvg::tiny_skia::Pixmap) {
+    chromium_at(page, shot, "420,6000")
+}
+
+/// [`chromium`] in a window of `size` (`W,H`).
+fn chromium_at(page: &Path, shot: &Path, size: &str) -> (String, resvg::tiny_skia::Pixmap) {
     let out = std::process::Command::new("timeout")
         .args([
             "120",
@@ -143,7 +149,7 @@ fn chromium(page: &Path, shot: &Path) -> (String, resvg::tiny_skia::Pixmap) {
             "--no-first-run",
             "--enable-logging=stderr",
         ])
-        .args(["--log-level=0", "--window-size=420,6000"])
+        .args(["--log-level=0", &format!("--window-size={size}")])
         .arg(format!("--screenshot={}", shot.display()))
         .arg(format!("file://{}", page.display()))
         .output()
@@ -236,26 +242,11 @@ fn the_verdict_opens_the_report_and_names_the_winner() {
         return;
     }
     // Rendered: the best cells' green shows in the first screen of a desktop window.
-    let shot = dir.path().join("top.png");
-    let out = std::process::Command::new("timeout")
-        .args([
-            "120",
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-        ])
-        .args([
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--window-size=1000,900",
-        ])
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(format!("file://{}", dir.path().join("r.html").display()))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "chromium failed: {out:?}");
-    let shot = resvg::tiny_skia::Pixmap::load_png(&shot).unwrap();
+    let (_, shot) = chromium_at(
+        &dir.path().join("r.html"),
+        &dir.path().join("top.png"),
+        "1000,900",
+    );
     let green = shot
         .pixels()
         .iter()

@@ -140,36 +140,25 @@ fn output_to_a_file_holds_no_escape_sequence() {
     let dir = tempfile::tempdir().unwrap();
     let db = common::fixture_db(dir.path());
     let db = db.to_str().unwrap();
-    let ext4 = format!("{}:ext4", common::FIXTURE_RUN);
-    let tmpfs = format!("{}:tmpfs", common::FIXTURE_RUN);
     let html = dir.path().join("r.html");
-    let mut commands: Vec<Vec<&str>> = vec![
-        vec!["list"],
-        vec!["--db", db, "history"],
-        vec!["--db", db, "show", "last"],
-        vec!["--db", db, "compare", &ext4, &tmpfs],
-        vec!["--db", db, "export", "last", "--json"],
-        vec!["--db", db, "export", "last", "--csv"],
-        vec!["--db", db, "export", "last", "--bonnie-csv"],
-        vec![
-            "--db",
-            db,
-            "report",
-            "last",
-            "--html",
-            html.to_str().unwrap(),
-        ],
-        vec!["completions", "bash"],
-        vec!["man"],
-        vec!["--help"],
-        vec!["run", "--help"],
-    ];
+    let strings = |args: &[&str]| args.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut commands = common::reading_commands(db);
+    commands.push(strings(&[
+        "--db",
+        db,
+        "report",
+        "last",
+        "--html",
+        html.to_str().unwrap(),
+    ]));
+    commands.push(strings(&["--help"]));
+    commands.push(strings(&["run", "--help"]));
     let img = common::image_dir();
     let img_s = img.path().to_str().unwrap().to_string();
     let run_db = img.path().join("r.db");
     let run_db_s = run_db.to_str().unwrap().to_string();
     if common::loop_unavailable().is_none() {
-        commands.push(vec![
+        commands.push(strings(&[
             "run",
             "smallfiles:files=200",
             "--fs",
@@ -182,14 +171,14 @@ fn output_to_a_file_holds_no_escape_sequence() {
             &img_s,
             "--db",
             &run_db_s,
-        ]);
-        commands.push(vec!["doctor", "--image-dir", &img_s]);
+        ]));
+        commands.push(strings(&["doctor", "--image-dir", &img_s]));
     } else {
         println!("SKIP: run and doctor to a file: not root or no loop devices");
     }
     for args in commands {
         let mut all = vec!["--color", "always"];
-        all.extend(&args);
+        all.extend(args.iter().map(String::as_str));
         let out = fsarena(&all);
         assert!(
             out.status.code().is_some_and(|c| c <= 1),

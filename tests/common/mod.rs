@@ -346,3 +346,29 @@ pub fn run_document(bytes: &[u8]) -> serde_json::Value {
     );
     v
 }
+
+/// The commands that only read the database `db` holding the fixture run, with their
+/// arguments: `list`, `history`, `show`, `compare` of its two targets, the three exports,
+/// `completions` and `man`.
+pub fn reading_commands(db: &str) -> Vec<Vec<String>> {
+    let a = format!("{FIXTURE_RUN}:ext4");
+    let b = format!("{FIXTURE_RUN}:tmpfs");
+    let with_db = |rest: &[&str]| {
+        ["--db", db]
+            .iter()
+            .chain(rest)
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+    };
+    vec![
+        vec!["list".to_string()],
+        with_db(&["history"]),
+        with_db(&["show", "last"]),
+        with_db(&["compare", &a, &b]),
+        with_db(&["export", "last", "--csv"]),
+        with_db(&["export", "last", "--json"]),
+        with_db(&["export", "last", "--bonnie-csv"]),
+        vec!["completions".to_string(), "bash".to_string()],
+        vec!["man".to_string()],
+    ]
+}

@@ -328,23 +328,29 @@ pub fn tally(root: &Path) -> TreeTally {
 /// violation.
 pub fn run_document(bytes: &[u8]) -> serde_json::Value {
     let v: serde_json::Value = serde_json::from_slice(bytes).expect("valid json");
-    static SCHEMA: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
-    let validator = SCHEMA.get_or_init(|| {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/run.schema.json");
-        let schema = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-        jsonschema::validator_for(&schema).expect("the published schema compiles")
-    });
-    let errors: Vec<String> = validator
-        .iter_errors(&v)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .take(10)
-        .collect();
+    let errors = schema_errors(&v);
     assert!(
         errors.is_empty(),
         "the JSON does not match docs/schema/run.schema.json:\n{}",
         errors.join("\n")
     );
     v
+}
+
+/// Where `v` departs from the published schema, `docs/schema/run.schema.json` (at most
+/// ten places); empty when it matches.
+pub fn schema_errors(v: &serde_json::Value) -> Vec<String> {
+    static SCHEMA: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let validator = SCHEMA.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/run.schema.json");
+        let schema = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        jsonschema::validator_for(&schema).expect("the published schema compiles")
+    });
+    validator
+        .iter_errors(v)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .take(10)
+        .collect()
 }
 
 /// The commands that only read the database `db` holding the fixture run, with their

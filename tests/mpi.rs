@@ -180,7 +180,8 @@ mod with_mpi {
         assert!(first > 0.0 && first <= create.wall_s);
         assert_eq!(create.extra["stonewall_s"], first);
         assert!(create.extra["stonewall_ops_per_s"] > 0.0);
-        assert!(String::from_utf8_lossy(&o.stdout).contains("at first done"));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("at first done"), "{out}");
         nothing_left(img.path());
     }
 

@@ -31,7 +31,10 @@ pub fn mpirun() -> Command {
     let mut c = Command::new("mpirun");
     c.args(["--oversubscribe", "--allow-run-as-root"])
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        // Tables as wide as they want: these tests read headings whole (the ranks inherit
+        // mpirun's environment).
+        .env("COLUMNS", "200");
     c
 }
 

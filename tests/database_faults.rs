@@ -39,31 +39,6 @@ fn run_with_fault(
     )
 }
 
-/// The number of trials the journal named in `err` brings into a fresh database.
-fn recovered(err: &str, dir: &Path) -> usize {
-    let journal = err
-        .split_whitespace()
-        .map(|w| w.trim_end_matches('`'))
-        .find(|w| w.ends_with(".jsonl"))
-        .unwrap_or_else(|| panic!("no journal named: {err}"));
-    let fresh = dir.join("recovered.db");
-    let out = Command::new(common::bin())
-        .args(["--db", fresh.to_str().unwrap(), "import", journal])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = Command::new(common::bin())
-        .args(["--db", fresh.to_str().unwrap(), "export", "last", "--json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["trials"].as_array().unwrap().len()
-}
-
 /// `chattr FLAG path`; false (with a SKIP line) where the filesystem or user cannot.
 fn chattr(flag: &str, path: &Path) -> bool {
     Command::new("chattr")
@@ -149,7 +124,7 @@ fn a_database_made_immutable_mid_run_loses_nothing() {
         err.contains(db.to_str().unwrap()) && err.contains("immutable"),
         "{err}"
     );
-    assert_eq!(recovered(&err, dir.path()), 4);
+    assert_eq!(common::recovered_from_journal(&err, dir.path(), 1), 4);
 }
 
 #[test]
@@ -163,7 +138,7 @@ fn a_database_overwritten_by_another_program_is_called_so() {
     });
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("not a sound fsarena database"), "{err}");
-    assert_eq!(recovered(&err, dir.path()), 4);
+    assert_eq!(common::recovered_from_journal(&err, dir.path(), 1), 4);
 }
 
 /// A 16 MiB ext4 of our own (mounted with `errors=remount-ro`), unmounted when dropped.
@@ -254,7 +229,7 @@ fn a_database_whose_filesystem_turns_read_only_loses_nothing_and_is_named() {
         err.contains(db.to_str().unwrap()) && err.contains("read-only"),
         "{err}"
     );
-    assert_eq!(recovered(&err, dir.path()), 4);
+    assert_eq!(common::recovered_from_journal(&err, dir.path(), 1), 4);
     // Mounted read-only from the start: refused before anything is measured, named.
     fs.remount("ro,noload");
     for name in ["r.db", "new.db"] {

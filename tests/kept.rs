@@ -38,34 +38,6 @@ fn run_with_fault(
     )
 }
 
-/// The journal the run named in its error, imported into a fresh database twice: the
-/// number of trials stored.
-fn import_twice(err: &str, dir: &Path) -> usize {
-    let journal = err
-        .split_whitespace()
-        .find(|w| w.ends_with(".jsonl") || w.ends_with(".jsonl`"))
-        .map(|w| w.trim_end_matches('`'))
-        .unwrap_or_else(|| panic!("no journal named in: {err}"));
-    let fresh = dir.join("recovered.db");
-    for _ in 0..2 {
-        let out = Command::new(common::bin())
-            .args(["--db", fresh.to_str().unwrap(), "import", journal])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let out = Command::new(common::bin())
-        .args(["--db", fresh.to_str().unwrap(), "export", "last", "--json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = common::run_document(&out.stdout);
-    v["trials"].as_array().unwrap().len()
-}
-
 #[test]
 fn a_database_deleted_mid_run_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -78,7 +50,7 @@ fn a_database_deleted_mid_run_loses_nothing() {
     assert_eq!(code, Some(1), "{err}");
     assert!(!out.contains("stored in"), "{out}");
     assert!(err.contains("deleted") && err.contains("import"), "{err}");
-    assert_eq!(import_twice(&err, dir.path()), 4);
+    assert_eq!(common::recovered_from_journal(&err, dir.path(), 2), 4);
 }
 
 #[test]
@@ -113,7 +85,7 @@ fn a_full_database_filesystem_loses_nothing() {
         "the database is named: {err}"
     );
     assert!(err.contains("did not reach the database"), "{err}");
-    assert_eq!(import_twice(&err, dir.path()), 4);
+    assert_eq!(common::recovered_from_journal(&err, dir.path(), 2), 4);
 }
 
 #[test]

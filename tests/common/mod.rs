@@ -378,3 +378,34 @@ pub fn reading_commands(db: &str) -> Vec<Vec<String>> {
         vec!["man".to_string()],
     ]
 }
+
+/// The journal a run named in its error `err`, imported `times` times into a fresh
+/// database in `dir`: the number of trials that database then holds (importing again
+/// must change nothing).
+pub fn recovered_from_journal(err: &str, dir: &Path, times: usize) -> usize {
+    let journal = err
+        .split_whitespace()
+        .map(|w| w.trim_end_matches('`'))
+        .find(|w| w.ends_with(".jsonl"))
+        .unwrap_or_else(|| panic!("no journal named in: {err}"));
+    let fresh = dir.join("recovered.db");
+    for _ in 0..times {
+        let out = Command::new(bin())
+            .args(["--db", fresh.to_str().unwrap(), "import", journal])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = Command::new(bin())
+        .args(["--db", fresh.to_str().unwrap(), "export", "last", "--json"])
+        .output()
+        .unwrap();
+    run_document(&out.stdout)["trials"]
+        .as_array()
+        .unwrap()
+        .len()
+}

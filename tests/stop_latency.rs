@@ -48,9 +48,10 @@ const POINTS: &[Point] = &[
     },
     Point {
         name: "populate (provision)",
-        args: &["provision:scale=1", "--fs", "ext4", "--size", "512MiB"],
+        // Scale 3: about 2 s of populating on an idle machine, so the signal lands in it.
+        args: &["provision:scale=3", "--fs", "ext4", "--size", "512MiB"],
         mark: ": populate",
-        delay: Duration::from_millis(800),
+        delay: Duration::from_millis(300),
         signal: libc::SIGTERM,
     },
     Point {

@@ -96,7 +96,8 @@ pub enum Command {
     /// Print the tables of a stored run.
     Show(ShowArgs),
     /// Compare two runs, or two targets: medians, ratio B/A with its 95% confidence
-    /// interval, and a verdict only where the difference is significant.
+    /// interval, and a verdict only where the difference is significant. With one run: all
+    /// its targets ranked, phase by phase.
     Compare(CompareArgs),
     /// Export a stored run as JSON, tidy CSV or Bonnie++ CSV.
     Export(ExportArgs),
@@ -185,9 +186,10 @@ pub struct CompareArgs {
     #[arg(value_name = "A")]
     pub a: String,
     /// The candidate: a run, or RUN:TARGET (e.g. `last:ext4 last:xfs`). With a target on one
-    /// side only, the other side uses the target of that name, or its only target.
+    /// side only, the other side uses the target of that name, or its only target. Without
+    /// B: all of A's targets ranked at once, phase by phase (the verdict `run` ends with).
     #[arg(value_name = "B")]
-    pub b: String,
+    pub b: Option<String>,
     /// Exit with status 3 when some gated figure — each phase's headline, and scores a
     /// workload declares (io500's score_total) — is significantly worse in B and its estimate
     /// lost more than PCT percent (0 ≤ PCT < 100) of A's speed: (1 - B/A)·100 for rates,

@@ -254,3 +254,20 @@ fn help_names_the_method() {
         );
     }
 }
+
+/// `compare RUN` alone ranks all the run's targets, phase by phase, with the engine `run`
+/// ends with; `--fail-if-slower` needs two sides.
+#[test]
+fn one_run_alone_ranks_all_its_targets() {
+    let (_dir, db) = fixture();
+    let (code, out, err) = compare(&db, &["last"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("Verdict: per phase, best first"), "{out}");
+    assert!(
+        out.contains("transactions (transactions/s): tmpfs > ext4 — ext4 9.8× slower"),
+        "{out}"
+    );
+    let (code, _, err) = compare(&db, &["last", "--fail-if-slower", "5"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("needs two sides"), "{err}");
+}

@@ -614,7 +614,7 @@ mod tests {
 
     /// Extracts `bytes` into `<tmp>/in/x`; returns the result and whether anything appeared
     /// in `<tmp>/in` besides `x` or in `<tmp>` besides `in`.
-    fn try_extract(bytes: Vec<u8>) -> (Result<Counts>, Vec<String>) {
+    pub(super) fn try_extract(bytes: Vec<u8>) -> (Result<Counts>, Vec<String>) {
         in_context(DataPolicy::Random, SyncPolicy::None, |cx| {
             let inner = cx.workdir().join("in");
             let root = inner.join("x");

@@ -37,6 +37,9 @@ pub struct PhaseStart<'a> {
 pub trait Progress: Sync {
     /// The run starts with `trials` trials to do.
     fn start(&self, _trials: u64) {}
+    /// `trials` more are planned than `start` said (`--reps auto` going on past its
+    /// minimum), the clock and the trials done kept.
+    fn extend(&self, _trials: u64) {}
     /// A phase starts (its cache policy applied, the clock about to start).
     fn phase(&self, p: &PhaseStart);
     /// A trial finished.
@@ -152,10 +155,13 @@ impl RunClock {
 
     /// The run line's message.
     fn message(&self, now: Instant) -> String {
-        let eta = self.eta(now).map_or_else(
-            || "ETA after the first trial".to_string(),
-            |d| format!("ETA {}", fmt_duration(d)),
-        );
+        // Under a second left (or the trials running longer than the ones before): no
+        // "ETA 0s" while work goes on.
+        let eta = match self.eta(now) {
+            None => "ETA after the first trial".to_string(),
+            Some(d) if d < Duration::from_secs(1) => "finishing".to_string(),
+            Some(d) => format!("ETA {}", fmt_duration(d)),
+        };
         format!(
             "trial {}/{} · {eta}",
             (self.done + 1).min(self.trials),
@@ -253,6 +259,16 @@ impl Progress for Bars {
         self.run.enable_steady_tick(Duration::from_millis(500));
     }
 
+    fn extend(&self, trials: u64) {
+        let total = {
+            let mut c = self.clock.lock().unwrap_or_else(|e| e.into_inner());
+            c.trials += trials;
+            c.trials
+        };
+        self.run.set_length(total);
+        self.update_run();
+    }
+
     fn phase(&self, p: &PhaseStart) {
         let what = phase_line(p);
         self.phase.reset();
@@ -330,6 +346,17 @@ mod tests {
             "no trial done yet"
         );
         assert!(c.message(t0).contains("after the first trial"));
+        // The last trial running past the others' pace: never "ETA 0s".
+        let last = RunClock {
+            started: t0,
+            trials: 2,
+            done: 1,
+            last_done: t0 + Duration::from_secs(10),
+        };
+        assert_eq!(
+            last.message(t0 + Duration::from_secs(25)),
+            "trial 2/2 · finishing"
+        );
         c.done = 2;
         c.last_done = t0 + Duration::from_secs(20);
         // 2 trials in 20 s: 10 s each, 8 left; it counts down meanwhile, never below 0.

@@ -350,12 +350,14 @@ fn run_trials(
             .any(|t| t.status == "ok" && t.target == target && t.label == label && t.rep == rep)
     };
     let reps = plan.policy.reps;
-    let todo = |result: &RunResult, target: &str| {
-        (1..=reps)
+    // Trials not yet done on `target` in repetitions `from..=to`.
+    let todo_in = |result: &RunResult, target: &str, from: u32, to: u32| {
+        (from..=to)
             .flat_map(|rep| plan.workloads.iter().map(move |w| (rep, w)))
             .filter(|(rep, w)| !done(result, target, &label_of(plan, w), *rep))
             .count() as u64
     };
+    let todo = |result: &RunResult, target: &str| todo_in(result, target, 1, reps);
     for t in targets.iter_mut() {
         check_stop()?;
         if matches!(t.info().kind.as_str(), "loop" | "device") && todo(result, &t.info().name) > 0 {
@@ -369,7 +371,18 @@ fn run_trials(
             }
         }
     }
-    progress.start(targets.iter().map(|t| todo(result, &t.info().name)).sum());
+    // `--reps auto` plans its minimum; each repetition past it is added when it starts, so
+    // that the ETA is not reckoned to --max-reps.
+    let planned = match &plan.auto_reps {
+        Some(_) => crate::reps::MIN_REPS.min(reps),
+        None => reps,
+    };
+    progress.start(
+        targets
+            .iter()
+            .map(|t| todo_in(result, &t.info().name, 1, planned))
+            .sum(),
+    );
     let started = std::time::Instant::now();
     for rep in 1..=reps {
         if let Some(rule) = &plan.auto_reps {
@@ -377,6 +390,13 @@ fn run_trials(
             if let Some(why) = crate::reps::stop(rule, result, rep - 1, elapsed_s) {
                 decided(rule, result, rep - 1, why, progress);
                 return Ok(());
+            }
+            if rep > planned {
+                let more: u64 = targets
+                    .iter()
+                    .map(|t| todo_in(result, &t.info().name, rep, rep))
+                    .sum();
+                progress.extend(more);
             }
         }
         for i in rotation(targets.len(), rep) {

@@ -333,7 +333,8 @@ pub struct RunArgs {
     /// Repetitions of every workload on every target (each on a freshly made filesystem),
     /// or `auto`: at least 3, then more until every phase's headline figure is known
     /// within --precision on every target or its ranking is decided, up to --max-reps and
-    /// within --budget. [default: 3]
+    /// within --budget. [default: auto for a suite (and for `fsarena run` alone), with the
+    /// suite's budget that `fsarena list` shows; 3 for named workloads and with --mpi]
     #[arg(long, value_name = "N|auto", value_parser = parse_reps)]
     pub reps: Option<Reps>,
     /// With --reps auto: the wanted half-width of each headline figure's 95% interval, in
@@ -344,7 +345,8 @@ pub struct RunArgs {
     #[arg(long = "max-reps", value_name = "N")]
     pub max_reps: Option<u32>,
     /// With --reps auto: stop before a repetition that would end after this much time
-    /// (300s, 10m, 2h), judged at the pace of the repetitions so far.
+    /// (300s, 10m, 2h), judged at the pace of the repetitions so far; never before the
+    /// third. [default: none; a suite's own, e.g. 4m for quick]
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
     /// Cache state before each phase: cold (sync, drop caches, remount), warm (read phases

@@ -142,9 +142,15 @@ fn refuse_unused_opts(
 }
 
 /// The rule of `--reps auto` with its `--precision`, `--max-reps` and `--budget`; those
-/// three are refused without it.
-fn auto_reps(a: &RunArgs) -> Result<Option<crate::reps::AutoReps>> {
-    if a.reps != Some(crate::cli::Reps::Auto) {
+/// three are refused without it. A suite runs with `--reps auto` and the suite's budget
+/// unless `--reps` says otherwise (or `--mpi` is given: its ranks cannot agree on when to
+/// stop, so it keeps the fixed default).
+fn auto_reps(
+    a: &RunArgs,
+    suite: Option<&crate::suite::Suite>,
+) -> Result<Option<crate::reps::AutoReps>> {
+    let suite_auto = suite.filter(|_| a.reps.is_none() && a.mpi.is_none());
+    if a.reps != Some(crate::cli::Reps::Auto) && suite_auto.is_none() {
         if a.precision.is_some() || a.max_reps.is_some() || a.budget.is_some() {
             return Err(usage(
                 "--precision, --max-reps and --budget go with --reps auto",
@@ -157,7 +163,8 @@ fn auto_reps(a: &RunArgs) -> Result<Option<crate::reps::AutoReps>> {
             "--reps auto cannot be combined with --mpi: give a number of repetitions",
         ));
     }
-    crate::reps::AutoReps::new(a.precision, a.max_reps, a.budget.as_deref()).map(Some)
+    let budget = a.budget.as_deref().or(suite_auto.map(|s| s.budget));
+    crate::reps::AutoReps::new(a.precision, a.max_reps, budget).map(Some)
 }
 
 impl Plan {
@@ -174,7 +181,7 @@ impl Plan {
             if let Some(e) = built.host_problems.into_iter().next() {
                 return Err(e);
             }
-            let auto_reps = auto_reps(a)?;
+            let auto_reps = auto_reps(a, None)?;
             let mut policy = built.plan.policy.clone();
             if let Some(rule) = &auto_reps {
                 policy.reps = rule.max;
@@ -208,7 +215,7 @@ impl Plan {
             .iter()
             .map(|t| WorkloadSpec::parse(t))
             .collect::<Result<Vec<_>>>()?;
-        let auto_reps = auto_reps(a)?;
+        let auto_reps = auto_reps(a, suite.as_ref())?;
         let reps = match (a.reps, &auto_reps) {
             (_, Some(rule)) => rule.max,
             (Some(r), None) => r.fixed().unwrap_or(crate::cli::DEFAULT_REPS),

@@ -25,6 +25,9 @@ pub struct Suite {
     pub fs: &'static [&'static str],
     /// Image size when `--size` is not given; `None`: the default.
     pub size: Option<&'static str>,
+    /// `--budget` of the `--reps auto` a suite runs with when neither `--reps` nor
+    /// `--budget` is given: no repetition past the third starts that would end later.
+    pub budget: &'static str,
     pub workloads: &'static [&'static str],
 }
 
@@ -37,13 +40,14 @@ pub const SUITES: &[Suite] = &[
                 Postmark, many small files, a database-like random loop, metadata scans",
         fs: &["ext4", "xfs", "btrfs", "tmpfs"],
         size: Some("1GiB"),
+        budget: "4m",
         workloads: &[
-            "bonnie:size=192MiB,seeks=4000",
-            "bonnie-files:files=4",
-            "postmark:number=1000,transactions=5000",
-            "smallfiles:files=10000,size_max=4KiB",
-            "dbrandom:scale=0.05,cycles=100",
-            "metascan:scale=0.05",
+            "bonnie:size=256MiB,seeks=8000",
+            "bonnie-files:files=16",
+            "postmark:number=5000,transactions=10000",
+            "smallfiles:files=20000,size_max=4KiB",
+            "dbrandom:scale=0.1,cycles=100",
+            "metascan:scale=0.2,passes=2",
         ],
     },
     Suite {
@@ -52,6 +56,7 @@ pub const SUITES: &[Suite] = &[
                 Postmark (number 5000, transactions 5000)",
         fs: &[],
         size: None,
+        budget: "20m",
         workloads: &[
             "bonnie:size=256MiB",
             "bonnie-files:files=128,max_size=128KiB",
@@ -64,6 +69,7 @@ pub const SUITES: &[Suite] = &[
                 scans of a source tree",
         fs: &[],
         size: None,
+        budget: "1h",
         workloads: &[
             "compile",
             "compile:mode=kernel-build",
@@ -76,6 +82,7 @@ pub const SUITES: &[Suite] = &[
                 Bonnie 1 GiB",
         fs: &[],
         size: Some("8GiB"),
+        budget: "1h",
         workloads: &[
             "untar:profile=web-cache",
             "postmark:number=5000,transactions=5000",
@@ -87,6 +94,7 @@ pub const SUITES: &[Suite] = &[
         about: "Postmark as a mail server (seed 004) and small files fsync'ed one by one",
         fs: &[],
         size: None,
+        budget: "20m",
         workloads: &[
             "postmark:read_block=4096,write_block=4096,transactions=10000,size_low=500,size_high=500000,number=5000",
             "smallfiles:files=50000,size_min=1KiB,size_max=64KiB,fsync=true",
@@ -98,6 +106,7 @@ pub const SUITES: &[Suite] = &[
                 of 60% of the free space (the seed comment asked for files over 4 GB)",
         fs: &[],
         size: Some("8GiB"),
+        budget: "1h",
         workloads: &["dbrandom", "dbrandom:fill=60,cycles=20,write_pct=50"],
     },
     Suite {
@@ -106,6 +115,7 @@ pub const SUITES: &[Suite] = &[
                 extracting media and desktop trees",
         fs: &[],
         size: Some("16GiB"),
+        budget: "1h",
         workloads: &[
             "metascan",
             "space",
@@ -122,6 +132,7 @@ pub const SUITES: &[Suite] = &[
                 filesystem fills first (docs/io500.md)",
         fs: &[],
         size: None,
+        budget: "2h",
         workloads: &["io500"],
     },
     Suite {
@@ -130,6 +141,7 @@ pub const SUITES: &[Suite] = &[
                 limits that fit a 1 GiB image; never official",
         fs: &["ext4", "xfs", "btrfs", "tmpfs"],
         size: Some("1GiB"),
+        budget: "4m",
         workloads: &[IO500_QUICK],
     },
 ];
@@ -157,6 +169,7 @@ pub fn find(name: &str) -> Result<Suite> {
                 .iter()
                 .filter_map(|s| s.size)
                 .max_by_key(|s| crate::size::parse_size(s).unwrap_or(0)),
+            budget: "4h",
             workloads: workloads_of_all(),
         });
     }
@@ -270,10 +283,12 @@ pub fn render(store: Option<&Store>, reps: u32) -> String {
         let _ = writeln!(out, "\n  {:<14} {}", suite.name, suite.about);
         let _ = writeln!(
             out,
-            "  {:<14} on {} ({} each), {reps} repetitions",
+            "  {:<14} on {} ({} each), {reps} or more repetitions (--reps auto, \
+             --budget {})",
             "",
             fs.join(", "),
-            suite.size.unwrap_or(crate::cli::DEFAULT_SIZE)
+            suite.size.unwrap_or(crate::cli::DEFAULT_SIZE),
+            suite.budget
         );
         for w in suite.workloads {
             let _ = writeln!(
@@ -291,7 +306,7 @@ pub fn render(store: Option<&Store>, reps: u32) -> String {
             }
             Ok((s, missing)) if missing.is_empty() => {
                 format!(
-                    "about {} here, from this host's stored trials",
+                    "about {} here for {reps}, from this host's stored trials",
                     human_duration(s)
                 )
             }
@@ -370,6 +385,24 @@ mod tests {
             format!("{err:#}").contains("valid: quick, classic"),
             "{err:#}"
         );
+    }
+
+    #[test]
+    fn a_suite_repeats_until_its_figures_are_known_within_its_budget() {
+        let auto = |args: &[&str]| plan(args).unwrap().auto_reps;
+        let quick = auto(&["--fs", "tmpfs"]).expect("a suite runs --reps auto");
+        assert_eq!(quick.budget_s, Some(240.0));
+        assert_eq!(quick.max, crate::reps::DEFAULT_MAX_REPS);
+        let classic = auto(&["--suite", "classic", "--fs", "tmpfs"]).unwrap();
+        assert_eq!(classic.budget_s, Some(1200.0));
+        // --budget and --precision apply to the suite's automatic repetitions.
+        let own = auto(&["--fs", "tmpfs", "--budget", "10m", "--precision", "2"]).unwrap();
+        assert_eq!((own.budget_s, own.precision), (Some(600.0), 0.02));
+        // A fixed --reps, or named workloads, run a fixed number.
+        assert!(auto(&["--fs", "tmpfs", "--reps", "2"]).is_none());
+        assert!(auto(&["bonnie", "--fs", "tmpfs"]).is_none());
+        assert!(plan(&["bonnie", "--fs", "tmpfs", "--budget", "1m"]).is_err());
+        assert!(plan(&["--fs", "tmpfs", "--reps", "2", "--budget", "1m"]).is_err());
     }
 
     #[test]

@@ -349,6 +349,12 @@ pub struct RunArgs {
     /// third. [default: none; a suite's own, e.g. 4m for quick]
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
+    /// Scale the workloads so that each phase lasts at least DURATION (0.5s, 2s) on every
+    /// target: the parameters their work grows with (files, number, transactions, scale,
+    /// cycles, seeks) are raised, the same on every target, from this host's stored trials
+    /// of the same workloads; what changed and why is said before the run starts.
+    #[arg(long = "phase-time", value_name = "DURATION", conflicts_with_all = ["plan", "mpi"])]
+    pub phase_time: Option<String>,
     /// Cache state before each phase: cold (sync, drop caches, remount), warm (read phases
     /// run once unmeasured first), keep (nothing). [default: cold]
     #[arg(long, value_name = "cold|warm|keep")]

@@ -21,6 +21,7 @@ pub mod journal;
 pub mod list;
 pub mod output;
 pub mod owned;
+pub mod phase_time;
 pub mod plan;
 pub mod policy;
 pub mod probe;

@@ -263,6 +263,21 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     }
 }
 
+/// `--phase-time`: the plan's workloads scaled from this host's stored trials, and what
+/// changed said on stderr.
+fn scale_to_phase_time(plan: &mut Plan, store: Option<&Store>, goal_s: f64) -> anyhow::Result<()> {
+    let host = fsarena::host::host_info().hostname;
+    let times = match store {
+        Some(s) => s.phase_times(&host)?,
+        None => Vec::new(),
+    };
+    let goal = format!("{goal_s}s");
+    for line in fsarena::phase_time::apply(plan, &times, goal_s)? {
+        warn!("fsarena: --phase-time {goal}: {line}");
+    }
+    Ok(())
+}
+
 /// `fsarena run` once the plan is built: every rank runs it; only rank 0 stores and
 /// prints (under `--mpi`, the other ranks' figures reach it through `dist`).
 fn run_command(
@@ -294,6 +309,9 @@ fn run_command(
             Some(Err(e)) => return Err(e),
         })
     })())?;
+    if let Some(goal) = plan.phase_time_s {
+        scale_to_phase_time(&mut plan, store.as_ref(), goal)?;
+    }
     let progress = fsarena::progress::for_stderr(plan.quiet || !lead);
     let result = run::execute(
         &plan,

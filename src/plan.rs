@@ -58,6 +58,9 @@ pub struct Plan {
     /// `--reps auto`: the rule that decides when to stop (then `policy.reps` is its
     /// maximum); `None` for a fixed number.
     pub auto_reps: Option<crate::reps::AutoReps>,
+    /// `--phase-time`, in seconds: the workloads are scaled from the stored trials before
+    /// the run starts ([`crate::phase_time`]).
+    pub phase_time_s: Option<f64>,
 }
 
 fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
@@ -216,6 +219,13 @@ impl Plan {
             .map(|t| WorkloadSpec::parse(t))
             .collect::<Result<Vec<_>>>()?;
         let auto_reps = auto_reps(a, suite.as_ref())?;
+        let phase_time_s = a
+            .phase_time
+            .as_deref()
+            .map(|t| {
+                crate::reps::parse_duration_s(t).map_err(|e| usage(format!("--phase-time {e}")))
+            })
+            .transpose()?;
         let reps = match (a.reps, &auto_reps) {
             (_, Some(rule)) => rule.max,
             (Some(r), None) => r.fixed().unwrap_or(crate::cli::DEFAULT_REPS),
@@ -389,6 +399,7 @@ impl Plan {
             resume: None,
             left_out,
             auto_reps,
+            phase_time_s,
         })
     }
 }

@@ -47,7 +47,10 @@ impl AutoReps {
                 crate::plan::MAX_REPS
             )));
         }
-        let budget_s = budget.map(parse_duration_s).transpose().map_err(usage)?;
+        let budget_s = budget
+            .map(parse_duration_s)
+            .transpose()
+            .map_err(|e| usage(format!("--budget {e}")))?;
         Ok(Self {
             max,
             precision: pct / 100.0,
@@ -68,7 +71,7 @@ pub fn parse_duration_s(text: &str) -> Result<f64, String> {
     match num.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v * mult <= 30.0 * 86400.0 => Ok(v * mult),
         _ => Err(format!(
-            "--budget '{}': give a duration such as 300s, 10m or 2h (up to 30 days)",
+            "'{}': give a duration such as 0.5s, 300s, 10m or 2h (up to 30 days)",
             crate::error::echo(text)
         )),
     }

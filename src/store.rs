@@ -138,6 +138,16 @@ pub struct TrialTime {
     pub elapsed_s: f64,
 }
 
+/// How long one phase of a stored trial took (`--phase-time` scales from these).
+#[derive(Clone, Debug)]
+pub struct PhaseTime {
+    pub target: String,
+    pub workload: String,
+    pub params: std::collections::BTreeMap<String, String>,
+    pub phase: String,
+    pub wall_s: f64,
+}
+
 /// One line of `fsarena history`.
 #[derive(Clone, Debug)]
 pub struct RunSummary {
@@ -362,6 +372,27 @@ impl Store {
                     workload: r.get(1)?,
                     params: json(r, 2)?,
                     elapsed_s: r.get(3)?,
+                })
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(rows)
+    }
+
+    /// Every phase of this host's successful trials, newest first.
+    pub fn phase_times(&self, hostname: &str) -> Result<Vec<PhaseTime>> {
+        let mut q = self.conn.prepare(
+            "SELECT t.target, t.workload, t.params, p.name, p.wall_s FROM phases p \
+             JOIN trials t ON t.id = p.trial_id JOIN runs r ON r.id = t.run_id \
+             WHERE r.hostname = ?1 AND t.status = 'ok' ORDER BY t.id DESC, p.position",
+        )?;
+        let rows = q
+            .query_map([hostname], |r| {
+                Ok(PhaseTime {
+                    target: r.get(0)?,
+                    workload: r.get(1)?,
+                    params: json(r, 2)?,
+                    phase: r.get(3)?,
+                    wall_s: r.get(4)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;

@@ -245,6 +245,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
             resume: None,
             left_out: Vec::new(),
             auto_reps: None,
+            phase_time_s: None,
         },
         host_problems: host,
     })

@@ -340,6 +340,25 @@ fn join_list_items(specs: &[ParamSpec], items: Vec<Item>) -> Vec<Item> {
     out
 }
 
+/// `text` (`key=value,...`) with the scalar parameter `key` set to `value`: the other
+/// items kept as written, `key`'s own item dropped and `key=value` added at the end.
+/// `None` when a quote is left open.
+pub fn with_value(text: &str, key: &str, value: &str) -> Option<String> {
+    let mut kept = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = item_end(rest)?;
+        let item = rest[..end].trim();
+        rest = rest.get(end + 1..).unwrap_or("");
+        let own = item.split_once('=').is_some_and(|(k, _)| k.trim() == key);
+        if !item.is_empty() && !own {
+            kept.push(item.to_string());
+        }
+    }
+    kept.push(format!("{key}={value}"));
+    Some(kept.join(","))
+}
+
 impl Params {
     /// Parses `key=value,...` against `specs`; unknown keys and bad values are usage errors
     /// naming the valid choices.
@@ -523,6 +542,20 @@ mod tests {
             help: "",
         },
     ];
+
+    #[test]
+    fn with_value_replaces_one_item_and_keeps_the_others_as_written() {
+        assert_eq!(
+            with_value("files=10,size_max=4KiB", "files", "200").unwrap(),
+            "size_max=4KiB,files=200"
+        );
+        assert_eq!(
+            with_value("run='a, files=1',x=2", "files", "3").unwrap(),
+            "run='a, files=1',x=2,files=3"
+        );
+        assert_eq!(with_value("", "seeks", "8").unwrap(), "seeks=8");
+        assert!(with_value("run='open", "seeks", "8").is_none());
+    }
 
     #[test]
     fn defaults_and_overrides() {

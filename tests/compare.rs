@@ -387,7 +387,8 @@ fn three_runs_are_ranked_target_by_target() {
     );
     assert!(
         flat.contains(
-            "== target ext4: mount options (455e defaults; bbbb defaults; cccc noatime) =="
+            "== target ext4 == The runs' ext4 differ in mount options \
+             (455e defaults; bbbb defaults; cccc noatime) bonnie"
         ),
         "{out}"
     );

@@ -433,13 +433,14 @@ pub fn render(r: &Ranking, width: usize) -> String {
     for g in &r.groups {
         if let Some(t) = &g.target {
             let mut line = format!("== target {t} ==");
-            if !g.differ.is_empty() {
-                line = format!("== target {t}: {} ==", g.differ.join(", "));
-            }
             if g.verdicts.is_empty() {
                 line.push_str(" no phase measured by two runs or more");
             }
             out.push_str(&rank::wrap(&line, width, ""));
+            if !g.differ.is_empty() {
+                let line = format!("The runs' {t} differ in {}", g.differ.join(", "));
+                out.push_str(&rank::wrap(&line, width, ""));
+            }
         }
         out.push_str(&rank::render_body(&g.verdicts, width));
     }

@@ -452,4 +452,10 @@ fn three_targets_are_ranked_together_and_the_gate_needs_two() {
     let (code, _, err) = compare_80(&db, &["last:btrfs", "last:tmpfs", "last:nope"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("has no target 'nope'"), "{err}");
+    let (code, _, err) = compare_80(&db, &["last:ext4"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("'last:ext4' alone has nothing to be compared with"),
+        "{err}"
+    );
 }

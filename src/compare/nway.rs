@@ -51,6 +51,12 @@ pub fn command(
 
 /// `compare RUN`: the run's targets ranked, as `run` ends.
 fn one_run(store: &Store, spec: &str) -> Result<String> {
+    if let (run, Some(_)) = split_spec(spec)? {
+        return Err(usage(format!(
+            "'{spec}' alone has nothing to be compared with: give two sides or more, or the \
+             run alone ('{run}') to rank all its targets"
+        )));
+    }
     let run = store.load(spec)?;
     let verdicts = rank::verdicts(&run);
     if verdicts.is_empty() {

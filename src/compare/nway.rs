@@ -112,44 +112,10 @@ pub fn ranking(sides: &[(RunResult, Option<String>)]) -> Result<Ranking> {
         reps: runs.iter().map(|r| r.policy.reps).min().unwrap_or(1),
     };
     if sides.iter().all(|(_, t)| t.is_none()) {
-        let common = common_targets(&runs, &shorts, &mut r.not_common)?;
-        for (i, (run, short)) in runs.iter().zip(&shorts).enumerate() {
-            if runs[..i].iter().any(|x| x.run_id == run.run_id) {
-                continue;
-            }
-            r.legend.push(super::render::side(short, run, &common));
-        }
-        for t in common {
-            let targets = vec![t.to_string(); runs.len()];
-            let mut g = group(&runs, &targets, shorts.clone(), &run_traits, true);
-            g.target = Some(t.to_string());
-            r.groups.push(g);
-        }
+        by_target(&mut r, &runs, &shorts, &run_traits)?;
     } else {
         let targets = resolve_targets(sides)?;
-        let one_run = runs.iter().all(|x| x.run_id == runs[0].run_id);
-        let base: Vec<String> = if one_run {
-            targets.clone()
-        } else {
-            shorts
-                .iter()
-                .zip(&targets)
-                .map(|(s, t)| format!("{s}:{t}"))
-                .collect()
-        };
-        let same_fs = targets
-            .iter()
-            .all(|t| fstype(runs[0], &targets[0]) == fstype(runs[0], t))
-            && runs
-                .iter()
-                .zip(&targets)
-                .all(|(x, t)| fstype(x, t) == fstype(runs[0], &targets[0]));
-        let g = group(&runs, &targets, base, &run_traits, same_fs);
-        for ((run, t), label) in runs.iter().zip(&targets).zip(&g.labels) {
-            r.legend
-                .push(super::render::side(label, run, &[t.as_str()]));
-        }
-        r.groups.push(g);
+        together(&mut r, &runs, &targets, &shorts, &run_traits);
     }
     if r.groups.iter().all(|g| g.verdicts.is_empty()) {
         return Err(usage(
@@ -157,6 +123,57 @@ pub fn ranking(sides: &[(RunResult, Option<String>)]) -> Result<Ranking> {
         ));
     }
     Ok(r)
+}
+
+/// Whole runs: one group per target name they all have.
+fn by_target(
+    r: &mut Ranking,
+    runs: &[&RunResult],
+    shorts: &[String],
+    run_traits: &[Traits],
+) -> Result<()> {
+    let common = common_targets(runs, shorts, &mut r.not_common)?;
+    for (i, (run, short)) in runs.iter().zip(shorts).enumerate() {
+        if !runs[..i].iter().any(|x| x.run_id == run.run_id) {
+            r.legend.push(super::render::side(short, run, &common));
+        }
+    }
+    for t in common {
+        let targets = vec![t.to_string(); runs.len()];
+        let mut g = group(runs, &targets, shorts.to_vec(), run_traits, true);
+        g.target = Some(t.to_string());
+        r.groups.push(g);
+    }
+    Ok(())
+}
+
+/// `RUN:TARGET` sides: one group, each side named by its target (all of one run) or by
+/// `RUN:TARGET`; the targets' options tell sides apart only when all are one filesystem.
+fn together(
+    r: &mut Ranking,
+    runs: &[&RunResult],
+    targets: &[String],
+    shorts: &[String],
+    run_traits: &[Traits],
+) {
+    let one_run = runs.iter().all(|x| x.run_id == runs[0].run_id);
+    let base: Vec<String> = if one_run {
+        targets.to_vec()
+    } else {
+        shorts
+            .iter()
+            .zip(targets)
+            .map(|(s, t)| format!("{s}:{t}"))
+            .collect()
+    };
+    let fs0 = fstype(runs[0], &targets[0]);
+    let same_fs = runs.iter().zip(targets).all(|(x, t)| fstype(x, t) == fs0);
+    let g = group(runs, targets, base, run_traits, same_fs);
+    for ((run, t), label) in runs.iter().zip(targets).zip(&g.labels) {
+        r.legend
+            .push(super::render::side(label, run, &[t.as_str()]));
+    }
+    r.groups.push(g);
 }
 
 /// Each side's run id, shortened to its last part when those are distinct between runs.

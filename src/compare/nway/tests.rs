@@ -135,6 +135,31 @@ fn targets_of_one_run_go_by_their_names_and_a_whole_run_by_its_counterpart() {
 }
 
 #[test]
+fn one_filesystem_across_runs_goes_by_its_options() {
+    let sides: Vec<(RunResult, Option<String>)> = [("R", ""), ("S", "noatime"), ("T", "sync")]
+        .iter()
+        .map(|(id, opts)| {
+            let mut r = run(id, &["ext4"], &[("ext4", "w", "p", SLOW)]);
+            r.targets[0].requested_mount_opts = opts.to_string();
+            (r, Some("ext4".to_string()))
+        })
+        .collect();
+    let r = ranking(&sides).unwrap();
+    let want = ["R:ext4[defaults]", "S:ext4[noatime]", "T:ext4[sync]"];
+    assert_eq!(r.groups[0].labels, want);
+    // Different filesystems: their options are no distinction; nothing else differs.
+    let mut other = sides[2].0.clone();
+    other.targets[0].fstype = "xfs".into();
+    let sides = vec![
+        sides[0].clone(),
+        sides[1].clone(),
+        (other, Some("ext4".into())),
+    ];
+    let r = ranking(&sides).unwrap();
+    assert_eq!(r.groups[0].labels, ["R:ext4", "S:ext4", "T:ext4"]);
+}
+
+#[test]
 fn runs_without_a_common_target_or_phase_are_usage_errors() {
     let a = run("A", &["ext4"], &[("ext4", "w", "p", SLOW)]);
     let b = run("B", &["xfs"], &[("xfs", "w", "p", SLOW)]);

@@ -97,7 +97,7 @@ pub enum Command {
     Show(ShowArgs),
     /// Compare two runs, or two targets: medians, ratio B/A with its 95% confidence
     /// interval, and a verdict only where the difference is significant. With one run: all
-    /// its targets ranked, phase by phase.
+    /// its targets ranked, phase by phase; with three sides or more: those ranked together.
     Compare(CompareArgs),
     /// Export a stored run as JSON, tidy CSV or Bonnie++ CSV.
     Export(ExportArgs),
@@ -176,26 +176,36 @@ equal when all are zero. See docs/compare.md.
 Examples:
   fsarena compare last:ext4 last:xfs                  two targets of the last run
   fsarena compare 20261123-0254 last                  two runs, targets matched by name
-  fsarena compare BASELINE last --fail-if-slower 10   in CI: exit 3 on a regression")]
+  fsarena compare BASELINE last --fail-if-slower 10   in CI: exit 3 on a regression
+  fsarena compare last                                all targets of the last run, ranked
+  fsarena compare RUN1 RUN2 RUN3                      three runs ranked, target by target
+  fsarena compare last:ext4 last:xfs 12:ext4          three targets ranked together
+
+Three sides or more are ranked phase by phase on each phase's headline figure, as a run's \
+verdict: best first, each other side's ratio to the best with its interval, `=` between \
+neighbours not told apart, `>` between those told apart; with k sides each interval is at \
+1 - 0.05/(2k - 3) (Bonferroni), 95% for the phase as a whole.")]
 #[command(after_help = "\
 The 95% interval is Welch's t on the logarithms of the repetitions' values (Welch-Satterthwaite \
 degrees of freedom); see --help for the method.")]
 pub struct CompareArgs {
-    /// The baseline: a run (id, unique id prefix, or `last`), or RUN:TARGET (`last:ext4`).
-    /// Whole runs on both sides are compared target by target, matched by name.
-    #[arg(value_name = "A")]
-    pub a: String,
-    /// The candidate: a run, or RUN:TARGET (e.g. `last:ext4 last:xfs`). With a target on one
-    /// side only, the other side uses the target of that name, or its only target. Without
-    /// B: all of A's targets ranked at once, phase by phase (the verdict `run` ends with).
-    #[arg(value_name = "B")]
-    pub b: Option<String>,
+    /// The sides: each a run (id, unique id prefix, or `last`) or RUN:TARGET (`last:ext4`).
+    /// Two sides A B: B against A, metric by metric; whole runs are compared target by
+    /// target, matched by name, and a target on one side only meets the other run's target
+    /// of that name, or its only target. One run: all its targets ranked, phase by phase
+    /// (the verdict `run` ends with). Three or more: ranked together phase by phase —
+    /// whole runs for each target name they all have, RUN:TARGET sides in one ranking —
+    /// each side labelled by its run id's last part or its target, with what sets it apart
+    /// (kernel, host, mount options, …) in brackets.
+    #[arg(value_name = "SIDE", required = true, num_args = 1..)]
+    pub sides: Vec<String>,
     /// Exit with status 3 when some gated figure — each phase's headline, and scores a
     /// workload declares (io500's score_total) — is significantly worse in B and its estimate
     /// lost more than PCT percent (0 ≤ PCT < 100) of A's speed: (1 - B/A)·100 for rates,
     /// (1 - A/B)·100 for times, so 1.25 times the wall time and 0.8 times the throughput are
     /// both 20% slower. With k gated figures each interval is at 1 - 0.05/k (Bonferroni), so
-    /// the gate as a whole errs at most 5% of the time. The output lists them.
+    /// the gate as a whole errs at most 5% of the time. The output lists them. Needs
+    /// exactly two sides.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
 }

@@ -82,28 +82,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Compare(a) => {
             let store = Store::open_existing(&db_path(&cli.db))?;
-            let Some(b) = &a.b else {
-                if a.fail_if_slower.is_some() {
-                    return Err(fsarena::error::usage(
-                        "--fail-if-slower needs two sides to compare: A and B",
-                    ));
-                }
-                let run = store.load(&a.a)?;
-                let verdicts = fsarena::compare::rank::verdicts(&run);
-                if verdicts.is_empty() {
-                    return Err(fsarena::error::usage(format!(
-                        "run {} has no phase measured on two targets or more: nothing to rank",
-                        run.run_id
-                    )));
-                }
-                let width = fsarena::report::fit::width();
-                print!(
-                    "{}",
-                    fsarena::compare::rank::render(&verdicts, run.policy.reps, width)
-                );
-                return Ok(exit::OK);
-            };
-            let (text, regressed) = fsarena::compare::command(&store, &a.a, b, a.fail_if_slower)?;
+            let (text, regressed) =
+                fsarena::compare::nway::command(&store, &a.sides, a.fail_if_slower)?;
             print!("{text}");
             Ok(if regressed {
                 exit::REGRESSION

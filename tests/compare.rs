@@ -271,3 +271,191 @@ fn one_run_alone_ranks_all_its_targets() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("needs two sides"), "{err}");
 }
+
+/// The fixture run stored again as run `id` on kernel `kernel`, started a day later per
+/// `day`, with each ext4 phase's rates times `speed` (its times divided by it).
+fn fixture_variant(id: &str, kernel: &str, day: u32, speed: f64) -> fsarena::result::RunResult {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut run: fsarena::result::RunResult = serde_json::from_str(&text).unwrap();
+    run.run_id = id.into();
+    run.host.kernel = kernel.into();
+    run.started_at = run
+        .started_at
+        .replace("2026-11-23", &format!("2026-11-{day}"));
+    for t in run.trials.iter_mut().filter(|t| t.target == "ext4") {
+        for p in &mut t.phases {
+            p.mb_per_s *= speed;
+            p.ops_per_s *= speed;
+            p.wall_s /= speed;
+        }
+    }
+    run
+}
+
+/// A database with three runs of the fixture's plan on three kernels: the fixture (455e),
+/// one whose ext4 is 5 times as fast (bbbb), and one like the fixture but with ext4 mounted
+/// `noatime` and a third target, btrfs, that the others lack (cccc).
+fn three_runs(dir: &Path) -> std::path::PathBuf {
+    let db = common::fixture_db(dir);
+    let mut store = fsarena::store::Store::open(&db).unwrap();
+    store
+        .import(&fixture_variant("20261124-010000-bbbb", "6.19.0", 24, 5.0))
+        .unwrap();
+    let mut c = fixture_variant("20261125-010000-cccc", "6.20.0", 25, 1.0);
+    c.targets[0].requested_mount_opts = "noatime".into();
+    let mut btrfs = c.targets[1].clone();
+    btrfs.name = "btrfs".into();
+    c.targets.push(btrfs);
+    let copies: Vec<_> = c
+        .trials
+        .iter()
+        .filter(|t| t.target == "tmpfs")
+        .cloned()
+        .collect();
+    c.trials.extend(copies.into_iter().map(|mut t| {
+        t.target = "btrfs".into();
+        t
+    }));
+    store.import(&c).unwrap();
+    db
+}
+
+/// Runs `fsarena --db DB compare ARGS` with `COLUMNS=80`; returns the exit code, stdout
+/// and stderr.
+fn compare_80(db: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(common::bin())
+        .env("COLUMNS", "80")
+        .arg("--db")
+        .arg(db)
+        .arg("compare")
+        .args(args)
+        .output()
+        .expect("run fsarena");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `out` with its lines joined by single spaces, the `—` between a ranking and its ratios
+/// left out (it goes where both fit on one line).
+fn flatten(out: &str) -> String {
+    let words: Vec<&str> = out.split_whitespace().filter(|w| *w != "—").collect();
+    words.join(" ")
+}
+
+fn assert_fits_80(out: &str) {
+    for line in out.lines() {
+        assert!(line.chars().count() <= 80, "over 80 columns: {line}\n{out}");
+    }
+}
+
+/// Three whole runs: ranked target by target for the targets they all have, each labelled
+/// by its id's last part and the kernel that sets it apart; the 5-times-faster ext4 first.
+#[test]
+fn three_runs_are_ranked_target_by_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = three_runs(dir.path());
+    let (code, out, err) = compare_80(
+        &db,
+        &[
+            common::FIXTURE_RUN,
+            "20261124-010000-bbbb",
+            "20261125-010000-cccc",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_fits_80(&out);
+    assert!(
+        out.starts_with("Sides, ranked together phase by phase:"),
+        "{out}"
+    );
+    assert!(
+        out.contains("bbbb: run 20261124-010000-bbbb, targets ext4, tmpfs"),
+        "{out}"
+    );
+    let flat = flatten(&out);
+    assert!(
+        flat.contains("The runs differ in kernel (455e 6.18.44-fc-v595; bbbb 6.19.0; cccc 6.20.0)"),
+        "{out}"
+    );
+    assert!(
+        flat.contains("targets not in every run (not ranked): btrfs (in cccc)"),
+        "{out}"
+    );
+    assert!(
+        flat.contains(
+            "== target ext4 == The runs' ext4 differ in mount options \
+             (455e defaults; bbbb defaults; cccc noatime) bonnie"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("== target tmpfs =="), "{out}");
+    // Bonferroni over 2·3 − 3 = 3 comparisons per phase. Postmark's deletes on ext4: bbbb 5
+    // times as fast, told apart; the fixture and its copy cccc, not told apart. Each run goes
+    // by the kernel that sets it apart (the mount options alone do not tell all three apart).
+    let delete = flat
+        .split(" delete (files/s): ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no delete line: {out}"));
+    assert!(
+        delete.starts_with(
+            "bbbb[6.19.0] > 455e[6.18.44-fc-v595] = cccc[6.20.0] \
+             455e[6.18.44-fc-v595] 5.0× slower [1.13–22×]; cccc[6.20.0] 5.0× slower"
+        ),
+        "{delete}"
+    );
+    // tmpfs is the same in all three: nothing told apart.
+    let tmpfs = flat.split("== target tmpfs ==").nth(1).unwrap();
+    assert!(!tmpfs.contains(" > "), "{tmpfs}");
+    assert!(tmpfs.contains("cccc[6.20.0] as fast ["), "{tmpfs}");
+}
+
+/// RUN:TARGET sides from several runs are ranked in one table per phase; with three sides
+/// `--fail-if-slower` is a usage error; runs with no target in common are named.
+#[test]
+fn three_targets_are_ranked_together_and_the_gate_needs_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = three_runs(dir.path());
+    let ext4 = spec("ext4");
+    let tmpfs = spec("tmpfs");
+    let sides = [ext4.as_str(), &tmpfs, "20261124-010000-bbbb:ext4"];
+    let (code, out, err) = compare_80(&db, &sides);
+    assert_eq!(code, 0, "{err}");
+    assert_fits_80(&out);
+    assert!(!out.contains("== target"), "one ranking: {out}");
+    let flat = flatten(&out);
+    assert!(
+        flat.contains(
+            "455e:tmpfs[6.18.44-fc-v595]: run 20261123-023431-455e, target tmpfs (tmpfs)"
+        ),
+        "{out}"
+    );
+    assert!(
+        flat.contains(
+            " create (files/s): bbbb:ext4[6.19.0] = 455e:tmpfs[6.18.44-fc-v595] > \
+             455e:ext4[6.18.44-fc-v595] 455e:tmpfs[6.18.44-fc-v595] 1.26× slower \
+             [0.33–4.8×]; 455e:ext4[6.18.44-fc-v595] 5.0× slower [2.3–11×]"
+        ),
+        "{out}"
+    );
+    let mut gated = sides.to_vec();
+    gated.extend(["--fail-if-slower", "10"]);
+    let (code, _, err) = compare_80(&db, &gated);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("needs two sides to compare, A and B (3 given)"),
+        "{err}"
+    );
+    let (code, _, err) = compare_80(&db, &["last:btrfs", "last:tmpfs", "last:nope"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("has no target 'nope'"), "{err}");
+    let (code, _, err) = compare_80(&db, &["last:ext4"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("'last:ext4' alone has nothing to be compared with"),
+        "{err}"
+    );
+}

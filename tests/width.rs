@@ -151,6 +151,26 @@ fn list_and_doctor_fit_80_columns() {
     assert_fits(&in_pty(80, &["doctor"]), 80, "doctor");
 }
 
+/// `compare` of three sides (the fixture's two targets, and the run again, standing for
+/// the target named first) fits a pseudo-terminal of 80 and of 120 columns.
+#[test]
+fn three_sides_fit_80_and_120_columns() {
+    let test = "three_sides_fit_80_and_120_columns";
+    if let Some(why) = no_pty() {
+        eprintln!("SKIP {test}: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::fixture_db(dir.path()).display().to_string();
+    let id = common::FIXTURE_RUN;
+    let (tmpfs, ext4) = (format!("{id}:tmpfs"), format!("{id}:ext4"));
+    for cols in [80, 120] {
+        let out = in_pty(cols, &["compare", &tmpfs, &ext4, id, "--db", &db]);
+        assert!(out.contains("tmpfs = tmpfs#3 > ext4"), "{out}");
+        assert_fits(&out, cols, "compare of three sides");
+    }
+}
+
 /// The fixture run (`tests/fixtures/run.json`): bonnie, bonnie-files and postmark on
 /// ext4 and tmpfs, three repetitions.
 fn fixture() -> fsarena::result::RunResult {

@@ -66,53 +66,76 @@ fn higher_better(s: Sense) -> bool {
     matches!(s, Sense::Rate | Sense::HigherBetter | Sense::Neutral)
 }
 
+/// One side of a ranking: the name it goes by in the verdict, and the run and target its
+/// repetitions come from (a target of one run, or the same target of several runs).
+#[derive(Clone, Debug)]
+pub struct Side<'a> {
+    pub label: String,
+    pub run: &'a RunResult,
+    pub target: String,
+}
+
 /// The verdicts of every workload's phases, in the order the run ran them; phases with
 /// fewer than two targets are left out.
 pub fn verdicts(run: &RunResult) -> Vec<PhaseVerdict> {
-    // (label, workload, phase, unit, sense) in first-seen order.
-    let mut keys: Vec<(String, String, String, String, Sense)> = Vec::new();
+    let mut sides: Vec<Side> = Vec::new();
     for t in &run.trials {
-        for p in &t.phases {
-            if !keys.iter().any(|k| k.0 == t.label && k.2 == p.name) {
-                let unit = crate::report::terminal::unit_of(p);
-                keys.push((
-                    t.label.clone(),
-                    t.workload.clone(),
-                    p.name.clone(),
-                    unit,
-                    sense_of(&t.workload, p),
-                ));
+        if !sides.iter().any(|s| s.target == t.target) {
+            sides.push(Side {
+                label: t.target.clone(),
+                run,
+                target: t.target.clone(),
+            });
+        }
+    }
+    verdicts_of(&sides)
+}
+
+/// The verdicts of `sides` ranked together, phase by phase: each workload label × phase
+/// that some side's run measured on its target, in the order the runs ran them (first
+/// run first); phases with fewer than two sides with values are left out. Workloads are
+/// matched across runs by label.
+pub fn verdicts_of(sides: &[Side]) -> Vec<PhaseVerdict> {
+    // (label, phase, unit, sense) in first-seen order.
+    let mut keys: Vec<(String, String, String, Sense)> = Vec::new();
+    let mut runs: Vec<&RunResult> = Vec::new();
+    for s in sides {
+        if !runs.iter().any(|r| std::ptr::eq(*r, s.run)) {
+            runs.push(s.run);
+        }
+    }
+    for run in runs {
+        let mine = |t: &str| {
+            sides
+                .iter()
+                .any(|s| std::ptr::eq(s.run, run) && s.target == t)
+        };
+        for t in run.trials.iter().filter(|t| mine(&t.target)) {
+            for p in &t.phases {
+                if !keys.iter().any(|k| k.0 == t.label && k.1 == p.name) {
+                    let unit = crate::report::terminal::unit_of(p);
+                    let sense = sense_of(&t.workload, p);
+                    keys.push((t.label.clone(), p.name.clone(), unit, sense));
+                }
             }
         }
     }
-    let mut targets: Vec<&str> = Vec::new();
-    for t in &run.trials {
-        if !targets.contains(&t.target.as_str()) {
-            targets.push(&t.target);
-        }
-    }
     let mut out = Vec::new();
-    for (label, _workload, phase, unit, sense) in keys {
-        let samples: Vec<(&str, Vec<f64>)> = targets
+    for (label, phase, unit, sense) in keys {
+        let samples: Vec<(&str, Vec<f64>)> = sides
             .iter()
-            .map(|target| {
-                let xs = run
+            .map(|s| {
+                let xs = s
+                    .run
                     .trials
                     .iter()
-                    .filter(|t| t.status == "ok" && t.label == label && t.target == *target)
+                    .filter(|t| t.status == "ok" && t.label == label && t.target == s.target)
                     .flat_map(|t| t.phases.iter().filter(|p| p.name == phase))
                     .map(headline)
                     .collect();
-                (*target, xs)
+                (s.label.as_str(), xs)
             })
             .collect();
-        let ran = run
-            .trials
-            .iter()
-            .any(|t| t.label == label && t.phases.iter().any(|p| p.name == phase));
-        if !ran {
-            continue;
-        }
         if let Some(v) = rank(&label, &phase, &unit, sense, &samples) {
             out.push(v);
         }
@@ -257,6 +280,12 @@ pub fn render(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String {
     if verdicts.is_empty() {
         return String::new();
     }
+    render_head(verdicts, reps, width) + &render_body(verdicts, width)
+}
+
+/// What the verdict lines mean, and, when no interval exists anywhere, that `reps`
+/// repetitions give no verdict.
+pub fn render_head(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String {
     let mut out = String::new();
     let level = (FAMILY_LEVEL * 100.0).round();
     let head = format!(
@@ -275,6 +304,12 @@ pub fn render(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String {
             "",
         ));
     }
+    out
+}
+
+/// The verdict lines: per workload, one block per phase.
+pub fn render_body(verdicts: &[PhaseVerdict], width: usize) -> String {
+    let mut out = String::new();
     let mut last = "";
     for v in verdicts {
         if v.workload != last {

@@ -24,7 +24,7 @@ fn fmt_sig(v: f64) -> String {
     }
 }
 
-fn side(label: &str, run: &RunResult, targets: &[&str]) -> String {
+pub(super) fn side(label: &str, run: &RunResult, targets: &[&str]) -> String {
     let started = run.started_at.get(..19).unwrap_or(&run.started_at);
     let t = if targets.len() == 1 {
         format!("target {}", targets[0])

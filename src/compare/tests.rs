@@ -26,7 +26,7 @@ fn phase(name: &str, v: f64) -> PhaseResult {
 }
 
 /// A run whose `(target, workload, phase, values)` entries each become one trial per value.
-fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])]) -> RunResult {
+pub(super) fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])]) -> RunResult {
     let mut trials = Vec::new();
     for (target, label, ph, values) in data {
         for (i, v) in values.iter().enumerate() {

@@ -631,7 +631,8 @@ impl Store {
         Ok(())
     }
 
-    /// The id a user's `RUN` names: `last`, an id, or a unique prefix of one.
+    /// The id a user's `RUN` names: `last`, an id, or a unique prefix of one, or else a
+    /// unique end of one (`fe31`, as `compare` labels runs).
     pub fn resolve(&self, run: &str) -> Result<String> {
         if run == "last" {
             return self
@@ -649,12 +650,19 @@ impl Store {
                 "an empty run id matches every run; give a run id (see `fsarena history`) or last",
             ));
         }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id FROM runs WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id")?;
-        let ids: Vec<String> = stmt
-            .query_map([run], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        // A prefix of the id, or else its end (`fe31`, as `compare` labels runs).
+        let mut ids: Vec<String> = Vec::new();
+        for cond in ["substr(id, 1, length(?1)) = ?1", "substr(id, -length(?1)) = ?1"] {
+            let mut stmt = self
+                .conn
+                .prepare(&format!("SELECT id FROM runs WHERE {cond} ORDER BY id"))?;
+            ids = stmt
+                .query_map([run], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            if !ids.is_empty() {
+                break;
+            }
+        }
         match ids.as_slice() {
             [one] => Ok(one.clone()),
             [] => Err(usage(format!(
@@ -1223,6 +1231,9 @@ mod tests {
             "20261123-010000-aabb"
         );
         assert!(s.resolve("1999").is_err());
+        // The end of an id, as `compare` labels runs, when no id starts so.
+        assert_eq!(s.resolve("cccc").unwrap(), "20261123-020000-cccc");
+        assert_eq!(s.resolve("abb").unwrap(), "20261123-010000-aabb");
         // This process is alive: its runs are still running.
         let h = s.history().unwrap();
         assert_eq!(h.len(), 3);

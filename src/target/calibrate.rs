@@ -3,13 +3,13 @@
 //! by the cache-suspect rule ([`crate::context::cache_suspect`]).
 //!
 //! Two rates, because workloads read two ways and the device serves them differently:
-//! * **direct**: O_DIRECT, four sequential streams of 1 MiB requests at once (the queue
-//!   depth an O_DIRECT reader with several requests in flight keeps);
+//! * **direct**: O_DIRECT, four sequential streams of 1 MiB requests at once;
 //! * **buffered**: one sequential stream of 1 MiB `read`s through the page cache with the
-//!   device's normal readahead — how a filesystem's cold buffered read reaches the device.
-//!   Readahead may keep more or larger requests in flight than the direct streams (a cold
-//!   buffered `read_block` measured 2 GB/s beside a 715 MB/s direct rate), so only the
-//!   faster of the two is an honest ceiling.
+//!   device's normal readahead (the window a filesystem on it gets too) — how a cold
+//!   buffered read reaches the device. Neither is always the faster: a cold bonnie
+//!   `read_block` on xfs ran at 1.5–1.7× the direct rate and 0.9–1.0× the buffered one,
+//!   while elsewhere the buffered rate came out lower (docs/validation.md, "the device's
+//!   buffered cold read rate"), so only the faster of the two is an honest ceiling.
 //!
 //! The data is written once (256 MiB, random, O_DIRECT: a preallocated but unwritten image
 //! would read as holes, without touching the disk), then read cold twice each way, half of
@@ -17,8 +17,10 @@
 //! second, then the other way round) so that a slow spell of the shared disk does not fall
 //! on one way only. Each rate is its faster pass (the virtual disks here vary by 2× from
 //! pass to pass; the faster pass is what the device can do). The four half passes read as
-//! much as the two whole O_DIRECT passes did before the buffered rate was measured, so the
-//! calibration costs about what it did. Before each pass the page cache is dropped
+//! much as the two whole O_DIRECT passes did before the buffered rate was measured: the
+//! calibration costs about 0.2 s more than it did (two more cache drops, and buffered
+//! passes that often ran slower than the direct ones; measured in
+//! docs/validation.md with `examples/calibrate.rs`). Before each pass the page cache is dropped
 //! (`drop_caches`, and `POSIX_FADV_DONTNEED` on the device for the buffered one), and a
 //! buffered pass drops what it read, so that no calibration data stays in the cache.
 
@@ -41,7 +43,7 @@ const CALIBRATE_STREAMS: u64 = 4;
 /// A device's cold sequential read rates, in 10^6 bytes/s.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ColdRates {
-    /// O_DIRECT, [`CALIBRATE_STREAMS`] streams of 1 MiB requests.
+    /// O_DIRECT, four concurrent streams of 1 MiB requests.
     pub direct_mb_per_s: f64,
     /// Buffered, one stream of 1 MiB reads with the device's readahead.
     pub buffered_mb_per_s: f64,

@@ -19,10 +19,10 @@
 //! pass to pass; the faster pass is what the device can do). The four half passes read as
 //! much as the two whole O_DIRECT passes did before the buffered rate was measured: the
 //! calibration costs about 0.2 s more than it did (two more cache drops, and buffered
-//! passes that often ran slower than the direct ones; measured in
-//! docs/validation.md with `examples/calibrate.rs`). Before each pass the page cache is dropped
-//! (`drop_caches`, and `POSIX_FADV_DONTNEED` on the device for the buffered one), and a
-//! buffered pass drops what it read, so that no calibration data stays in the cache.
+//! passes that often ran slower than the direct ones; measured in docs/validation.md with
+//! `examples/calibrate.rs`). Before each pass the page cache is dropped (`drop_caches`, and
+//! `POSIX_FADV_DONTNEED` on the device for the buffered one), and a buffered pass drops
+//! what it read, so that no calibration data stays in the cache.
 
 use crate::probe::sys;
 use crate::result::TargetInfo;

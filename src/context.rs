@@ -27,7 +27,8 @@ use std::time::Instant;
 
 /// Phases shorter than this are flagged `short`.
 pub const SHORT_PHASE_S: f64 = 0.1;
-/// A cold read faster than this multiple of the device's rate is flagged `cache-suspect`.
+/// A cold read faster than this multiple of the device's read ceiling (the faster of its
+/// calibrated O_DIRECT and buffered cold rates) is flagged `cache-suspect`.
 pub const CACHE_SUSPECT_FACTOR: f64 = 1.2;
 /// Share of a cold MB/s read phase's bytes the device must have read for it not to be
 /// cache-suspect (see [`cache_suspect`]).
@@ -650,9 +651,9 @@ impl<'a> TrialContext<'a> {
         }
         if cache == CachePolicy::Cold && spec.kind == PhaseKind::Read {
             let info = self.target.info();
-            let dev_rate = info.device_read_mb_per_s;
+            let ceiling = info.device_read_ceiling_mb_per_s();
             let compressible = self.policy.data != crate::policy::DataPolicy::Random;
-            if cache_suspect(r, spec.primary, dev_rate, compressible) {
+            if cache_suspect(r, spec.primary, ceiling, compressible) {
                 r.flags.push("cache-suspect".into());
             }
             if !cold_verifiable(info, r, spec.primary) {
@@ -764,13 +765,16 @@ where
 ///   (docs/validation.md, "cache-suspect"). Not when the data written was compressible
 ///   (`--data zeros|text|compress:PCT`): a compressing filesystem then reads fewer bytes
 ///   from its device than it returns, from a truly cold cache;
-/// * the phase ran faster than [`CACHE_SUSPECT_FACTOR`] × the device's calibrated cold read
-///   rate — unless the counters show the device really delivered ≥ 90% of the bytes (the
-///   calibration then underestimated the device, e.g. readahead keeps more in flight).
+/// * the phase ran faster than [`CACHE_SUSPECT_FACTOR`] × `ceiling_mb_per_s`, the fastest
+///   the device was calibrated to deliver a cold read
+///   ([`TargetInfo::device_read_ceiling_mb_per_s`]: the faster of its O_DIRECT and its
+///   buffered, readahead rate, so that a buffered read at the device's buffered rate
+///   passes) — unless the counters show the device really delivered ≥ 90% of the bytes
+///   (the calibration then underestimated the device).
 pub fn cache_suspect(
     r: &PhaseResult,
     primary: Primary,
-    dev_rate: Option<f64>,
+    ceiling_mb_per_s: Option<f64>,
     compressible: bool,
 ) -> bool {
     let read = r.bytes_read as f64;
@@ -786,7 +790,7 @@ pub fn cache_suspect(
         }
     }
     let too_fast = primary == Primary::MbPerS
-        && dev_rate.is_some_and(|d| r.mb_per_s > CACHE_SUSPECT_FACTOR * d);
+        && ceiling_mb_per_s.is_some_and(|d| r.mb_per_s > CACHE_SUSPECT_FACTOR * d);
     let device_delivered = from_dev.is_some_and(|dev| read > 0.0 && dev >= 0.9 * read);
     too_fast && !device_delivered
 }
@@ -803,7 +807,7 @@ pub fn cold_verifiable(info: &TargetInfo, r: &PhaseResult, primary: Primary) -> 
     if matches!(info.fstype.as_str(), "tmpfs" | "ramfs") {
         return false;
     }
-    let rate = info.device_read_mb_per_s.is_some();
+    let rate = info.device_read_ceiling_mb_per_s().is_some();
     let calibrates = matches!(info.kind.as_str(), "loop" | "device");
     if calibrates && primary == Primary::MbPerS && !rate {
         return false;
@@ -1353,6 +1357,62 @@ mod tests {
             Primary::OpsPerS,
             Some(1000.0),
             false
+        ));
+    }
+
+    /// The speed rule judges against the faster of the device's two calibrated rates: a
+    /// buffered cold read at the buffered rate (far above the O_DIRECT one) is not
+    /// suspect, a read well above both is, and a run with only the O_DIRECT rate (stored
+    /// before the buffered one was measured) is judged against that.
+    #[test]
+    fn cache_suspect_judges_against_the_faster_calibrated_rate() {
+        let m = 1u64 << 20;
+        let rates = |direct, buffered| TargetInfo {
+            device_read_mb_per_s: direct,
+            device_buffered_read_mb_per_s: buffered,
+            ..Default::default()
+        };
+        let both = rates(Some(715.0), Some(2000.0));
+        assert_eq!(both.device_read_ceiling_mb_per_s(), Some(2000.0));
+        let faster_direct = rates(Some(1800.0), Some(900.0));
+        assert_eq!(faster_direct.device_read_ceiling_mb_per_s(), Some(1800.0));
+        let direct_only = rates(Some(715.0), None);
+        assert_eq!(direct_only.device_read_ceiling_mb_per_s(), Some(715.0));
+        assert_eq!(rates(None, None).device_read_ceiling_mb_per_s(), None);
+        // No device counters: the speed rule alone decides.
+        let suspect = |mb_per_s, info: &TargetInfo| {
+            let r = read_phase(mb_per_s, 256 * m, None);
+            cache_suspect(
+                &r,
+                Primary::MbPerS,
+                info.device_read_ceiling_mb_per_s(),
+                false,
+            )
+        };
+        assert!(!suspect(2000.0, &both), "at the buffered rate");
+        assert!(!suspect(2300.0, &both), "within 1.2× the buffered rate");
+        assert!(suspect(2500.0, &both), "well above both rates");
+        assert!(
+            !suspect(2000.0, &faster_direct),
+            "under 1.2× the direct rate"
+        );
+        assert!(suspect(2000.0, &direct_only), "2.8× the only rate measured");
+        // A measured buffered rate alone also lets the rate rule check an MB/s read.
+        let loop_target = |direct, buffered| TargetInfo {
+            fstype: "ext4".into(),
+            kind: "loop".into(),
+            ..rates(direct, buffered)
+        };
+        let r = read_phase(100.0, 256 * m, None);
+        assert!(cold_verifiable(
+            &loop_target(None, Some(900.0)),
+            &r,
+            Primary::MbPerS
+        ));
+        assert!(!cold_verifiable(
+            &loop_target(None, None),
+            &r,
+            Primary::MbPerS
         ));
     }
 

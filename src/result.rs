@@ -161,8 +161,14 @@ pub struct TargetInfo {
     /// Options the user asked for with `--mount-opt`.
     pub requested_mount_opts: String,
     pub size_bytes: u64,
-    /// Cold sequential O_DIRECT read rate of the device, measured once before the first trial.
+    /// Cold sequential O_DIRECT read rate of the device (10^6 bytes/s), measured once
+    /// before the first trial ([`crate::target::calibrate`]).
     pub device_read_mb_per_s: Option<f64>,
+    /// Cold sequential buffered read rate of the device (10^6 bytes/s, through the page
+    /// cache with the device's readahead), measured with the O_DIRECT one; absent in runs
+    /// made before it was measured.
+    #[serde(default)]
+    pub device_buffered_read_mb_per_s: Option<f64>,
     /// Whether the loop device runs with direct I/O to its backing file.
     pub loop_direct_io: Option<bool>,
     /// For `dir` targets: the directory given; for `device` targets: the device node.
@@ -171,6 +177,18 @@ pub struct TargetInfo {
 }
 
 impl TargetInfo {
+    /// The fastest the device was measured to deliver a cold read (10^6 bytes/s): the
+    /// faster of its O_DIRECT and buffered rates, whichever were measured.
+    pub fn device_read_ceiling_mb_per_s(&self) -> Option<f64> {
+        match (
+            self.device_read_mb_per_s,
+            self.device_buffered_read_mb_per_s,
+        ) {
+            (Some(d), Some(b)) => Some(d.max(b)),
+            (d, b) => d.or(b),
+        }
+    }
+
     /// This target as stored and shown: secrets in its options and notes hidden
     /// ([`crate::secret`]).
     pub fn without_secrets(&self) -> TargetInfo {

@@ -362,7 +362,7 @@ fn run_trials(
         check_stop()?;
         if matches!(t.info().kind.as_str(), "loop" | "device") && todo(result, &t.info().name) > 0 {
             progress.note(&format!(
-                "{}: measuring the device's cold O_DIRECT read rate",
+                "{}: measuring the device's cold read rates (O_DIRECT and buffered)",
                 t.info().name
             ));
             if let Err(e) = t.calibrate() {

@@ -25,7 +25,7 @@ const POINTS: &[Point] = &[
     Point {
         name: "calibration",
         args: &["smallfiles:files=1000", "--fs", "ext4", "--size", "512MiB"],
-        mark: "cold O_DIRECT read rate",
+        mark: "cold read rates (O_DIRECT and buffered)",
         delay: Duration::from_millis(300),
         signal: libc::SIGTERM,
     },

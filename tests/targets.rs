@@ -33,6 +33,8 @@ fn loop_lifecycle(fs: &str) {
     t.calibrate().unwrap();
     let rate = t.info().device_read_mb_per_s.unwrap();
     assert!(rate > 1.0, "device read rate {rate}");
+    let buffered = t.info().device_buffered_read_mb_per_s.unwrap();
+    assert!(buffered > 1.0, "device buffered read rate {buffered}");
     assert!(
         common::images_under(dir.path()).is_empty(),
         "calibration image removed"

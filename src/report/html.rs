@@ -8,7 +8,7 @@
 //! phase by phase, the figures of [`crate::report::charts`], each chart above its table.
 
 use crate::report::charts::{self, Table};
-use crate::report::svg::{esc, num};
+use crate::report::svg::esc;
 use crate::report::terminal::MARKS;
 use crate::result::RunResult;
 use std::fmt::Write;
@@ -152,8 +152,7 @@ fn setup(out: &mut String, run: &RunResult) {
             x.mkfs_opts.join(" "),
             x.requested_mount_opts.clone(),
             x.mount_opts.clone(),
-            x.device_read_mb_per_s
-                .map_or("–".into(), |r| format!("{} MB/s", num(r))),
+            crate::report::terminal::device_cold_read(x).unwrap_or_else(|| "–".into()),
             x.notes.join("; "),
         ]);
     }

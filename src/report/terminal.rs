@@ -28,8 +28,9 @@ pub const MARKS: &[(&str, &str, &str)] = &[
         "cache-suspect",
         "c",
         "cache suspect: the device's counters show it delivered under 90% of the bytes \
-         read (half for seeks; not judged for compressible data), or the read beat 1.2× \
-         the device's cold rate while the counters do not show the device delivered them",
+         read (half for a phase in ops/s, e.g. seeks; not judged for compressible data), \
+         or an MB/s read beat 1.2× the faster of the device's cold read rates (direct, \
+         buffered) without the counters showing the device delivered 90% of its bytes",
     ),
     (
         "cold-unverifiable",
@@ -63,6 +64,22 @@ fn find<'a>(
     s.iter().find(|x| {
         x.target == target && x.workload == workload && x.phase == phase && x.metric == metric
     })
+}
+
+/// The device's calibrated cold read rates in human units, each named by how it read
+/// (`715 MB/s direct, 2.00 GB/s buffered`); `None` when neither was measured.
+pub fn device_cold_read(t: &crate::result::TargetInfo) -> Option<String> {
+    let rate = |r: Option<f64>, how: &str| {
+        r.map(|r| format!("{}\u{a0}{how}", super::human::value(r, "MB/s")))
+    };
+    let rates: Vec<String> = [
+        rate(t.device_read_mb_per_s, "direct"),
+        rate(t.device_buffered_read_mb_per_s, "buffered"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    (!rates.is_empty()).then(|| rates.join(", "))
 }
 
 /// Formats a figure with 4 significant digits at most, without exponent noise.
@@ -331,9 +348,8 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
         }
     }
     for t in &run.targets {
-        let dev = t
-            .device_read_mb_per_s
-            .map(|r| format!(", device cold read {} MB/s", fmt_num(r)))
+        let dev = device_cold_read(t)
+            .map(|r| format!(", device cold read {r}"))
             .unwrap_or_else(|| match t.kind.as_str() {
                 "loop" | "device" => ", device cold read rate not measured".into(),
                 _ => String::new(),

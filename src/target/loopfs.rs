@@ -12,20 +12,14 @@
 //! * Every trial gets a fresh image and a fresh filesystem; `reset` remounts, which empties
 //!   the filesystem's caches of this mount.
 
-use super::{fs::FsType, loopdev, mount, scratch, Env, FsTools, Target, TargetSpec};
+use super::{calibrate, fs::FsType, loopdev, mount, scratch, Env, FsTools, Target, TargetSpec};
 use crate::cmd;
 use crate::probe::sys;
 use crate::result::{Provision, TargetInfo};
 use crate::state::{self, Resource};
 use anyhow::{ensure, Context, Result};
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
-
-/// Bytes written and read back to measure the device's cold read rate.
-pub(crate) const CALIBRATE_BYTES: u64 = 256 << 20;
 
 /// A loop-image target.
 pub struct LoopTarget {
@@ -249,102 +243,6 @@ fn fallocate(f: &File, len: u64) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A 4096-aligned buffer for O_DIRECT.
-struct AlignedBuf {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
-}
-
-impl AlignedBuf {
-    fn new(len: usize) -> Self {
-        let layout = std::alloc::Layout::from_size_align(len, 4096).expect("valid layout");
-        // SAFETY: layout has non-zero size; the pointer is checked below.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        assert!(!ptr.is_null(), "allocation of {len} bytes failed");
-        Self { ptr, layout }
-    }
-    fn as_mut(&mut self) -> &mut [u8] {
-        // SAFETY: ptr is valid for layout.size() bytes and uniquely borrowed.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated with this layout in `new`.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
-    }
-}
-
-/// Size of one calibration request: large enough that the block layer splits it into many
-/// requests in flight, as readahead keeps several in flight during a buffered read.
-const CALIBRATE_REQUEST: usize = 1 << 20;
-/// Concurrent sequential readers during calibration (a queue depth like readahead's).
-const CALIBRATE_STREAMS: u64 = 4;
-
-/// Writes `bytes` of random data to `device` with O_DIRECT, then reads them back twice with
-/// O_DIRECT, four sequential streams of 1 MiB requests at once (the queue depth buffered
-/// readahead reaches); returns the faster pass's rate in 10^6 bytes/s (the virtual disks
-/// here vary by 2x from pass to pass; the faster pass is what the device can do).
-pub(crate) fn measure_read_rate(device: &str, bytes: u64) -> Result<f64> {
-    let req = CALIBRATE_REQUEST as u64;
-    let bytes = bytes / req * req;
-    anyhow::ensure!(bytes > 0, "image too small to calibrate");
-    let mut buf = AlignedBuf::new(CALIBRATE_REQUEST);
-    let pool = crate::data::DataPool::new(crate::policy::DataPolicy::Random, 1);
-    let mut src = pool.source(0);
-    let mut w = OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(device)
-        .with_context(|| format!("opening {device} with O_DIRECT"))?;
-    // A stop request (SIGINT/SIGTERM) ends the calibration within one request.
-    for _ in 0..bytes / req {
-        crate::context::check_stop()?;
-        src.fill(buf.as_mut());
-        w.write_all(buf.as_mut())?;
-    }
-    w.sync_all()?;
-    drop(w);
-    let mut best: f64 = 0.0;
-    for _ in 0..2 {
-        sys::drop_caches()?;
-        let t = Instant::now();
-        std::thread::scope(|s| -> Result<()> {
-            let streams: Vec<_> = (0..CALIBRATE_STREAMS)
-                .map(|i| s.spawn(move || read_region(device, i, bytes)))
-                .collect();
-            for h in streams {
-                h.join()
-                    .map_err(|_| anyhow::anyhow!("calibration reader panicked"))??;
-            }
-            Ok(())
-        })?;
-        best = best.max(bytes as f64 / t.elapsed().as_secs_f64() / 1e6);
-    }
-    Ok(best)
-}
-
-/// Reads region `i` of [`CALIBRATE_STREAMS`] equal regions of the first `bytes` of
-/// `device` sequentially with O_DIRECT.
-fn read_region(device: &str, i: u64, bytes: u64) -> Result<()> {
-    use std::os::unix::fs::FileExt;
-    let req = CALIBRATE_REQUEST as u64;
-    let per = bytes / CALIBRATE_STREAMS / req * req;
-    let mut buf = AlignedBuf::new(CALIBRATE_REQUEST);
-    let r = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(device)
-        .with_context(|| format!("opening {device} with O_DIRECT"))?;
-    let start = i * per;
-    for off in (start..start + per).step_by(CALIBRATE_REQUEST) {
-        crate::context::check_stop()?;
-        r.read_exact_at(buf.as_mut(), off)?;
-    }
-    Ok(())
-}
-
 impl Target for LoopTarget {
     fn info(&self) -> &TargetInfo {
         &self.info
@@ -353,11 +251,11 @@ impl Target for LoopTarget {
     fn calibrate(&mut self) -> Result<()> {
         let live = self.attach_new_image()?;
         self.live = Some(live);
-        let bytes = CALIBRATE_BYTES.min(self.info.size_bytes / 2);
-        let rate = measure_read_rate(self.device()?, bytes);
+        let bytes = calibrate::CALIBRATE_BYTES.min(self.info.size_bytes / 2);
+        let rates = calibrate::measure(self.device()?, bytes);
         self.release()?;
         self.seq = 0;
-        self.info.device_read_mb_per_s = Some(rate?);
+        rates?.record(&mut self.info);
         Ok(())
     }
 

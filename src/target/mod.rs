@@ -5,6 +5,7 @@
 //! freshly mounted for each and every test", as the seed articles did it).
 
 pub mod blockdev;
+pub mod calibrate;
 pub mod dir;
 pub mod fs;
 pub mod loopdev;
@@ -24,7 +25,8 @@ use std::sync::Arc;
 pub trait Target {
     /// What the target is, as recorded with the results.
     fn info(&self) -> &TargetInfo;
-    /// Measures what only needs measuring once (the device's cold read rate).
+    /// Measures what only needs measuring once (the device's cold read rates,
+    /// [`calibrate`]).
     fn calibrate(&mut self) -> Result<()> {
         Ok(())
     }

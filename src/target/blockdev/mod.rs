@@ -201,8 +201,8 @@ impl Target for BlockTarget {
     fn calibrate(&mut self) -> Result<()> {
         self.unmount()?;
         let node = self.before_write()?;
-        let bytes = super::loopfs::CALIBRATE_BYTES.min(self.info.size_bytes / 2);
-        self.info.device_read_mb_per_s = Some(super::loopfs::measure_read_rate(&node, bytes)?);
+        let bytes = super::calibrate::CALIBRATE_BYTES.min(self.info.size_bytes / 2);
+        super::calibrate::measure(&node, bytes)?.record(&mut self.info);
         Ok(())
     }
 

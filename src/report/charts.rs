@@ -23,9 +23,26 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
+/// What a chart shows, which decides where the HTML report puts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The phase's headline figure across targets.
+    Headline,
+    /// Another metric of the phase (wall time, CPU, write amplification, …): a chart for
+    /// files and slides; the HTML report shows these as one compact table.
+    Metric,
+    /// Latency percentiles on a log axis.
+    Latency,
+    /// Throughput over time.
+    Series,
+}
+
 /// One chart with its figures.
 #[derive(Clone, Debug)]
 pub struct Figure {
+    pub kind: Kind,
+    /// The metric of a bar chart (empty for latency and series).
+    pub metric: String,
     /// File stem when exported: `postmark-transactions-ops_per_s`.
     pub slug: String,
     pub title: String,
@@ -40,6 +57,8 @@ pub struct PhaseFigures {
     /// Honesty flags of the phase on some target, with the targets concerned.
     pub flags: Vec<(String, Vec<String>)>,
     pub figures: Vec<Figure>,
+    /// The metrics other than the headline, one row each (see [`crate::report::more`]).
+    pub more: Table,
 }
 
 /// The figures of one workload (a trial label).
@@ -186,19 +205,9 @@ fn bar_figure(
     let hv = |v: f64| super::human::value(v, &unit);
     let mut bars = Vec::new();
     let mut table = Table {
-        head: [
-            "target",
-            "median",
-            "min",
-            "max",
-            "95% CI low",
-            "95% CI high",
-            "CV",
-            "n",
-            "flags",
-        ]
-        .map(String::from)
-        .to_vec(),
+        head: ["target", "median", "min–max", "95% CI", "CV", "n", "flags"]
+            .map(String::from)
+            .to_vec(),
         rows: Vec::new(),
     };
     for &t in targets {
@@ -218,21 +227,6 @@ fn bar_figure(
         let d = &s.stats;
         let ci = d.ci95_low.zip(d.ci95_high);
         let words = flag_words(&s.flags, s.noisy);
-        let tip = format!(
-            "{t}: median {}; min–max {}–{}; {}; n={}{}",
-            hv(d.median),
-            hv(d.min),
-            hv(d.max),
-            ci.map_or("one repetition: no confidence interval".into(), |(a, b)| {
-                format!("95% CI of the mean {}–{}", hv(a), hv(b))
-            }),
-            d.n,
-            if words.is_empty() {
-                String::new()
-            } else {
-                format!("; flags: {words}")
-            }
-        );
         bars.push(Bar {
             label: t.to_string(),
             marks: marks(&s.flags, s.noisy),
@@ -241,23 +235,34 @@ fn bar_figure(
             max: d.max,
             ci,
             color: color(run, t),
-            tip,
         });
-        let opt = |v: Option<f64>| v.map_or("–".to_string(), hv);
+        let range = |a: f64, b: f64| {
+            let (a, b) = (hv(a), hv(b));
+            // One unit for both ends when they share it: `27976–30261 files/s`.
+            match (a.split_once('\u{a0}'), b.split_once('\u{a0}')) {
+                (Some((x, u)), Some((y, w))) if u == w => format!("{x}–{y}\u{a0}{u}"),
+                _ => format!("{a}–{b}"),
+            }
+        };
         table.rows.push(vec![
             t.to_string(),
             hv(d.median),
-            hv(d.min),
-            hv(d.max),
-            opt(d.ci95_low),
-            opt(d.ci95_high),
+            range(d.min, d.max),
+            ci.map_or("–".to_string(), |(a, b)| range(a, b)),
             d.cv.map_or("–".into(), |c| format!("{:.1}%", c * 100.0)),
             d.n.to_string(),
             words,
         ]);
     }
+    unit_in_head(&mut table, 1..4);
     let title = format!("{workload} · {} · {metric}", phase.name);
     Figure {
+        kind: if metric == phase.primary {
+            Kind::Headline
+        } else {
+            Kind::Metric
+        },
+        metric: metric.to_string(),
         slug: slug(&[workload, &phase.name, metric], taken),
         svg: svg::bars(&title, &axis_caption(metric, &unit, better), &bars),
         title,
@@ -265,8 +270,38 @@ fn bar_figure(
     }
 }
 
+/// Moves the unit of columns `cols` into their heading (`median (files/s)`) when every
+/// figure in the column has the same one (`1234\u{a0}files/s`), so that it is written once.
+fn unit_in_head(t: &mut Table, cols: std::ops::Range<usize>) {
+    for c in cols {
+        let units: Vec<Option<&str>> = t
+            .rows
+            .iter()
+            .filter_map(|r| r.get(c))
+            .filter(|v| !v.is_empty() && *v != "–")
+            .map(|v| v.split_once('\u{a0}').map(|(_, u)| u))
+            .collect();
+        let Some(Some(unit)) = units.first().copied() else {
+            continue;
+        };
+        // Not when the ends of a range differ in unit (`900 KiB–1.2 MiB`).
+        if unit.contains(['–', '\u{a0}']) || units.iter().any(|u| *u != Some(unit)) {
+            continue;
+        }
+        let unit = unit.to_string();
+        t.head[c] = format!("{} ({unit})", t.head[c]);
+        for r in &mut t.rows {
+            if let Some(v) = r.get_mut(c) {
+                if let Some((n, _)) = v.split_once('\u{a0}') {
+                    *v = n.to_string();
+                }
+            }
+        }
+    }
+}
+
 /// The successful repetitions' results of one phase on one target.
-fn phase_reps<'a>(
+pub fn phase_reps<'a>(
     run: &'a RunResult,
     workload: &str,
     phase: &str,
@@ -290,7 +325,7 @@ fn latency_figure(
 ) -> Option<Figure> {
     let mut lines = Vec::new();
     let mut head = vec!["target".to_string()];
-    head.extend(PERCENTILES.iter().map(|p| format!("{p} (µs)")));
+    head.extend(PERCENTILES.iter().map(|p| format!("{p} µs (min–max)")));
     head.push("n".into());
     let mut table = Table {
         head,
@@ -317,9 +352,14 @@ fn latency_figure(
             let xs: Vec<f64> = lats.iter().map(get).collect();
             let d = describe(&xs).expect("at least one repetition");
             line.points.push((i as f64, d.median));
-            line.spread
-                .push((d.n > 1).then_some((d.min, d.max)).filter(|_| d.min > 0.0));
-            row.push(svg::num(d.median));
+            let spread = (d.n > 1).then_some((d.min, d.max)).filter(|_| d.min > 0.0);
+            line.spread.push(spread);
+            // Three significant digits: as many as the histogram resolves.
+            let short = super::human::short;
+            row.push(match spread {
+                Some((a, b)) => format!("{} ({}–{})", short(d.median), short(a), short(b)),
+                None => short(d.median),
+            });
         }
         row.push(lats.len().to_string());
         table.rows.push(row);
@@ -330,6 +370,8 @@ fn latency_figure(
     }
     let title = format!("{workload} · {phase} · latency percentiles (log scale)");
     Some(Figure {
+        kind: Kind::Latency,
+        metric: String::new(),
         slug: slug(&[workload, phase, "latency"], taken),
         svg: svg::percentiles(&title, &PERCENTILES, &lines),
         title,
@@ -406,6 +448,8 @@ fn series_figure(
     }
     let title = format!("{workload} · {} · throughput over time", phase.name);
     Some(Figure {
+        kind: Kind::Series,
+        metric: String::new(),
         slug: slug(&[workload, &phase.name, "series"], taken),
         svg: svg::series(&title, &format!("{unit} — higher is better"), &lines),
         title,
@@ -502,16 +546,19 @@ pub fn build(run: &RunResult) -> Vec<WorkloadFigures> {
                     }
                 }
             }
-            let mut figures: Vec<Figure> = charted_metrics(&sums, &p.primary)
-                .into_iter()
+            let metrics = charted_metrics(&sums, &p.primary);
+            let mut figures: Vec<Figure> = metrics
+                .iter()
                 .map(|m| bar_figure(run, w, p, m, &targets, &mut taken))
                 .collect();
             figures.extend(latency_figure(run, w, &p.name, &targets, &mut taken));
             figures.extend(series_figure(run, w, p, &targets, &mut taken));
+            let others: Vec<&str> = metrics.into_iter().filter(|m| *m != p.primary).collect();
             wf.phases.push(PhaseFigures {
                 phase: p.name.clone(),
                 flags,
                 figures,
+                more: crate::report::more::table(run, w, &p.name, &others, &targets),
             });
         }
         out.push(wf);
@@ -536,7 +583,8 @@ pub fn write(
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         for f in &figures {
             let path = dir.join(format!("{}.svg", f.slug));
-            std::fs::write(&path, &f.svg).with_context(|| format!("writing {}", path.display()))?;
+            std::fs::write(&path, svg::standalone(&f.svg))
+                .with_context(|| format!("writing {}", path.display()))?;
             written.push(path);
         }
     }
@@ -546,7 +594,7 @@ pub fn write(
         for f in &figures {
             let path = dir.join(format!("{}.png", f.slug));
             let png = raster
-                .png(&f.svg)
+                .png(&svg::standalone(&f.svg))
                 .with_context(|| format!("drawing {}", f.slug))?;
             std::fs::write(&path, png).with_context(|| format!("writing {}", path.display()))?;
             written.push(path);
@@ -684,9 +732,13 @@ mod tests {
         let d = &s.stats;
         assert!(d.min < d.max, "the fixture's repetitions differ");
         let row = &fig.table.rows[0];
-        let hv = |v: f64| crate::report::human::value(v, &s.unit);
-        assert_eq!(row[1..4], [hv(d.median), hv(d.min), hv(d.max)]);
-        assert_eq!(row[1], format!("{}\u{a0}files/s", svg::num(d.median)));
+        // The unit, shared by every row, is written once in the heading.
+        assert_eq!(
+            fig.table.head[1..4],
+            ["median (files/s)", "min–max (files/s)", "95% CI (files/s)"]
+        );
+        assert_eq!(row[1], svg::num(d.median));
+        assert_eq!(row[2], format!("{}–{}", svg::num(d.min), svg::num(d.max)));
         // Drawn where the figures are: on the axis of the chart's ticks from 0.
         let tag = |class: &str| {
             let i = fig.svg.find(&format!("class=\"{class}\"")).unwrap();
@@ -704,12 +756,13 @@ mod tests {
             let k = bar.find(" x=\"").unwrap() + 4;
             bar[k..k + bar[k..].find('"').unwrap()].parse().unwrap()
         };
-        let wbar: f64 = {
-            let k = bar.find("width=\"").unwrap() + 7;
-            bar[k..k + bar[k..].find('"').unwrap()].parse().unwrap()
+        // The grid's last line is the last tick's, at the end of the plot.
+        let grid = tag("grid");
+        let x_end: f64 = {
+            let k = grid.rfind('M').unwrap() + 1;
+            grid[k..k + grid[k..].find(' ').unwrap()].parse().unwrap()
         };
-        let plot_w = wbar / (d.median / end);
-        let at = |v: f64| format!("M{:.1} ", x0 + v / end * plot_w);
+        let at = |v: f64| format!("M{} ", (x0 + v / end * (x_end - x0)).round());
         assert!(minmax.contains(&at(d.min)), "{minmax} min {}", at(d.min));
         assert!(minmax.contains(&at(d.max)), "{minmax} max {}", at(d.max));
     }

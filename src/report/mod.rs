@@ -7,6 +7,8 @@ pub mod fit;
 pub mod html;
 pub mod human;
 pub mod json;
+pub mod more;
+pub mod overview;
 pub mod png;
 pub mod ranks;
 pub mod svg;

@@ -1,7 +1,9 @@
 //! The figures of a run's report: for each workload and phase, a bar chart per metric
 //! across targets, a latency-percentile chart and a throughput time series, each with the
-//! table of its figures. The HTML report lays them out; `fsarena report --svg/--png`
-//! writes each chart as a file for slides.
+//! table of its figures, and a compact table of the metrics after the headline
+//! ([`crate::report::more`]). The HTML report draws the headline and time-series charts and
+//! shows the rest as tables; `fsarena report --svg/--png` writes every chart as a file for
+//! slides.
 //!
 //! Bars are medians over the successful repetitions, whiskers their min–max, and the thick
 //! band the 95% confidence interval of the mean (`stats::describe`). Percentile points are

@@ -246,12 +246,12 @@ fn phase(out: &mut String, w: &charts::WorkloadFigures, p: &charts::PhaseFigures
     if !p.more.rows.is_empty() {
         // The metrics' names, without the units some rows carry.
         let names: Vec<&str> = (p.more.rows.iter())
-            .map(|r| r[0].split(" (").next().unwrap_or_default())
+            .map(|r| r[0].split([' ', '(']).next().unwrap_or_default())
             .collect();
         let _ = write!(
             out,
-            "<details><summary>More figures: {}</summary><p>Medians over the repetitions, \
-             ± their coefficient of variation.</p>",
+            "<details><summary>More figures: {}</summary><p>Medians over the repetitions \
+             ± their coefficient of variation; ↑ higher is better, ↓ lower is better.</p>",
             esc(&names.join(", "))
         );
         table_with(out, &p.more, "figures more");

@@ -2,12 +2,13 @@
 //! write amplification, dirty bytes, the workload's own figures, the device's byte
 //! counters — as one compact table: a row per metric, a column per target, each cell the
 //! median over the repetitions with its coefficient of variation (`1.23 s ±4.1%`, as the
-//! terminal shows figures). The HTML report folds it under the headline chart; each of
+//! terminal shows figures), the name marked ↑ where higher is better and ↓ where lower is.
+//! The HTML report folds it under the headline chart; each of
 //! these metrics still has its own chart in `fsarena report --svg/--png`.
 
 use crate::report::charts::{phase_reps, Table};
 use crate::report::human;
-use crate::stats::describe;
+use crate::stats::{describe, Better};
 
 /// The table of `metrics` (summary metric names) and the device counters of `phase` of
 /// `workload`, for `targets`; no rows when there is nothing to show.
@@ -22,6 +23,7 @@ pub fn table(
     head.extend(targets.iter().map(|t| t.to_string()));
     let mut rows = Vec::new();
     for m in metrics {
+        let mut better = Better::None;
         let figures: Vec<Option<(String, Option<f64>)>> = targets
             .iter()
             .map(|t| {
@@ -33,10 +35,18 @@ pub fn table(
                             && s.phase == phase
                             && s.metric == *m
                     })
-                    .map(|s| (human::value(s.stats.median, &s.unit), s.stats.cv))
+                    .map(|s| {
+                        better = s.better;
+                        (human::value(s.stats.median, &s.unit), s.stats.cv)
+                    })
             })
             .collect();
-        rows.push(row(m, figures));
+        let name = match better {
+            Better::Higher => format!("{m} ↑"),
+            Better::Lower => format!("{m} ↓"),
+            Better::None => m.to_string(),
+        };
+        rows.push(row(&name, figures));
     }
     for (name, get) in DEVICE {
         let figures: Vec<Option<(String, Option<f64>)>> = targets
@@ -118,7 +128,7 @@ mod tests {
             &["ext4", "tmpfs"],
         );
         assert_eq!(t.head, ["metric", "ext4", "tmpfs"]);
-        assert!(t.rows[0][0].starts_with("wall_s"), "{:?}", t.rows[0]);
+        assert!(t.rows[0][0].starts_with("wall_s ↓"), "{:?}", t.rows[0]);
         assert!(
             t.rows[1][0].starts_with("dirty_bytes_end"),
             "{:?}",

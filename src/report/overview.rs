@@ -104,7 +104,12 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
             Some(a) => format!("<a href=\"{a}\">{name}</a>"),
             None => name,
         };
-        let _ = write!(out, "<tr><th>{name}</th><td>{}</td>", esc(&v.ranking()));
+        let ranking = esc(&v.ranking());
+        let ranking = match &href {
+            Some(a) => format!("<a href=\"{a}\">{ranking}</a>"),
+            None => ranking,
+        };
+        let _ = write!(out, "<tr><th>{name}</th><td>{ranking}</td>");
         for t in &targets {
             out.push_str(&cell(v, t, href.as_deref()));
         }

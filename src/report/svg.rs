@@ -1,8 +1,10 @@
 //! Hand-written SVG charts: horizontal bar charts whose value axis starts at zero, with
 //! min–max and 95%-interval whiskers; latency-percentile charts on a log axis; time-series
-//! line charts. Each chart is a standalone `<svg>` document (it is also exported as a file
-//! and rasterised to PNG), every mark carries a `<title>` tooltip, and text uses DejaVu Sans
-//! or the reader's sans-serif — no web fonts, no scripts.
+//! line charts. Each chart is an `<svg>` element styled by the classes of [`CSS`] — written
+//! once in the HTML report, and into each chart exported as a file or rasterised to PNG by
+//! [`standalone`] — with whole-pixel coordinates and no per-mark tooltips (each chart's
+//! table carries its figures). Text uses DejaVu Sans or the reader's sans-serif — no web
+//! fonts, no scripts.
 //!
 //! Why not plotters: its SVG backend with default features off draws text without metrics,
 //! and the three chart kinds here need less code than configuring it. The rules the seed

@@ -7,6 +7,7 @@ pub mod fit;
 pub mod html;
 pub mod human;
 pub mod json;
+pub mod lines;
 pub mod more;
 pub mod overview;
 pub mod png;

@@ -246,7 +246,10 @@ fn phase(out: &mut String, w: &charts::WorkloadFigures, p: &charts::PhaseFigures
     if !p.more.rows.is_empty() {
         // The metrics' names, without the units some rows carry.
         let names: Vec<&str> = (p.more.rows.iter())
-            .map(|r| r[0].split([' ', '(']).next().unwrap_or_default())
+            .map(|r| {
+                let name = r[0].split(" (").next().unwrap_or_default();
+                name.trim_end_matches([' ', '↑', '↓'])
+            })
             .collect();
         let _ = write!(
             out,

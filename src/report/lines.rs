@@ -95,15 +95,14 @@ pub fn series_figure(
     let mut lines = Vec::new();
     let mut table = Table {
         head: [
-            "target",
-            "repetition",
-            "interval (s)",
-            "mean",
-            "min",
-            "max",
-            "intervals with nothing done",
+            "target".to_string(),
+            "repetition".into(),
+            "interval (s)".into(),
+            format!("mean ({unit})"),
+            format!("min ({unit})"),
+            format!("max ({unit})"),
+            "intervals with nothing done".into(),
         ]
-        .map(String::from)
         .to_vec(),
         rows: Vec::new(),
     };

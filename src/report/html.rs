@@ -205,6 +205,24 @@ fn figure(out: &mut String, f: &charts::Figure) {
     out.push_str("</figcaption></figure>");
 }
 
+/// A phase's honesty flags with the targets concerned, in a line; what each flag means is
+/// said once, in the legend of the marks, which the line links to.
+fn flags(out: &mut String, flags: &[(String, Vec<String>)]) {
+    if flags.is_empty() {
+        return;
+    }
+    out.push_str("<ul class=\"flags\">");
+    for (flag, targets) in flags {
+        let _ = write!(
+            out,
+            "<li><span class=\"flag\">{}</span> on {}</li>",
+            esc(flag),
+            esc(&targets.join(", ")),
+        );
+    }
+    out.push_str("<li><a href=\"#marks\">what the flags mean</a></li></ul>");
+}
+
 /// One phase: its honesty flags, the headline chart and table in view, then folded
 /// (`<details>`) the latency percentiles, the other metrics as one table and the
 /// throughput over time.
@@ -215,19 +233,7 @@ fn phase(out: &mut String, w: &charts::WorkloadFigures, p: &charts::PhaseFigures
         esc(&w.workload),
         esc(&p.phase)
     );
-    if !p.flags.is_empty() {
-        // What each flag means is said once, in the legend of the marks.
-        out.push_str("<ul class=\"flags\">");
-        for (flag, targets) in &p.flags {
-            let _ = write!(
-                out,
-                "<li><span class=\"flag\">{}</span> on {}</li>",
-                esc(flag),
-                esc(&targets.join(", ")),
-            );
-        }
-        out.push_str("<li><a href=\"#marks\">what the flags mean</a></li></ul>");
-    }
+    flags(out, &p.flags);
     let of = |k: Kind| p.figures.iter().filter(move |f| f.kind == k);
     for f in of(Kind::Headline) {
         figure(out, f);

@@ -240,9 +240,10 @@ pub struct ReportArgs {
     /// The run: its id, a unique prefix of it, or `last`.
     #[arg(value_name = "RUN")]
     pub run: String,
-    /// One self-contained HTML file (no script, font or network): setup, then per workload
-    /// and phase a zero-based bar chart per metric with min-max and 95% CI whiskers, latency
-    /// percentiles on a log axis, throughput over time, each above its table of figures.
+    /// One self-contained HTML file (no script, font or network): the verdict first, each
+    /// cell linked to its phase; the setup; then per workload and phase the headline's
+    /// zero-based bar chart with min-max and 95% CI whiskers above its table, and folded
+    /// beneath it the latency percentiles, the other metrics and the throughput over time.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Write every chart as DIR/SLUG.png (twice the SVG's size), creating DIR.

@@ -56,7 +56,7 @@ fn the_report_is_one_self_contained_file() {
         "seed",
         "higher is better",
         "lower is better",
-        "LOG scale",
+        "Latency percentiles",
         "throughput over time",
         "95% CI",
         "cache-suspect",
@@ -67,13 +67,33 @@ fn the_report_is_one_self_contained_file() {
     let bars = html.matches("class=\"chart bar\"").count();
     let svgs = std::fs::read_dir(dir.path().join("svg")).unwrap().count();
     let pngs = std::fs::read_dir(dir.path().join("png")).unwrap().count();
-    assert!(bars > 20, "{bars} bar charts");
-    assert_eq!(
-        svgs,
-        html.matches("<svg ").count(),
-        "one SVG file per chart"
+    assert!(bars >= 15, "{bars} bar charts: one per phase");
+    // The page draws the headline and the time series; the files hold every chart, each
+    // chart on the page among them.
+    let on_page: Vec<&str> = html
+        .match_indices("<figure id=\"")
+        .map(|(i, _)| {
+            let rest = &html[i + "<figure id=\"".len()..];
+            &rest[..rest.find('"').unwrap()]
+        })
+        .collect();
+    assert_eq!(on_page.len(), html.matches("<svg ").count());
+    for slug in &on_page {
+        assert!(
+            dir.path().join(format!("svg/{slug}.svg")).exists(),
+            "{slug}.svg"
+        );
+    }
+    assert!(
+        svgs > 2 * on_page.len(),
+        "{svgs} files, {} on the page",
+        on_page.len()
     );
     assert_eq!(pngs, svgs, "one PNG per chart");
+    // The latency charts, as files, say their axis is logarithmic.
+    let latency =
+        std::fs::read_to_string(dir.path().join("svg/postmark-transactions-latency.svg")).unwrap();
+    assert!(latency.contains("LOG scale") && latency.contains("data-scale=\"log\""));
     let png = std::fs::read(dir.path().join("png/postmark-transactions-ops_per_s.png")).unwrap();
     assert_eq!(&png[1..4], b"PNG");
 }
@@ -95,7 +115,7 @@ fn every_bar_chart_starts_at_zero() {
         let axis = &svg[svg.find("<line class=\"axis\"").unwrap()..];
         let x0 = attr(axis, "x1").unwrap();
         let zero = svg
-            .match_indices("<text class=\"tick\"")
+            .match_indices("<text class=\"tick")
             .map(|(i, _)| &svg[i..])
             .find(|t| t[t.find('>').unwrap() + 1..].starts_with("0<"))
             .expect("a tick labelled 0");
@@ -126,6 +146,86 @@ fn user_text_is_escaped() {
         "raw markup from a run reached the page"
     );
     assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;&amp;"));
+}
+
+/// The fixture run as the default run looks: four targets (ext4 and tmpfs twice over, as
+/// `xfs` and `btrfs`), three repetitions of bonnie, bonnie's file tests and postmark.
+fn four_target_run() -> fsarena::result::RunResult {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run.json"),
+    )
+    .unwrap();
+    let mut run: fsarena::result::RunResult = serde_json::from_str(&text).unwrap();
+    for (from, to) in [("ext4", "xfs"), ("tmpfs", "btrfs")] {
+        let mut t = run.targets.iter().find(|t| t.name == from).unwrap().clone();
+        t.name = to.into();
+        run.targets.push(t);
+        let copies: Vec<_> = (run.trials.iter())
+            .filter(|t| t.target == from)
+            .map(|t| {
+                let mut t = t.clone();
+                t.target = to.into();
+                t
+            })
+            .collect();
+        run.trials.extend(copies);
+    }
+    run.summaries = fsarena::stats::summarize(&run.trials);
+    run
+}
+
+/// The page without its folded parts (`<details>…</details>`).
+fn unfolded(page: &str) -> String {
+    let mut out = String::new();
+    let mut rest = page;
+    while let Some(i) = rest.find("<details") {
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find("</details>").expect("closed") + i;
+        rest = &rest[end + "</details>".len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The page for a default-style run stays small: 16 KB for what every page has (style,
+/// setup, legend) and 8.35 KB a phase with four targets — 300 KB for the 34 phases of the
+/// default quick suite, whose page was 1.1 MB with a chart per metric (32 KB a phase) —
+/// because only a phase's headline figure is drawn in view and the rest is folded in
+/// `<details>`, latency and the lesser metrics as tables.
+#[test]
+fn a_default_style_report_is_small_and_folds_the_lesser_figures() {
+    let run = four_target_run();
+    let page = fsarena::report::html::render(&run);
+    let phases = page.matches("<h3 id=\"w").count();
+    assert_eq!(phases, 15, "bonnie 6, bonnie-files 6, postmark 3");
+    assert!(
+        page.len() <= 16_000 + phases * 8_350,
+        "{} bytes for {phases} phases",
+        page.len()
+    );
+    let shown = unfolded(&page);
+    // In view: one chart a phase, its headline.
+    assert_eq!(shown.matches("<svg ").count(), phases);
+    assert_eq!(shown.matches("class=\"chart bar\"").count(), phases);
+    for lesser in [
+        "cpu_pct",
+        "dirty_bytes_end",
+        "write_amplification",
+        "wall_s",
+        "class=\"chart series\"",
+        "p99.9",
+        "device bytes written",
+    ] {
+        assert!(!shown.contains(lesser), "{lesser} is in view");
+        assert!(page.contains(lesser), "{lesser} is not in the report");
+    }
+    // Each phase folds its latency percentiles and the rest of its figures.
+    assert_eq!(
+        page.matches("<summary>Latency percentiles</summary>")
+            .count(),
+        phases
+    );
+    assert_eq!(page.matches("<summary>More figures: ").count(), phases);
 }
 
 /// Runs headless Chromium on `page` in a phone-width window, returning its stderr log and
@@ -232,7 +332,37 @@ fn the_verdict_opens_the_report_and_names_the_winner() {
         .find(|r| r.contains("postmark · transactions"))
         .expect("a row for postmark transactions");
     assert!(row.contains("tmpfs &gt; ext4"), "{row}");
-    assert!(row.contains("<b>best</b>"), "{row}");
+    // The winner's cell, under its name, says so.
+    let head: Vec<&str> = table[..table.find("</thead>").unwrap()]
+        .split("<th>")
+        .skip(1)
+        .map(|h| &h[..h.find('<').unwrap()])
+        .collect();
+    let cells: Vec<&str> = row.split("<td").skip(1).collect();
+    let tmpfs = head.iter().position(|h| *h == "tmpfs").unwrap();
+    assert!(cells[tmpfs - 1].contains("<b>best</b>"), "{row}");
+    // Every cell links to its phase's figures, and the link lands on them.
+    let hrefs: Vec<&str> = table
+        .match_indices("<td")
+        .map(|(i, _)| {
+            let cell = &table[i..i + table[i..].find("</td>").unwrap()];
+            let k = cell.find("href=\"#").unwrap_or_else(|| panic!("{cell}")) + 7;
+            &cell[k..k + cell[k..].find('"').unwrap()]
+        })
+        .collect();
+    assert!(!hrefs.is_empty());
+    for h in &hrefs {
+        assert!(
+            page.contains(&format!("<h3 id=\"{h}\">")),
+            "#{h} lands nowhere"
+        );
+    }
+    let target = row[row.find("href=\"#").unwrap() + 7..]
+        .split('"')
+        .next()
+        .unwrap();
+    let heading = &page[page.find(&format!("<h3 id=\"{target}\">")).unwrap()..];
+    assert!(heading[..heading.find("</h3>").unwrap()].contains("postmark · transactions"));
     if std::process::Command::new("chromium")
         .arg("--version")
         .output()
@@ -256,6 +386,27 @@ fn the_verdict_opens_the_report_and_names_the_winner() {
         green > 2_000,
         "{green} pixels of the best cells' green on the first screen"
     );
+    // Followed in a browser, postmark transactions' link shows its headline chart (ext4's
+    // and tmpfs's bars) at the top of the window, the verdict scrolled away. Headless
+    // Chromium draws a page opened at an anchor only inside a frame.
+    let frame = dir.path().join("frame.html");
+    std::fs::write(
+        &frame,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0\"><iframe src=\"r.html#{target}\" \
+             style=\"width:1000px;height:900px;border:0\"></iframe></body></html>"
+        ),
+    )
+    .unwrap();
+    let (_, shot) = chromium_at(&frame, &dir.path().join("landed.png"), "1000,900");
+    let count = |rgb: (u8, u8, u8)| {
+        (shot.pixels().iter())
+            .filter(|p| (p.red(), p.green(), p.blue()) == rgb)
+            .count()
+    };
+    assert_eq!(count((0xe6, 0xf4, 0xea)), 0, "the verdict is still in view");
+    assert!(count((0x00, 0x72, 0xB2)) > 1_000, "no ext4 bar in view");
+    assert!(count((0xE6, 0x9F, 0x00)) > 1_000, "no tmpfs bar in view");
 }
 
 #[test]

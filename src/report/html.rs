@@ -4,16 +4,21 @@
 //!
 //! It opens with what a reader needs to judge the figures — the command that reproduces
 //! the run, host and kernel, every target's mkfs and mount options, the policies and the
-//! seed, failed trials, the meaning of each honesty mark — then, workload by workload and
-//! phase by phase, the figures of [`crate::report::charts`], each chart above its table.
+//! seed, failed trials, the meaning of each honesty mark — after the verdict that answers
+//! first ([`crate::report::overview`]). Then, workload by workload and phase by phase, the
+//! headline chart of [`crate::report::charts`] above its table, and folded in `<details>`
+//! the rest: latency percentiles, the other metrics as one table ([`crate::report::more`]),
+//! throughput over time. Every metric's own chart stays available as a file
+//! (`fsarena report --svg/--png`).
 
-use crate::report::charts::{self, Table};
+use crate::report::charts::{self, Kind, Table};
 use crate::report::svg::esc;
 use crate::report::terminal::MARKS;
 use crate::result::RunResult;
 use std::fmt::Write;
 
 const CSS: &str = include_str!("report.css");
+const SVG_CSS: &str = crate::report::svg::CSS;
 
 /// Quotes an argument for a POSIX shell when it needs it.
 pub fn shell_quote(arg: &str) -> String {
@@ -67,13 +72,6 @@ fn when(t: &str) -> String {
                 .to_string()
         },
     )
-}
-
-fn meaning(flag: &str) -> &'static str {
-    MARKS
-        .iter()
-        .find(|(name, _, _)| *name == flag)
-        .map_or("", |(_, _, m)| m)
 }
 
 fn setup(out: &mut String, run: &RunResult) {
@@ -186,7 +184,7 @@ fn setup(out: &mut String, run: &RunResult) {
         }
         out.push_str("</ul>");
     }
-    out.push_str("<h3>Reading the charts</h3><p>Bars are medians over the successful repetitions and start at zero. The thin whisker spans min–max over the repetitions, the thick grey band the 95% confidence interval of the mean (Student's t); with one repetition there is no interval. Latency charts use a logarithmic axis, and say so; a latency point is the median over the repetitions of each repetition's own percentile (histograms are not pooled across repetitions). Hover a mark for its figures.</p><dl class=\"marks\">");
+    out.push_str("<h3 id=\"marks\">Reading the charts</h3><p>Bars are medians over the successful repetitions and start at zero. The thin whisker spans min–max over the repetitions, the thick grey band the 95% confidence interval of the mean (Student's t); with one repetition there is no interval. Each phase shows its headline figure; its latency percentiles, its other metrics (wall time, CPU, write amplification, dirty bytes, device counters, the workload's own figures) and its throughput over time are folded beneath it: click to open. A latency percentile is the median over the repetitions of each repetition's own percentile (histograms are not pooled across repetitions), with their min–max; here as tables, and as charts on a logarithmic axis (labelled so) in <code>fsarena report --svg DIR</code>, which also draws every other metric. The table beneath each chart gives its figures.</p><dl class=\"marks\">");
     for (name, mark, m) in MARKS {
         let _ = write!(
             out,
@@ -199,102 +197,88 @@ fn setup(out: &mut String, run: &RunResult) {
     out.push_str("</dl></section>");
 }
 
-/// The whole report as one HTML document.
-/// The background of a verdict cell: white for the best, redder the more times worse
-/// (log scale, full at 10×).
-fn ratio_colour(ratio: f64) -> String {
-    let t = (ratio.max(1.0).log10()).min(1.0);
-    let g = (255.0 - 120.0 * t).round() as u8;
-    format!("rgb(255,{g},{g})")
+/// A chart with its table beneath it.
+fn figure(out: &mut String, f: &charts::Figure) {
+    let _ = write!(out, "<figure id=\"{}\">{}<figcaption>", esc(&f.slug), f.svg);
+    table(out, &f.table);
+    out.push_str("</figcaption></figure>");
 }
 
-/// The answer first: a table of every workload phase (rows) by target (columns), each cell
-/// the target's ratio to the phase's best (see [`crate::compare::rank`]), `=` when the
-/// data cannot tell it from the best, each row linking to the phase's figures.
-fn verdict(out: &mut String, run: &RunResult, all: &[charts::WorkloadFigures]) {
-    use crate::compare::rank::{self, fmt_ratio};
-    let verdicts = rank::verdicts(run);
-    if verdicts.is_empty() {
+/// A phase's honesty flags with the targets concerned, in a line; what each flag means is
+/// said once, in the legend of the marks, which the line links to.
+fn flags(out: &mut String, flags: &[(String, Vec<String>)]) {
+    if flags.is_empty() {
         return;
     }
-    let targets: Vec<&str> = run.targets.iter().map(|t| t.name.as_str()).collect();
-    let _ = write!(
-        out,
-        "<section id=\"verdict\"><h2>Verdict</h2><p>Each cell: how many times slower than the \
-         phase's best target (the geometric mean of its repetitions), with the interval of that \
-         ratio; <b>=</b> where the data cannot tell it from the best. Intervals are {:.0}% \
-         family-wise per phase (Bonferroni).{}</p>",
-        rank::FAMILY_LEVEL * 100.0,
-        if verdicts.iter().any(|v| v.judged()) {
-            ""
-        } else {
-            " One repetition: the ranking is by single values and no verdict can be given."
-        }
-    );
-    out.push_str(
-        "<div class=\"scroll\"><table class=\"verdict\"><thead><tr><th>phase</th><th>ranking</th>",
-    );
-    for t in &targets {
-        let _ = write!(out, "<th>{}</th>", esc(t));
+    out.push_str("<ul class=\"flags\">");
+    for (flag, targets) in flags {
+        let _ = write!(
+            out,
+            "<li><span class=\"flag\">{}</span> on {}</li>",
+            esc(flag),
+            esc(&targets.join(", ")),
+        );
     }
-    out.push_str("</tr></thead><tbody>");
-    for v in &verdicts {
-        let anchor = all.iter().enumerate().find_map(|(i, w)| {
-            (w.workload == v.workload)
-                .then(|| w.phases.iter().position(|p| p.phase == v.phase))
-                .flatten()
-                .map(|j| format!("#w{i}p{j}"))
-        });
-        let name = format!("{} · {} ({})", v.workload, v.phase, v.unit);
-        let name = match anchor {
-            Some(a) => format!("<a href=\"{a}\">{}</a>", esc(&name)),
-            None => esc(&name),
-        };
-        let _ = write!(out, "<tr><th>{name}</th><td>{}</td>", esc(&v.ranking()));
-        for t in &targets {
-            let cell = match v.places.iter().position(|p| p.target == *t) {
-                None => "<td>–</td>".to_string(),
-                Some(0) => "<td class=\"best\"><b>best</b></td>".to_string(),
-                Some(i) => {
-                    let p = &v.places[i];
-                    let Some(r) = p.vs_best else {
-                        out.push_str("<td>?</td>");
-                        continue;
-                    };
-                    let apart = r.significant() == Some(true);
-                    let ci = r.ci.map_or(String::new(), |(lo, hi)| {
-                        format!(
-                            " [{}–{}]",
-                            fmt_ratio(lo).trim_end_matches('×'),
-                            fmt_ratio(hi)
-                        )
-                    });
-                    format!(
-                        "<td style=\"background:{}\">{}{}{}</td>",
-                        if apart {
-                            ratio_colour(r.ratio)
-                        } else {
-                            "#fff".into()
-                        },
-                        if apart { "" } else { "= " },
-                        esc(&fmt_ratio(r.ratio)),
-                        esc(&ci)
-                    )
-                }
-            };
-            out.push_str(&cell);
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</tbody></table></div></section>");
+    out.push_str("<li><a href=\"#marks\">what the flags mean</a></li></ul>");
 }
 
-pub fn render(run: &RunResult) -> String {
-    let all = charts::build(run);
-    let mut out = String::with_capacity(1 << 20);
+/// One phase: its honesty flags, the headline chart and table in view, then folded
+/// (`<details>`) the latency percentiles, the other metrics as one table and the
+/// throughput over time.
+fn phase(out: &mut String, w: &charts::WorkloadFigures, p: &charts::PhaseFigures, id: &str) {
     let _ = write!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>fsarena run {id}</title><style>{CSS}</style></head><body><header><h1>fsarena run {id}</h1><p>{status} · started {start} · finished {end} · {n} trials on {t} targets</p></header>",
+        "<h3 id=\"{id}\">{} · {}</h3>",
+        esc(&w.workload),
+        esc(&p.phase)
+    );
+    flags(out, &p.flags);
+    let of = |k: Kind| p.figures.iter().filter(move |f| f.kind == k);
+    for f in of(Kind::Headline) {
+        figure(out, f);
+    }
+    // Latency as its table only: the chart on a log axis would draw the same twenty
+    // figures again; it is written by `fsarena report --svg/--png`.
+    for f in of(Kind::Latency) {
+        let _ = write!(
+            out,
+            "<details id=\"{}\"><summary>Latency percentiles</summary>",
+            esc(&f.slug)
+        );
+        table(out, &f.table);
+        out.push_str("</details>");
+    }
+    if !p.more.rows.is_empty() {
+        // The metrics' names, without the units some rows carry.
+        let names: Vec<&str> = (p.more.rows.iter())
+            .map(|r| {
+                let name = r[0].split(" (").next().unwrap_or_default();
+                name.trim_end_matches([' ', '↑', '↓'])
+            })
+            .collect();
+        let _ = write!(
+            out,
+            "<details><summary>More figures: {}</summary><p>Medians over the repetitions \
+             ± their coefficient of variation; ↑ higher is better, ↓ lower is better.</p>",
+            esc(&names.join(", "))
+        );
+        table_with(out, &p.more, "figures more");
+        out.push_str("</details>");
+    }
+    for f in of(Kind::Series) {
+        out.push_str("<details><summary>Throughput over time</summary>");
+        figure(out, f);
+        out.push_str("</details>");
+    }
+}
+
+/// The whole report as one HTML document.
+pub fn render(run: &RunResult) -> String {
+    let all = charts::build(run);
+    let mut out = String::with_capacity(1 << 18);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>fsarena run {id}</title><style>{CSS}{SVG_CSS}</style></head><body><header><h1>fsarena run {id}</h1><p>{status} · started {start} · finished {end} · {n} trials on {t} targets</p></header>",
         id = esc(&run.run_id),
         status = esc(&run.status),
         start = esc(&when(&run.started_at)),
@@ -302,7 +286,7 @@ pub fn render(run: &RunResult) -> String {
         n = run.trials.len(),
         t = run.targets.len(),
     );
-    verdict(&mut out, run, &all);
+    crate::report::overview::section(&mut out, run, &all);
     out.push_str("<nav><h2>Contents</h2><ul><li><a href=\"#verdict\">Verdict</a></li><li><a href=\"#setup\">How this run was made</a></li>");
     for (i, w) in all.iter().enumerate() {
         let _ = write!(out, "<li><a href=\"#w{i}\">{}</a>: ", esc(&w.workload));
@@ -329,30 +313,7 @@ pub fn render(run: &RunResult) -> String {
             table(&mut out, &t);
         }
         for (j, p) in w.phases.iter().enumerate() {
-            let _ = write!(
-                out,
-                "<h3 id=\"w{i}p{j}\">{} · {}</h3>",
-                esc(&w.workload),
-                esc(&p.phase)
-            );
-            if !p.flags.is_empty() {
-                out.push_str("<ul class=\"flags\">");
-                for (flag, targets) in &p.flags {
-                    let _ = write!(
-                        out,
-                        "<li><span class=\"flag\">{}</span> on {}: {}</li>",
-                        esc(flag),
-                        esc(&targets.join(", ")),
-                        esc(meaning(flag))
-                    );
-                }
-                out.push_str("</ul>");
-            }
-            for f in &p.figures {
-                let _ = write!(out, "<figure id=\"{}\">{}<figcaption>", esc(&f.slug), f.svg);
-                table(&mut out, &f.table);
-                out.push_str("</figcaption></figure>");
-            }
+            phase(&mut out, w, p, &format!("w{i}p{j}"));
         }
         out.push_str("</section>");
     }

@@ -40,7 +40,7 @@ fn scaled(v: f64, steps: &[(f64, &str)]) -> String {
 }
 
 /// Three significant digits at most below 1000 (`93.4`, `1.25`), whole above.
-fn short(v: f64) -> String {
+pub fn short(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
         "0".into()

@@ -60,9 +60,8 @@ mod tests {
             max: 11.0,
             ci: None,
             color: crate::report::svg::PALETTE[0],
-            tip: "t".into(),
         };
-        let svg = crate::report::svg::bars("t", "MB/s", &[bar]);
+        let svg = crate::report::svg::standalone(&crate::report::svg::bars("t", "MB/s", &[bar]));
         let png = Rasterizer::new().png(&svg).unwrap();
         assert_eq!(&png[1..4], b"PNG");
         let pixmap = tiny_skia::Pixmap::decode_png(&png).unwrap();
@@ -74,5 +73,14 @@ mod tests {
             .filter(|p| (p.red(), p.green(), p.blue()) == (0x00, 0x72, 0xB2))
             .count();
         assert!(blue > 1000, "{blue} blue pixels");
+        // The chart's style (its classes, not inline attributes) reached the renderer: the
+        // grid lines are light grey and the background white.
+        let count = |rgb: (u8, u8, u8)| {
+            (pixmap.pixels().iter())
+                .filter(|p| (p.red(), p.green(), p.blue()) == rgb)
+                .count()
+        };
+        assert!(count((0xdd, 0xdd, 0xdd)) > 100, "no grey grid line");
+        assert!(count((0xff, 0xff, 0xff)) > 100_000, "no white background");
     }
 }

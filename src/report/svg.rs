@@ -1,8 +1,10 @@
 //! Hand-written SVG charts: horizontal bar charts whose value axis starts at zero, with
 //! min–max and 95%-interval whiskers; latency-percentile charts on a log axis; time-series
-//! line charts. Each chart is a standalone `<svg>` document (it is also exported as a file
-//! and rasterised to PNG), every mark carries a `<title>` tooltip, and text uses DejaVu Sans
-//! or the reader's sans-serif — no web fonts, no scripts.
+//! line charts. Each chart is an `<svg>` element styled by the classes of [`CSS`] — written
+//! once in the HTML report, and into each chart exported as a file or rasterised to PNG by
+//! [`standalone`] — with whole-pixel coordinates and no per-mark tooltips (each chart's
+//! table carries its figures). Text uses DejaVu Sans or the reader's sans-serif — no web
+//! fonts, no scripts.
 //!
 //! Why not plotters: its SVG backend with default features off draws text without metrics,
 //! and the three chart kinds here need less code than configuring it. The rules the seed
@@ -17,7 +19,6 @@ pub const PALETTE: [&str; 8] = [
 ];
 
 const WIDTH: f64 = 640.0;
-const FONT: &str = "DejaVu Sans, Verdana, sans-serif";
 
 /// Escapes text for XML content and attribute values.
 pub fn esc(s: &str) -> String {
@@ -98,10 +99,31 @@ pub fn us_label(us: f64) -> String {
     }
 }
 
+/// The charts' style, by class: written once into the HTML report's stylesheet, and into
+/// each chart exported as a file ([`standalone`]). Charts carry classes, not inline styles.
+pub const CSS: &str = "svg.chart{font-family:DejaVu Sans,Verdana,sans-serif;font-size:12px;background:#fff}\
+.hd{font-size:14px;font-weight:bold}.grid{stroke:#ddd;fill:none}.axis,.minmax{stroke:#000;fill:none}\
+.tick{fill:#333}.mid{text-anchor:middle}.end{text-anchor:end}\
+.ci{stroke:#000;stroke-opacity:.45;stroke-width:5}.mk{fill:#B00000;font-weight:bold}\
+.line{fill:none;stroke-width:2}.dot{fill:none;stroke-width:7;stroke-linecap:round}.sl{fill:none;stroke-width:1.5}";
+
+/// A chart as a file of its own: with the namespace, its style and a white background,
+/// which in the HTML report are the page's (the style written once).
+pub fn standalone(svg: &str) -> String {
+    match (svg.strip_prefix("<svg "), svg.find('>')) {
+        (Some(_), Some(i)) => format!(
+            r##"<svg xmlns="http://www.w3.org/2000/svg" {}<style>{CSS}</style><rect width="100%" height="100%" fill="#fff"/>{}"##,
+            &svg[5..=i],
+            &svg[i + 1..]
+        ),
+        _ => svg.to_string(),
+    }
+}
+
 fn open(out: &mut String, class: &str, height: f64, title: &str, extra: &str) {
     let _ = write!(
         out,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" class="chart {class}" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" font-family="{FONT}" font-size="12" role="img" aria-label="{t}"{extra}><title>{t}</title><rect width="100%" height="100%" fill="#fff"/><text x="8" y="18" font-size="14" font-weight="bold">{t}</text>"##,
+        r#"<svg class="chart {class}" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img"{extra}><title>{t}</title><text class="hd" x="8" y="18">{t}</text>"#,
         t = esc(title)
     );
 }
@@ -118,20 +140,19 @@ pub struct Bar {
     /// The 95% confidence interval of the mean, when there are two repetitions or more.
     pub ci: Option<(f64, f64)>,
     pub color: &'static str,
-    /// The tooltip.
-    pub tip: String,
 }
 
 /// A horizontal bar chart. The value axis starts at 0 (`data-axis-min="0"`) whatever the
 /// data; negative figures (none of fsarena's metrics can be) are drawn as 0-width bars.
-/// `axis` names the unit and which side is better.
+/// `axis` names the unit and which side is better. Coordinates are whole units (a pixel
+/// of a 640-wide chart).
 pub fn bars(title: &str, axis: &str, bars: &[Bar]) -> String {
     let label_w = bars
         .iter()
         .map(|b| (b.label.chars().count() + b.marks.chars().count() + 1) as f64 * 7.2)
         .fold(40.0, f64::max)
         .min(220.0);
-    let (x0, right, top, row) = (label_w + 14.0, 56.0, 34.0, 30.0);
+    let (x0, right, top, row) = ((label_w + 14.0).round(), 56.0, 34.0, 30.0);
     let plot_w = WIDTH - x0 - right;
     let height = top + row * bars.len() as f64 + 50.0;
     let top_value = bars
@@ -140,14 +161,19 @@ pub fn bars(title: &str, axis: &str, bars: &[Bar]) -> String {
         .fold(0.0, f64::max);
     let ticks = linear_ticks(top_value);
     let end = *ticks.last().expect("ticks are never empty");
-    let x = |v: f64| x0 + v.clamp(0.0, end) / end * plot_w;
+    let x = |v: f64| (x0 + v.clamp(0.0, end) / end * plot_w).round();
     let mut s = String::new();
     open(&mut s, "bar", height, title, r#" data-axis-min="0""#);
     let bottom = top + row * bars.len() as f64;
+    let grid: String = ticks
+        .iter()
+        .map(|t| format!("M{} {top}V{bottom}", x(*t)))
+        .collect();
+    let _ = write!(s, r#"<path class="grid" d="{grid}"/>"#);
     for t in &ticks {
         let _ = write!(
             s,
-            r##"<line x1="{0:.1}" x2="{0:.1}" y1="{top}" y2="{bottom}" stroke="#ddd"/><text class="tick" x="{0:.1}" y="{1}" text-anchor="middle" fill="#333">{2}</text>"##,
+            r#"<text class="tick mid" x="{}" y="{}">{}</text>"#,
             x(*t),
             bottom + 15.0,
             tick(*t)
@@ -155,7 +181,7 @@ pub fn bars(title: &str, axis: &str, bars: &[Bar]) -> String {
     }
     let _ = write!(
         s,
-        r##"<line class="axis" x1="{x0:.1}" x2="{x0:.1}" y1="{top}" y2="{bottom}" stroke="#000"/><text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#000">{}</text>"##,
+        r#"<line class="axis" x1="{x0}" x2="{x0}" y1="{top}" y2="{bottom}"/><text class="mid" x="{:.0}" y="{}">{}</text>"#,
         x0 + plot_w / 2.0,
         bottom + 34.0,
         esc(axis)
@@ -166,15 +192,14 @@ pub fn bars(title: &str, axis: &str, bars: &[Bar]) -> String {
         let w = (x(b.median) - x0).max(0.0);
         let _ = write!(
             s,
-            r##"<g><title>{tip}</title><text x="{lx:.1}" y="{ty:.1}" text-anchor="end">{label}<tspan fill="#B00000" font-weight="bold">{marks}</tspan></text><rect class="bar" x="{x0:.1}" y="{by:.1}" width="{w:.1}" height="{bh:.1}" fill="{c}" data-value="{v}"/>"##,
-            tip = esc(&b.tip),
+            r#"<text class="end" x="{lx}" y="{ty}">{label}{marks}</text><rect class="bar" x="{x0}" y="{by}" width="{w}" height="{bh}" fill="{c}" data-value="{v}"/>"#,
             lx = x0 - 6.0,
             ty = mid + 4.0,
             label = esc(&b.label),
             marks = if b.marks.is_empty() {
                 String::new()
             } else {
-                format!("\u{a0}{}", esc(&b.marks))
+                format!("<tspan class=\"mk\">\u{a0}{}</tspan>", esc(&b.marks))
             },
             by = y + 6.0,
             bh = row - 12.0,
@@ -184,7 +209,7 @@ pub fn bars(title: &str, axis: &str, bars: &[Bar]) -> String {
         if let Some((lo, hi)) = b.ci {
             let _ = write!(
                 s,
-                r##"<line class="ci" x1="{:.1}" x2="{:.1}" y1="{mid:.1}" y2="{mid:.1}" stroke="#000" stroke-opacity="0.45" stroke-width="5"/>"##,
+                r#"<line class="ci" x1="{}" x2="{}" y1="{mid}" y2="{mid}"/>"#,
                 x(lo),
                 x(hi)
             );
@@ -192,7 +217,7 @@ pub fn bars(title: &str, axis: &str, bars: &[Bar]) -> String {
         let (a, z) = (x(b.min), x(b.max));
         let _ = write!(
             s,
-            r##"<path class="minmax" d="M{a:.1} {:.1}V{:.1}M{a:.1} {mid:.1}H{z:.1}M{z:.1} {:.1}V{:.1}" stroke="#000" fill="none"/><text x="{:.1}" y="{:.1}" fill="#000">{}</text></g>"##,
+            r#"<path class="minmax" d="M{a} {}V{}M{a} {mid}H{z}M{z} {}V{}"/><text x="{}" y="{}">{}</text>"#,
             mid - 5.0,
             mid + 5.0,
             mid - 5.0,
@@ -221,7 +246,7 @@ fn legend(s: &mut String, lines: &[Line], y: f64) {
     for l in lines {
         let _ = write!(
             s,
-            r##"<rect x="{x:.1}" y="{:.1}" width="14" height="4" fill="{}"/><text x="{:.1}" y="{y:.1}">{}</text>"##,
+            r#"<rect x="{x:.0}" y="{}" width="14" height="4" fill="{}"/><text x="{:.0}" y="{y}">{}</text>"#,
             y - 6.0,
             l.color,
             x + 18.0,
@@ -231,8 +256,26 @@ fn legend(s: &mut String, lines: &[Line], y: f64) {
     }
 }
 
+/// Horizontal grid lines at `ys` from `x0` to `x1`, with their labels left of `x0`.
+fn y_grid(s: &mut String, x0: f64, x1: f64, ys: &[(f64, String)]) {
+    let grid: String = ys
+        .iter()
+        .map(|(y, _)| format!("M{x0} {y:.0}H{x1:.0}"))
+        .collect();
+    let _ = write!(s, r#"<path class="grid" d="{grid}"/>"#);
+    for (y, label) in ys {
+        let _ = write!(
+            s,
+            r#"<text class="tick end" x="{}" y="{:.0}">{label}</text>"#,
+            x0 - 6.0,
+            y + 4.0
+        );
+    }
+}
+
 /// Latency percentiles (categories along x, µs on a log y axis labelled as log), one line
-/// per target, with min–max whiskers over the repetitions.
+/// per target, with min–max whiskers over the repetitions; the figures are in the table
+/// that goes with the chart.
 pub fn percentiles(title: &str, categories: &[&str], lines: &[Line]) -> String {
     let (x0, right, top, plot_h) = (96.0, 20.0, 34.0, 220.0);
     let height = top + plot_h + 70.0;
@@ -255,27 +298,18 @@ pub fn percentiles(title: &str, categories: &[&str], lines: &[Line]) -> String {
     };
     let (la, lb) = (ticks[0].log10(), ticks[ticks.len() - 1].log10());
     let bottom = top + plot_h;
-    let y = |v: f64| bottom - (v.max(ticks[0]).log10() - la) / (lb - la) * plot_h;
+    let y = |v: f64| (bottom - (v.max(ticks[0]).log10() - la) / (lb - la) * plot_h).round();
     let plot_w = WIDTH - x0 - right;
     let step = plot_w / categories.len().max(1) as f64;
     let x = |i: usize| x0 + step * (i as f64 + 0.5);
     let mut s = String::new();
     open(&mut s, "percentiles", height, title, r#" data-scale="log""#);
-    for t in &ticks {
-        let _ = write!(
-            s,
-            r##"<line x1="{x0}" x2="{x1:.1}" y1="{yt:.1}" y2="{yt:.1}" stroke="#ddd"/><text class="tick" x="{xl:.1}" y="{yl:.1}" text-anchor="end">{label}</text>"##,
-            yt = y(*t),
-            x1 = x0 + plot_w,
-            xl = x0 - 6.0,
-            yl = y(*t) + 4.0,
-            label = us_label(*t)
-        );
-    }
+    let ys: Vec<(f64, String)> = ticks.iter().map(|t| (y(*t), us_label(*t))).collect();
+    y_grid(&mut s, x0, x0 + plot_w, &ys);
     for (i, c) in categories.iter().enumerate() {
         let _ = write!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            r#"<text class="mid" x="{:.0}" y="{}">{}</text>"#,
             x(i),
             bottom + 16.0,
             esc(c)
@@ -283,58 +317,65 @@ pub fn percentiles(title: &str, categories: &[&str], lines: &[Line]) -> String {
     }
     let _ = write!(
         s,
-        r##"<line x1="{x0}" x2="{x0}" y1="{top}" y2="{bottom}" stroke="#000"/><text x="14" y="{ym:.1}" transform="rotate(-90 14 {ym:.1})" text-anchor="middle">latency (LOG scale) — lower is better</text>"##,
+        r#"<line class="axis" x1="{x0}" x2="{x0}" y1="{top}" y2="{bottom}"/><text class="mid" x="14" y="{ym}" transform="rotate(-90 14 {ym})">latency (LOG scale) — lower is better</text>"#,
         ym = top + plot_h / 2.0
     );
     for (k, l) in lines.iter().enumerate() {
         // Offset targets a little so their whiskers do not hide each other.
         let dx = (k as f64 - (lines.len() as f64 - 1.0) / 2.0) * 6.0;
+        let cx = |p: &(f64, f64)| (x(p.0 as usize) + dx).round();
         let pts: Vec<String> = l
             .points
             .iter()
-            .map(|p| format!("{:.1},{:.1}", x(p.0 as usize) + dx, y(p.1)))
+            .map(|p| format!("{},{}", cx(p), y(p.1)))
             .collect();
+        let whiskers: String = l
+            .points
+            .iter()
+            .zip(&l.spread)
+            .filter_map(|(p, sp)| sp.map(|(a, b)| format!("M{} {}V{}", cx(p), y(a), y(b))))
+            .collect();
+        // Each point is a dot: a zero-length stroke with round caps.
+        let dots: String = l
+            .points
+            .iter()
+            .map(|p| format!("M{} {}h0", cx(p), y(p.1)))
+            .collect();
+        let whiskers = if whiskers.is_empty() {
+            whiskers
+        } else {
+            format!(r#"<path d="{whiskers}"/>"#)
+        };
         let _ = write!(
             s,
-            r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="2"/>"#,
+            r#"<g stroke="{}"><polyline class="line" points="{}"/>{whiskers}<path class="dot" d="{dots}"/></g>"#,
+            l.color,
             pts.join(" "),
-            l.color
         );
-        for (j, p) in l.points.iter().enumerate() {
-            let cx = x(p.0 as usize) + dx;
-            let spread = l.spread.get(j).copied().flatten();
-            let _ = write!(
-                s,
-                r#"<g><title>{}: {} {}{}</title>"#,
-                esc(&l.label),
-                esc(categories.get(p.0 as usize).copied().unwrap_or("")),
-                us_label(p.1),
-                spread.map_or(String::new(), |(a, b)| format!(
-                    " (min–max over repetitions {}–{})",
-                    us_label(a),
-                    us_label(b)
-                ))
-            );
-            if let Some((a, b)) = spread {
-                let _ = write!(
-                    s,
-                    r#"<line x1="{cx:.1}" x2="{cx:.1}" y1="{:.1}" y2="{:.1}" stroke="{}"/>"#,
-                    y(a),
-                    y(b),
-                    l.color
-                );
-            }
-            let _ = write!(
-                s,
-                r#"<circle cx="{cx:.1}" cy="{:.1}" r="3.5" fill="{}"/></g>"#,
-                y(p.1),
-                l.color
-            );
-        }
     }
     legend(&mut s, lines, height - 20.0);
     s.push_str("</svg>");
     s
+}
+
+/// A line through whole-unit points as a path: the first point absolute, then each step
+/// relative to the one before (`M89 222l6 -3 5 -3`), the shortest way to write a long
+/// series.
+fn relative_path(points: impl Iterator<Item = (f64, f64)>) -> String {
+    let mut d = String::new();
+    let mut last: Option<(f64, f64)> = None;
+    for (x, y) in points {
+        match last {
+            None => {
+                let _ = write!(d, "M{x} {y}l");
+            }
+            Some((a, b)) => {
+                let _ = write!(d, "{} {} ", x - a, y - b);
+            }
+        }
+        last = Some((x, y));
+    }
+    d.trim_end().trim_end_matches('l').to_string()
 }
 
 /// A time series: x in seconds from the phase start, y from 0 in `unit`.
@@ -353,25 +394,16 @@ pub fn series(title: &str, unit: &str, lines: &[Line]) -> String {
     let (xe, ye) = (xt[xt.len() - 1], yt[yt.len() - 1]);
     let plot_w = WIDTH - x0 - right;
     let bottom = top + plot_h;
-    let x = |v: f64| x0 + v / xe * plot_w;
-    let y = |v: f64| bottom - v / ye * plot_h;
+    let x = |v: f64| (x0 + v / xe * plot_w).round();
+    let y = |v: f64| (bottom - v / ye * plot_h).round();
     let mut s = String::new();
     open(&mut s, "series", height, title, r#" data-axis-min="0""#);
-    for t in &yt {
-        let _ = write!(
-            s,
-            r##"<line x1="{x0}" x2="{x1:.1}" y1="{yt:.1}" y2="{yt:.1}" stroke="#ddd"/><text class="tick" x="{xl:.1}" y="{yl:.1}" text-anchor="end">{label}</text>"##,
-            x1 = x0 + plot_w,
-            yt = y(*t),
-            xl = x0 - 6.0,
-            yl = y(*t) + 4.0,
-            label = tick(*t)
-        );
-    }
+    let ys: Vec<(f64, String)> = yt.iter().map(|t| (y(*t), tick(*t))).collect();
+    y_grid(&mut s, x0, x0 + plot_w, &ys);
     for t in &xt {
         let _ = write!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            r#"<text class="mid" x="{}" y="{}">{}</text>"#,
             x(*t),
             bottom + 16.0,
             tick(*t)
@@ -379,7 +411,7 @@ pub fn series(title: &str, unit: &str, lines: &[Line]) -> String {
     }
     let _ = write!(
         s,
-        r##"<path d="M{x0} {top}V{bottom}H{x1:.1}" stroke="#000" fill="none"/><text x="{xm:.1}" y="{yc:.1}" text-anchor="middle">seconds since the phase started</text><text x="14" y="{ym:.1}" transform="rotate(-90 14 {ym:.1})" text-anchor="middle">{unit}</text>"##,
+        r#"<path class="axis" d="M{x0} {top}V{bottom}H{x1}"/><text class="mid" x="{xm}" y="{yc}">seconds since the phase started</text><text class="mid" x="14" y="{ym}" transform="rotate(-90 14 {ym})">{unit}</text>"#,
         x1 = x0 + plot_w,
         xm = x0 + plot_w / 2.0,
         yc = bottom + 32.0,
@@ -387,15 +419,10 @@ pub fn series(title: &str, unit: &str, lines: &[Line]) -> String {
         unit = esc(unit)
     );
     for l in lines {
-        let pts: Vec<String> = l
-            .points
-            .iter()
-            .map(|p| format!("{:.1},{:.1}", x(p.0), y(p.1)))
-            .collect();
         let _ = write!(
             s,
-            r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="1.5"><title>{}</title></polyline>"#,
-            pts.join(" "),
+            r#"<path class="sl" d="{}" stroke="{}"><title>{}</title></path>"#,
+            relative_path(l.points.iter().map(|p| (x(p.0), y(p.1)))),
             l.color,
             esc(&l.label)
         );
@@ -445,7 +472,6 @@ mod tests {
             max: v + 1.0,
             ci: Some((v - 2.0, v + 2.0)),
             color: PALETTE[0],
-            tip: String::new(),
         };
         let svg = bars("close", "MB/s", &[bar(1000.0), bar(1010.0)]);
         assert!(svg.contains(r#"data-axis-min="0""#));
@@ -461,6 +487,13 @@ mod tests {
             .collect();
         assert_eq!(widths.len(), 2);
         assert!(widths[1] / widths[0] < 1.02, "{widths:?}");
+    }
+
+    #[test]
+    fn a_relative_path_returns_to_each_point() {
+        let pts = [(89.0, 222.0), (95.0, 219.0), (100.0, 230.0)];
+        assert_eq!(relative_path(pts.into_iter()), "M89 222l6 -3 5 11");
+        assert_eq!(relative_path([(1.0, 2.0)].into_iter()), "M1 2");
     }
 
     #[test]

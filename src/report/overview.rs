@@ -1,0 +1,119 @@
+//! The answer that opens the HTML report: a table of every workload phase (rows) by target
+//! (columns), each cell the target's ratio to the phase's best with its interval
+//! ([`crate::compare::rank`], the engine `run`, `show` and `compare` use), coloured by
+//! that ratio where the difference is significant, `=` where the data cannot tell it from
+//! the best, and every cell a link to the phase's figures further down.
+
+use crate::compare::rank::{self, fmt_ratio, PhaseVerdict};
+use crate::report::charts::WorkloadFigures;
+use crate::report::svg::esc;
+use crate::result::RunResult;
+use std::fmt::Write;
+
+/// The background of a verdict cell: white for the best, redder the more times worse
+/// (log scale, full at 10×).
+fn ratio_colour(ratio: f64) -> String {
+    let t = (ratio.max(1.0).log10()).min(1.0);
+    let g = (255.0 - 120.0 * t).round() as u8;
+    format!("rgb(255,{g},{g})")
+}
+
+/// The anchor of the figures of `phase` of `workload`: `#w{i}p{j}` as [`super::html`]
+/// numbers the sections.
+pub fn anchor(all: &[WorkloadFigures], workload: &str, phase: &str) -> Option<String> {
+    all.iter().enumerate().find_map(|(i, w)| {
+        (w.workload == workload)
+            .then(|| w.phases.iter().position(|p| p.phase == phase))
+            .flatten()
+            .map(|j| format!("#w{i}p{j}"))
+    })
+}
+
+/// One target's cell of a phase's row, its text linked to `href`.
+fn cell(v: &PhaseVerdict, target: &str, href: Option<&str>) -> String {
+    let link = |text: String| match href {
+        Some(h) => format!("<a href=\"{h}\">{text}</a>"),
+        None => text,
+    };
+    match v.places.iter().position(|p| p.target == target) {
+        None => "<td>–</td>".to_string(),
+        Some(0) => format!("<td class=\"best\">{}</td>", link("<b>best</b>".into())),
+        Some(i) => {
+            let Some(r) = v.places[i].vs_best else {
+                return format!("<td>{}</td>", link("?".into()));
+            };
+            let apart = r.significant() == Some(true);
+            // The interval under the ratio, smaller, so that four targets fit a screen.
+            let ci = r.ci.map_or(String::new(), |(lo, hi)| {
+                format!(
+                    "<br><small>[{}–{}]</small>",
+                    fmt_ratio(lo).trim_end_matches('×'),
+                    esc(&fmt_ratio(hi))
+                )
+            });
+            let text = format!(
+                "{}{}{ci}",
+                if apart { "" } else { "= " },
+                esc(&fmt_ratio(r.ratio)),
+            );
+            if apart {
+                format!(
+                    "<td style=\"background:{}\">{}</td>",
+                    ratio_colour(r.ratio),
+                    link(text)
+                )
+            } else {
+                format!("<td>{}</td>", link(text))
+            }
+        }
+    }
+}
+
+/// The verdict section; nothing when no phase has two targets to rank.
+pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
+    let verdicts = rank::verdicts(run);
+    if verdicts.is_empty() {
+        return;
+    }
+    let targets: Vec<&str> = run.targets.iter().map(|t| t.name.as_str()).collect();
+    let _ = write!(
+        out,
+        "<section id=\"verdict\"><h2>Verdict</h2><p>Each cell: how many times slower than the \
+         phase's best target (the geometric mean of its repetitions), with the interval of that \
+         ratio; shaded redder the slower where the difference is significant, <b>=</b> where \
+         the data cannot tell it from the best. Intervals are {:.0}% family-wise per phase \
+         (Bonferroni). A cell links to the phase's figures.{}</p>",
+        rank::FAMILY_LEVEL * 100.0,
+        if verdicts.iter().any(|v| v.judged()) {
+            ""
+        } else {
+            " One repetition: the ranking is by single values and no verdict can be given."
+        }
+    );
+    out.push_str(
+        "<div class=\"scroll\"><table class=\"verdict\"><thead><tr><th>phase</th><th>ranking</th>",
+    );
+    for t in &targets {
+        let _ = write!(out, "<th>{}</th>", esc(t));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for v in &verdicts {
+        let href = anchor(all, &v.workload, &v.phase);
+        let name = esc(&format!("{} · {} ({})", v.workload, v.phase, v.unit));
+        let name = match &href {
+            Some(a) => format!("<a href=\"{a}\">{name}</a>"),
+            None => name,
+        };
+        let ranking = esc(&v.ranking());
+        let ranking = match &href {
+            Some(a) => format!("<a href=\"{a}\">{ranking}</a>"),
+            None => ranking,
+        };
+        let _ = write!(out, "<tr><th>{name}</th><td>{ranking}</td>");
+        for t in &targets {
+            out.push_str(&cell(v, t, href.as_deref()));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table></div></section>");
+}

@@ -347,8 +347,9 @@ pub struct RunArgs {
     /// (300s, 10m, 2h), judged at the pace of the repetitions so far.
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
-    /// Cache state before each phase: cold (sync, drop caches, remount), warm (read phases
-    /// run once unmeasured first), keep (nothing). [default: cold]
+    /// Cache state before each phase: cold (sync and remount; the machine's caches are
+    /// dropped too unless the remount empties the target's), warm (read phases run once
+    /// unmeasured first), keep (nothing). [default: cold]
     #[arg(long, value_name = "cold|warm|keep")]
     pub cache: Option<String>,
     /// When writes are synced: end (fsync/syncfs inside the timing), none (old Bonnie,

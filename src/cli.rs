@@ -366,8 +366,9 @@ pub struct RunArgs {
     /// of the same workloads; what changed and why is said before the run starts.
     #[arg(long = "phase-time", value_name = "DURATION", conflicts_with_all = ["plan", "mpi"])]
     pub phase_time: Option<String>,
-    /// Cache state before each phase: cold (sync, drop caches, remount), warm (read phases
-    /// run once unmeasured first), keep (nothing). [default: cold]
+    /// Cache state before each phase: cold (sync and remount; the machine's caches are
+    /// dropped too unless the remount empties the target's), warm (read phases run once
+    /// unmeasured first), keep (nothing). [default: cold]
     #[arg(long, value_name = "cold|warm|keep")]
     pub cache: Option<String>,
     /// When writes are synced: end (fsync/syncfs inside the timing), none (old Bonnie,

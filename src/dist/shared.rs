@@ -7,9 +7,9 @@
 //! run's id, so a directory that is not really shared (a local path of the same name on
 //! another node) fails at once with a clear error instead of measuring N local disks.
 //!
-//! Caches: rank 0 resets its target as usual (sync, drop caches, remount a loop
-//! filesystem); on every other node the lowest rank there syncs and drops the caches, so
-//! each node drops once ([`SharedView::reset`]).
+//! Caches: rank 0 resets its target as usual (sync and remount a loop filesystem, dropping
+//! the caches unless the remount empties them); on every other node the lowest rank there
+//! syncs and drops the caches, so each node drops once ([`SharedView::reset`]).
 
 use super::Transport;
 use crate::result::{Provision, TargetInfo};

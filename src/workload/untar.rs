@@ -4,7 +4,7 @@
 //! The archive is a user's (`archive=PATH`: `.tar`, `.tar.gz`/`.tgz`, `.tar.xz`, `.tar.zst`)
 //! or generated from a corpus profile (`profile=web-cache`, `scale`). Either way only the
 //! extraction is measured:
-//! * a user's archive is decompressed in-process ([`compression`]: no `gzip`, `xz` or
+//! * a user's archive is decompressed in-process (`untar/compression.rs`: no `gzip`, `xz` or
 //!   `zstd` binary needed), read into memory and validated once, when the plan is built
 //!   and before anything is provisioned: every header and checksum, its length, and every
 //!   member's name under the policy below. A fault (bad compression, a bad checksum at

@@ -1,5 +1,6 @@
 //! End-to-end runs of `untar` on tmpfs and an ext4 loop image: a generated web cache and a
-//! user's .tar.gz made with the system tar.
+//! user's .tar.gz made with the system tar; .tar.gz, .tar.xz and .tar.zst read with no
+//! decompressor binary on the `PATH`.
 
 mod common;
 
@@ -202,6 +203,126 @@ fn corrupt_archive_exits_2_before_any_mkfs() {
         );
         assert!(!stderr.contains("mkfs"), "mkfs ran: {stderr}");
         assert!(common::images_under(dir.path()).is_empty());
+    }
+    common::assert_clean(dir.path());
+}
+
+/// `tar` compressed in-process as `ext` (what `gzip`, `xz -6` and `zstd -3`
+/// write by default, checksums included).
+fn compressed(tar: &[u8], ext: &str) -> Vec<u8> {
+    use std::io::Write;
+    match ext {
+        "tar.gz" => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), Default::default());
+            e.write_all(tar).unwrap();
+            e.finish().unwrap()
+        }
+        "tar.xz" => {
+            let mut e = liblzma::write::XzEncoder::new(Vec::new(), 6);
+            e.write_all(tar).unwrap();
+            e.finish().unwrap()
+        }
+        "tar.zst" => {
+            let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+            e.include_checksum(true).unwrap();
+            e.write_all(tar).unwrap();
+            e.finish().unwrap()
+        }
+        _ => unreachable!("{ext}"),
+    }
+}
+
+/// A directory holding only `mount` and `umount` (what a tmpfs target runs): as `PATH`,
+/// no `gzip`, `xz` or `zstd` can be found.
+fn path_without_decompressors(dir: &std::path::Path) -> std::path::PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for tool in ["mount", "umount"] {
+        let found = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(tool))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| panic!("no {tool}"));
+        std::os::unix::fs::symlink(found, bin.join(tool)).unwrap();
+    }
+    bin
+}
+
+/// Issue 24: `untar:archive=x.tar.zst` (and .tar.xz, .tar.gz) works on a machine without
+/// the `zstd` (`xz`, `gzip`) binary: fsarena runs with a `PATH` that lacks them, extracts
+/// every file, and a corrupt one still exits 2 naming the file and the format.
+#[test]
+fn compressed_archives_need_no_decompressor_binary() {
+    let test = "compressed_archives_need_no_decompressor_binary";
+    if common::skip_without_loop(test) {
+        return;
+    }
+    let dir = common::image_dir();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("a/b")).unwrap();
+    for i in 0..20 {
+        std::fs::write(src.join(format!("a/b/f{i}")), vec![b'z'; 3000 + i]).unwrap();
+    }
+    let tar = Command::new("tar")
+        .arg("cf")
+        .arg("-")
+        .arg("-C")
+        .arg(&src)
+        .arg("a")
+        .output()
+        .unwrap();
+    assert!(tar.status.success());
+    let bin = path_without_decompressors(dir.path());
+    for tool in ["gzip", "xz", "zstd"] {
+        assert!(!bin.join(tool).exists());
+    }
+    let fsarena = |spec: &str| {
+        Command::new(common::bin())
+            .env("PATH", &bin)
+            .args([
+                "run", spec, "--fs", "tmpfs", "--size", "64MiB", "--reps", "1",
+            ])
+            .arg("--quiet")
+            .arg("--image-dir")
+            .arg(dir.path())
+            .arg("--json")
+            .arg(dir.path().join("out.json"))
+            .arg("--db")
+            .arg(dir.path().join("results.db"))
+            .output()
+            .unwrap()
+    };
+    for ext in ["tar.gz", "tar.xz", "tar.zst"] {
+        let path = dir.path().join(format!("x.{ext}"));
+        let bytes = compressed(&tar.stdout, ext);
+        std::fs::write(&path, &bytes).unwrap();
+        let out = fsarena(&format!("untar:archive={}", path.display()));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{ext}: {stderr}");
+        let v = common::run_document(&std::fs::read(dir.path().join("out.json")).unwrap());
+        let ex = phase(&v["trials"][0], "extract");
+        assert_eq!(ex["extra"]["files"], 20.0, "{ext}");
+        assert_eq!(
+            ex["bytes_written"],
+            20 * 3000 + (0..20).sum::<u64>(),
+            "{ext}"
+        );
+        // Cut in half: refused before anything runs, naming the file and the format.
+        let cut = dir.path().join(format!("cut.{ext}"));
+        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+        let out = fsarena(&format!("untar:archive={}", cut.display()));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let format = match ext {
+            "tar.gz" => "gzip",
+            "tar.xz" => "xz",
+            _ => "zstd",
+        };
+        assert_eq!(out.status.code(), Some(2), "{ext}: {stderr}");
+        assert!(
+            stderr.contains(&cut.display().to_string())
+                && stderr.contains(&format!("not valid {format} data")),
+            "{ext}: {stderr}"
+        );
     }
     common::assert_clean(dir.path());
 }

@@ -205,7 +205,7 @@ pub fn log_ratio_at(a: &[f64], b: &[f64], level: f64) -> Option<LogRatio> {
     let m = wa.max(wb);
     let (xa, xb) = (wa / m, wb / m);
     let df = (xa + xb).powi(2) / (xa * xa / (na - 1.0) + xb * xb / (nb - 1.0));
-    let half = t_quantile(0.5 + level / 2.0, df) * (wa + wb).sqrt();
+    let half = crate::stats::t_quantile(0.5 + level / 2.0, df) * (wa + wb).sqrt();
     Some(LogRatio {
         ratio,
         ci: Some(((d - half).exp(), (d + half).exp())),

@@ -1,28 +1,21 @@
 //! The Mersenne Twister MT19937 (Matsumoto & Nishimura 1998), and the draws Python's
 //! `random.Random` makes from it, so that workloads whose originals are seeded Python or C
-//! programs (compilebench's `random.Random(555)`) make exactly the same choices.
+//! programs (compilebench's `random.Random(555)`) make exactly the same choices. The
+//! generator is `rand_mt`'s; the 1999 seeding Postmark uses and Python's derivations
+//! (`randint`, `choice`, `shuffle`) are fsarena's.
+
+use rand_mt::Mt;
 
 const N: usize = 624;
-const M: usize = 397;
 
 /// MT19937 with 32-bit output.
 #[derive(Clone)]
-pub struct Mt19937 {
-    mt: [u32; N],
-    i: usize,
-}
+pub struct Mt19937(Mt);
 
 impl Mt19937 {
     /// Seeded with `init_genrand(seed)` (the reference code's seeding by one word).
     pub fn new(seed: u32) -> Self {
-        let mut mt = [0u32; N];
-        mt[0] = seed;
-        for i in 1..N {
-            mt[i] = 1_812_433_253u32
-                .wrapping_mul(mt[i - 1] ^ (mt[i - 1] >> 30))
-                .wrapping_add(i as u32);
-        }
-        Self { mt, i: N }
+        Self(Mt::new(seed))
     }
 
     /// Seeded with the 1999 reference code's `sgenrand(seed)` (two steps of the LCG
@@ -36,41 +29,15 @@ impl Mt19937 {
             *w |= (s & 0xffff_0000) >> 16;
             s = s.wrapping_mul(69_069).wrapping_add(1);
         }
-        Self { mt, i: N }
+        // rand_mt sets a state only from 624 outputs, which it untempers: temper the
+        // words, and its state is exactly `mt`, about to twist, as after sgenrand.
+        Self(Mt::from(mt.map(temper)))
     }
 
     /// Seeded with `init_by_array(key)`, as Python's `random.seed(n)` does with the 32-bit
     /// words of `n` (least significant first).
     pub fn by_array(key: &[u32]) -> Self {
-        let mut s = Self::new(19_650_218);
-        let mt = &mut s.mt;
-        let (mut i, mut j) = (1usize, 0usize);
-        for _ in 0..N.max(key.len()) {
-            let prev = mt[i - 1] ^ (mt[i - 1] >> 30);
-            mt[i] = (mt[i] ^ prev.wrapping_mul(1_664_525))
-                .wrapping_add(key[j])
-                .wrapping_add(j as u32);
-            i += 1;
-            j += 1;
-            if i >= N {
-                mt[0] = mt[N - 1];
-                i = 1;
-            }
-            if j >= key.len() {
-                j = 0;
-            }
-        }
-        for _ in 0..N - 1 {
-            let prev = mt[i - 1] ^ (mt[i - 1] >> 30);
-            mt[i] = (mt[i] ^ prev.wrapping_mul(1_566_083_941)).wrapping_sub(i as u32);
-            i += 1;
-            if i >= N {
-                mt[0] = mt[N - 1];
-                i = 1;
-            }
-        }
-        mt[0] = 0x8000_0000;
-        s
+        Self(Mt::new_with_key(key.iter().copied()))
     }
 
     /// Python's `random.Random(seed)` for a non-negative integer seed below 2^64.
@@ -85,26 +52,7 @@ impl Mt19937 {
 
     /// The next 32-bit output (`genrand_int32`).
     pub fn next_u32(&mut self) -> u32 {
-        if self.i >= N {
-            self.twist();
-        }
-        let mut y = self.mt[self.i];
-        self.i += 1;
-        y ^= y >> 11;
-        y ^= (y << 7) & 0x9d2c_5680;
-        y ^= (y << 15) & 0xefc6_0000;
-        y ^ (y >> 18)
-    }
-
-    fn twist(&mut self) {
-        const UPPER: u32 = 0x8000_0000;
-        const LOWER: u32 = 0x7fff_ffff;
-        for k in 0..N {
-            let y = (self.mt[k] & UPPER) | (self.mt[(k + 1) % N] & LOWER);
-            let mag = if y & 1 == 1 { 0x9908_b0df } else { 0 };
-            self.mt[k] = self.mt[(k + M) % N] ^ (y >> 1) ^ mag;
-        }
-        self.i = 0;
+        self.0.next_u32()
     }
 
     /// Python's `getrandbits(k)` for 1 ≤ k ≤ 32.
@@ -142,6 +90,14 @@ impl Mt19937 {
             x.swap(i, j);
         }
     }
+}
+
+/// MT19937's output transformation (the reference code's tempering of a state word).
+fn temper(mut y: u32) -> u32 {
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c_5680;
+    y ^= (y << 15) & 0xefc6_0000;
+    y ^ (y >> 18)
 }
 
 #[cfg(test)]

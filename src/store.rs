@@ -216,8 +216,7 @@ fn probe(path: &Path) -> Result<Found> {
     // A database in use in WAL mode has what a reader needs beside it, and the newest
     // tables may still be in its -wal file (a run that just made it): read it as any reader
     // would. A database with a rollback journal (bytes 18 and 19 of its header are 1) is
-    // read under a shared lock, which creates no file, unless a killed writer left its
-    // journal (a read-only connection cannot roll it back). Otherwise the file alone holds
+    // read under a shared lock, which creates no file. Otherwise the file alone holds
     // everything, read without locks or companions.
     let companion = |suffix: &str| {
         let mut p = path.as_os_str().to_owned();
@@ -225,17 +224,19 @@ fn probe(path: &Path) -> Result<Found> {
         std::path::PathBuf::from(p).is_file()
     };
     let rollback = head[18] == 1 && head[19] == 1;
-    let uri = if (companion("-wal") && companion("-shm")) || (rollback && !companion("-journal")) {
-        format!("file:{}?mode=ro", uri_path(path))
+    let ro = format!("file:{}?mode=ro", uri_path(path));
+    let immutable = format!("file:{}?immutable=1", uri_path(path));
+    let uri = if (companion("-wal") && companion("-shm")) || rollback {
+        &ro
     } else {
-        format!("file:{}?immutable=1", uri_path(path))
+        &immutable
     };
     use rusqlite::OpenFlags;
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let look = || -> rusqlite::Result<(i64, bool)> {
-        let conn = Connection::open_with_flags(&uri, flags)?;
+    let look = |uri: &str| -> rusqlite::Result<(i64, bool)> {
+        let conn = Connection::open_with_flags(uri, flags)?;
         // Under a shared lock: a run's commit may hold the file for a moment.
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
@@ -246,8 +247,18 @@ fn probe(path: &Path) -> Result<Found> {
         )?;
         Ok((version, runs == 1))
     };
-    let (version, has_runs) =
-        look().map_err(|e| foreign(format!("not a readable SQLite database ({e})")))?;
+    // A `-journal` beside a rollback database is a live writer's (then the shared lock
+    // waits for its commit) or a killed writer's, which a read-only connection cannot roll
+    // back (SQLITE_READONLY_ROLLBACK): only then is the file read as it is, without locks.
+    let (version, has_runs) = match look(uri) {
+        Err(rusqlite::Error::SqliteFailure(e, _))
+            if rollback && e.extended_code == rusqlite::ffi::SQLITE_READONLY_ROLLBACK =>
+        {
+            look(&immutable)
+        }
+        other => other,
+    }
+    .map_err(|e| foreign(format!("not a readable SQLite database ({e})")))?;
     if !has_runs || version < 1 {
         return Err(foreign(format!(
             "an SQLite database of another application (no fsarena tables, schema version \
@@ -652,7 +663,10 @@ impl Store {
         }
         // A prefix of the id, or else its end (`fe31`, as `compare` labels runs).
         let mut ids: Vec<String> = Vec::new();
-        for cond in ["substr(id, 1, length(?1)) = ?1", "substr(id, -length(?1)) = ?1"] {
+        for cond in [
+            "substr(id, 1, length(?1)) = ?1",
+            "substr(id, -length(?1)) = ?1",
+        ] {
             let mut stmt = self
                 .conn
                 .prepare(&format!("SELECT id FROM runs WHERE {cond} ORDER BY id"))?;
@@ -1209,6 +1223,57 @@ mod tests {
         assert_eq!(secs, [4.5, 3.0, 1.5]);
         assert_eq!(times[0].params, back.trials[2].params);
         assert!(s.trial_times("elsewhere").unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_killed_writer_s_journal_is_read_past_and_a_live_one_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let live = dir.path().join("live.db");
+        let mut s = Store::open(&live).unwrap();
+        let run = sample_run("20261125-010000-aaaa");
+        s.begin_run(&run, &run.targets).unwrap();
+        drop(s);
+        // A writer in the middle of a transaction: its journal is on disk.
+        let w = Connection::open(&live).unwrap();
+        w.execute_batch(
+            "PRAGMA cache_size = 1; BEGIN IMMEDIATE; \
+             UPDATE runs SET status = 'half-written'; \
+             CREATE TABLE filler AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL \
+             SELECT i + 1 FROM n WHERE i < 20000) SELECT i, hex(randomblob(64)) FROM n;",
+        )
+        .unwrap();
+        let mut journal = live.as_os_str().to_owned();
+        journal.push("-journal");
+        assert!(
+            std::path::Path::new(&journal).is_file(),
+            "the writer's journal"
+        );
+        // Copied with it, the journal is a killed writer's: no process holds its lock.
+        let dead = dir.path().join("dead.db");
+        std::fs::copy(&live, &dead).unwrap();
+        let mut dead_journal = dead.as_os_str().to_owned();
+        dead_journal.push("-journal");
+        std::fs::copy(&journal, &dead_journal).unwrap();
+        let ro = Connection::open_with_flags(
+            format!("file:{}?mode=ro", uri_path(&dead)),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+        )
+        .unwrap();
+        let e = ro
+            .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+            .unwrap_err();
+        assert!(
+            matches!(&e, rusqlite::Error::SqliteFailure(f, _)
+                if f.extended_code == rusqlite::ffi::SQLITE_READONLY_ROLLBACK),
+            "a hot journal: {e}"
+        );
+        assert!(matches!(probe(&dead).unwrap(), Found::Fsarena(_)));
+        // The live writer's database: the reader waits for its commit, then reads it whole.
+        let reader =
+            std::thread::spawn(move || probe(&live).map(|f| matches!(f, Found::Fsarena(_))));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        w.execute_batch("COMMIT").unwrap();
+        assert!(reader.join().unwrap().unwrap());
     }
 
     #[test]

@@ -1229,7 +1229,7 @@ mod tests {
     fn a_killed_writer_s_journal_is_read_past_and_a_live_one_waited_for() {
         let dir = tempfile::tempdir().unwrap();
         let live = dir.path().join("live.db");
-        let mut s = Store::open(&live).unwrap();
+        let s = Store::open(&live).unwrap();
         let run = sample_run("20261125-010000-aaaa");
         s.begin_run(&run, &run.targets).unwrap();
         drop(s);

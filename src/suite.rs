@@ -43,11 +43,11 @@ pub const SUITES: &[Suite] = &[
         budget: "4m",
         workloads: &[
             "bonnie:size=256MiB,seeks=8000",
-            "bonnie-files:files=16",
+            "bonnie-files:files=24",
             "postmark:number=5000,transactions=10000",
             "smallfiles:files=20000,size_max=4KiB",
             "dbrandom:scale=0.1,cycles=100",
-            "metascan:scale=0.2,passes=2",
+            "metascan:scale=0.5,passes=2",
         ],
     },
     Suite {

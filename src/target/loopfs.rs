@@ -304,7 +304,7 @@ impl Target for LoopTarget {
     }
 
     /// Before a cold phase: syncfs, unmount, mount again — and drop the machine's caches
-    /// only when the remount does not empty them ([`remount_is_cold`]).
+    /// only when the remount does not empty them (`remount_is_cold`).
     fn reset(&mut self) -> Result<()> {
         let mp = self
             .live

@@ -3,6 +3,9 @@
 //! `K M G T` and `KiB MiB GiB TiB` are powers of 1024 (as `dd`, `fio` and Bonnie users expect);
 //! `KB MB GB TB` are powers of 1000 (as disk vendors and our `mb_per_s` figures use).
 //! A bare number is bytes; a `B` suffix is accepted.
+//!
+//! Kept by hand, not the `parse-size` crate: it reads `K` and `KB` alike (both 1000, or
+//! both 1024 when configured), where fio and dd users mean 1024 by `K`.
 
 /// Parses a size such as `512MiB`, `4G`, `1.5GB` or `8192` into bytes.
 ///

@@ -11,6 +11,10 @@
 //! is FNV-1a 64 of that text, as 16 hex digits: a name for the plan, not a security
 //! measure (resume compares the stored canonical text itself). Secrets in options and
 //! parameters are `***` in both ([`crate::secret`]).
+//!
+//! FNV-1a is written out (six lines) rather than taken from the `fnv` crate: stored runs
+//! keep their hashes only if the function never changes, and this one is pinned by its
+//! reference vectors.
 
 use super::Plan;
 use crate::secret::redact_word;

@@ -11,6 +11,9 @@
 //! Every trial is exported, whatever its status: the `trial_status` column tells which rows
 //! come from a failed or interrupted trial (the summaries leave those out). Such a trial
 //! also gets one row with metric `error` and its message in the `error` column.
+//!
+//! Kept by hand, not the `csv` crate: RFC 4180 quoting is one short function here, and
+//! the writer needs nothing else.
 
 use crate::figures::{self, Better};
 use crate::result::{PhaseResult, RunResult, TargetInfo, Trial};

@@ -6,6 +6,9 @@
 //! the longest words of every column do not fit side by side, its columns are split into
 //! several tables, each repeating the columns that name a row. Only a single word wider
 //! than the terminal can still overflow it.
+//!
+//! The terminal's width is one `TIOCGWINSZ` ioctl, kept by hand rather than the
+//! `terminal_size` crate.
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
 

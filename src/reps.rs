@@ -59,8 +59,8 @@ impl AutoReps {
     }
 }
 
-/// `300`, `300s`, `5m`, `1.5h` in seconds. By hand, not `humantime`: that refuses
-/// fractions (`0.5s`, `1.5h`).
+/// `300`, `300s`, `5m`, `1.5h` in seconds, up to 30 days. Kept by hand, not `humantime`:
+/// one number and one unit is all a budget or a phase time needs.
 pub fn parse_duration_s(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let (num, mult) = match t.char_indices().last() {

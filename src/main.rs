@@ -223,11 +223,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 .map(|p| p.hash())
                 .map_err(|e| format!("{e:#}"));
             if let Err(e) = dist.handshake(hash) {
-                // Every rank knows the same: rank 0 says it for all.
-                if dist.rank() != 0 {
-                    return Ok(exit_code(&e));
+                // Every rank knows the same: rank 0 says it for all, and every rank waits
+                // until it has.
+                if dist.rank() == 0 {
+                    warn!("fsarena: error: {}", redact(&format!("{e:#}")));
                 }
-                return Err(e);
+                dist.barrier();
+                return Ok(exit_code(&e));
             }
             let code = match run_command(plan?, &cli.db, &dist) {
                 Ok(code) => code,

@@ -234,6 +234,15 @@ impl Dist {
         wire::check_hellos(&all).map_err(usage)
     }
 
+    /// Waits until every rank gets here: after the handshake failed, so that rank 0 has
+    /// said why before any rank exits (mpirun ends the job at the first rank that exits
+    /// with an error, and rank 0's message was lost when another rank got there first).
+    pub fn barrier(&self) {
+        if self.is_multi() {
+            self.t.min_u64(0);
+        }
+    }
+
     /// A sync at which this rank reports `st`: returns `Err` ([`PeerStopped`] or this
     /// rank's own status) when any rank reported a failure — then, and ever after, the
     /// trial is over for every rank.

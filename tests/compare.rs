@@ -11,8 +11,13 @@ use std::process::Command;
 /// table row is one line (tests/width.rs checks it at 80 and 120); returns the exit code,
 /// stdout and stderr.
 fn compare(db: &Path, args: &[&str]) -> (i32, String, String) {
+    compare_at("300", db, args)
+}
+
+/// Runs `fsarena --db DB compare ARGS` with `COLUMNS` set to `columns`.
+fn compare_at(columns: &str, db: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(common::bin())
-        .env("COLUMNS", "300")
+        .env("COLUMNS", columns)
         .arg("--db")
         .arg(db)
         .arg("compare")
@@ -321,24 +326,6 @@ fn three_runs(dir: &Path) -> std::path::PathBuf {
     db
 }
 
-/// Runs `fsarena --db DB compare ARGS` with `COLUMNS=80`; returns the exit code, stdout
-/// and stderr.
-fn compare_80(db: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(common::bin())
-        .env("COLUMNS", "80")
-        .arg("--db")
-        .arg(db)
-        .arg("compare")
-        .args(args)
-        .output()
-        .expect("run fsarena");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// `out` with its lines joined by single spaces, the `—` between a ranking and its ratios
 /// left out (it goes where both fit on one line).
 fn flatten(out: &str) -> String {
@@ -358,7 +345,8 @@ fn assert_fits_80(out: &str) {
 fn three_runs_are_ranked_target_by_target() {
     let dir = tempfile::tempdir().unwrap();
     let db = three_runs(dir.path());
-    let (code, out, err) = compare_80(
+    let (code, out, err) = compare_at(
+        "80",
         &db,
         &[
             common::FIXTURE_RUN,
@@ -422,7 +410,7 @@ fn three_targets_are_ranked_together_and_the_gate_needs_two() {
     let ext4 = spec("ext4");
     let tmpfs = spec("tmpfs");
     let sides = [ext4.as_str(), &tmpfs, "20261124-010000-bbbb:ext4"];
-    let (code, out, err) = compare_80(&db, &sides);
+    let (code, out, err) = compare_at("80", &db, &sides);
     assert_eq!(code, 0, "{err}");
     assert_fits_80(&out);
     assert!(!out.contains("== target"), "one ranking: {out}");
@@ -443,16 +431,16 @@ fn three_targets_are_ranked_together_and_the_gate_needs_two() {
     );
     let mut gated = sides.to_vec();
     gated.extend(["--fail-if-slower", "10"]);
-    let (code, _, err) = compare_80(&db, &gated);
+    let (code, _, err) = compare_at("80", &db, &gated);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("needs two sides to compare, A and B (3 given)"),
         "{err}"
     );
-    let (code, _, err) = compare_80(&db, &["last:btrfs", "last:tmpfs", "last:nope"]);
+    let (code, _, err) = compare_at("80", &db, &["last:btrfs", "last:tmpfs", "last:nope"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("has no target 'nope'"), "{err}");
-    let (code, _, err) = compare_80(&db, &["last:ext4"]);
+    let (code, _, err) = compare_at("80", &db, &["last:ext4"]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("'last:ext4' alone has nothing to be compared with"),

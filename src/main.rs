@@ -16,11 +16,10 @@ macro_rules! say {
     }};
 }
 
-/// `eprintln!` that never panics (see [`say`]).
+/// `eprintln!` that never panics (see [`say`]), and writes each line with one `write`.
 macro_rules! warn {
     ($($t:tt)*) => {{
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), $($t)*);
+        fsarena::progress::stderr_line(&format!($($t)*));
     }};
 }
 
@@ -210,7 +209,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             let a = *a;
             let args: Vec<String> = std::env::args().collect();
             if fsarena::secret::redact_argv(&args) != args {
-                eprintln!(
+                warn!(
                     "fsarena: warning: a secret on fsarena's command line is visible to every \
                      local user in `ps` while it runs (fsarena itself stores and shows it as \
                      ***); a CIFS credentials=FILE or a plan file of mode 0600 keeps it off"

@@ -330,7 +330,7 @@ impl Plan {
                 )));
             }
             if let Some(warning) = spec.check_credentials().map_err(usage)? {
-                eprintln!("fsarena: warning: {warning}");
+                crate::progress::stderr_line(&format!("fsarena: warning: {warning}"));
             }
             targets.push(TargetSpec::Net(spec));
         }

@@ -17,10 +17,20 @@
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// Writes `text` and a newline to stderr with one `write` (never one per formatted piece),
+/// so that lines of several processes sharing the stream — MPI ranks under mpirun — do not
+/// interleave mid-line. Errors are ignored: a closed stderr must not stop a run.
+pub fn stderr_line(text: &str) {
+    use std::io::Write;
+    let mut line = String::with_capacity(text.len() + 1);
+    line.push_str(text);
+    line.push('\n');
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
 
 /// A phase about to be measured.
 pub struct PhaseStart<'a> {
@@ -99,10 +109,10 @@ pub fn phase_line(p: &PhaseStart) -> String {
 
 impl Progress for Lines {
     fn phase(&self, p: &PhaseStart) {
-        let _ = writeln!(std::io::stderr(), "fsarena: {}", phase_line(p));
+        stderr_line(&format!("fsarena: {}", phase_line(p)));
     }
     fn note(&self, msg: &str) {
-        let _ = writeln!(std::io::stderr(), "fsarena: {}", crate::secret::redact(msg));
+        stderr_line(&format!("fsarena: {}", crate::secret::redact(msg)));
     }
 }
 
@@ -306,7 +316,7 @@ impl Progress for Bars {
         let msg = crate::secret::redact(msg);
         // Printed above the bars, which stay at the bottom.
         if self.multi.println(format!("fsarena: {msg}")).is_err() {
-            let _ = writeln!(std::io::stderr(), "fsarena: {msg}");
+            stderr_line(&format!("fsarena: {msg}"));
         }
     }
 

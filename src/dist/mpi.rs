@@ -36,10 +36,10 @@ impl MpiTransport {
         let world = universe.world();
         let threads_ok = threading == Threading::Multiple;
         if !threads_ok && world.rank() == 0 {
-            eprintln!(
+            crate::progress::stderr_line(&format!(
                 "fsarena: warning: this MPI offers {threading:?} threading, not Multiple: a \
                  rank that fails is noticed by the others when their phase ends, not at once"
-            );
+            ));
         }
         Ok(Self {
             rank: world.rank() as usize,

@@ -317,9 +317,21 @@ pub fn detach_loop(dev: &str, image: &Path) -> Result<()> {
 pub fn loops_backing(image: &Path) -> Vec<String> {
     attached_loops()
         .into_iter()
-        .filter(|(_, b)| b == image)
+        .filter(|(d, b)| b == image && backs_here(d, image))
         .map(|(d, _)| d)
         .collect()
+}
+
+/// Whether loop device `dev` is attached to the very file `image` names in this host's
+/// view (same device and inode). The kernel reports a backing file by the path its
+/// attacher saw: hosts that share one kernel (containers, namespaces) see the same path
+/// name different files, and another host's image must not be detached from here.
+fn backs_here(dev: &str, image: &Path) -> bool {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(image)
+        .is_ok_and(|f| crate::target::loopdev::backs(dev, &f))
 }
 
 /// Whether `path` is a mount point now (per /proc/self/mountinfo).
@@ -649,6 +661,14 @@ pub fn sweep(image_dir: &Path, live: &[String]) -> Vec<String> {
     }
     for (device, image) in attached_loops() {
         if image.parent() == Some(dir.as_path()) && !is_live(&image) {
+            if !backs_here(&device, &image) {
+                lines.push(format!(
+                    "left {device} alone: it backs a file named {}, but not the one of that \
+                     name here (another host's, sharing this kernel?)",
+                    image.display()
+                ));
+                continue;
+            }
             let done = detach_loop(&device, &image);
             let r = Resource::Loop { device, image };
             match done {

@@ -87,6 +87,7 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         "openssh-server",
         "openmpi-bin",
         "libopenmpi-dev",
+        "strace",
         "libclang-dev",
     ];
     let need = needs(root.path());
@@ -106,6 +107,7 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         ("usr/sbin", "sshd"),
         ("usr/bin", "mpirun"),
         ("usr/bin", "mpicc"),
+        ("usr/bin", "strace"),
     ] {
         put(root.path(), &format!("{dir}/{prog}"), None);
     }

@@ -254,7 +254,7 @@ fn scale_to_phase_time(plan: &mut Plan, store: Option<&Store>, goal_s: f64) -> a
     };
     let goal = format!("{goal_s}s");
     for line in fsarena::phase_time::apply(plan, &times, goal_s)? {
-        warn!("fsarena: --phase-time {goal}: {line}");
+        fsarena::progress::stderr_note(&format!("fsarena: --phase-time {goal}: {line}"));
     }
     Ok(())
 }
@@ -349,11 +349,11 @@ fn run_command(
     }
     let bad = result.trials.iter().filter(|t| t.status != "ok").count();
     if bad > 0 {
-        warn!(
+        fsarena::progress::stderr_note(&format!(
             "fsarena: {bad} of {} trial(s) did not succeed (listed at the end of the \
              report); the others were measured",
             result.trials.len()
-        );
+        ));
     }
     Ok(run_exit_code(&result.status))
 }

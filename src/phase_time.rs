@@ -24,26 +24,40 @@ pub struct Knob {
     pub param: &'static str,
     /// The phases it drives; empty: all of them.
     pub phases: &'static [&'static str],
+    /// Files and directories the workload keeps at once per unit of it (0: none to speak
+    /// of): what a target with a fixed number of inodes must hold.
+    pub entries: f64,
 }
 
-const fn knob(param: &'static str, phases: &'static [&'static str]) -> Knob {
-    Knob { param, phases }
+const fn knob(param: &'static str, phases: &'static [&'static str], entries: f64) -> Knob {
+    Knob {
+        param,
+        phases,
+        entries,
+    }
 }
 
-const FILES: &[Knob] = &[knob("files", &[])];
-const SCALE: &[Knob] = &[knob("scale", &[])];
+// smallfiles: a directory per 100 files besides the files; bonnie-files: `files` is in
+// 1024s; postmark: its transactions create files as well, up to about half as many again.
+const SMALLFILES: &[Knob] = &[knob("files", &[], 1.1)];
+const BONNIE_FILES: &[Knob] = &[knob("files", &[], 1024.0)];
+const SCALE: &[Knob] = &[knob("scale", &[], 0.0)];
 const POSTMARK: &[Knob] = &[
-    knob("number", &["create", "delete"]),
-    knob("transactions", &["transactions"]),
+    knob("number", &["create", "delete"], 1.5),
+    knob("transactions", &["transactions"], 0.0),
 ];
-const DBRANDOM: &[Knob] = &[knob("scale", &["create"]), knob("cycles", &["random"])];
-const BONNIE: &[Knob] = &[knob("seeks", &["seeks"])];
+const DBRANDOM: &[Knob] = &[
+    knob("scale", &["create"], 0.0),
+    knob("cycles", &["random"], 0.0),
+];
+const BONNIE: &[Knob] = &[knob("seeks", &["seeks"], 0.0)];
 
 /// The parameters workload `kind` scales by. Bonnie's `size` is not one: it is bound to
 /// the target's size and to memory (the file must outgrow the cache).
 pub fn knobs(kind: &str) -> &'static [Knob] {
     match kind {
-        "smallfiles" | "bonnie-files" => FILES,
+        "smallfiles" => SMALLFILES,
+        "bonnie-files" => BONNIE_FILES,
         "metascan" => SCALE,
         "postmark" => POSTMARK,
         "dbrandom" => DBRANDOM,
@@ -111,9 +125,68 @@ fn as_text(v: f64, whole: bool) -> String {
     }
 }
 
+/// The new value of a parameter at `base` that `needed` would make long enough: rounded up
+/// to two digits, at most [`MAX_FACTOR`] × `base`, and keeping at most 90% of `inodes` at
+/// `entries` a unit (rounded down then); with why it stopped short, if it did.
+fn raised(needed: f64, base: f64, entries: f64, inodes: Option<f64>) -> (f64, String) {
+    let mut value = round_up_2(needed.min(base * MAX_FACTOR));
+    let mut cap = if needed > base * MAX_FACTOR {
+        format!("; capped at {MAX_FACTOR}×")
+    } else {
+        String::new()
+    };
+    if let Some(n) = inodes.filter(|_| entries > 0.0) {
+        let room = 0.9 * n / entries;
+        if value > room {
+            value = round_down_2(room);
+            cap = format!(
+                "; capped to fit the smallest target's {} inodes: a larger --size gives more",
+                n as u64
+            );
+        }
+    }
+    (value, cap)
+}
+
+/// `x` rounded down to two significant digits (65,536 → 65,000).
+fn round_down_2(x: f64) -> f64 {
+    let step = 10f64.powf(x.log10().floor() - 1.0);
+    ((x / step) + 1e-9).floor() * step
+}
+
+/// How many files and directories target `t` can hold when its filesystem fixes that at
+/// mkfs: ext2/3/4 on a loop image, one inode per 16 KiB (mke2fs's default ratio), unless
+/// its mkfs options set the count or ratio (`-N`, `-i`, `-T`).
+pub fn inodes_of(t: &crate::target::TargetSpec) -> Option<f64> {
+    match t {
+        crate::target::TargetSpec::Loop {
+            fs,
+            mkfs_opts,
+            size_bytes,
+            ..
+        } if fs.name().starts_with("ext")
+            && !mkfs_opts
+                .iter()
+                .any(|o| ["-N", "-i", "-T"].iter().any(|f| o.starts_with(f))) =>
+        {
+            Some((*size_bytes / 16384) as f64)
+        }
+        _ => None,
+    }
+}
+
 /// `spec` scaled so that each phase its parameters drive lasts at least `goal_s` on the
 /// fastest of `targets`, judged from `times`.
-pub fn scale(spec: &WorkloadSpec, targets: &[String], times: &[PhaseTime], goal_s: f64) -> Scaled {
+/// `inodes`: the fewest files and directories one of the run's targets can hold, when
+/// fixed by its filesystem ([`inodes_of`]); a parameter that keeps files is raised no
+/// further than 90% of it.
+pub fn scale(
+    spec: &WorkloadSpec,
+    targets: &[String],
+    times: &[PhaseTime],
+    goal_s: f64,
+    inodes: Option<f64>,
+) -> Scaled {
     let name = spec.info.name;
     let mut lines = Vec::new();
     if knobs(name).is_empty() {
@@ -149,7 +222,8 @@ pub fn scale(spec: &WorkloadSpec, targets: &[String], times: &[PhaseTime], goal_
             continue;
         };
         let why = format!(
-            "{phase} on {target} took {now_s:.3} s at {}",
+            "{phase} on {target} took {} at {}",
+            crate::report::human::seconds(now_s),
             given[k.param]
         );
         if needed <= base {
@@ -159,8 +233,14 @@ pub fn scale(spec: &WorkloadSpec, targets: &[String], times: &[PhaseTime], goal_
             ));
             continue;
         }
-        let capped = needed > base * MAX_FACTOR;
-        let value = round_up_2(needed.min(base * MAX_FACTOR));
+        let (value, cap) = raised(needed, base, k.entries, inodes);
+        if value <= base {
+            lines.push(format!(
+                "{name}: {} kept at {} ({why}{cap})",
+                k.param, given[k.param]
+            ));
+            continue;
+        }
         let text = as_text(value, !given[k.param].contains('.'));
         match crate::workload::params::with_value(&rest, k.param, &text) {
             Some(r) => rest = r,
@@ -168,14 +248,8 @@ pub fn scale(spec: &WorkloadSpec, targets: &[String], times: &[PhaseTime], goal_
         }
         changed = true;
         lines.push(format!(
-            "{name}: {} {} → {text} ({why}){}",
-            k.param,
-            given[k.param],
-            if capped {
-                format!("; capped at {MAX_FACTOR}×")
-            } else {
-                String::new()
-            }
+            "{name}: {} {} → {text} ({why}{cap})",
+            k.param, given[k.param]
         ));
     }
     if !changed {
@@ -202,9 +276,14 @@ pub fn apply(
     goal_s: f64,
 ) -> Result<Vec<String>> {
     let targets: Vec<String> = plan.targets.iter().map(|t| t.name.clone()).collect();
+    let inodes = plan
+        .targets
+        .iter()
+        .filter_map(|t| inodes_of(&t.spec))
+        .min_by(f64::total_cmp);
     let mut said = Vec::new();
     for w in plan.workloads.iter_mut() {
-        let s = scale(w, &targets, times, goal_s);
+        let s = scale(w, &targets, times, goal_s, inodes);
         said.extend(s.lines);
         let Some(spec) = s.spec else { continue };
         let unfit = plan

@@ -21,6 +21,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// [`stderr_line`] for a note a person reads: wrapped at spaces to the terminal's width,
+/// continued four columns in, when stderr is a terminal; whole otherwise (logs and
+/// scripts get one line per note).
+pub fn stderr_note(text: &str) {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        stderr_line(&crate::report::fit::wrap_text(text, crate::report::fit::width(), 4));
+    } else {
+        stderr_line(text);
+    }
+}
+
 /// Writes `text` and a newline to stderr with one `write` (never one per formatted piece),
 /// so that lines of several processes sharing the stream — MPI ranks under mpirun — do not
 /// interleave mid-line. Errors are ignored: a closed stderr must not stop a run.

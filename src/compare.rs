@@ -496,7 +496,7 @@ fn params_text(p: &BTreeMap<String, String>) -> String {
         return "(none)".into();
     }
     let kv: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    kv.join(",")
+    kv.join(", ")
 }
 
 /// A warning for each common workload whose parameters differ between the runs.
@@ -510,11 +510,18 @@ fn parameter_differences(a: &RunResult, b: &RunResult) -> Vec<String> {
         else {
             continue;
         };
+        // Only the parameters that differ, so that the warning is read at a glance.
+        let only = |p: &BTreeMap<String, String>, q: &BTreeMap<String, String>| {
+            p.iter()
+                .filter(|(k, v)| q.get(*k) != Some(v))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<BTreeMap<_, _>>()
+        };
         let w = format!(
             "workload {} ran with different parameters: {} vs {}",
             t.label,
-            params_text(&t.params),
-            params_text(&u.params)
+            params_text(&only(&t.params, &u.params)),
+            params_text(&only(&u.params, &t.params))
         );
         if t.params != u.params && !out.contains(&w) {
             out.push(w);

@@ -27,7 +27,11 @@ use std::time::{Duration, Instant};
 pub fn stderr_note(text: &str) {
     use std::io::IsTerminal;
     if std::io::stderr().is_terminal() {
-        stderr_line(&crate::report::fit::wrap_text(text, crate::report::fit::width(), 4));
+        stderr_line(&crate::report::fit::wrap_text(
+            text,
+            crate::report::fit::width(),
+            4,
+        ));
     } else {
         stderr_line(text);
     }

@@ -296,7 +296,7 @@ fn zeros_single_repetitions_and_failed_trials() {
 
 #[test]
 fn mixed_causes_are_named() {
-    let a = run("A", &["ext4"], &[("ext4", "w", "p", BASE)]);
+    let mut a = run("A", &["ext4"], &[("ext4", "w", "p", BASE)]);
     let mut b = a.clone();
     b.run_id = "B".into();
     assert!(mixed_causes(&a, &b).is_empty());
@@ -319,8 +319,21 @@ fn mixed_causes_are_named() {
         w[1],
         "workload w ran with different parameters: (none) vs size=1MiB"
     );
-    let text = render::render(&compare_runs(a, None, b, None, None).unwrap());
+    let text = render::render(&compare_runs(a.clone(), None, b.clone(), None, None).unwrap());
     assert!(text.contains("warning: A and B differ in kernel"), "{text}");
+    // Only the parameters that differ are named, each side's comma-separated.
+    for (t, v) in [(&mut a, "2"), (&mut b, "3")] {
+        for x in &mut t.trials {
+            x.params.insert("files".into(), v.into());
+            x.params.insert("fsync".into(), "true".into());
+            x.params.insert("size".into(), "1MiB".into());
+        }
+    }
+    b.trials[0].params.insert("per_dir".into(), "7".into());
+    assert_eq!(
+        mixed_causes(&a, &b)[1],
+        "workload w ran with different parameters: files=2 vs files=3, per_dir=7"
+    );
 }
 
 #[test]

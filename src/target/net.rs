@@ -224,14 +224,24 @@ impl NetSpec {
         Ok(spec)
     }
 
-    /// The options one by one; a doubled comma (`password=a,,b`, mount.cifs's escape) is
-    /// a comma inside an option.
+    /// The options one by one. A doubled comma is a comma inside a CIFS password
+    /// (`password=a,,b`), the only place the kernel's CIFS parser reads it so; anywhere
+    /// else, and for NFS and sshfs, every comma separates options, as their parsers do —
+    /// so `A=,,password=p` holds a password for each of them.
     fn options(&self) -> Vec<String> {
+        let in_password = |item: &str| {
+            self.kind == NetKind::Cifs
+                && item
+                    .split_once('=')
+                    .is_some_and(|(k, _)| matches!(k.trim(), "password" | "pass" | "passwd"))
+        };
         let mut items = vec![String::new()];
         let mut chars = self.opts.chars().peekable();
         while let Some(c) = chars.next() {
             match c {
-                ',' if chars.peek() == Some(&',') => {
+                ',' if chars.peek() == Some(&',')
+                    && in_password(items.last().map_or("", |s| s)) =>
+                {
                     chars.next();
                     items.last_mut().unwrap_or(&mut String::new()).push(',');
                 }
@@ -655,6 +665,16 @@ mod tests {
             );
             assert!(!e.contains("=t"), "{e}");
         }
+        // A doubled comma escapes only inside a CIFS password: after any other option it
+        // separates, as sshfs, mount(8) and the kernel read it.
+        for kind in ["sshfs=a@[0a]:/", "nfs=srv:/x"] {
+            assert!(NetSpec::parse(&format!("{kind},A=,,password=aaaa")).is_err());
+        }
+        let (argv, env) = NetSpec::parse("cifs=//s/x,A=,,password=aaaa")
+            .unwrap()
+            .mount_command("/m");
+        assert!(!argv.iter().any(|a| a.contains("aaaa")), "{argv:?}");
+        assert_eq!(env[0].1, "aaaa");
     }
 
     #[test]

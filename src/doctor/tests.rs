@@ -121,7 +121,7 @@ fn not_root_fails_and_says_what_to_do() {
     assert!(text.contains("sudo") && text.contains("--dir"), "{text}");
     let cs = checks(&f);
     assert_eq!(exit_code(&cs), 1);
-    assert!(render(&cs).contains("not ready: 1 check(s) failed"));
+    assert!(render(&cs).contains("not ready: 1 check failed (root)"));
 }
 
 #[test]
@@ -169,6 +169,50 @@ fn missing_mkfs_fails_for_default_filesystems_and_warns_for_others() {
         "{text}"
     );
     assert_eq!(exit_code(&checks(&f)), 1);
+}
+
+#[test]
+fn summary_counts_warnings_by_name_and_optional_filesystems_as_info() {
+    // An idle machine that lacks two filesystems only --fs uses: nothing to fix, no noise.
+    let mut f = healthy();
+    f.filesystems[0].mkfs = Support::No("the running kernel has no ext2 support".into());
+    f.filesystems.push(FsFacts {
+        mkfs: Support::No("mkfs.jfs missing: apt-get install jfsutils".into()),
+        ..fs("jfs", false)
+    });
+    let cs = checks(&f);
+    assert_eq!(exit_code(&cs), 0);
+    assert_eq!(
+        summary(&cs),
+        "ready: `fsarena run` can run here\nno warnings\n\
+         2 INFO: filesystems only --fs uses cannot be made here"
+    );
+    let text = render(&cs);
+    assert!(
+        !text.contains("warning(s)") && !text.contains("noise"),
+        "{text}"
+    );
+    // A real warning is counted and named; the INFO line stays what it is.
+    f.loadavg_1 = Some(3.0);
+    f.filesystems.truncate(3);
+    let cs = checks(&f);
+    assert_eq!(exit_code(&cs), 0);
+    assert_eq!(
+        summary(&cs),
+        "ready: `fsarena run` can run here\n1 warning (load)\n\
+         1 INFO: a filesystem only --fs uses cannot be made here"
+    );
+    // Failures are named, and warnings are still counted beside them.
+    f.root = false;
+    f.swaps.push_str("/swap file 1024 0 -2\n");
+    let s = summary(&checks(&f));
+    assert!(
+        s.starts_with(
+            "not ready: 1 check failed (root); `fsarena run` needs it fixed\n\
+             2 warnings (load, swap)\n"
+        ),
+        "{s}"
+    );
 }
 
 #[test]

@@ -206,6 +206,7 @@ fn space(f: &Facts) -> Check {
         Ok(s) => {
             let space = crate::probe::sys::Space {
                 avail_bytes: s.usable_bytes,
+                capacity_bytes: s.capacity_bytes,
                 read_only: s.read_only,
                 ..Default::default()
             };
@@ -224,6 +225,17 @@ fn space(f: &Facts) -> Check {
             } else {
                 format!(" (not made yet; measured on {})", s.measured_at.display())
             };
+            if s.capacity_bytes == 0 {
+                return check(
+                    "space",
+                    Verdict::Warn,
+                    format!(
+                        "{dir}{at} is on a filesystem that keeps no count of its space \
+                         (ramfs): the default run's {} images cannot be checked to fit",
+                        human(f.need_bytes)
+                    ),
+                );
+            }
             check(
                 "space",
                 Verdict::Ok,

@@ -30,6 +30,7 @@ fn healthy() -> Facts {
         space: Ok(DirSpace {
             measured_at: "/var/tmp/fsarena".into(),
             usable_bytes: 50 * GIB,
+            capacity_bytes: 100 * GIB,
             read_only: false,
         }),
         need_bytes: GIB,
@@ -172,6 +173,20 @@ fn missing_mkfs_fails_for_default_filesystems_and_warns_for_others() {
 }
 
 #[test]
+fn a_filesystem_that_keeps_no_count_of_space_warns() {
+    let mut f = healthy();
+    f.space = Ok(DirSpace {
+        measured_at: "/var/tmp/fsarena".into(),
+        usable_bytes: 0,
+        capacity_bytes: 0,
+        read_only: false,
+    });
+    let (v, text) = verdict(&f, "space");
+    assert_eq!(v, Verdict::Warn, "{text}");
+    assert!(text.contains("keeps no count"), "{text}");
+}
+
+#[test]
 fn summary_counts_warnings_by_name_and_optional_filesystems_as_info() {
     // An idle machine that lacks two filesystems only --fs uses: nothing to fix, no noise.
     let mut f = healthy();
@@ -259,6 +274,7 @@ fn space_fails_below_one_image_and_names_where_it_measured() {
         space: Ok(DirSpace {
             measured_at: "/mnt/tiny".into(),
             usable_bytes: 512 << 10,
+            capacity_bytes: 100 * GIB,
             read_only: false,
         }),
         image_dir: PathBuf::from("/mnt/tiny/images"),
@@ -281,6 +297,7 @@ fn space_fails_below_one_image_and_names_where_it_measured() {
         space: Ok(DirSpace {
             measured_at: "/var/tmp/fsarena".into(),
             usable_bytes,
+            capacity_bytes: 100 * GIB,
             read_only: false,
         }),
         ..healthy()
@@ -299,6 +316,7 @@ fn a_read_only_image_dir_is_read_only_not_short_of_space() {
         space: Ok(DirSpace {
             measured_at: "/mnt/cdrom".into(),
             usable_bytes: 16 << 20,
+            capacity_bytes: 100 * GIB,
             read_only: true,
         }),
         image_dir: PathBuf::from("/mnt/cdrom/img"),

@@ -381,6 +381,12 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
             t.mkfs_opts.join(" "),
             t.mount_opts
         );
+        // A loop image's notes say why it is not as usual (buffered, not preallocated).
+        if t.kind == "loop" {
+            for note in &t.notes {
+                let _ = writeln!(notes, "     {note}");
+            }
+        }
     }
     notes.push_str(&failure_summary(run));
     notes.push_str(&busy_summary(run));

@@ -36,10 +36,12 @@ has_libclang() {
 # chromium renders the HTML report; ntfs-3g is the FUSE filesystem tested end to end; sshfs
 # and sshd stand in for a network filesystem (tests/morefs.rs); OpenMPI builds and runs the
 # `mpi` feature (tests/mpi.rs); strace shows that each stderr line is one write
-# (tests/stderr_lines.rs).
+# (tests/stderr_lines.rs); python3-fuse runs tests/fuse/nolock.py, a FUSE filesystem whose
+# locks fail, under a result database (tests/database_faults.rs).
 for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount \
             bon_csv2html:bonnie++ chromium:chromium mkntfs:ntfs-3g sshfs:sshfs \
             sshd:openssh-server mpirun:openmpi-bin mpicc:libopenmpi-dev strace:strace; do
   has_program "${pair%%:*}" || echo "${pair##*:}"
 done
 has_libclang || echo libclang-dev
+[ -f "$root/usr/lib/python3/dist-packages/fuse.py" ] || echo python3-fuse

@@ -1,11 +1,12 @@
 //! `fsarena doctor`: whether this machine can run the default benchmark, and what would make
-//! its figures noisy — one line per check with OK, WARN or FAIL and what to do.
+//! its figures noisy — one line per check with OK, INFO, WARN or FAIL and what to do.
 //!
 //! The verdicts are pure functions of [`Facts`] (what [`facts::gather`] reads from /proc,
 //! /sys, statvfs and `losetup -f`), so every rule is unit-tested with made-up machines.
 //! FAIL means the default run (`fsarena run`: the quick suite on ext4, xfs, btrfs loop
-//! images and tmpfs) cannot work; WARN means it works but something deserves a look.
-//! Only FAIL makes the exit code 1. The rules are documented in `docs/doctor-faults.md`.
+//! images and tmpfs) cannot work; WARN means it works but something deserves a look; INFO
+//! is a filesystem only `--fs` uses that this machine cannot make, counted apart from the
+//! warnings. Only FAIL makes the exit code 1. The rules are documented in `docs/doctor-faults.md`.
 
 pub mod facts;
 
@@ -205,6 +206,7 @@ fn space(f: &Facts) -> Check {
         Ok(s) => {
             let space = crate::probe::sys::Space {
                 avail_bytes: s.usable_bytes,
+                capacity_bytes: s.capacity_bytes,
                 read_only: s.read_only,
                 ..Default::default()
             };
@@ -223,6 +225,17 @@ fn space(f: &Facts) -> Check {
             } else {
                 format!(" (not made yet; measured on {})", s.measured_at.display())
             };
+            if s.capacity_bytes == 0 {
+                return check(
+                    "space",
+                    Verdict::Warn,
+                    format!(
+                        "{dir}{at} is on a filesystem that keeps no count of its space \
+                         (ramfs): the default run's {} images cannot be checked to fit",
+                        human(f.need_bytes)
+                    ),
+                );
+            }
             check(
                 "space",
                 Verdict::Ok,
@@ -451,21 +464,59 @@ pub fn render(checks: &[Check]) -> String {
     for c in checks {
         let _ = writeln!(out, "{:<4}  {:<13} {}", c.verdict.word(), c.name, c.text);
     }
-    let fails = checks.iter().filter(|c| c.verdict == Verdict::Fail).count();
-    let warns = checks.iter().filter(|c| c.verdict == Verdict::Warn).count();
-    if fails == 0 {
-        let _ = writeln!(
-            out,
-            "\nready: `fsarena run` can run here ({warns} warning(s) about noise or tools)"
-        );
+    let width = crate::report::fit::width();
+    let mut text = crate::report::fit::wrap_text(&out, width, 20);
+    text.push('\n');
+    text.push_str(&crate::report::fit::wrap_text(&summary(checks), width, 2));
+    text.push('\n');
+    text
+}
+
+/// The verdict lines: ready or not, then what each count holds, in words — the failed and
+/// warned checks by name, and the INFO lines as what they are (filesystems only `--fs` uses
+/// that this machine cannot make), which are neither noise nor a fault. One count a line,
+/// so a number never wraps away from its word.
+pub fn summary(checks: &[Check]) -> String {
+    let of = |v: Verdict| -> Vec<&str> {
+        checks
+            .iter()
+            .filter(|c| c.verdict == v)
+            .map(|c| c.name.as_str())
+            .collect()
+    };
+    let counted = |names: &[&str], one: &str, many: &str| {
+        let word = if names.len() == 1 { one } else { many };
+        format!("{} {word} ({})", names.len(), names.join(", "))
+    };
+    let (fails, warns, infos) = (of(Verdict::Fail), of(Verdict::Warn), of(Verdict::Info));
+    let mut lines = vec![if fails.is_empty() {
+        "ready: `fsarena run` can run here".to_string()
     } else {
-        let _ = writeln!(
-            out,
-            "\nnot ready: {fails} check(s) failed; `fsarena run` needs them fixed \
-             ({warns} warning(s))"
-        );
+        let them = if fails.len() == 1 { "it" } else { "them" };
+        format!(
+            "not ready: {}; `fsarena run` needs {them} fixed",
+            counted(&fails, "check failed", "checks failed")
+        )
+    }];
+    lines.push(if warns.is_empty() {
+        "no warnings".to_string()
+    } else {
+        counted(&warns, "warning", "warnings")
+    });
+    // Only optional filesystems are INFO today; anything else would be named.
+    let (filesystems, others): (Vec<&str>, Vec<&str>) =
+        infos.iter().partition(|n| n.starts_with("fs "));
+    match filesystems.len() {
+        0 => {}
+        1 => lines.push("1 INFO: a filesystem only --fs uses cannot be made here".into()),
+        n => lines.push(format!(
+            "{n} INFO: filesystems only --fs uses cannot be made here"
+        )),
     }
-    crate::report::fit::wrap_text(&out, crate::report::fit::width(), 20)
+    if !others.is_empty() {
+        lines.push(counted(&others, "INFO note", "INFO notes"));
+    }
+    lines.join("\n")
 }
 
 /// The exit code: 1 when any check failed, else 0 (warnings never fail).

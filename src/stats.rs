@@ -151,80 +151,118 @@ pub const METRICS: &[(&str, MetricFn)] = &[
 /// Summaries of every target × workload × phase × metric over the successful trials.
 pub fn summarize(trials: &[Trial]) -> Vec<Summary> {
     let mut out = Vec::new();
+    for (target, workload) in groups(trials) {
+        let reps: Vec<&Trial> = trials
+            .iter()
+            .filter(|t| t.target == target && t.label == workload && t.status == "ok")
+            .collect();
+        out.extend(summarize_reps(target, workload, &reps));
+    }
+    out
+}
+
+/// The flag of a figure that only trials which did not complete measured
+/// ([`incomplete_summaries`]).
+pub const FAILED_TRIAL: &str = "failed-trial";
+
+/// For each target × workload with no successful trial, summaries of the phases its failed
+/// or interrupted trials finished before they stopped, each flagged [`FAILED_TRIAL`]: what
+/// was measured is shown, marked, instead of `failed` in every cell. They are for display
+/// only; comparisons and verdicts use [`summarize`]'s, over successful trials.
+pub fn incomplete_summaries(trials: &[Trial]) -> Vec<Summary> {
+    let mut out = Vec::new();
+    for (target, workload) in groups(trials) {
+        let mine = trials
+            .iter()
+            .filter(|t| t.target == target && t.label == workload);
+        if mine.clone().any(|t| t.status == "ok") {
+            continue;
+        }
+        let reps: Vec<&Trial> = mine.collect();
+        for mut s in summarize_reps(target, workload, &reps) {
+            s.flags.push(FAILED_TRIAL.to_string());
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Every target × workload (trial label) of `trials`, in order of first appearance.
+fn groups(trials: &[Trial]) -> Vec<(&str, &str)> {
     let mut groups: Vec<(&str, &str)> = Vec::new();
     for t in trials {
         if !groups.contains(&(&t.target, &t.label)) {
             groups.push((&t.target, &t.label));
         }
     }
-    for (target, workload) in groups {
-        let reps: Vec<&Trial> = trials
+    groups
+}
+
+/// The summaries of one target × workload over the repetitions `reps`.
+fn summarize_reps(target: &str, workload: &str, reps: &[&Trial]) -> Vec<Summary> {
+    let mut out = Vec::new();
+    let Some(kind) = reps.first().map(|t| t.workload.as_str()) else {
+        return out;
+    };
+    let mut phase_names: Vec<&str> = Vec::new();
+    for t in reps {
+        for p in &t.phases {
+            if !phase_names.contains(&p.name.as_str()) {
+                phase_names.push(&p.name);
+            }
+        }
+    }
+    for phase in phase_names {
+        let ps: Vec<&PhaseResult> = reps
             .iter()
-            .filter(|t| t.target == target && t.label == workload && t.status == "ok")
+            .filter_map(|t| t.phases.iter().find(|p| p.name == phase))
             .collect();
-        let Some(kind) = reps.first().map(|t| t.workload.as_str()) else {
-            continue;
-        };
-        let mut phase_names: Vec<&str> = Vec::new();
-        for t in &reps {
-            for p in &t.phases {
-                if !phase_names.contains(&p.name.as_str()) {
-                    phase_names.push(&p.name);
+        let mut flags: Vec<String> = Vec::new();
+        for p in &ps {
+            for f in &p.flags {
+                if !flags.contains(f) {
+                    flags.push(f.clone());
                 }
             }
         }
-        for phase in phase_names {
-            let ps: Vec<&PhaseResult> = reps
-                .iter()
-                .filter_map(|t| t.phases.iter().find(|p| p.name == phase))
-                .collect();
-            let mut flags: Vec<String> = Vec::new();
-            for p in &ps {
-                for f in &p.flags {
-                    if !flags.contains(f) {
-                        flags.push(f.clone());
-                    }
+        let mut extras: Vec<&str> = Vec::new();
+        for p in &ps {
+            for k in p.extra.keys() {
+                if !extras.contains(&k.as_str()) {
+                    extras.push(k);
                 }
             }
-            let mut extras: Vec<&str> = Vec::new();
-            for p in &ps {
-                for k in p.extra.keys() {
-                    if !extras.contains(&k.as_str()) {
-                        extras.push(k);
+        }
+        let standard = METRICS
+            .iter()
+            .map(|(metric, get)| (*metric, ps.iter().filter_map(|p| get(p)).collect()));
+        let extra = extras.iter().map(|k| {
+            (
+                *k,
+                ps.iter().filter_map(|p| p.extra.get(*k).copied()).collect(),
+            )
+        });
+        for (metric, xs) in standard.chain(extra) {
+            let xs: Vec<f64> = xs;
+            if let Some(stats) = describe(&xs) {
+                let noisy = stats.cv.is_some_and(|cv| cv > NOISY_CV);
+                let unit = match ps.first() {
+                    Some(p) if metric == "ops_per_s" && !p.ops_unit.is_empty() => {
+                        p.ops_unit.clone()
                     }
-                }
-            }
-            let standard = METRICS
-                .iter()
-                .map(|(metric, get)| (*metric, ps.iter().filter_map(|p| get(p)).collect()));
-            let extra = extras.iter().map(|k| {
-                (
-                    *k,
-                    ps.iter().filter_map(|p| p.extra.get(*k).copied()).collect(),
-                )
-            });
-            for (metric, xs) in standard.chain(extra) {
-                let xs: Vec<f64> = xs;
-                if let Some(stats) = describe(&xs) {
-                    let noisy = stats.cv.is_some_and(|cv| cv > NOISY_CV);
-                    let unit = match ps.first() {
-                        Some(p) if metric == "ops_per_s" && !p.ops_unit.is_empty() => {
-                            p.ops_unit.clone()
-                        }
-                        _ => crate::figures::unit(kind, phase, metric).to_string(),
-                    };
-                    out.push(Summary {
-                        target: target.to_string(),
-                        workload: workload.to_string(),
-                        phase: phase.to_string(),
-                        metric: metric.to_string(),
-                        unit,
-                        better: crate::figures::better(kind, phase, metric),
-                        stats,
-                        noisy,
-                        flags: flags.clone(),
-                    });
-                }
+                    _ => crate::figures::unit(kind, phase, metric).to_string(),
+                };
+                out.push(Summary {
+                    target: target.to_string(),
+                    workload: workload.to_string(),
+                    phase: phase.to_string(),
+                    metric: metric.to_string(),
+                    unit,
+                    better: crate::figures::better(kind, phase, metric),
+                    stats,
+                    noisy,
+                    flags: flags.clone(),
+                });
             }
         }
     }

@@ -191,6 +191,7 @@ fn probe(path: &Path) -> Result<Found> {
                     dir.display()
                 )));
             }
+            locks_work(path)?;
             return Ok(Found::Missing);
         }
         Err(e) => return Err(usage(format!("result database {shown}: {e}"))),
@@ -200,6 +201,7 @@ fn probe(path: &Path) -> Result<Found> {
             "result database {shown}: not a regular file (a directory, FIFO or device)"
         )));
     }
+    locks_work(path)?;
     if meta.len() == 0 {
         return Ok(Found::Empty);
     }
@@ -272,6 +274,16 @@ fn probe(path: &Path) -> Result<Found> {
         )));
     }
     Ok(Found::Fsarena(version))
+}
+
+/// Fails, naming the file, its filesystem and what to do, when files beside the database
+/// cannot be locked as SQLite locks it ([`fault::locking_problem`]): without this, SQLite
+/// says "disk I/O error", or "database is locked" after waiting its 30 s busy timeout.
+fn locks_work(path: &Path) -> Result<()> {
+    match fault::locking_problem(path) {
+        Some(why) => Err(usage(format!("result database {}: {why}", path.display()))),
+        None => Ok(()),
+    }
 }
 
 /// `path` for an SQLite `file:` URI: absolute, with `%`, `?` and `#` escaped.

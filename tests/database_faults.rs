@@ -2,7 +2,9 @@
 //! (it used to die of SIGBUS, exit 135, when the `-shm` file was made immutable), and a
 //! database made immutable, overwritten, read-only or full fails with its file and cause
 //! named, exit 1, and every finished trial recoverable from the journal. Twelve runs share
-//! one database while it is read.
+//! one database while it is read. A database on a filesystem that cannot lock files (a
+//! FUSE mount whose server refuses locks, tests/fuse/nolock.py) is refused at once, with
+//! the filesystem named and what to do.
 
 mod common;
 
@@ -310,4 +312,124 @@ fn twelve_runs_share_one_database_while_it_is_read() {
         "{runs:?}"
     );
     assert!(!dir.path().join("shared.db-shm").exists());
+}
+
+/// A FUSE mount of tests/fuse/nolock.py (a mirror of a temporary directory whose every lock
+/// request fails with ENOLCK), unmounted on drop.
+struct NoLockMount {
+    backing: tempfile::TempDir,
+    at: tempfile::TempDir,
+}
+
+impl NoLockMount {
+    /// The mount, or why it cannot be made here (not root, no FUSE, no python3-fuse).
+    fn new() -> Result<Self, String> {
+        if !fsarena::probe::sys::is_root() {
+            return Err("needs root to mount FUSE".into());
+        }
+        if !Path::new("/dev/fuse").exists() {
+            return Err("no /dev/fuse".into());
+        }
+        let python = Command::new("/usr/bin/python3")
+            .args(["-c", "import fuse"])
+            .stderr(Stdio::null())
+            .status();
+        if !python.is_ok_and(|s| s.success()) {
+            return Err("no python3-fuse (apt-get install python3-fuse)".into());
+        }
+        let m = Self {
+            backing: tempfile::tempdir().unwrap(),
+            at: tempfile::tempdir().unwrap(),
+        };
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuse/nolock.py");
+        let out = Command::new("/usr/bin/python3")
+            .arg(script)
+            .arg(m.backing.path())
+            .arg(m.at.path())
+            .output()
+            .unwrap();
+        if !out.status.success() || common::mounts_under(m.at.path()).is_empty() {
+            return Err(format!("nolock.py did not mount: {out:?}"));
+        }
+        Ok(m)
+    }
+}
+
+impl Drop for NoLockMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.at.path()).status();
+    }
+}
+
+/// An fcntl write lock on all of `f`, as SQLite takes it; the errno when refused.
+fn write_lock(f: &std::fs::File) -> Result<(), i32> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain C struct; all zeroes is a valid start.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as libc::c_short;
+    // SAFETY: F_SETLK reads the struct, which outlives the call; `f` is open.
+    match unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLK, &lock) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0)),
+    }
+}
+
+#[test]
+fn a_database_where_locking_fails_is_refused_naming_its_filesystem() {
+    let test = "a_database_where_locking_fails_is_refused_naming_its_filesystem";
+    let m = match NoLockMount::new() {
+        Ok(m) => m,
+        Err(why) => {
+            eprintln!("SKIP {test}: {why}");
+            return;
+        }
+    };
+    // The fault is real: a lock on that filesystem fails, as SQLite's would.
+    let f = std::fs::File::create(m.at.path().join("probe")).unwrap();
+    assert_eq!(write_lock(&f), Err(libc::ENOLCK));
+    drop(f);
+    std::fs::remove_file(m.at.path().join("probe")).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let db = m.at.path().join("r.db");
+    let expect = |args: &[&str]| {
+        let out = Command::new(common::bin())
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        let want = format!(
+            "fsarena: error: result database {}: its filesystem (fuse) cannot lock files \
+             (No locks available), which SQLite needs; give --db a path on a local \
+             filesystem (ext4, xfs, tmpfs, …)\n",
+            db.display()
+        );
+        assert_eq!(stderr, want, "{args:?}");
+    };
+    // A run refuses at once (SQLite waited its 30 s busy timeout, then blamed the file).
+    let dir = work.path().to_str().unwrap();
+    expect(&[
+        "run",
+        "command:run=true",
+        "--reps",
+        "1",
+        "--quiet",
+        "--dir",
+        dir,
+    ]);
+    assert!(!db.exists(), "no database file made");
+    // So does reading one that was made elsewhere and moved there.
+    let elsewhere = work.path().join("made.db");
+    drop(fsarena::store::Store::open(&elsewhere).unwrap());
+    std::fs::copy(&elsewhere, &db).unwrap();
+    expect(&["history"]);
+    expect(&["show", "last"]);
+    let left: Vec<_> = std::fs::read_dir(m.at.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["r.db"], "the lock test leaves no file");
+    drop(m);
 }

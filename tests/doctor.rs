@@ -115,6 +115,6 @@ fn doctor_fails_on_a_full_image_dir() {
         line.contains("measured on") && line.contains("--image-dir"),
         "{line}"
     );
-    assert!(text.contains("not ready: 1 check(s) failed"), "{text}");
+    assert!(text.contains("not ready: 1 check failed (space)"), "{text}");
     drop(m);
 }

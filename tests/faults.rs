@@ -97,6 +97,55 @@ fn a_full_filesystem_fails_its_trial_keeps_earlier_phases_and_the_run_goes_on() 
         assert_eq!(tmpfs[0]["status"], "ok", "{}", tmpfs[0]);
         assert_eq!(common::phase(tmpfs[0], "write_block")["bytes"], 60u64 << 20);
     }
+    // The terminal shows what ext4 measured before the fault, marked f (failed trial), and
+    // `failed` for the phases it never reached; the HTML report's table says the same.
+    let mb = common::phase(trials(&v, "ext4")[0], "write_char")["mb_per_s"]
+        .as_f64()
+        .unwrap();
+    let cells = |phase: &str| -> Vec<String> {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("│ {phase} ")))
+            .unwrap_or_else(|| panic!("no {phase} row: {stdout}"));
+        line.split(['│', '┆'])
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect()
+    };
+    let ext4 = cells("write_char")[1].clone();
+    let (figure, marks) = ext4.split_once(' ').unwrap_or((&ext4, ""));
+    let shown: f64 = figure
+        .parse()
+        .unwrap_or_else(|_| panic!("{ext4}: {stdout}"));
+    assert!((shown - mb).abs() <= mb * 0.01, "{ext4} vs {mb}: {stdout}");
+    assert!(marks.contains('f'), "{ext4}: {stdout}");
+    assert!(
+        stdout.contains("  f  failed trial: no repetition completed"),
+        "{stdout}"
+    );
+    for phase in ["write_block", "rewrite", "read_char", "read_block", "seeks"] {
+        assert_eq!(cells(phase)[1], "failed", "{phase}: {stdout}");
+    }
+    let html = dir.path().join("r.html");
+    let report = Command::new(common::bin())
+        .args(["report", "last", "--db"])
+        .arg(dir.path().join("r.db"))
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{report:?}");
+    let html = std::fs::read_to_string(&html).unwrap();
+    // write_char's table: ext4's row holds its figure (human units, 3 digits) and the flag.
+    let at = html
+        .find("bonnie · write_char")
+        .and_then(|c| html[c..].find("<tr><th>ext4</th><td>").map(|r| c + r))
+        .unwrap_or_else(|| panic!("no ext4 row under write_char in the HTML report"));
+    let row = &html[at..at + html[at..].find("</tr>").unwrap()];
+    let cell = row.split("<td>").nth(1).unwrap().split('<').next().unwrap();
+    let figure: f64 = cell.split('\u{a0}').next().unwrap().parse().unwrap();
+    assert!((figure - mb).abs() <= mb * 0.01, "{row} vs {mb}");
+    assert!(row.contains("failed-trial"), "{row}");
     // The summary at the end: one line per failed trial with target, workload, rep, cause.
     let tail = stdout
         .split("1 of 2 trial(s) did not succeed:")

@@ -2,7 +2,9 @@
 //! clean and leaves nothing behind; one that another user (`nobody`) could steer is
 //! refused before anything is created. Inside it, an image name planted as a symlink is
 //! never formatted through, and `cleanup` believes no state file another user could have
-//! written nor undoes anything outside the image directory.
+//! written nor undoes anything outside the image directory. An image directory on a
+//! filesystem without O_DIRECT or fallocate (ramfs) runs on a buffered, sparse image and
+//! the target's notes say so.
 
 mod common;
 
@@ -255,4 +257,96 @@ fn cleanup_ignores_state_files_of_other_users_and_mounts_outside_the_image_dir()
         text.contains("ignored the state directory") && text.contains("owned by uid 65534"),
         "{text}"
     );
+}
+
+/// A ramfs mounted for one test (mode 0755, as the image directory rule wants), unmounted
+/// on drop.
+struct Ramfs(tempfile::TempDir);
+
+impl Drop for Ramfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+fn an_image_dir_without_o_direct_gets_a_buffered_loop_device_and_says_so() {
+    let test = "an_image_dir_without_o_direct_gets_a_buffered_loop_device_and_says_so";
+    if common::skip_without_loop(test) || !common::fs_available(test, "ext4") {
+        return;
+    }
+    let m = Ramfs(common::image_dir());
+    let mounted = Command::new("mount")
+        .args(["-t", "ramfs", "-o", "mode=0755", "fsarena-ramfs-test"])
+        .arg(m.0.path())
+        .status()
+        .unwrap()
+        .success();
+    if !mounted {
+        eprintln!("SKIP {test}: cannot mount ramfs");
+        return;
+    }
+    // ramfs, like tmpfs before Linux 6.6, refuses O_DIRECT: the fault is real.
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let probe = m.0.path().join("probe");
+        std::fs::write(&probe, b"x").unwrap();
+        let e = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&probe)
+            .expect_err("ramfs refuses O_DIRECT");
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{e}");
+        std::fs::remove_file(&probe).unwrap();
+    }
+    let dir = m.0.path().join("images");
+    let out = Command::new(common::bin())
+        .args([
+            "run",
+            "smallfiles:files=300",
+            "--fs",
+            "ext4",
+            "--size",
+            "64MiB",
+        ])
+        .args(["--reps", "2", "--image-dir"])
+        .arg(&dir)
+        .arg("--db")
+        .arg(m.0.path().join("r.db"))
+        .arg("--json")
+        .arg(m.0.path().join("r.json"))
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let v = common::run_document(&std::fs::read(m.0.path().join("r.json")).unwrap());
+    for i in 0..2 {
+        assert_eq!(v["trials"][i]["status"], "ok", "{}", v["trials"][i]);
+    }
+    let target = &v["targets"][0];
+    assert_eq!(target["loop_direct_io"], false, "{target}");
+    let notes: Vec<&str> = target["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    let buffered = "buffered loop device: the image directory's ramfs refuses O_DIRECT, so \
+                    the host page cache sits under the device";
+    let sparse = "image not preallocated: the image directory's ramfs has no fallocate, so \
+                  it allocates while the benchmark writes";
+    assert_eq!(notes, [sparse, buffered], "once each, for two trials");
+    // Said once on stderr, and under the target in the report, wrapped to 80 columns.
+    assert_eq!(stderr.matches("refuses O_DIRECT").count(), 1, "{stderr}");
+    let report = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        report.contains(buffered) && report.contains(sparse),
+        "{stdout}"
+    );
+    assert!(stdout.lines().all(|l| l.chars().count() <= 80), "{stdout}");
+    common::assert_clean(&dir);
+    common::assert_no_records(&dir);
+    drop(m);
 }

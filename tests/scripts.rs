@@ -89,6 +89,7 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         "libopenmpi-dev",
         "strace",
         "libclang-dev",
+        "python3-fuse",
     ];
     let need = needs(root.path());
     for p in all {
@@ -121,6 +122,7 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         "usr/lib/x86_64-linux-gnu/libclang-16.so.1",
         None,
     );
+    put(root.path(), "usr/lib/python3/dist-packages/fuse.py", None);
     assert_eq!(needs(root.path()), Vec::<String>::new());
     // A directory of that name is not the program.
     let root = tempfile::tempdir().unwrap();

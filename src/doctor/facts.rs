@@ -42,6 +42,8 @@ pub struct DirSpace {
     /// Bytes fsarena may use there: statvfs `f_bavail`, as `run` counts them (root's
     /// reserved blocks are not for images).
     pub usable_bytes: u64,
+    /// Its size (statvfs `f_blocks`); 0 on a filesystem that keeps no count (ramfs).
+    pub capacity_bytes: u64,
     /// The filesystem there is mounted read-only.
     pub read_only: bool,
 }
@@ -172,6 +174,7 @@ fn dir_space(dir: &Path) -> Result<DirSpace, String> {
     Ok(DirSpace {
         measured_at: at.to_path_buf(),
         usable_bytes: s.avail_bytes,
+        capacity_bytes: s.capacity_bytes,
         read_only: s.read_only,
     })
 }

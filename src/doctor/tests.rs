@@ -30,6 +30,7 @@ fn healthy() -> Facts {
         space: Ok(DirSpace {
             measured_at: "/var/tmp/fsarena".into(),
             usable_bytes: 50 * GIB,
+            capacity_bytes: 100 * GIB,
             read_only: false,
         }),
         need_bytes: GIB,
@@ -121,7 +122,7 @@ fn not_root_fails_and_says_what_to_do() {
     assert!(text.contains("sudo") && text.contains("--dir"), "{text}");
     let cs = checks(&f);
     assert_eq!(exit_code(&cs), 1);
-    assert!(render(&cs).contains("not ready: 1 check(s) failed"));
+    assert!(render(&cs).contains("not ready: 1 check failed (root)"));
 }
 
 #[test]
@@ -172,6 +173,64 @@ fn missing_mkfs_fails_for_default_filesystems_and_warns_for_others() {
 }
 
 #[test]
+fn a_filesystem_that_keeps_no_count_of_space_warns() {
+    let mut f = healthy();
+    f.space = Ok(DirSpace {
+        measured_at: "/var/tmp/fsarena".into(),
+        usable_bytes: 0,
+        capacity_bytes: 0,
+        read_only: false,
+    });
+    let (v, text) = verdict(&f, "space");
+    assert_eq!(v, Verdict::Warn, "{text}");
+    assert!(text.contains("keeps no count"), "{text}");
+}
+
+#[test]
+fn summary_counts_warnings_by_name_and_optional_filesystems_as_info() {
+    // An idle machine that lacks two filesystems only --fs uses: nothing to fix, no noise.
+    let mut f = healthy();
+    f.filesystems[0].mkfs = Support::No("the running kernel has no ext2 support".into());
+    f.filesystems.push(FsFacts {
+        mkfs: Support::No("mkfs.jfs missing: apt-get install jfsutils".into()),
+        ..fs("jfs", false)
+    });
+    let cs = checks(&f);
+    assert_eq!(exit_code(&cs), 0);
+    assert_eq!(
+        summary(&cs),
+        "ready: `fsarena run` can run here\nno warnings\n\
+         2 INFO: filesystems only --fs uses cannot be made here"
+    );
+    let text = render(&cs);
+    assert!(
+        !text.contains("warning(s)") && !text.contains("noise"),
+        "{text}"
+    );
+    // A real warning is counted and named; the INFO line stays what it is.
+    f.loadavg_1 = Some(3.0);
+    f.filesystems.truncate(3);
+    let cs = checks(&f);
+    assert_eq!(exit_code(&cs), 0);
+    assert_eq!(
+        summary(&cs),
+        "ready: `fsarena run` can run here\n1 warning (load)\n\
+         1 INFO: a filesystem only --fs uses cannot be made here"
+    );
+    // Failures are named, and warnings are still counted beside them.
+    f.root = false;
+    f.swaps.push_str("/swap file 1024 0 -2\n");
+    let s = summary(&checks(&f));
+    assert!(
+        s.starts_with(
+            "not ready: 1 check failed (root); `fsarena run` needs it fixed\n\
+             2 warnings (load, swap)\n"
+        ),
+        "{s}"
+    );
+}
+
+#[test]
 fn missing_checker_only_warns() {
     let mut f = healthy();
     f.filesystems[2].fsck =
@@ -215,6 +274,7 @@ fn space_fails_below_one_image_and_names_where_it_measured() {
         space: Ok(DirSpace {
             measured_at: "/mnt/tiny".into(),
             usable_bytes: 512 << 10,
+            capacity_bytes: 100 * GIB,
             read_only: false,
         }),
         image_dir: PathBuf::from("/mnt/tiny/images"),
@@ -237,6 +297,7 @@ fn space_fails_below_one_image_and_names_where_it_measured() {
         space: Ok(DirSpace {
             measured_at: "/var/tmp/fsarena".into(),
             usable_bytes,
+            capacity_bytes: 100 * GIB,
             read_only: false,
         }),
         ..healthy()
@@ -255,6 +316,7 @@ fn a_read_only_image_dir_is_read_only_not_short_of_space() {
         space: Ok(DirSpace {
             measured_at: "/mnt/cdrom".into(),
             usable_bytes: 16 << 20,
+            capacity_bytes: 100 * GIB,
             read_only: true,
         }),
         image_dir: PathBuf::from("/mnt/cdrom/img"),

@@ -2,7 +2,9 @@
 //! (by `run` from flags, by plan files, and the same figures by `doctor`):
 //! * the image directory must be writable and have, free to an unprivileged process
 //!   (statvfs `f_bavail`, what `df` shows), the largest image plus a margin. Root could
-//!   also use the blocks reserved for it, but filling them starves the machine;
+//!   also use the blocks reserved for it, but filling them starves the machine. A
+//!   filesystem that keeps no count (statvfs `f_blocks` 0: ramfs, FUSE mounts without
+//!   statfs) cannot be checked and is not refused;
 //! * a tmpfs lives in memory (and swap): one larger than what memory can hold now
 //!   (`MemAvailable` + `SwapFree`) would push the machine into reclaim or the OOM killer
 //!   long before it filled, so it is refused.
@@ -47,6 +49,10 @@ pub fn space_problem(
             "{where_} is on a read-only filesystem: images cannot be made there; use another \
              --image-dir"
         ));
+    }
+    // ramfs (and FUSE mounts without statfs) report no size at all: nothing to check.
+    if space.capacity_bytes == 0 {
+        return None;
     }
     (space.avail_bytes < largest_bytes.saturating_add(IMAGE_DIR_MARGIN)).then(|| {
         format!(
@@ -105,6 +111,8 @@ mod tests {
         let why = space_problem(dir, dir, &reserved, 1 << 30).unwrap();
         assert!(why.starts_with("/mnt/ro/images: 512MiB free"), "{why}");
         assert_eq!(space_problem(dir, dir, &reserved, 256 << 20), None);
+        // ramfs keeps no count (all zeroes): nothing to check, nothing refused.
+        assert_eq!(space_problem(dir, dir, &Space::default(), 1 << 30), None);
     }
 
     #[test]

@@ -190,8 +190,11 @@ fn charted_metrics<'a>(summaries: &[&'a Summary], primary: &str) -> Vec<&'a str>
     out
 }
 
+/// One metric's bar chart and table. `incomplete` holds the figures of targets whose every
+/// trial failed ([`crate::stats::incomplete_summaries`]): they get a table row, no bar.
 fn bar_figure(
     run: &RunResult,
+    incomplete: &[Summary],
     workload: &str,
     phase: &PhaseResult,
     metric: &str,
@@ -201,6 +204,7 @@ fn bar_figure(
     let declared = run
         .summaries
         .iter()
+        .chain(incomplete)
         .find(|s| s.workload == workload && s.phase == phase.name && s.metric == metric);
     let unit = declared.map_or_else(|| "?".to_string(), |s| s.unit.clone());
     let better = declared.map_or(Better::None, |s| s.better);
@@ -214,9 +218,15 @@ fn bar_figure(
         rows: Vec::new(),
     };
     for &t in targets {
-        let Some(s) = run.summaries.iter().find(|s| {
+        let this = |s: &&Summary| {
             s.target == t && s.workload == workload && s.phase == phase.name && s.metric == metric
-        }) else {
+        };
+        let Some(s) = run.summaries.iter().find(this) else {
+            // A failed trial's figure: in the table, flagged, never a bar.
+            if let Some(s) = incomplete.iter().find(this) {
+                table.rows.push(figure_row(t, s, &hv));
+                continue;
+            }
             let why = if phase_reps(run, workload, &phase.name, t).is_empty() {
                 "no successful repetition"
             } else {
@@ -228,34 +238,16 @@ fn bar_figure(
             continue;
         };
         let d = &s.stats;
-        let ci = d.ci95_low.zip(d.ci95_high);
-        let words = flag_words(&s.flags, s.noisy);
         bars.push(Bar {
             label: t.to_string(),
             marks: marks(&s.flags, s.noisy),
             median: d.median,
             min: d.min,
             max: d.max,
-            ci,
+            ci: d.ci95_low.zip(d.ci95_high),
             color: color(run, t),
         });
-        let range = |a: f64, b: f64| {
-            let (a, b) = (hv(a), hv(b));
-            // One unit for both ends when they share it: `27976–30261 files/s`.
-            match (a.split_once('\u{a0}'), b.split_once('\u{a0}')) {
-                (Some((x, u)), Some((y, w))) if u == w => format!("{x}–{y}\u{a0}{u}"),
-                _ => format!("{a}–{b}"),
-            }
-        };
-        table.rows.push(vec![
-            t.to_string(),
-            hv(d.median),
-            range(d.min, d.max),
-            ci.map_or("–".to_string(), |(a, b)| range(a, b)),
-            d.cv.map_or("–".into(), |c| format!("{:.1}%", c * 100.0)),
-            d.n.to_string(),
-            words,
-        ]);
+        table.rows.push(figure_row(t, s, &hv));
     }
     unit_in_head(&mut table, 1..4);
     let title = format!("{workload} · {} · {metric}", phase.name);
@@ -271,6 +263,30 @@ fn bar_figure(
         title,
         table,
     }
+}
+
+/// A target's row of a figure's table: median, min–max, 95% CI, CV, n and flags.
+fn figure_row(target: &str, s: &Summary, hv: &dyn Fn(f64) -> String) -> Vec<String> {
+    let d = &s.stats;
+    let range = |a: f64, b: f64| {
+        let (a, b) = (hv(a), hv(b));
+        // One unit for both ends when they share it: `27976–30261 files/s`.
+        match (a.split_once('\u{a0}'), b.split_once('\u{a0}')) {
+            (Some((x, u)), Some((y, w))) if u == w => format!("{x}–{y}\u{a0}{u}"),
+            _ => format!("{a}–{b}"),
+        }
+    };
+    vec![
+        target.to_string(),
+        hv(d.median),
+        range(d.min, d.max),
+        d.ci95_low
+            .zip(d.ci95_high)
+            .map_or("–".to_string(), |(a, b)| range(a, b)),
+        d.cv.map_or("–".into(), |c| format!("{:.1}%", c * 100.0)),
+        d.n.to_string(),
+        flag_words(&s.flags, s.noisy),
+    ]
 }
 
 /// Moves the unit of columns `cols` into their heading (`median (files/s)`) when every
@@ -321,6 +337,7 @@ pub fn phase_reps<'a>(
 pub fn build(run: &RunResult) -> Vec<WorkloadFigures> {
     let mut taken = Vec::new();
     let mut out = Vec::new();
+    let incomplete = crate::stats::incomplete_summaries(&run.trials);
     for w in unique(run.trials.iter().map(|t| t.label.as_str())) {
         let trials: Vec<&Trial> = run.trials.iter().filter(|t| t.label == w).collect();
         let targets = unique(trials.iter().map(|t| t.target.as_str()));
@@ -344,6 +361,7 @@ pub fn build(run: &RunResult) -> Vec<WorkloadFigures> {
             let sums: Vec<&Summary> = run
                 .summaries
                 .iter()
+                .chain(&incomplete)
                 .filter(|s| s.workload == w && s.phase == p.name)
                 .collect();
             let mut flags: Vec<(String, Vec<String>)> = Vec::new();
@@ -363,7 +381,7 @@ pub fn build(run: &RunResult) -> Vec<WorkloadFigures> {
             let metrics = charted_metrics(&sums, &p.primary);
             let mut figures: Vec<Figure> = metrics
                 .iter()
-                .map(|m| bar_figure(run, w, p, m, &targets, &mut taken))
+                .map(|m| bar_figure(run, &incomplete, w, p, m, &targets, &mut taken))
                 .collect();
             figures.extend(lines::latency_figure(run, w, &p.name, &targets, &mut taken));
             figures.extend(lines::series_figure(run, w, p, &targets, &mut taken));
@@ -372,7 +390,7 @@ pub fn build(run: &RunResult) -> Vec<WorkloadFigures> {
                 phase: p.name.clone(),
                 flags,
                 figures,
-                more: crate::report::more::table(run, w, &p.name, &others, &targets),
+                more: crate::report::more::table(run, &incomplete, w, &p.name, &others, &targets),
             });
         }
         out.push(wf);
@@ -481,6 +499,7 @@ mod tests {
             .unwrap();
         let fig = bar_figure(
             &run,
+            &[],
             "postmark",
             phase,
             "ops_per_s",
@@ -546,6 +565,7 @@ mod tests {
         let phase = t.phases.last().unwrap().clone();
         let fig = bar_figure(
             &run,
+            &[],
             "io500",
             &phase,
             "score_bw_gib_s",

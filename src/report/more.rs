@@ -11,9 +11,11 @@ use crate::report::human;
 use crate::stats::{describe, Better};
 
 /// The table of `metrics` (summary metric names) and the device counters of `phase` of
-/// `workload`, for `targets`; no rows when there is nothing to show.
+/// `workload`, for `targets`; no rows when there is nothing to show. A target whose every
+/// trial failed shows the figures of `incomplete` ([`crate::stats::incomplete_summaries`]).
 pub fn table(
     run: &crate::result::RunResult,
+    incomplete: &[crate::stats::Summary],
     workload: &str,
     phase: &str,
     metrics: &[&str],
@@ -29,6 +31,7 @@ pub fn table(
             .map(|t| {
                 run.summaries
                     .iter()
+                    .chain(incomplete)
                     .find(|s| {
                         s.target == *t
                             && s.workload == workload
@@ -122,6 +125,7 @@ mod tests {
         let run = fixture();
         let t = table(
             &run,
+            &[],
             "postmark",
             "transactions",
             &["wall_s", "dirty_bytes_end"],
@@ -176,6 +180,7 @@ mod tests {
     fn a_missing_target_is_a_dash() {
         let t = table(
             &fixture(),
+            &[],
             "postmark",
             "transactions",
             &["wall_s"],

@@ -52,6 +52,11 @@ pub const MARKS: &[(&str, &str, &str)] = &[
         "b",
         "busy: another fsarena run, or others' CPU or I/O, competed (listed below)",
     ),
+    (
+        crate::stats::FAILED_TRIAL,
+        "f",
+        "failed trial: no repetition completed; measured before the trial stopped",
+    ),
 ];
 
 fn find<'a>(
@@ -244,16 +249,25 @@ fn phase_cell(
     ph: &PhaseResult,
     used_marks: &mut Vec<&'static str>,
 ) -> String {
-    let Some(s) = find(&run.summaries, target, w, &ph.name, &ph.primary) else {
-        let mut mine = run
-            .trials
-            .iter()
-            .filter(|t| t.target == target && t.label == w);
-        return if mine.all(|t| t.status == "interrupted") {
-            "interrupted".into()
-        } else {
-            "failed".into()
-        };
+    // With no successful repetition, the phases the failed ones finished, marked `f`.
+    let incomplete;
+    let (s, summaries) = match find(&run.summaries, target, w, &ph.name, &ph.primary) {
+        Some(s) => (s, &run.summaries),
+        None => {
+            incomplete = crate::stats::incomplete_summaries(&run.trials);
+            let Some(s) = find(&incomplete, target, w, &ph.name, &ph.primary) else {
+                let mut mine = run
+                    .trials
+                    .iter()
+                    .filter(|t| t.target == target && t.label == w);
+                return if mine.all(|t| t.status == "interrupted") {
+                    "interrupted".into()
+                } else {
+                    "failed".into()
+                };
+            };
+            (s, &incomplete)
+        }
     };
     let mut marks = String::new();
     for (flag, mark, _) in MARKS {
@@ -270,8 +284,8 @@ fn phase_cell(
         }
     }
     let sep = if marks.is_empty() { "" } else { " " };
-    let wall = find(&run.summaries, target, w, &ph.name, "wall_s").map(|s| s.stats.median);
-    let cpu = find(&run.summaries, target, w, &ph.name, "cpu_pct")
+    let wall = find(summaries, target, w, &ph.name, "wall_s").map(|s| s.stats.median);
+    let cpu = find(summaries, target, w, &ph.name, "cpu_pct")
         .filter(|_| wall.is_some_and(|s| s >= CPU_MIN_S))
         .map(|c| format!("\ncpu\u{a0}{:.0}%", c.stats.median))
         .unwrap_or_default();
@@ -367,6 +381,12 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
             t.mkfs_opts.join(" "),
             t.mount_opts
         );
+        // A loop image's notes say why it is not as usual (buffered, not preallocated).
+        if t.kind == "loop" {
+            for note in &t.notes {
+                let _ = writeln!(notes, "     {note}");
+            }
+        }
     }
     notes.push_str(&failure_summary(run));
     notes.push_str(&busy_summary(run));
@@ -493,6 +513,54 @@ mod tests {
             "a target short of repetitions: {shown}"
         );
         assert!(!shown.contains("median of 3"), "{shown}");
+    }
+
+    #[test]
+    fn a_target_whose_trials_all_failed_shows_the_phases_they_finished_marked_f() {
+        let text = include_str!("../../tests/fixtures/run.json");
+        let mut run: RunResult = serde_json::from_str(text).unwrap();
+        // ext4's bonnie: every repetition failed in write_block (write_char finished).
+        for t in run
+            .trials
+            .iter_mut()
+            .filter(|t| t.target == "ext4" && t.label == "bonnie")
+        {
+            t.status = "failed".into();
+            t.error = Some("filesystem full: write(2) …".into());
+            t.phases.truncate(1);
+        }
+        run.summaries = crate::stats::summarize(&run.trials);
+        let mine: Vec<f64> = run
+            .trials
+            .iter()
+            .filter(|t| t.target == "ext4" && t.label == "bonnie")
+            .map(|t| t.phases[0].mb_per_s)
+            .collect();
+        let median = crate::stats::describe(&mine).unwrap().median;
+        let t = run
+            .trials
+            .iter()
+            .find(|t| t.label == "bonnie" && t.target == "tmpfs")
+            .unwrap();
+        let mut used = Vec::new();
+        let cell = phase_cell(&run, "ext4", "bonnie", &t.phases[0], &mut used);
+        let first = cell.lines().next().unwrap();
+        assert!(first.starts_with(&fmt_num(median)), "{cell}");
+        assert!(first.split(' ').any(|w| w.contains('f')), "{cell}");
+        assert!(used.contains(&crate::stats::FAILED_TRIAL));
+        assert_eq!(
+            phase_cell(&run, "ext4", "bonnie", &t.phases[1], &mut used),
+            "failed"
+        );
+        // tmpfs, which succeeded, is unmarked; the legend says what f means.
+        let tmpfs = phase_cell(&run, "tmpfs", "bonnie", &t.phases[0], &mut Vec::new());
+        assert!(!tmpfs.contains('f'), "{tmpfs}");
+        let shown = render_width(&run, 80);
+        assert!(
+            shown.contains("  f  failed trial: no repetition completed"),
+            "{shown}"
+        );
+        assert!(shown.lines().all(|l| l.chars().count() <= 80), "{shown}");
     }
 
     #[test]

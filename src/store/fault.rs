@@ -148,6 +148,58 @@ fn made_read_only(dir: &Path) -> bool {
         .any(|opts| opts.split(',').any(|o| o == "ro" || o == "emergency_ro"))
 }
 
+/// Why a database at `db` could not be locked, or `None` when it can (or when no file can
+/// be made beside it to try). SQLite locks its database with POSIX record locks (fcntl
+/// F_SETLK); 9p, some FUSE mounts and NFS without its lock manager refuse them. They are
+/// tried on a fresh file in the same directory (made O_EXCL|O_NOFOLLOW, then removed): never
+/// on the database itself, since closing any descriptor of a file drops every POSIX lock
+/// this process holds on it, a live connection's included.
+pub(super) fn locking_problem(db: &Path) -> Option<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = match db.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let probe = dir.join(format!(".fsarena-lock-test-{}-{nanos}", std::process::id()));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&probe)
+        .ok()?;
+    let tried = set_lock(&f, libc::F_WRLCK).and_then(|()| set_lock(&f, libc::F_UNLCK));
+    drop(f);
+    let _ = std::fs::remove_file(&probe);
+    let e = tried.err()?.to_string();
+    // `No locks available (os error 37)`: the words are what a user reads.
+    let e = e.split(" (os error").next().unwrap_or(&e);
+    let fs = crate::target::dir::fstype_of(dir).unwrap_or_else(|| "unknown type".into());
+    Some(format!(
+        "its filesystem ({fs}) cannot lock files ({e}), which SQLite needs; give --db a \
+         path on a local filesystem (ext4, xfs, tmpfs, …)"
+    ))
+}
+
+/// A POSIX record lock of type `kind` over all of `f`, or its release (`F_UNLCK`), without
+/// waiting (F_SETLK), as SQLite takes them.
+fn set_lock(f: &std::fs::File, kind: libc::c_int) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain C struct; all zeroes is a valid start.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = kind as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: F_SETLK reads the flock struct, which outlives the call; `f` is open.
+    if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLK, &lock) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// The cause an errno of SQLite's names; `None` for one that says nothing more than
 /// SQLite's own message.
 fn by_errno(errno: i32) -> Option<&'static str> {
@@ -192,6 +244,13 @@ mod tests {
             opened,
             errno: None,
         }
+    }
+
+    #[test]
+    fn locks_work_on_a_local_filesystem_and_the_test_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(locking_problem(&dir.path().join("r.db")), None);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -235,6 +235,18 @@ fn detach_now(dev: &File) {
     unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CLR_FD as _) };
 }
 
+/// Whether the filesystem holding the open file `f` refuses `O_DIRECT` (an open with it
+/// fails with EINVAL: ramfs, tmpfs before Linux 6.6, some 9p and FUSE mounts), so that no
+/// loop device on it can run with direct I/O. Opens the very file through
+/// `/proc/self/fd/N`, read-only.
+pub fn refuses_o_direct(f: &File) -> bool {
+    let refused = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT | libc::O_CLOEXEC)
+        .open(format!("/proc/self/fd/{}", f.as_raw_fd()));
+    matches!(refused, Err(e) if e.raw_os_error() == Some(libc::EINVAL))
+}
+
 /// Whether direct I/O is on for a loop device (`/sys/block/loopN/loop/dio`).
 pub fn dio_on(device: &str) -> bool {
     let name = device.trim_start_matches("/dev/");

@@ -5,10 +5,13 @@
 //!
 //! Why each step is as it is (measured on a 2-vCPU KVM guest, see DESIGN.md):
 //! * The image is preallocated: a sparse image makes the host filesystem allocate blocks
-//!   during the benchmark.
+//!   during the benchmark (where the image directory's filesystem has no fallocate, the
+//!   image stays sparse and the target's notes say so).
 //! * Direct I/O on the loop device keeps the host page cache from sitting under the
 //!   benchmark (without it, "disk" writes ran at page-cache speed). Whether it took effect
-//!   is read back from `/sys/block/loopN/loop/dio` and recorded.
+//!   is read back from `/sys/block/loopN/loop/dio` and recorded; on a filesystem that
+//!   refuses O_DIRECT (ramfs, tmpfs before Linux 6.6, some 9p and FUSE mounts) the loop
+//!   device runs buffered and the target's notes say why.
 //! * Every trial gets a fresh image and a fresh filesystem; `reset` remounts, which empties
 //!   the filesystem's caches of this mount.
 
@@ -125,14 +128,30 @@ impl LoopTarget {
 
     /// Preallocates the new image `f`, attaches a loop device to that open file (not to its
     /// name, which someone could have swapped since) and records it; returns the device.
+    /// Where the image directory's filesystem has no fallocate, or refuses O_DIRECT, the
+    /// image stays sparse, or the loop device buffered, and the target's notes say so.
     fn allocate_and_attach(&mut self, f: File, image: &Path) -> Result<String> {
-        fallocate(&f, self.info.size_bytes).with_context(|| {
-            format!(
-                "preallocating {} bytes for {}",
-                self.info.size_bytes,
-                image.display()
-            )
-        })?;
+        match fallocate(&f, self.info.size_bytes) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
+                f.set_len(self.info.size_bytes)
+                    .with_context(|| format!("sizing {}", image.display()))?;
+                self.note(format!(
+                    "image not preallocated: {} has no fallocate, so it allocates while \
+                     the benchmark writes",
+                    self.image_fs()
+                ));
+            }
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!(
+                        "preallocating {} bytes for {}",
+                        self.info.size_bytes,
+                        image.display()
+                    )
+                })
+            }
+        }
         let attached = loopdev::attach(&f, image)?;
         let device = attached.device;
         self.env.state.add(Resource::Loop {
@@ -140,7 +159,31 @@ impl LoopTarget {
             image: image.to_path_buf(),
         })?;
         self.info.loop_direct_io = Some(attached.direct_io);
+        if !attached.direct_io && loopdev::refuses_o_direct(&f) {
+            self.note(format!(
+                "buffered loop device: {} refuses O_DIRECT, so the host page cache \
+                 sits under the device",
+                self.image_fs()
+            ));
+        }
         Ok(device)
+    }
+
+    /// The image directory's filesystem, for a note: `the image directory's ramfs`.
+    fn image_fs(&self) -> String {
+        match super::dir::fstype_of(&self.env.image_dir) {
+            Some(fs) => format!("the image directory's {fs}"),
+            None => "the image directory's filesystem".into(),
+        }
+    }
+
+    /// Adds `text` to the target's notes once (every trial attaches anew), and says it on
+    /// stderr the first time.
+    fn note(&mut self, text: String) {
+        if !self.info.notes.contains(&text) {
+            crate::progress::stderr_note(&format!("fsarena: {}: {text}", self.info.name));
+            self.info.notes.push(text);
+        }
     }
 
     fn device(&self) -> Result<&str> {

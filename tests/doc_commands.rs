@@ -369,10 +369,16 @@ fn lab_notes(text: &str) -> Vec<String> {
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let lower = line.to_lowercase();
+        for needle in ["load average", "load avg", "load of "] {
+            // A figure: the doctor's check may be described, a machine's load not quoted.
+            if let Some(i) = lower.find(needle) {
+                let after: String = lower[i + needle.len()..].chars().take(12).collect();
+                if after.chars().any(|c| c.is_ascii_digit()) {
+                    found.push(format!("line {n}: a load average: {line}"));
+                }
+            }
+        }
         for (needle, why) in [
-            ("load average", "a load average"),
-            ("loadavg", "a load average"),
-            ("load avg", "a load average"),
             ("seeds/", "a file outside the repository"),
             ("shared folder", "a folder outside the repository"),
             ("design.md", "a file outside the repository"),
@@ -381,7 +387,9 @@ fn lab_notes(text: &str) -> Vec<String> {
                 found.push(format!("line {n}: {why}: {line}"));
             }
         }
-        let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+        let words: Vec<&str> = lower
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .collect();
         for w in words.windows(2) {
             if w[0] == "issue" && !w[1].is_empty() && w[1].bytes().all(|b| b.is_ascii_digit()) {
                 found.push(format!("line {n}: an issue number: {line}"));
@@ -536,6 +544,9 @@ mod matcher {
     fn lab_notes_and_broken_links_are_found() {
         assert_eq!(lab_notes("commit 3154e85d of the run").len(), 1);
         assert_eq!(lab_notes("load average 0.4").len(), 1);
+        assert_eq!(lab_notes("with a load of 4 to 6").len(), 1);
+        assert!(lab_notes("reads `/proc/loadavg`; WARN above a load average [..]").is_empty());
+        assert!(lab_notes("IdentityFile=/root/.ssh/id_ed25519").is_empty());
         assert_eq!(lab_notes("as issue 7 found").len(), 1);
         assert_eq!(lab_notes("see DESIGN.md in the shared folder").len(), 2);
         assert!(lab_notes("run 20261125-191439-3f63, 1234567 files, deadbeef").is_empty());

@@ -12,7 +12,8 @@
 //!   command (a line ending in ` \` continues on the next); the lines after it, up to the
 //!   next command or the end of the block, are what it prints: stdout and stderr merged, as
 //!   a user sees them. In those lines `[..]` matches any text within a line, a line `...`
-//!   matches any number of lines (none included), and trailing whitespace is ignored. A
+//!   matches any number of lines (none included), trailing whitespace is ignored, and a
+//!   no-break space (fsarena's between a figure and its unit) matches a space. A
 //!   last line `? N` says the command exits with N; without it, it must exit 0. Lines
 //!   starting with `# ` before the first command are comments.
 //! * ```` ```console,root ```` blocks need root and loop devices; elsewhere each prints

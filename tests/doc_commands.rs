@@ -394,8 +394,15 @@ fn lab_notes(text: &str) -> Vec<String> {
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .collect();
         for w in words.windows(2) {
-            if w[0] == "issue" && !w[1].is_empty() && w[1].bytes().all(|b| b.is_ascii_digit()) {
+            let number = !w[1].is_empty() && w[1].bytes().all(|b| b.is_ascii_digit());
+            if w[0] == "issue" && number {
                 found.push(format!("line {n}: an issue number: {line}"));
+            }
+            // The project's own list of source articles is not in the repository.
+            if (w[0] == "seed" || w[0] == "seeds") && number && w[1].starts_with('0') {
+                found.push(format!(
+                    "line {n}: a source article by its private number: {line}"
+                ));
             }
         }
         for w in &words {
@@ -428,9 +435,26 @@ fn broken_links(page: &Path, text: &str) -> Vec<String> {
     out
 }
 
+/// The plan files a user copies from `examples/plans/`.
+fn example_plans(root: &Path) -> Vec<PathBuf> {
+    let mut plans: Vec<PathBuf> = std::fs::read_dir(root.join("examples/plans"))
+        .expect("examples/plans")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    plans.sort();
+    plans
+}
+
 #[test]
 fn user_pages_carry_no_lab_notes_and_no_broken_links() {
     let mut problems = Vec::new();
+    for plan in example_plans(&root()) {
+        let text = std::fs::read_to_string(&plan).expect("read plan");
+        let name = plan.strip_prefix(root()).unwrap().display().to_string();
+        problems.extend(lab_notes(&text).into_iter().map(|p| format!("{name}: {p}")));
+    }
     for page in user_pages(&root()) {
         let text = std::fs::read_to_string(&page).expect("read page");
         let name = page.strip_prefix(root()).unwrap().display().to_string();
@@ -552,6 +576,11 @@ mod matcher {
         assert!(lab_notes("reads `/proc/loadavg`; WARN above a load average [..]").is_empty());
         assert!(lab_notes("IdentityFile=/root/.ssh/id_ed25519").is_empty());
         assert_eq!(lab_notes("as issue 7 found").len(), 1);
+        assert_eq!(
+            lab_notes("Galli 2001 (seed 000) and seeds 001, 002").len(),
+            2
+        );
+        assert!(lab_notes("--seed 42, seed 555").is_empty());
         assert_eq!(lab_notes("see DESIGN.md in the shared folder").len(), 2);
         assert!(lab_notes("run 20261125-191439-3f63, 1234567 files, deadbeef").is_empty());
         let page = root().join("README.md");

@@ -52,7 +52,7 @@ pub const SUITES: &[Suite] = &[
     },
     Suite {
         name: "classic",
-        about: "the seeds' Bonnie (-s 256), Bonnie++ file tests (-n 128:128k:0) and \
+        about: "the classic articles' Bonnie (-s 256), Bonnie++ file tests (-n 128:128k:0) and \
                 Postmark (number 5000, transactions 5000)",
         fs: &[],
         size: None,
@@ -91,7 +91,7 @@ pub const SUITES: &[Suite] = &[
     },
     Suite {
         name: "mail-server",
-        about: "Postmark as a mail server (seed 004) and small files fsync'ed one by one",
+        about: "Postmark as a mail server (as in a 2006 ext4 benchmark) and small files fsync'ed one by one",
         fs: &[],
         size: None,
         budget: "20m",

@@ -113,6 +113,32 @@ pub fn left_out_line(left_out: &[String]) -> Option<String> {
     Some(text)
 }
 
+/// What a run says atop its report about the guests its targets ran in (`run --kernel`):
+/// one line per guest with its targets, and under emulation what its figures are worth.
+pub fn guest_lines(targets: &[TargetInfo]) -> Vec<String> {
+    let mut guests: Vec<(&GuestInfo, Vec<&str>)> = Vec::new();
+    for t in targets {
+        let Some(g) = &t.guest else { continue };
+        match guests.iter_mut().find(|(x, _)| *x == g) {
+            Some((_, names)) => names.push(&t.name),
+            None => guests.push((g, vec![&t.name])),
+        }
+    }
+    let mut lines = Vec::new();
+    for (g, names) in &guests {
+        lines.push(format!("{}: {}", g.label(), names.join(", ")));
+        if g.emulated() {
+            lines.push(format!(
+                "  EMULATED: every figure of these targets (marked e) was measured under \
+                 QEMU's emulation ({}): compare them only with each other; they show whether \
+                 it works and the relative order at best, not absolute speed",
+                g.accel
+            ));
+        }
+    }
+    lines
+}
+
 /// The MPI side of a run: mode, ranks and the host of each rank (docs/distributed.md).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MpiInfo {

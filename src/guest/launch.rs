@@ -75,6 +75,8 @@ impl Boot<'_> {
             format!("{}M", self.memory_bytes >> 20),
             "--name".into(),
             "fsarena-guest".into(),
+            // The kernel's messages too: a panic's lines end the console the error quotes.
+            "--verbose".into(),
         ];
         if !self.kvm {
             v.push("--disable-kvm".into());

@@ -390,7 +390,12 @@ impl OneGuest<'_> {
                 &boot,
                 &self.console,
                 Duration::from_secs_f64(self.guest.idle_timeout_s),
-                &|line| progress.note(&format!("[{short}] {line}")),
+                &|line| {
+                    // The guest fsarena's own lines; the kernel's go to the console log.
+                    if let Some(rest) = line.strip_prefix("fsarena: ") {
+                        progress.note(&format!("[{short}] {rest}"));
+                    }
+                },
             )
         })();
         let json = shared.join("result.json");
@@ -513,7 +518,10 @@ impl OneGuest<'_> {
                         rep,
                         status: if why == "interrupted" { "interrupted" } else { "failed" }
                             .into(),
-                        error: Some(why.to_string()),
+                        error: Some(match why {
+                            "interrupted" => "interrupted (SIGINT/SIGTERM): the guest was stopped".to_string(),
+                            _ => why.to_string(),
+                        }),
                         provision: Default::default(),
                         phases: Vec::new(),
                         peak_rss_bytes: 0,

@@ -76,7 +76,7 @@ pub enum Command {
     /// and tmpfs).
     Run(Box<RunArgs>),
     /// List workloads with their parameters, and filesystems this machine can make.
-    List,
+    List(ListArgs),
     /// Store a run's journal (`<image-dir>/journal/RUN.jsonl`, kept when trials could not
     /// reach the database) or a `run --json` document into the database; importing twice
     /// changes nothing.
@@ -422,6 +422,14 @@ pub struct RunArgs {
     /// scratch disk with serial SERIAL an ext4 image directory, then run.
     #[arg(long = "in-guest", value_name = "SERIAL", hide = true)]
     pub in_guest: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only the filesystems a guest booted from KERNEL (a vmlinuz path, or a release
+    /// under /boot) can make, as `run --kernel KERNEL` would boot it.
+    #[arg(long, value_name = "KERNEL")]
+    pub kernel: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -125,7 +125,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(exit::OK)
         }
-        Command::List => {
+        Command::List(a) if a.kernel.is_some() => {
+            print!("{}", fsarena::list::render_guest(a.kernel.as_deref().unwrap_or(""))?);
+            Ok(exit::OK)
+        }
+        Command::List(_) => {
             print!("{}", fsarena::list::render());
             // Estimates come from this host's stored trials; a missing database is not made.
             let path = db_path(&cli.db);

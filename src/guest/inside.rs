@@ -48,12 +48,17 @@ pub fn prepare_scratch(serial: &str) -> Result<PathBuf> {
 /// line per module that would not load (the trial's mount then says the rest).
 pub fn load_modules(plan: &crate::plan::Plan) -> Result<Vec<String>> {
     crate::cmd::run(&["modprobe", "loop"]).context("loading the loop driver in the guest")?;
+    let registered = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
     let mut modules: Vec<&str> = Vec::new();
     for t in &plan.targets {
         if let crate::target::TargetSpec::Loop { fs, .. } = &t.spec {
-            let m = fs.knowledge().kernel.module;
-            if !modules.contains(&m) {
-                modules.push(m);
+            let k = &fs.knowledge().kernel;
+            // ext2 and ext3 may come with ext4, loaded for the scratch disk.
+            let there = registered
+                .lines()
+                .any(|l| l.split_whitespace().last() == Some(k.fs));
+            if !there && !modules.contains(&k.module) {
+                modules.push(k.module);
             }
         }
     }

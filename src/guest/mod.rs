@@ -285,6 +285,17 @@ pub fn execute(
     }
 }
 
+/// Checks KVM with a short boot outside any run (`doctor`), under a state file of its own.
+pub fn check_kvm_once(vng: &Path, k: &Kernel, image_dir: &Path) -> Result<(), String> {
+    let id = format!("doctor-{}", crate::run::new_run_id());
+    let state = crate::state::ensure_owned_dir(image_dir)
+        .and_then(|_| State::create(&image_dir.join("state"), &id))
+        .map_err(|e| format!("{e:#}"))?;
+    let out = check_kvm(vng, k, &state, image_dir, &id);
+    let _ = state.finish();
+    out
+}
+
 /// Checks KVM with a short boot, its pidfile recorded in the state file.
 fn check_kvm(
     vng: &Path,
@@ -361,7 +372,12 @@ impl OneGuest<'_> {
                 self.info.label(),
                 crate::size::format_size(self.scratch_bytes())
             ));
-            let exe = std::env::current_exe().context("finding fsarena's own binary")?;
+            // The guest runs this very binary, from the shared directory: a guest sees the
+            // host's root read-only but has /tmp and /var/tmp of its own.
+            let exe = shared.join("fsarena");
+            let own = std::env::current_exe().context("finding fsarena's own binary")?;
+            std::fs::copy(&own, &exe)
+                .with_context(|| format!("copying {} for the guest", own.display()))?;
             let json = shared.join("result.json");
             let mut argv: Vec<String> = vec![exe.to_string_lossy().into_owned(), "run".into()];
             argv.extend(self.args.iter().cloned());

@@ -37,8 +37,17 @@ pub fn with_guest_kernel<T>(release: &str, f: impl FnOnce() -> T) -> T {
 impl Host for LiveHost {
     fn proc_filesystems(&self) -> String {
         match GUEST_RELEASE.with(|g| g.borrow().clone()) {
-            // Every guest virtme-ng boots has tmpfs (it mounts its own /tmp and /run).
-            Some(_) => "nodev\ttmpfs\n".to_string(),
+            // Every guest virtme-ng boots has tmpfs (it mounts its own /tmp and /run); the
+            // ext4 driver (loaded for the scratch disk) serves ext2 and ext3 when so built.
+            Some(r) => {
+                let config = std::fs::read_to_string(format!("/boot/config-{r}"))
+                    .unwrap_or_default();
+                let mut fs = "nodev\ttmpfs\n".to_string();
+                if config.lines().any(|l| l == "CONFIG_EXT4_USE_FOR_EXT2=y") {
+                    fs.push_str("\text2\n\text3\n");
+                }
+                fs
+            }
             None => std::fs::read_to_string("/proc/filesystems").unwrap_or_default(),
         }
     }

@@ -95,8 +95,14 @@ fn guest(g: &facts::GuestFacts) -> Check {
         );
     }
     for (ok, what) in [
-        (g.qemu, "qemu-system-x86_64 (apt-get install qemu-system-x86)"),
-        (g.busybox, "a static busybox (apt-get install busybox-static)"),
+        (
+            g.qemu,
+            "qemu-system-x86_64 (apt-get install qemu-system-x86)",
+        ),
+        (
+            g.busybox,
+            "a static busybox (apt-get install busybox-static)",
+        ),
         (
             !g.kernels.is_empty(),
             "a kernel under /boot with its modules (apt-get install linux-image-amd64)",

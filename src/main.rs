@@ -126,7 +126,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             Ok(exit::OK)
         }
         Command::List(a) if a.kernel.is_some() => {
-            print!("{}", fsarena::list::render_guest(a.kernel.as_deref().unwrap_or(""))?);
+            print!(
+                "{}",
+                fsarena::list::render_guest(a.kernel.as_deref().unwrap_or(""))?
+            );
             Ok(exit::OK)
         }
         Command::List(_) => {

@@ -115,8 +115,11 @@ pub fn ranking(sides: &[(RunResult, Option<String>)]) -> Result<Ranking> {
         by_target(&mut r, &runs, &shorts, &run_traits)?;
     } else {
         let targets = resolve_targets(sides)?;
-        let named: Vec<(&RunResult, &str)> =
-            runs.iter().zip(&targets).map(|(r, t)| (*r, t.as_str())).collect();
+        let named: Vec<(&RunResult, &str)> = runs
+            .iter()
+            .zip(&targets)
+            .map(|(r, t)| (*r, t.as_str()))
+            .collect();
         crate::guest::refuse_mixed(&named)?;
         together(&mut r, &runs, &targets, &shorts, &run_traits);
     }

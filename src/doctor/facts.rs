@@ -121,8 +121,7 @@ impl GuestFacts {
             }
         }
         g.kernels.sort();
-        if let (Some(vng), true, true, Some(k)) = (&g.vng, g.qemu, g.busybox, g.kernels.first())
-        {
+        if let (Some(vng), true, true, Some(k)) = (&g.vng, g.qemu, g.busybox, g.kernels.first()) {
             if let Ok(k) = crate::guest::kernel::resolve(k) {
                 g.kvm = Some(crate::guest::check_kvm_once(vng, &k, image_dir));
             }

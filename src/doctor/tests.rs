@@ -92,12 +92,18 @@ fn guest_runs_say_what_they_lack_and_whether_kvm_works() {
     f.guest.kvm = Some(Err("/dev/kvm is there but a KVM guest did not boot".into()));
     let (v, text) = verdict(&f, "guest");
     assert_eq!(v, Verdict::Ok);
-    assert!(text.contains("6.1.0-56-amd64") && text.contains("emulated (tcg)"), "{text}");
+    assert!(
+        text.contains("6.1.0-56-amd64") && text.contains("emulated (tcg)"),
+        "{text}"
+    );
     f.guest.vng = None;
     f.guest.kernels.clear();
     let (v, text) = verdict(&f, "guest");
     assert_eq!(v, Verdict::Info);
-    assert!(text.contains("pip install virtme-ng") && text.contains("linux-image"), "{text}");
+    assert!(
+        text.contains("pip install virtme-ng") && text.contains("linux-image"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -166,15 +166,24 @@ pub fn run(
     let pgid = child.id() as i32;
     let (tx, rx) = mpsc::channel::<String>();
     for pipe in [
-        child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
-        child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
     ]
     .into_iter()
     .flatten()
     {
         let tx = tx.clone();
         std::thread::spawn(move || {
-            for line in std::io::BufReader::new(pipe).split(b'\n').map_while(|l| l.ok()) {
+            for line in std::io::BufReader::new(pipe)
+                .split(b'\n')
+                .map_while(|l| l.ok())
+            {
                 let text = String::from_utf8_lossy(&line).trim_end().to_string();
                 if tx.send(text).is_err() {
                     break;

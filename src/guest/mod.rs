@@ -68,8 +68,9 @@ impl GuestPlan {
             None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         };
         let memory_bytes = match &a.guest_memory {
-            Some(t) => crate::size::parse_size(t)
-                .map_err(|e| usage(format!("--guest-memory: {e}")))?,
+            Some(t) => {
+                crate::size::parse_size(t).map_err(|e| usage(format!("--guest-memory: {e}")))?
+            }
             None => 2 << 30,
         };
         if memory_bytes < 512 << 20 {
@@ -105,7 +106,10 @@ const HOST_ONLY: [&str; 8] = [
 /// The `run` arguments of `argv` (the host's command line) that the guest's fsarena
 /// gets: everything after `run` but the host's own options.
 pub fn guest_args(argv: &[String]) -> Vec<String> {
-    let start = argv.iter().position(|a| a == "run").map_or(argv.len(), |i| i + 1);
+    let start = argv
+        .iter()
+        .position(|a| a == "run")
+        .map_or(argv.len(), |i| i + 1);
     let mut out = Vec::new();
     let mut skip = false;
     for a in &argv[start..] {
@@ -232,7 +236,9 @@ pub fn execute(
     let outcome = (|| -> Result<()> {
         let kvm = check_kvm(&vng, &guest.kernels[0], &state, &plan.image_dir, &run_id);
         if let Err(why) = &kvm {
-            progress.note(&format!("KVM not used ({why}): the guests run emulated (tcg)"));
+            progress.note(&format!(
+                "KVM not used ({why}): the guests run emulated (tcg)"
+            ));
         }
         for (i, k) in guest.kernels.iter().enumerate() {
             crate::context::check_stop()?;
@@ -532,10 +538,16 @@ impl OneGuest<'_> {
                         label,
                         params: w.params.to_text_map(),
                         rep,
-                        status: if why == "interrupted" { "interrupted" } else { "failed" }
-                            .into(),
+                        status: if why == "interrupted" {
+                            "interrupted"
+                        } else {
+                            "failed"
+                        }
+                        .into(),
                         error: Some(match why {
-                            "interrupted" => "interrupted (SIGINT/SIGTERM): the guest was stopped".to_string(),
+                            "interrupted" => {
+                                "interrupted (SIGINT/SIGTERM): the guest was stopped".to_string()
+                            }
                             _ => why.to_string(),
                         }),
                         provision: Default::default(),
@@ -623,7 +635,10 @@ mod tests {
         assert!(comparable(&host, &target("xfs", None)).is_ok());
         assert!(comparable(&tcg, &tcg2).is_ok());
         let e = comparable(&host, &tcg).unwrap_err();
-        assert!(e.contains("on the host's own kernel") && e.contains("emulated guest"), "{e}");
+        assert!(
+            e.contains("on the host's own kernel") && e.contains("emulated guest"),
+            "{e}"
+        );
         let e = comparable(&kvm, &tcg).unwrap_err();
         assert!(e.contains("kvm guest") && e.contains("tcg"), "{e}");
     }

@@ -40,8 +40,8 @@ impl Host for LiveHost {
             // Every guest virtme-ng boots has tmpfs (it mounts its own /tmp and /run); the
             // ext4 driver (loaded for the scratch disk) serves ext2 and ext3 when so built.
             Some(r) => {
-                let config = std::fs::read_to_string(format!("/boot/config-{r}"))
-                    .unwrap_or_default();
+                let config =
+                    std::fs::read_to_string(format!("/boot/config-{r}")).unwrap_or_default();
                 let mut fs = "nodev\ttmpfs\n".to_string();
                 if config.lines().any(|l| l == "CONFIG_EXT4_USE_FOR_EXT2=y") {
                     fs.push_str("\text2\n\text3\n");

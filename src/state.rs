@@ -734,6 +734,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_guest_is_stopped_only_when_its_command_line_names_the_pidfile() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("qemu.pid");
+        // Another process's pid in the file: left alone, the stale file removed.
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        while std::fs::read(format!("/proc/{}/cmdline", other.id()))
+            .unwrap()
+            .is_empty()
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        std::fs::write(&pidfile, format!("{}\n", other.id())).unwrap();
+        assert!(!stop_guest(&pidfile).unwrap());
+        assert!(other.try_wait().unwrap().is_none(), "a stranger was killed");
+        assert!(!pidfile.exists());
+        other.kill().unwrap();
+        other.wait().unwrap();
+        // A process naming the pidfile (as QEMU's `-pidfile PATH` does): stopped.
+        let mut guest = std::process::Command::new("sh")
+            .args(["-c", "sleep 30; :", "sh"])
+            .arg(&pidfile)
+            .spawn()
+            .unwrap();
+        std::fs::write(&pidfile, format!("{}\n", guest.id())).unwrap();
+        // As QEMU writes its pidfile once running: after the exec shows in /proc.
+        let cmdline = format!("/proc/{}/cmdline", guest.id());
+        while std::fs::read(&cmdline).unwrap().is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let reaper = std::thread::spawn(move || guest.wait().unwrap());
+        assert!(stop_guest(&pidfile).unwrap());
+        assert!(!reaper.join().unwrap().success());
+        assert!(!pidfile.exists());
+    }
+
+    #[test]
     fn a_run_is_live_while_its_lock_is_held_and_only_once() {
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join("state");

@@ -132,11 +132,12 @@ impl Outcome {
 
 /// Boots the guest and waits for it, writing its console to `console_log` and passing each
 /// line to `on_line`. Stops it (its whole process group, then QEMU by its pidfile) on
-/// SIGINT/SIGTERM or after `idle` without a line.
+/// SIGINT/SIGTERM, after `idle` without a line, or once it has run for `limit`.
 pub fn run(
     boot: &Boot,
     console_log: &Path,
     idle: Duration,
+    limit: Option<Duration>,
     on_line: &dyn Fn(&str),
 ) -> Result<Outcome> {
     let argv = boot.argv()?;
@@ -227,7 +228,7 @@ pub fn run(
         if stop.is_none() {
             if crate::context::stop_requested() {
                 stop = Some(Ended::Interrupted);
-            } else if last.elapsed() > idle {
+            } else if last.elapsed() > idle || limit.is_some_and(|l| started.elapsed() > l) {
                 stop = Some(Ended::Hung);
             }
             if stop.is_some() {
@@ -294,7 +295,7 @@ pub fn kvm_works(vng: &Path, kernel: &Kernel, work: &Path, limit: Duration) -> R
         script: "echo fsarena-kvm-ok".into(),
     };
     let seen = std::sync::atomic::AtomicBool::new(false);
-    let out = run(&boot, &log, limit, &|l| {
+    let out = run(&boot, &log, limit, Some(limit), &|l| {
         if l.contains("fsarena-kvm-ok") {
             seen.store(true, std::sync::atomic::Ordering::Relaxed);
         }

@@ -412,6 +412,7 @@ impl OneGuest<'_> {
                 &boot,
                 &self.console,
                 Duration::from_secs_f64(self.guest.idle_timeout_s),
+                None,
                 &|line| {
                     // The guest fsarena's own lines; the kernel's go to the console log.
                     if let Some(rest) = line.strip_prefix("fsarena: ") {

@@ -302,8 +302,61 @@ pub fn check_kvm_once(vng: &Path, k: &Kernel, image_dir: &Path) -> Result<(), St
     out
 }
 
-/// Checks KVM with a short boot, its pidfile recorded in the state file.
+/// What a KVM check found, kept in `IMAGE_DIR/kvm-check.json` until the machine reboots,
+/// so that not every run and `doctor` pays for a boot that hangs.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct KvmVerdict {
+    boot_id: String,
+    kernel: String,
+    works: Result<(), String>,
+}
+
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// Whether KVM boots `k` here: as found earlier since this boot, else by a short boot.
 fn check_kvm(
+    vng: &Path,
+    k: &Kernel,
+    state: &State,
+    image_dir: &Path,
+    run_id: &str,
+) -> Result<(), String> {
+    let kept = image_dir.join("kvm-check.json");
+    let boot = boot_id();
+    if let Some(v) = std::fs::read(&kept)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<KvmVerdict>(&b).ok())
+        .filter(|v| !boot.is_empty() && v.boot_id == boot && v.kernel == k.release)
+    {
+        return v.works.map_err(|why| {
+            format!(
+                "{why}; found earlier since this boot, {} keeps it",
+                kept.display()
+            )
+        });
+    }
+    let works = check_kvm_now(vng, k, state, image_dir, run_id);
+    if works.as_ref().is_err_and(|w| w == "interrupted") {
+        return works;
+    }
+    let v = KvmVerdict {
+        boot_id: boot,
+        kernel: k.release.clone(),
+        works: works.clone(),
+    };
+    if let Ok(bytes) = serde_json::to_vec(&v) {
+        let _ = crate::output::write(&kept, &bytes);
+    }
+    works
+}
+
+/// Checks KVM with a short boot, its pidfile recorded in the state file.
+fn check_kvm_now(
     vng: &Path,
     k: &Kernel,
     state: &State,

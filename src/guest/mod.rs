@@ -233,6 +233,18 @@ pub fn execute(
         .ok(),
     };
     let args = guest_args(&command_line);
+    // As a run on the host: every trial also goes to the journal as it comes back, so
+    // that a database that fails at the end loses nothing.
+    let mut journal =
+        match crate::journal::Journal::create(&plan.image_dir.join("journal"), &result) {
+            Ok(j) => Some(j),
+            Err(e) => {
+                progress.note(&format!(
+                    "no journal for this run ({e:#}): only the database keeps its trials"
+                ));
+                None
+            }
+        };
     let outcome = (|| -> Result<()> {
         let kvm = check_kvm(&vng, &guest.kernels[0], &state, &plan.image_dir, &run_id);
         if let Err(why) = &kvm {
@@ -259,7 +271,14 @@ pub fn execute(
                 console: log_dir.join(format!("guest-{}.log", k.release)),
                 args: &args,
             };
+            let before = result.trials.len();
             let interrupted = one.run(&state, progress, &mut result)?;
+            for t in &result.trials[before..] {
+                if let Some(Err(e)) = journal.as_mut().map(|j| j.trial(t)) {
+                    progress.note(&format!("{e:#}"));
+                    journal = None;
+                }
+            }
             if interrupted {
                 return Err(crate::error::Error::Interrupted.into());
             }
@@ -279,10 +298,27 @@ pub fn execute(
     }
     .into();
     let mut kept = crate::run::Kept::default();
-    if let Some(s) = store {
-        if let Err(e) = s.import(&result) {
-            kept.unstored = result.trials.len();
-            kept.store_error = Some(format!("{e:#}"));
+    let stored = match store {
+        Some(s) => match s.import(&result) {
+            Ok(()) => true,
+            Err(e) => {
+                kept.unstored = result.trials.len();
+                kept.store_error = Some(format!("{e:#}"));
+                false
+            }
+        },
+        None => false,
+    };
+    if let Some(mut j) = journal {
+        if let Err(e) = j.end(&result) {
+            progress.note(&format!("{e:#}"));
+        }
+        if stored {
+            if let Err(e) = j.remove() {
+                progress.note(&format!("{e:#}"));
+            }
+        } else {
+            kept.journal = Some(j.path().to_path_buf());
         }
     }
     match outcome {

@@ -128,6 +128,34 @@ pub fn guest_args(argv: &[String]) -> Vec<String> {
     out
 }
 
+/// `args` with the plan file (`--plan FILE`) replaced by a copy in `shared`: a guest sees
+/// the host's root, but has /tmp and /var/tmp of its own.
+fn with_plan_in(args: &[String], shared: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut next_is_plan = false;
+    for a in args {
+        let file = if std::mem::take(&mut next_is_plan) {
+            Some(a.as_str())
+        } else if a == "--plan" {
+            next_is_plan = true;
+            None
+        } else {
+            a.strip_prefix("--plan=")
+        };
+        let Some(file) = file else {
+            if !next_is_plan {
+                out.push(a.clone());
+            }
+            continue;
+        };
+        let copy = shared.join("plan.toml");
+        std::fs::copy(file, &copy).with_context(|| format!("copying {file} for the guest"))?;
+        out.push("--plan".into());
+        out.push(copy.to_string_lossy().into_owned());
+    }
+    Ok(out)
+}
+
 /// Name of a guest's target: `ext4@6.1.0-56`.
 pub fn target_name(name: &str, k: &Kernel) -> String {
     format!("{name}@{}", k.short())
@@ -475,7 +503,7 @@ impl OneGuest<'_> {
                 .with_context(|| format!("copying {} for the guest", own.display()))?;
             let json = shared.join("result.json");
             let mut argv: Vec<String> = vec![exe.to_string_lossy().into_owned(), "run".into()];
-            argv.extend(self.args.iter().cloned());
+            argv.extend(with_plan_in(self.args, &shared)?);
             argv.extend([
                 "--in-guest".into(),
                 SCRATCH_SERIAL.into(),
@@ -731,6 +759,25 @@ mod tests {
         );
         let e = comparable(&kvm, &tcg).unwrap_err();
         assert!(e.contains("kvm guest") && e.contains("tcg"), "{e}");
+    }
+
+    #[test]
+    fn the_plan_file_goes_to_the_guest_as_a_copy_in_the_shared_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = dir.path().join("p.toml");
+        std::fs::write(&plan, "x").unwrap();
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        let p = plan.to_string_lossy().into_owned();
+        let copy = shared.join("plan.toml").to_string_lossy().into_owned();
+        for args in [
+            vec!["--plan".to_string(), p.clone(), "--reps".into(), "2".into()],
+            vec![format!("--plan={p}"), "--reps".into(), "2".into()],
+        ] {
+            let got = with_plan_in(&args, &shared).unwrap();
+            assert_eq!(got, ["--plan", &copy, "--reps", "2"]);
+        }
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), "x");
     }
 
     #[test]

@@ -37,11 +37,21 @@ has_libclang() {
 # and sshd stand in for a network filesystem (tests/morefs.rs); OpenMPI builds and runs the
 # `mpi` feature (tests/mpi.rs); strace shows that each stderr line is one write
 # (tests/stderr_lines.rs); python3-fuse runs tests/fuse/nolock.py, a FUSE filesystem whose
-# locks fail, under a result database (tests/database_faults.rs).
+# locks fail, under a result database (tests/database_faults.rs). The guest run
+# (tests/guest.rs) boots a Debian kernel under QEMU with virtme-ng (installed by
+# scripts/test.sh with pip into /opt/vng, from python3-venv) and its static busybox, and
+# makes the filesystems this host's kernel lacks in it.
 for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount \
             bon_csv2html:bonnie++ chromium:chromium mkntfs:ntfs-3g sshfs:sshfs \
-            sshd:openssh-server mpirun:openmpi-bin mpicc:libopenmpi-dev strace:strace; do
+            sshd:openssh-server mpirun:openmpi-bin mpicc:libopenmpi-dev strace:strace \
+            qemu-system-x86_64:qemu-system-x86 busybox:busybox-static mkfs.jfs:jfsutils \
+            mkfs.vfat:dosfstools mkfs.reiserfs:reiserfsprogs mkfs.f2fs:f2fs-tools \
+            mkfs.nilfs2:nilfs-tools mkfs.exfat:exfatprogs; do
   has_program "${pair%%:*}" || echo "${pair##*:}"
 done
 has_libclang || echo libclang-dev
 [ -f "$root/usr/lib/python3/dist-packages/fuse.py" ] || echo python3-fuse
+# python3 -m venv needs ensurepip, which python3.X-venv ships.
+ls "$root"/usr/lib/python3.*/ensurepip/__init__.py >/dev/null 2>&1 || echo python3-venv
+# A guest kernel with its modules: Debian's default kernel.
+ls "$root"/boot/vmlinuz-*-amd64 >/dev/null 2>&1 || echo linux-image-amd64

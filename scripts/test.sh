@@ -18,6 +18,13 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
+# virtme-ng boots the guest kernel of tests/guest.rs; it is on PyPI only.
+if [ "$(id -u)" = 0 ] && [ ! -x /opt/vng/bin/vng ] && command -v python3 >/dev/null 2>&1; then
+  echo "test.sh: installing virtme-ng into /opt/vng"
+  python3 -m venv /opt/vng && /opt/vng/bin/pip install -q virtme-ng ||
+    echo "test.sh: virtme-ng could not be installed: the guest test will be skipped"
+fi
+
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 # --show-output: the test harness hides what a passing test prints, and a test that

@@ -76,7 +76,7 @@ pub enum Command {
     /// and tmpfs).
     Run(Box<RunArgs>),
     /// List workloads with their parameters, and filesystems this machine can make.
-    List,
+    List(ListArgs),
     /// Store a run's journal (`<image-dir>/journal/RUN.jsonl`, kept when trials could not
     /// reach the database) or a `run --json` document into the database; importing twice
     /// changes nothing.
@@ -401,6 +401,35 @@ pub struct RunArgs {
     /// (stonewall figures, as IOR and elbencho report them).
     #[arg(long)]
     pub stonewall: bool,
+    /// Run the targets inside a guest booted from KERNEL (a vmlinuz path, or a release
+    /// under /boot such as 6.1.0-56-amd64) with virtme-ng, on a scratch disk the host
+    /// provides; given twice, every filesystem runs under each kernel (`ext4@6.1.0-56`).
+    /// Under emulation (no working KVM) every figure is marked emulated;
+    /// docs/guest-kernels.md.
+    #[arg(long, value_name = "KERNEL", conflicts_with_all = ["mpi", "resume", "dir", "device", "net"])]
+    pub kernel: Vec<String>,
+    /// With --kernel: the guest's vCPUs. [default: the host's CPUs]
+    #[arg(long = "guest-cpus", value_name = "N", requires = "kernel")]
+    pub guest_cpus: Option<u32>,
+    /// With --kernel: the guest's memory (2GiB, 3G). [default: 2GiB]
+    #[arg(long = "guest-memory", value_name = "SIZE", requires = "kernel")]
+    pub guest_memory: Option<String>,
+    /// With --kernel: how long a guest may go without a line on its console before it
+    /// counts as hung, is stopped and its trials fail (30s, 10m). [default: 30m]
+    #[arg(long = "guest-timeout", value_name = "DURATION", requires = "kernel")]
+    pub guest_timeout: Option<String>,
+    /// Set by fsarena on the command it runs in a guest: load the modules, make the
+    /// scratch disk with serial SERIAL an ext4 image directory, then run.
+    #[arg(long = "in-guest", value_name = "SERIAL", hide = true)]
+    pub in_guest: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only the filesystems a guest booted from KERNEL (a vmlinuz path, or a release
+    /// under /boot) can make, as `run --kernel KERNEL` would boot it.
+    #[arg(long, value_name = "KERNEL")]
+    pub kernel: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -136,6 +136,9 @@ pub fn compare_runs(
     fail_if_slower: Option<f64>,
 ) -> Result<Comparison> {
     let pairs = pair_targets(&a, target_a, &b, target_b)?;
+    for (ta, tb) in &pairs {
+        crate::guest::refuse_mixed(&[(&a, ta), (&b, tb)])?;
+    }
     let mut c = Comparison {
         warnings: mixed_causes(&a, &b),
         a,

@@ -82,7 +82,57 @@ pub fn checks(f: &Facts) -> Vec<Check> {
         v.push(c);
     }
     v.push(check("kernel", Verdict::Ok, format!("Linux {}", f.kernel)));
+    v.push(guest(&f.guest));
     v
+}
+
+/// What `run --kernel` needs; INFO, since the default run needs none of it.
+fn guest(g: &facts::GuestFacts) -> Check {
+    let mut missing = Vec::new();
+    if g.vng.is_none() {
+        missing.push(
+            "virtme-ng (python3 -m venv /opt/vng && /opt/vng/bin/pip install virtme-ng)"
+                .to_string(),
+        );
+    }
+    for (ok, what) in [
+        (
+            g.qemu,
+            "qemu-system-x86_64 (apt-get install qemu-system-x86)",
+        ),
+        (
+            g.busybox,
+            "a static busybox (apt-get install busybox-static)",
+        ),
+        (
+            !g.kernels.is_empty(),
+            "a kernel under /boot with its modules (apt-get install linux-image-amd64)",
+        ),
+    ] {
+        if !ok {
+            missing.push(what.to_string());
+        }
+    }
+    if !missing.is_empty() {
+        return check(
+            "guest",
+            Verdict::Info,
+            format!("`run --kernel` needs {}", missing.join(", ")),
+        );
+    }
+    let accel = match &g.kvm {
+        Some(Ok(())) => "KVM works: guests run at near-native speed".to_string(),
+        Some(Err(why)) => format!(
+            "KVM does not ({why}): guests run emulated (tcg), for whether it works and \
+             relative order, not absolute speed"
+        ),
+        None => "KVM not checked".to_string(),
+    };
+    check(
+        "guest",
+        Verdict::Ok,
+        format!("`run --kernel` can boot {}; {accel}", g.kernels.join(", ")),
+    )
 }
 
 fn root(f: &Facts) -> Check {

@@ -16,6 +16,7 @@ pub mod error;
 pub mod figures;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod guest;
 pub mod host;
 pub mod journal;
 pub mod list;

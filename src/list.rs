@@ -80,6 +80,26 @@ fn render_lines(width: usize) -> String {
         }
     }
     out.push_str("\nFilesystems (--fs):\n");
+    filesystem_lines(&mut out);
+    out.push_str("\nNetwork filesystems (--net KIND=SOURCE[,OPTIONS]):\n");
+    for k in NetKind::ALL {
+        let status = match k.support() {
+            Support::Yes => "yes".to_string(),
+            Support::No(why) => format!("no: {why}"),
+        };
+        let _ = writeln!(out, "  {:<9} {:<62} {status}", k.name(), k.example());
+    }
+    if !crate::probe::sys::is_root() {
+        out.push_str(
+            "\nNot root: loop, tmpfs and network targets need root; --dir PATH works without it.\n",
+        );
+    }
+    out
+}
+
+/// One line per filesystem: whether this machine (or, inside
+/// [`crate::target::fs::with_guest_kernel`], a guest kernel) can make it.
+fn filesystem_lines(out: &mut String) {
     for f in FsType::ALL {
         let k = f.knowledge();
         let mut extra = Vec::new();
@@ -105,20 +125,19 @@ fn render_lines(width: usize) -> String {
         Support::No(why) => format!("no: {why}"),
     };
     let _ = writeln!(out, "  {:<9} in memory   {tmpfs}", "tmpfs");
-    out.push_str("\nNetwork filesystems (--net KIND=SOURCE[,OPTIONS]):\n");
-    for k in NetKind::ALL {
-        let status = match k.support() {
-            Support::Yes => "yes".to_string(),
-            Support::No(why) => format!("no: {why}"),
-        };
-        let _ = writeln!(out, "  {:<9} {:<62} {status}", k.name(), k.example());
-    }
-    if !crate::probe::sys::is_root() {
-        out.push_str(
-            "\nNot root: loop, tmpfs and network targets need root; --dir PATH works without it.\n",
-        );
-    }
-    out
+}
+
+/// `fsarena list --kernel KERNEL`: what a guest booted from KERNEL can make (its modules,
+/// this machine's mkfs tools, which the guest shares).
+pub fn render_guest(kernel: &str) -> anyhow::Result<String> {
+    let k = crate::guest::kernel::resolve(kernel)?;
+    let mut out = format!(
+        "Filesystems a guest of {} can make (fsarena run --kernel {} --fs …):\n",
+        k.release, k.release
+    );
+    crate::target::fs::with_guest_kernel(&k.release, || filesystem_lines(&mut out));
+    let width = crate::report::fit::width();
+    Ok(crate::report::fit::wrap_aligned(&out, width))
 }
 
 #[cfg(test)]

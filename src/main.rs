@@ -125,7 +125,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(exit::OK)
         }
-        Command::List => {
+        Command::List(a) if a.kernel.is_some() => {
+            print!(
+                "{}",
+                fsarena::list::render_guest(a.kernel.as_deref().unwrap_or(""))?
+            );
+            Ok(exit::OK)
+        }
+        Command::List(_) => {
             print!("{}", fsarena::list::render());
             // Estimates come from this host's stored trials; a missing database is not made.
             let path = db_path(&cli.db);
@@ -206,7 +213,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             })
         }
         Command::Run(a) => {
-            let a = *a;
+            let mut a = *a;
+            let mut db = cli.db.clone();
+            if let Some(serial) = &a.in_guest {
+                // In a guest fsarena booted: its scratch disk holds images and database.
+                let img = fsarena::guest::inside::prepare_scratch(serial)?;
+                db = img.parent().map(|p| p.join("fsarena.db"));
+                a.image_dir = Some(img);
+            }
             let args: Vec<String> = std::env::args().collect();
             if fsarena::secret::redact_argv(&args) != args {
                 warn!(
@@ -230,7 +244,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 dist.barrier();
                 return Ok(exit_code(&e));
             }
-            let code = match run_command(plan?, &cli.db, &dist) {
+            let plan = plan?;
+            if a.in_guest.is_some() {
+                for line in fsarena::guest::inside::load_modules(&plan)? {
+                    warn!("fsarena: warning: {line}");
+                }
+            }
+            let code = match run_command(plan, &db, &dist) {
                 Ok(code) => code,
                 Err(e) if dist.mode().is_some() => {
                     let e_text = redact(&format!("{e:#}"));
@@ -294,13 +314,22 @@ fn run_command(
         scale_to_phase_time(&mut plan, store.as_ref(), goal)?;
     }
     let progress = fsarena::progress::for_stderr(plan.quiet || !lead);
-    let result = run::execute(
-        &plan,
-        std::env::args().collect(),
-        progress.as_ref(),
-        store.as_mut(),
-        dist,
-    );
+    let result = match &plan.guest {
+        Some(guest) => fsarena::guest::execute(
+            &plan,
+            guest,
+            std::env::args().collect(),
+            progress.as_ref(),
+            store.as_mut(),
+        ),
+        None => run::execute(
+            &plan,
+            std::env::args().collect(),
+            progress.as_ref(),
+            store.as_mut(),
+            dist,
+        ),
+    };
     progress.finish();
     let (result, kept) = result?;
     if !lead {

@@ -61,6 +61,9 @@ pub struct Plan {
     /// `--phase-time`, in seconds: the workloads are scaled from the stored trials before
     /// the run starts ([`crate::phase_time`]).
     pub phase_time_s: Option<f64>,
+    /// `--kernel`: the targets run in a guest per kernel ([`crate::guest`]); `None` on
+    /// the host's own kernel.
+    pub guest: Option<crate::guest::GuestPlan>,
 }
 
 fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
@@ -171,8 +174,24 @@ fn auto_reps(
 }
 
 impl Plan {
-    /// Validates the `run` arguments into a plan.
+    /// Validates the `run` arguments into a plan. With `--kernel`, what each filesystem
+    /// needs of the kernel is checked against every guest kernel, not the running one.
     pub fn from_args(a: &RunArgs) -> Result<Plan> {
+        let Some(guest) = crate::guest::GuestPlan::from_args(a)? else {
+            return Self::from_args_here(a);
+        };
+        let mut plan = None;
+        for k in &guest.kernels {
+            let p = crate::target::fs::with_guest_kernel(&k.release, || Self::from_args_here(a))
+                .map_err(|e| e.context(format!("with guest kernel {}", k.release)))?;
+            plan.get_or_insert(p);
+        }
+        let mut plan = plan.expect("at least one kernel");
+        plan.guest = Some(guest);
+        Ok(plan)
+    }
+
+    fn from_args_here(a: &RunArgs) -> Result<Plan> {
         if a.resume.is_some() && a.plan.is_none() {
             return Err(usage(
                 "--resume RUN needs --plan FILE: the plan the run was started with",
@@ -397,6 +416,7 @@ impl Plan {
             quiet: a.quiet,
             source: None,
             resume: None,
+            guest: None,
             left_out,
             auto_reps,
             phase_time_s,

@@ -113,6 +113,32 @@ pub fn left_out_line(left_out: &[String]) -> Option<String> {
     Some(text)
 }
 
+/// What a run says atop its report about the guests its targets ran in (`run --kernel`):
+/// one line per guest with its targets, and under emulation what its figures are worth.
+pub fn guest_lines(targets: &[TargetInfo]) -> Vec<String> {
+    let mut guests: Vec<(&GuestInfo, Vec<&str>)> = Vec::new();
+    for t in targets {
+        let Some(g) = &t.guest else { continue };
+        match guests.iter_mut().find(|(x, _)| *x == g) {
+            Some((_, names)) => names.push(&t.name),
+            None => guests.push((g, vec![&t.name])),
+        }
+    }
+    let mut lines = Vec::new();
+    for (g, names) in &guests {
+        lines.push(format!("{}: {}", g.label(), names.join(", ")));
+        if g.emulated() {
+            lines.push(format!(
+                "  EMULATED: every figure of these targets (marked e) was measured under \
+                 QEMU's emulation ({}): compare them only with each other; they show whether \
+                 it works and the relative order at best, not absolute speed",
+                g.accel
+            ));
+        }
+    }
+    lines
+}
+
 /// The MPI side of a run: mode, ranks and the host of each rank (docs/distributed.md).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MpiInfo {
@@ -174,6 +200,50 @@ pub struct TargetInfo {
     /// For `dir` targets: the directory given; for `device` targets: the device node.
     pub path: Option<String>,
     pub notes: Vec<String>,
+    /// The guest kernel the target ran in (`run --kernel`); absent for a target of the
+    /// host's own kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<GuestInfo>,
+}
+
+/// The virtual machine a guest target ran in: what its figures depend on besides the
+/// filesystem (docs/guest-kernels.md).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GuestInfo {
+    /// The guest kernel's release (`6.1.0-56-amd64`).
+    pub kernel: String,
+    /// `kvm` (hardware virtualisation) or `tcg` (QEMU's emulation: every figure emulated).
+    pub accel: String,
+    pub vcpus: u32,
+    pub memory_bytes: u64,
+    /// How the host backs the guest's scratch disk (QEMU's `cache=`, `none`: O_DIRECT on
+    /// the host, as a loop device with direct I/O).
+    pub disk_cache: String,
+}
+
+impl GuestInfo {
+    /// Whether the figures were measured under emulation (TCG).
+    pub fn emulated(&self) -> bool {
+        self.accel != "kvm"
+    }
+
+    /// One line for reports: `guest 6.1.0-56-amd64, tcg (emulated), 2 vCPUs, 2.0 GiB,
+    /// disk cache=none`.
+    pub fn label(&self) -> String {
+        format!(
+            "guest {}, {}, {} vCPU{}, {}, disk cache={}",
+            self.kernel,
+            if self.emulated() {
+                format!("{} (emulated)", self.accel)
+            } else {
+                self.accel.clone()
+            },
+            self.vcpus,
+            if self.vcpus == 1 { "" } else { "s" },
+            crate::size::format_size(self.memory_bytes),
+            self.disk_cache
+        )
+    }
 }
 
 impl TargetInfo {

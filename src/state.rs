@@ -34,6 +34,9 @@ pub enum Resource {
     Image { path: PathBuf },
     /// A directory fsarena created (carries [`MARKER`]).
     Dir { path: PathBuf },
+    /// The QEMU process of a guest (`run --kernel`), whose pid QEMU writes to `pidfile`
+    /// (and removes when it exits).
+    Guest { pidfile: PathBuf },
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -419,7 +422,41 @@ pub fn undo(r: &Resource) -> Result<bool> {
             owned::remove(path, Removal::File)
         }
         Resource::Dir { path } => owned::remove(path, Removal::Tree),
+        Resource::Guest { pidfile } => stop_guest(pidfile),
     }
+}
+
+/// Stops the QEMU whose pid is in `pidfile` (only a live process whose command line names
+/// that very pidfile), waiting up to 10 s for it to go; `Ok(true)` when one was stopped.
+pub fn stop_guest(pidfile: &Path) -> Result<bool> {
+    let Ok(text) = std::fs::read_to_string(pidfile) else {
+        return Ok(false);
+    };
+    let Ok(pid) = text.trim().parse::<i32>() else {
+        return Ok(false);
+    };
+    let ours = |pid: i32| {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+            let want = pidfile.as_os_str().as_encoded_bytes();
+            c.split(|&b| b == 0).any(|arg| arg == want)
+        })
+    };
+    if pid <= 1 || !ours(pid) {
+        let _ = std::fs::remove_file(pidfile);
+        return Ok(false);
+    }
+    for (signal, wait) in [(libc::SIGTERM, 50), (libc::SIGKILL, 50)] {
+        // SAFETY: kill(2) on a pid just checked to be this guest's QEMU.
+        unsafe { libc::kill(pid, signal) };
+        for _ in 0..wait {
+            if !ours(pid) {
+                let _ = std::fs::remove_file(pidfile);
+                return Ok(true);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    anyhow::bail!("QEMU (pid {pid}) of {} did not stop", pidfile.display())
 }
 
 fn pid_is_live_fsarena(pid: u32) -> bool {
@@ -492,6 +529,7 @@ fn outside(r: &Resource, image_dir: &Path) -> Option<String> {
     };
     let path = match r {
         Resource::Mount { path } | Resource::Image { path } => path,
+        Resource::Guest { pidfile } => pidfile,
         Resource::Loop { device, image } => {
             let n = device.strip_prefix("/dev/loop").unwrap_or("");
             if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
@@ -687,12 +725,52 @@ pub fn describe(r: &Resource) -> String {
         Resource::Loop { device, image } => format!("loop device {device} ({})", image.display()),
         Resource::Image { path } => format!("image {}", path.display()),
         Resource::Dir { path } => format!("directory {}", path.display()),
+        Resource::Guest { pidfile } => format!("guest QEMU ({})", pidfile.display()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_guest_is_stopped_only_when_its_command_line_names_the_pidfile() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("qemu.pid");
+        // Another process's pid in the file: left alone, the stale file removed.
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        while std::fs::read(format!("/proc/{}/cmdline", other.id()))
+            .unwrap()
+            .is_empty()
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        std::fs::write(&pidfile, format!("{}\n", other.id())).unwrap();
+        assert!(!stop_guest(&pidfile).unwrap());
+        assert!(other.try_wait().unwrap().is_none(), "a stranger was killed");
+        assert!(!pidfile.exists());
+        other.kill().unwrap();
+        other.wait().unwrap();
+        // A process naming the pidfile (as QEMU's `-pidfile PATH` does): stopped.
+        let mut guest = std::process::Command::new("sh")
+            .args(["-c", "sleep 30; :", "sh"])
+            .arg(&pidfile)
+            .spawn()
+            .unwrap();
+        std::fs::write(&pidfile, format!("{}\n", guest.id())).unwrap();
+        // As QEMU writes its pidfile once running: after the exec shows in /proc.
+        let cmdline = format!("/proc/{}/cmdline", guest.id());
+        while std::fs::read(&cmdline).unwrap().is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let reaper = std::thread::spawn(move || guest.wait().unwrap());
+        assert!(stop_guest(&pidfile).unwrap());
+        assert!(!reaper.join().unwrap().success());
+        assert!(!pidfile.exists());
+    }
 
     #[test]
     fn a_run_is_live_while_its_lock_is_held_and_only_once() {

@@ -88,8 +88,18 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         "openmpi-bin",
         "libopenmpi-dev",
         "strace",
+        "qemu-system-x86",
+        "busybox-static",
+        "jfsutils",
+        "dosfstools",
+        "reiserfsprogs",
+        "f2fs-tools",
+        "nilfs-tools",
+        "exfatprogs",
         "libclang-dev",
         "python3-fuse",
+        "python3-venv",
+        "linux-image-amd64",
     ];
     let need = needs(root.path());
     for p in all {
@@ -109,6 +119,16 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         ("usr/bin", "mpirun"),
         ("usr/bin", "mpicc"),
         ("usr/bin", "strace"),
+        ("usr/bin", "qemu-system-x86_64"),
+        ("bin", "busybox"),
+        ("usr/sbin", "mkfs.jfs"),
+        ("usr/sbin", "mkfs.vfat"),
+        ("usr/sbin", "mkfs.reiserfs"),
+        ("usr/sbin", "mkfs.f2fs"),
+        ("usr/sbin", "mkfs.nilfs2"),
+        ("usr/sbin", "mkfs.exfat"),
+        ("usr/lib/python3.11/ensurepip", "__init__.py"),
+        ("boot", "vmlinuz-6.1.0-56-amd64"),
     ] {
         put(root.path(), &format!("{dir}/{prog}"), None);
     }

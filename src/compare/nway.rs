@@ -115,6 +115,12 @@ pub fn ranking(sides: &[(RunResult, Option<String>)]) -> Result<Ranking> {
         by_target(&mut r, &runs, &shorts, &run_traits)?;
     } else {
         let targets = resolve_targets(sides)?;
+        let named: Vec<(&RunResult, &str)> = runs
+            .iter()
+            .zip(&targets)
+            .map(|(r, t)| (*r, t.as_str()))
+            .collect();
+        crate::guest::refuse_mixed(&named)?;
         together(&mut r, &runs, &targets, &shorts, &run_traits);
     }
     if r.groups.iter().all(|g| g.verdicts.is_empty()) {
@@ -139,6 +145,8 @@ fn by_target(
         }
     }
     for t in common {
+        let sides: Vec<(&RunResult, &str)> = runs.iter().map(|r| (*r, t)).collect();
+        crate::guest::refuse_mixed(&sides)?;
         let targets = vec![t.to_string(); runs.len()];
         let mut g = group(runs, &targets, shorts.to_vec(), run_traits, true);
         g.target = Some(t.to_string());

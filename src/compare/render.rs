@@ -35,10 +35,14 @@ pub(super) fn side(label: &str, run: &RunResult, targets: &[&str]) -> String {
         .iter()
         .filter_map(|n| run.targets.iter().find(|t| t.name == *n))
         .map(|t| {
-            if t.fstype == t.kind {
+            let base = if t.fstype == t.kind {
                 t.fstype.clone()
             } else {
                 format!("{} {}", t.fstype, t.kind)
+            };
+            match &t.guest {
+                Some(g) => format!("{base} in {}", g.label()),
+                None => base,
             }
         })
         .collect();
@@ -47,13 +51,23 @@ pub(super) fn side(label: &str, run: &RunResult, targets: &[&str]) -> String {
     } else {
         format!(" ({})", fs.join(", "))
     };
+    let emulated = targets
+        .iter()
+        .filter_map(|n| run.targets.iter().find(|t| t.name == *n))
+        .filter_map(|t| t.guest.as_ref())
+        .any(crate::result::GuestInfo::emulated);
+    let status = if emulated {
+        format!("{}; EMULATED: relative order at best", run.status)
+    } else {
+        run.status.clone()
+    };
     format!(
         "{label}: run {}, {t}{fs}; host {}, kernel {}, started {} UTC, {}\n",
         run.run_id,
         run.host.hostname,
         run.host.kernel,
         started.replace('T', " "),
-        run.status
+        status
     )
 }
 

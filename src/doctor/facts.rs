@@ -85,6 +85,51 @@ pub struct Facts {
     pub thp: Option<String>,
     /// Kernel release (/proc/sys/kernel/osrelease).
     pub kernel: String,
+    /// What guest runs (`run --kernel`) need.
+    pub guest: GuestFacts,
+}
+
+/// What `run --kernel` needs: virtme-ng, QEMU, a static busybox, a kernel with its
+/// modules, and whether KVM boots it here.
+#[derive(Clone, Debug, Default)]
+pub struct GuestFacts {
+    pub vng: Option<PathBuf>,
+    pub qemu: bool,
+    pub busybox: bool,
+    /// Releases under /boot with their modules installed.
+    pub kernels: Vec<String>,
+    /// The KVM check's outcome, when everything else was there to boot one.
+    pub kvm: Option<Result<(), String>>,
+}
+
+impl GuestFacts {
+    /// Reads them; boots a minimal KVM guest (up to 20 s) when all else is there.
+    pub fn gather(image_dir: &Path) -> GuestFacts {
+        let mut g = GuestFacts {
+            vng: crate::guest::launch::find_vng(),
+            qemu: crate::cmd::which("qemu-system-x86_64").is_some(),
+            busybox: crate::cmd::which("busybox").is_some(),
+            kernels: Vec::new(),
+            kvm: None,
+        };
+        if let Ok(dir) = std::fs::read_dir("/boot") {
+            for e in dir.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if let Some(r) = name.strip_prefix("vmlinuz-") {
+                    if crate::guest::kernel::resolve(r).is_ok() {
+                        g.kernels.push(r.to_string());
+                    }
+                }
+            }
+        }
+        g.kernels.sort();
+        if let (Some(vng), true, true, Some(k)) = (&g.vng, g.qemu, g.busybox, g.kernels.first()) {
+            if let Ok(k) = crate::guest::kernel::resolve(k) {
+                g.kvm = Some(crate::guest::check_kvm_once(vng, &k, image_dir));
+            }
+        }
+        g
+    }
 }
 
 /// How long the CPU consumers are watched.
@@ -140,6 +185,7 @@ pub fn gather(image_dir: &Path) -> Facts {
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .map(|s| s.trim().to_string())
             .unwrap_or_default(),
+        guest: GuestFacts::gather(image_dir),
     };
     if let Some(rest) = CPU_SAMPLE.checked_sub(started.elapsed()) {
         std::thread::sleep(rest);

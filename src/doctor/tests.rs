@@ -64,6 +64,13 @@ fn healthy() -> Facts {
         }),
         thp: Some("always [madvise] never".into()),
         kernel: "6.18.0-test".into(),
+        guest: crate::doctor::facts::GuestFacts {
+            vng: Some("/opt/vng/bin/vng".into()),
+            qemu: true,
+            busybox: true,
+            kernels: vec!["6.1.0-56-amd64".into()],
+            kvm: Some(Ok(())),
+        },
     }
 }
 
@@ -78,6 +85,26 @@ fn verdict(f: &Facts, name: &str) -> (Verdict, String) {
     let cs = checks(f);
     let c = find(&cs, name);
     (c.verdict, c.text.clone())
+}
+
+#[test]
+fn guest_runs_say_what_they_lack_and_whether_kvm_works() {
+    let mut f = healthy();
+    f.guest.kvm = Some(Err("/dev/kvm is there but a KVM guest did not boot".into()));
+    let (v, text) = verdict(&f, "guest");
+    assert_eq!(v, Verdict::Ok);
+    assert!(
+        text.contains("6.1.0-56-amd64") && text.contains("emulated (tcg)"),
+        "{text}"
+    );
+    f.guest.vng = None;
+    f.guest.kernels.clear();
+    let (v, text) = verdict(&f, "guest");
+    assert_eq!(v, Verdict::Info);
+    assert!(
+        text.contains("pip install virtme-ng") && text.contains("linux-image"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -246,6 +246,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
             left_out: Vec::new(),
             auto_reps: None,
             phase_time_s: None,
+            guest: None,
         },
         host_problems: host,
     })

@@ -112,6 +112,10 @@ fn setup(out: &mut String, run: &RunResult) {
             run.left_out.join("; "),
         ));
     }
+    let guests = crate::result::guest_lines(&run.targets);
+    if !guests.is_empty() {
+        facts.push(("guest kernels", guests.join("; ")));
+    }
     if let Some(line) = crate::result::resumed_line(run) {
         facts.push(("resumed", line));
     }
@@ -141,10 +145,11 @@ fn setup(out: &mut String, run: &RunResult) {
         t.rows.push(vec![
             x.name.clone(),
             x.fstype.clone(),
-            match x.loop_direct_io {
-                Some(true) => format!("{} (direct I/O)", x.kind),
-                Some(false) => format!("{} (buffered)", x.kind),
-                None => x.kind.clone(),
+            match (x.loop_direct_io, &x.guest) {
+                (Some(true), None) => format!("{} (direct I/O)", x.kind),
+                (Some(false), None) => format!("{} (buffered)", x.kind),
+                (None, None) => x.kind.clone(),
+                (_, Some(g)) => format!("{} in {}", x.kind, g.label()),
             },
             format!("{} MiB", x.size_bytes >> 20),
             x.mkfs_opts.join(" "),

@@ -57,6 +57,12 @@ pub const MARKS: &[(&str, &str, &str)] = &[
         "f",
         "failed trial: no repetition completed; measured before the trial stopped",
     ),
+    (
+        "emulated",
+        "e",
+        "emulated: measured in a guest under QEMU's emulation (tcg); compare only with \
+         targets of the same guest: relative order at best, not absolute speed",
+    ),
 ];
 
 fn find<'a>(
@@ -324,6 +330,9 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
     if let Some(line) = crate::result::left_out_line(&run.left_out) {
         let _ = writeln!(out, "{line}");
     }
+    for line in crate::result::guest_lines(&run.targets) {
+        let _ = writeln!(out, "{line}");
+    }
     if let Some(line) = crate::result::resumed_line(run) {
         let _ = writeln!(out, "{line}");
     }
@@ -373,9 +382,14 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
             Some(false) => ", loop direct-io OFF (host page cache under the device)",
             None => "",
         };
+        let guest = t
+            .guest
+            .as_ref()
+            .map(|g| format!(", in {}", g.label()))
+            .unwrap_or_default();
         let _ = writeln!(
             notes,
-            "  target {} ({}): mkfs [{}] mount [{}]{dev}{dio}",
+            "  target {} ({}): mkfs [{}] mount [{}]{dev}{dio}{guest}",
             t.name,
             t.kind,
             t.mkfs_opts.join(" "),

@@ -16,14 +16,45 @@ pub trait Host {
     fn has_program(&self, program: &str) -> bool;
 }
 
-/// This machine.
+/// This machine: its running kernel, or inside [`with_guest_kernel`] the guest kernel a
+/// run will boot (its modules are on this machine, under /lib/modules/RELEASE, and its
+/// userland is this machine's).
 pub struct LiveHost;
+
+thread_local! {
+    static GUEST_RELEASE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with support detection ([`LiveHost`]) looking at guest kernel `release`
+/// instead of the running one: what a `run --kernel` guest will be able to make.
+pub fn with_guest_kernel<T>(release: &str, f: impl FnOnce() -> T) -> T {
+    GUEST_RELEASE.with(|g| *g.borrow_mut() = Some(release.to_string()));
+    let out = f();
+    GUEST_RELEASE.with(|g| *g.borrow_mut() = None);
+    out
+}
 
 impl Host for LiveHost {
     fn proc_filesystems(&self) -> String {
-        std::fs::read_to_string("/proc/filesystems").unwrap_or_default()
+        match GUEST_RELEASE.with(|g| g.borrow().clone()) {
+            // Every guest virtme-ng boots has tmpfs (it mounts its own /tmp and /run); the
+            // ext4 driver (loaded for the scratch disk) serves ext2 and ext3 when so built.
+            Some(r) => {
+                let config =
+                    std::fs::read_to_string(format!("/boot/config-{r}")).unwrap_or_default();
+                let mut fs = "nodev\ttmpfs\n".to_string();
+                if config.lines().any(|l| l == "CONFIG_EXT4_USE_FOR_EXT2=y") {
+                    fs.push_str("\text2\n\text3\n");
+                }
+                fs
+            }
+            None => std::fs::read_to_string("/proc/filesystems").unwrap_or_default(),
+        }
     }
     fn kernel_release(&self) -> String {
+        if let Some(r) = GUEST_RELEASE.with(|g| g.borrow().clone()) {
+            return r;
+        }
         std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .unwrap_or_default()
             .trim()

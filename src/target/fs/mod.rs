@@ -18,7 +18,7 @@ mod xfs;
 
 #[cfg(test)]
 pub(crate) use host::fake::FakeHost;
-pub use host::{kernel_lacks, Host, LiveHost};
+pub use host::{kernel_lacks, with_guest_kernel, Host, LiveHost};
 use serde::Serialize;
 
 /// A filesystem type fsarena can make.

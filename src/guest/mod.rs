@@ -1,0 +1,791 @@
+//! Guest targets (`run --kernel KERNEL`): the plan's targets run inside a guest kernel
+//! booted with virtme-ng, on a scratch disk the host provides (a preallocated raw image,
+//! attached with the host's page cache bypassed), by the same fsarena binary. The guest
+//! writes its run as JSON to a directory it shares with the host; the host names its
+//! targets `FS@RELEASE`, labels them with the guest's kernel, accelerator, vCPUs, memory
+//! and disk cache mode, and stores them in its own database under one run.
+//!
+//! Lifecycle: the guest's work directory, scratch image and QEMU pidfile are recorded in
+//! the run's state file before they exist, and removed on every exit path (and by
+//! `fsarena cleanup`); a guest that is silent for the idle timeout is stopped and its
+//! trials fail with its last console lines. docs/guest-kernels.md.
+
+pub mod inside;
+pub mod kernel;
+pub mod launch;
+
+use crate::plan::Plan;
+use crate::progress::Progress;
+use crate::result::{GuestInfo, RunResult, TargetInfo, Trial};
+use crate::state::{Resource, State};
+use anyhow::{Context, Result};
+use kernel::Kernel;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The serial of the scratch disk, by which the guest finds it.
+pub const SCRATCH_SERIAL: &str = "fsarena-scratch";
+
+/// How long a KVM guest may take to answer before KVM counts as not working here.
+const KVM_CHECK: Duration = Duration::from_secs(20);
+
+/// The guest side of a plan: which kernels, and the machine each is booted in.
+#[derive(Clone, Debug)]
+pub struct GuestPlan {
+    pub kernels: Vec<Kernel>,
+    pub vcpus: u32,
+    pub memory_bytes: u64,
+    /// A guest silent this long is stopped as hung.
+    pub idle_timeout_s: f64,
+}
+
+impl GuestPlan {
+    /// From `--kernel`, `--guest-cpus`, `--guest-memory`, `--guest-timeout`.
+    pub fn from_args(a: &crate::cli::RunArgs) -> Result<Option<GuestPlan>> {
+        use crate::error::usage;
+        if a.kernel.is_empty() {
+            return Ok(None);
+        }
+        let mut kernels: Vec<Kernel> = Vec::new();
+        for k in &a.kernel {
+            let k = kernel::resolve(k)?;
+            if kernels.iter().any(|o| o.release == k.release) {
+                return Err(usage(format!("--kernel {} is given twice", k.release)));
+            }
+            kernels.push(k);
+        }
+        let shorts: Vec<String> = kernels.iter().map(Kernel::short).collect();
+        if (1..shorts.len()).any(|i| shorts[..i].contains(&shorts[i])) {
+            return Err(usage(format!(
+                "--kernel: {} name the same release once their flavour is dropped; give \
+                 kernels of different releases",
+                shorts.join(", ")
+            )));
+        }
+        let vcpus = match a.guest_cpus {
+            Some(0) => return Err(usage("--guest-cpus: give at least 1")),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        };
+        let memory_bytes = match &a.guest_memory {
+            Some(t) => {
+                crate::size::parse_size(t).map_err(|e| usage(format!("--guest-memory: {e}")))?
+            }
+            None => 2 << 30,
+        };
+        if memory_bytes < 512 << 20 {
+            return Err(usage("--guest-memory: give at least 512MiB"));
+        }
+        let idle_timeout_s = match &a.guest_timeout {
+            Some(t) => crate::reps::parse_duration_s(t)
+                .map_err(|e| usage(format!("--guest-timeout {e}")))?,
+            None => 1800.0,
+        };
+        Ok(Some(GuestPlan {
+            kernels,
+            vcpus,
+            memory_bytes,
+            idle_timeout_s,
+        }))
+    }
+}
+
+/// Options of `run` that the host keeps for itself (with their values): the guest gets
+/// its own database, image directory and output.
+const HOST_ONLY: [&str; 8] = [
+    "--kernel",
+    "--guest-cpus",
+    "--guest-memory",
+    "--guest-timeout",
+    "--json",
+    "--html",
+    "--image-dir",
+    "--db",
+];
+
+/// The `run` arguments of `argv` (the host's command line) that the guest's fsarena
+/// gets: everything after `run` but the host's own options.
+pub fn guest_args(argv: &[String]) -> Vec<String> {
+    let start = argv
+        .iter()
+        .position(|a| a == "run")
+        .map_or(argv.len(), |i| i + 1);
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in &argv[start..] {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if HOST_ONLY.contains(&a.as_str()) {
+            skip = true;
+            continue;
+        }
+        if HOST_ONLY.iter().any(|f| a.starts_with(&format!("{f}="))) {
+            continue;
+        }
+        out.push(a.clone());
+    }
+    out
+}
+
+/// `args` with the plan file (`--plan FILE`) replaced by a copy in `shared`: a guest sees
+/// the host's root, but has /tmp and /var/tmp of its own.
+fn with_plan_in(args: &[String], shared: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut next_is_plan = false;
+    for a in args {
+        let file = if std::mem::take(&mut next_is_plan) {
+            Some(a.as_str())
+        } else if a == "--plan" {
+            next_is_plan = true;
+            None
+        } else {
+            a.strip_prefix("--plan=")
+        };
+        let Some(file) = file else {
+            if !next_is_plan {
+                out.push(a.clone());
+            }
+            continue;
+        };
+        let copy = shared.join("plan.toml");
+        std::fs::copy(file, &copy).with_context(|| format!("copying {file} for the guest"))?;
+        out.push("--plan".into());
+        out.push(copy.to_string_lossy().into_owned());
+    }
+    Ok(out)
+}
+
+/// Name of a guest's target: `ext4@6.1.0-56`.
+pub fn target_name(name: &str, k: &Kernel) -> String {
+    format!("{name}@{}", k.short())
+}
+
+/// The note every target of an emulated guest carries.
+pub fn emulated_note(info: &GuestInfo) -> String {
+    format!(
+        "emulated ({}): compare only with targets of the same guest; good for whether it \
+         works and relative order, not absolute speed",
+        info.accel
+    )
+}
+
+/// Whether figures of target `a` may be ranked against those of target `b`: not a guest's
+/// against the host's, nor a KVM guest's against an emulated one's. `Err` says why.
+pub fn comparable(a: &TargetInfo, b: &TargetInfo) -> Result<(), String> {
+    let how = |t: &TargetInfo| match &t.guest {
+        None => "on the host's own kernel".to_string(),
+        Some(g) if g.emulated() => format!("in an emulated guest ({})", g.accel),
+        Some(g) => format!("in a {} guest", g.accel),
+    };
+    let same = match (&a.guest, &b.guest) {
+        (None, None) => true,
+        (Some(x), Some(y)) => x.accel == y.accel,
+        _ => false,
+    };
+    if same {
+        return Ok(());
+    }
+    Err(format!(
+        "{} ran {} and {} {}: a guest's figures include its virtual machine (vCPUs, \
+         virtual disk{}), so they are not ranked against those of another kind of machine; \
+         compare targets that ran the same way (guests under the same accelerator, e.g. \
+         --kernel A --kernel B in one run)",
+        a.name,
+        how(a),
+        b.name,
+        how(b),
+        if a.guest.iter().chain(&b.guest).any(GuestInfo::emulated) {
+            ", and under tcg every instruction is emulated"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// Refuses to rank the targets named `names` of `runs` (side by side) when
+/// [`comparable`] says they are not.
+pub fn refuse_mixed(sides: &[(&RunResult, &str)]) -> Result<()> {
+    let infos: Vec<&TargetInfo> = sides
+        .iter()
+        .filter_map(|(r, n)| r.targets.iter().find(|t| t.name == *n))
+        .collect();
+    for i in 1..infos.len() {
+        comparable(infos[0], infos[i]).map_err(crate::error::usage)?;
+    }
+    Ok(())
+}
+
+/// Runs the plan's targets in a guest per kernel; returns the run as [`crate::run::execute`]
+/// does. The host's database receives the whole run once every guest is done.
+pub fn execute(
+    plan: &Plan,
+    guest: &GuestPlan,
+    command_line: Vec<String>,
+    progress: &dyn Progress,
+    store: Option<&mut crate::store::Store>,
+) -> Result<(RunResult, crate::run::Kept)> {
+    let vng = launch::find_vng().ok_or_else(|| {
+        crate::error::usage(
+            "--kernel needs virtme-ng: python3 -m venv /opt/vng && /opt/vng/bin/pip install \
+             virtme-ng (and apt-get install qemu-system-x86 busybox-static)",
+        )
+    })?;
+    let run_id = crate::run::new_run_id();
+    crate::state::ensure_owned_dir(&plan.image_dir)?;
+    let state = State::create(&plan.image_dir.join("state"), &run_id)?;
+    let log_dir = state.log_dir();
+    std::fs::create_dir_all(&log_dir)?;
+    let mut result = RunResult {
+        fsarena_version: env!("CARGO_PKG_VERSION").to_string(),
+        run_id: run_id.clone(),
+        started_at: chrono::Utc::now().to_rfc3339(),
+        finished_at: None,
+        status: "running".into(),
+        command_line: crate::secret::redact_argv(&command_line),
+        host: crate::host::host_info(),
+        policy: plan.policy.clone(),
+        can_drop_caches: crate::probe::sys::is_root(),
+        targets: Vec::new(),
+        trials: Vec::new(),
+        summaries: Vec::new(),
+        mpi: None,
+        left_out: plan.left_out.clone(),
+        resumed_at: Vec::new(),
+        planned_trials: u32::try_from(
+            guest.kernels.len()
+                * plan.targets.len()
+                * plan.workloads.len()
+                * plan.policy.reps as usize,
+        )
+        .ok(),
+    };
+    let args = guest_args(&command_line);
+    // As a run on the host: every trial also goes to the journal as it comes back, so
+    // that a database that fails at the end loses nothing.
+    let mut journal =
+        match crate::journal::Journal::create(&plan.image_dir.join("journal"), &result) {
+            Ok(j) => Some(j),
+            Err(e) => {
+                progress.note(&format!(
+                    "no journal for this run ({e:#}): only the database keeps its trials"
+                ));
+                None
+            }
+        };
+    let outcome = (|| -> Result<()> {
+        let kvm = check_kvm(&vng, &guest.kernels[0], &state, &plan.image_dir, &run_id);
+        if let Err(why) = &kvm {
+            progress.note(&format!(
+                "KVM not used ({why}): the guests run emulated (tcg)"
+            ));
+        }
+        for (i, k) in guest.kernels.iter().enumerate() {
+            crate::context::check_stop()?;
+            let info = GuestInfo {
+                kernel: k.release.clone(),
+                accel: if kvm.is_ok() { "kvm" } else { "tcg" }.into(),
+                vcpus: guest.vcpus,
+                memory_bytes: guest.memory_bytes,
+                disk_cache: launch::DISK_CACHE.into(),
+            };
+            let one = OneGuest {
+                plan,
+                guest,
+                kernel: k,
+                info: &info,
+                vng: &vng,
+                work: plan.image_dir.join(format!("guest-{run_id}-{i}")),
+                console: log_dir.join(format!("guest-{}.log", k.release)),
+                args: &args,
+            };
+            let before = result.trials.len();
+            let interrupted = one.run(&state, progress, &mut result)?;
+            for t in &result.trials[before..] {
+                if let Some(Err(e)) = journal.as_mut().map(|j| j.trial(t)) {
+                    progress.note(&format!("{e:#}"));
+                    journal = None;
+                }
+            }
+            if interrupted {
+                return Err(crate::error::Error::Interrupted.into());
+            }
+        }
+        Ok(())
+    })();
+    if let Err(e) = state.finish() {
+        progress.note(&format!("{e:#}"));
+    }
+    result.finished_at = Some(chrono::Utc::now().to_rfc3339());
+    result.summaries = crate::stats::summarize(&result.trials);
+    result.status = match &outcome {
+        Err(e) if crate::error::exit_code(e) == crate::error::exit::INTERRUPTED => "interrupted",
+        Err(_) => "failed",
+        Ok(()) if result.trials.iter().any(|t| t.status != "ok") => "failed",
+        Ok(()) => "complete",
+    }
+    .into();
+    let mut kept = crate::run::Kept::default();
+    let stored = match store {
+        Some(s) => match s.import(&result) {
+            Ok(()) => true,
+            Err(e) => {
+                kept.unstored = result.trials.len();
+                kept.store_error = Some(format!("{e:#}"));
+                false
+            }
+        },
+        None => false,
+    };
+    if let Some(mut j) = journal {
+        if let Err(e) = j.end(&result) {
+            progress.note(&format!("{e:#}"));
+        }
+        if stored {
+            if let Err(e) = j.remove() {
+                progress.note(&format!("{e:#}"));
+            }
+        } else {
+            kept.journal = Some(j.path().to_path_buf());
+        }
+    }
+    match outcome {
+        Err(e) if result.status != "interrupted" => Err(e),
+        _ => Ok((result, kept)),
+    }
+}
+
+/// Checks KVM with a short boot outside any run (`doctor`), under a state file of its own.
+pub fn check_kvm_once(vng: &Path, k: &Kernel, image_dir: &Path) -> Result<(), String> {
+    let id = format!("doctor-{}", crate::run::new_run_id());
+    let state = crate::state::ensure_owned_dir(image_dir)
+        .and_then(|_| State::create(&image_dir.join("state"), &id))
+        .map_err(|e| format!("{e:#}"))?;
+    let out = check_kvm(vng, k, &state, image_dir, &id);
+    let _ = state.finish();
+    out
+}
+
+/// What a KVM check found, kept in `IMAGE_DIR/kvm-check.json` until the machine reboots,
+/// so that not every run and `doctor` pays for a boot that hangs.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct KvmVerdict {
+    boot_id: String,
+    kernel: String,
+    works: Result<(), String>,
+}
+
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// Whether KVM boots `k` here: as found earlier since this boot, else by a short boot.
+fn check_kvm(
+    vng: &Path,
+    k: &Kernel,
+    state: &State,
+    image_dir: &Path,
+    run_id: &str,
+) -> Result<(), String> {
+    let kept = image_dir.join("kvm-check.json");
+    let boot = boot_id();
+    if let Some(v) = std::fs::read(&kept)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<KvmVerdict>(&b).ok())
+        .filter(|v| !boot.is_empty() && v.boot_id == boot && v.kernel == k.release)
+    {
+        return v.works.map_err(|why| {
+            format!(
+                "{why}; found earlier since this boot, {} keeps it",
+                kept.display()
+            )
+        });
+    }
+    let works = check_kvm_now(vng, k, state, image_dir, run_id);
+    if works.as_ref().is_err_and(|w| w == "interrupted") {
+        return works;
+    }
+    let v = KvmVerdict {
+        boot_id: boot,
+        kernel: k.release.clone(),
+        works: works.clone(),
+    };
+    if let Ok(bytes) = serde_json::to_vec(&v) {
+        let _ = crate::output::write(&kept, &bytes);
+    }
+    works
+}
+
+/// Checks KVM with a short boot, its pidfile recorded in the state file.
+fn check_kvm_now(
+    vng: &Path,
+    k: &Kernel,
+    state: &State,
+    image_dir: &Path,
+    run_id: &str,
+) -> Result<(), String> {
+    let work = image_dir.join(format!("guest-{run_id}-kvm"));
+    let dir = Resource::Dir { path: work.clone() };
+    let pid = Resource::Guest {
+        pidfile: work.join("qemu.pid"),
+    };
+    let made = state
+        .add(dir.clone())
+        .and_then(|_| crate::state::ensure_owned_dir(&work))
+        .and_then(|_| state.add(pid.clone()));
+    let out = match made {
+        Ok(()) => launch::kvm_works(vng, k, &work, KVM_CHECK),
+        Err(e) => Err(format!("{e:#}")),
+    };
+    for r in [pid, dir] {
+        if crate::state::undo(&r).is_ok() {
+            let _ = state.remove(&r);
+        }
+    }
+    out
+}
+
+/// One kernel's guest.
+struct OneGuest<'a> {
+    plan: &'a Plan,
+    guest: &'a GuestPlan,
+    kernel: &'a Kernel,
+    info: &'a GuestInfo,
+    vng: &'a Path,
+    work: PathBuf,
+    console: PathBuf,
+    args: &'a [String],
+}
+
+impl OneGuest<'_> {
+    /// Boots, waits, adopts the guest's figures into `result`, removes everything.
+    /// `Ok(true)` when interrupted.
+    fn run(&self, state: &State, progress: &dyn Progress, result: &mut RunResult) -> Result<bool> {
+        let image = self.work.join("scratch.img");
+        let pidfile = self.work.join("qemu.pid");
+        let shared = self.work.join("shared");
+        let made = [
+            Resource::Dir {
+                path: self.work.clone(),
+            },
+            Resource::Image {
+                path: image.clone(),
+            },
+            Resource::Guest {
+                pidfile: pidfile.clone(),
+            },
+        ];
+        let outcome = (|| -> Result<launch::Outcome> {
+            state.add(made[0].clone())?;
+            crate::state::ensure_owned_dir(&self.work)?;
+            std::fs::set_permissions(
+                &self.work,
+                std::os::unix::fs::PermissionsExt::from_mode(0o700),
+            )?;
+            std::fs::create_dir(&shared)
+                .with_context(|| format!("creating {}", shared.display()))?;
+            state.add(made[1].clone())?;
+            make_image(&image, self.scratch_bytes())?;
+            state.add(made[2].clone())?;
+            progress.note(&format!(
+                "{}: booting ({} scratch disk)",
+                self.info.label(),
+                crate::size::format_size(self.scratch_bytes())
+            ));
+            // The guest runs this very binary, from the shared directory: a guest sees the
+            // host's root read-only but has /tmp and /var/tmp of its own.
+            let exe = shared.join("fsarena");
+            let own = std::env::current_exe().context("finding fsarena's own binary")?;
+            std::fs::copy(&own, &exe)
+                .with_context(|| format!("copying {} for the guest", own.display()))?;
+            let json = shared.join("result.json");
+            let mut argv: Vec<String> = vec![exe.to_string_lossy().into_owned(), "run".into()];
+            argv.extend(with_plan_in(self.args, &shared)?);
+            argv.extend([
+                "--in-guest".into(),
+                SCRATCH_SERIAL.into(),
+                "--json".into(),
+                json.to_string_lossy().into_owned(),
+            ]);
+            let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+            // The guest's report goes nowhere: the host prints the whole run.
+            let script = format!("exec {} >/dev/null", crate::cmd::shell_words(&words));
+            let boot = launch::Boot {
+                vng: self.vng,
+                kernel: self.kernel,
+                kvm: self.info.accel == "kvm",
+                vcpus: self.guest.vcpus,
+                memory_bytes: self.guest.memory_bytes,
+                shared: Some(&shared),
+                disk: Some((&image, SCRATCH_SERIAL)),
+                pidfile: &pidfile,
+                script,
+            };
+            let short = self.kernel.short();
+            launch::run(
+                &boot,
+                &self.console,
+                Duration::from_secs_f64(self.guest.idle_timeout_s),
+                None,
+                &|line| {
+                    // The guest fsarena's own lines; the kernel's go to the console log.
+                    if let Some(rest) = line.strip_prefix("fsarena: ") {
+                        progress.note(&format!("[{short}] {rest}"));
+                    }
+                },
+            )
+        })();
+        let json = shared.join("result.json");
+        let guest_run = match &outcome {
+            Ok(_) if json.is_file() => Some(crate::journal::read(&json)),
+            _ => None,
+        };
+        for r in made.iter().rev() {
+            match crate::state::undo(r) {
+                Ok(_) => {
+                    let _ = state.remove(r);
+                }
+                Err(e) => progress.note(&format!(
+                    "{}: {e:#}; run `fsarena cleanup`",
+                    crate::state::describe(r)
+                )),
+            }
+        }
+        let outcome = outcome?;
+        let failure = match (&outcome.ended, &guest_run) {
+            (launch::Ended::Interrupted, _) => Some("interrupted".to_string()),
+            (launch::Ended::Hung, _) => Some(format!(
+                "the guest ({}) was silent for {} and was stopped; its console ended:{}",
+                self.kernel.release,
+                crate::suite::human_duration(self.guest.idle_timeout_s),
+                outcome.tail_text()
+            )),
+            (_, Some(Ok(_))) => None,
+            (_, Some(Err(e))) => Some(format!("the guest's results are unreadable: {e:#}")),
+            (launch::Ended::Exited(code), None) => Some(format!(
+                "the guest ({}) ended (status {}) without results; its console ended:{}",
+                self.kernel.release,
+                code.map_or("killed".into(), |c| c.to_string()),
+                outcome.tail_text()
+            )),
+        };
+        progress.note(&format!(
+            "guest {} done in {:.0} s (console: {})",
+            self.kernel.release,
+            outcome.seconds,
+            self.console.display()
+        ));
+        let run = guest_run.and_then(|r| r.ok());
+        self.adopt(run, failure.as_deref(), result);
+        Ok(matches!(outcome.ended, launch::Ended::Interrupted))
+    }
+
+    /// The scratch disk: every target's image at once, plus room for ext4, the database
+    /// and the state files.
+    fn scratch_bytes(&self) -> u64 {
+        let images: u64 = self
+            .plan
+            .targets
+            .iter()
+            .map(|t| match &t.spec {
+                crate::target::TargetSpec::Loop { size_bytes, .. } => *size_bytes,
+                _ => 0,
+            })
+            .sum();
+        let bytes = images + images / 16 + (1 << 30);
+        bytes.div_ceil(1 << 20) << 20
+    }
+
+    /// Puts the guest's targets and trials into `result` under their guest names; every
+    /// planned trial the guest did not report fails with `failure` (or a generic reason).
+    fn adopt(&self, run: Option<RunResult>, failure: Option<&str>, result: &mut RunResult) {
+        let k = self.kernel;
+        let mut notes = Vec::new();
+        if self.info.emulated() {
+            notes.push(emulated_note(self.info));
+        }
+        let mut trials: Vec<Trial> = Vec::new();
+        let mut targets: Vec<TargetInfo> = Vec::new();
+        if let Some(run) = run {
+            for mut t in run.targets {
+                t.name = target_name(&t.name, k);
+                t.guest = Some(self.info.clone());
+                t.notes.extend(notes.iter().cloned());
+                targets.push(t);
+            }
+            for mut t in run.trials {
+                t.target = target_name(&t.target, k);
+                if self.info.emulated() {
+                    for p in &mut t.phases {
+                        if !p.flags.iter().any(|f| f == "emulated") {
+                            p.flags.push("emulated".into());
+                        }
+                    }
+                }
+                trials.push(t);
+            }
+        }
+        for pt in &self.plan.targets {
+            let name = target_name(&pt.name, k);
+            if !targets.iter().any(|t| t.name == name) {
+                targets.push(TargetInfo {
+                    name: name.clone(),
+                    fstype: pt.spec.name(),
+                    kind: "guest".into(),
+                    guest: Some(self.info.clone()),
+                    notes: notes.clone(),
+                    ..Default::default()
+                });
+            }
+            for w in &self.plan.workloads {
+                for rep in 1..=self.plan.policy.reps {
+                    let label = self.plan.label(w);
+                    let done = trials
+                        .iter()
+                        .any(|t| t.target == name && t.label == label && t.rep == rep);
+                    if done || (failure.is_none() && self.plan.auto_reps.is_some()) {
+                        continue;
+                    }
+                    let why = failure.unwrap_or("the guest did not run this trial");
+                    trials.push(Trial {
+                        target: name.clone(),
+                        workload: w.info.name.to_string(),
+                        label,
+                        params: w.params.to_text_map(),
+                        rep,
+                        status: if why == "interrupted" {
+                            "interrupted"
+                        } else {
+                            "failed"
+                        }
+                        .into(),
+                        error: Some(match why {
+                            "interrupted" => {
+                                "interrupted (SIGINT/SIGTERM): the guest was stopped".to_string()
+                            }
+                            _ => why.to_string(),
+                        }),
+                        provision: Default::default(),
+                        phases: Vec::new(),
+                        peak_rss_bytes: 0,
+                        log: None,
+                        elapsed_s: None,
+                        ranks: Vec::new(),
+                        disturbance: None,
+                    });
+                }
+            }
+        }
+        result.targets.extend(targets);
+        result.trials.extend(trials);
+    }
+}
+
+/// Creates the scratch image: new, never through a symlink, 0600, preallocated (a sparse
+/// image would make the host allocate during the measurement).
+fn make_image(path: &Path, bytes: u64) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    let len = libc::off_t::try_from(bytes)?;
+    // SAFETY: posix_fallocate on a file descriptor this function owns.
+    let rc = unsafe { libc::posix_fallocate(std::os::fd::AsRawFd::as_raw_fd(&f), 0, len) };
+    if rc != 0 {
+        return Err(std::io::Error::from_raw_os_error(rc)).with_context(|| {
+            format!(
+                "preallocating {} for {}",
+                crate::size::format_size(bytes),
+                path.display()
+            )
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split(' ').map(String::from).collect()
+    }
+
+    #[test]
+    fn the_guest_gets_the_run_arguments_but_the_hosts_own() {
+        let argv = words(
+            "fsarena --db h.db run smallfiles:files=20 --fs jfs,vfat --kernel 6.1.0-56-amd64 \
+             --json o.json --kernel=/boot/x --guest-cpus 2 --reps 2 --image-dir=/d --html r",
+        );
+        assert_eq!(
+            guest_args(&argv),
+            words("smallfiles:files=20 --fs jfs,vfat --reps 2")
+        );
+    }
+
+    fn target(name: &str, accel: Option<&str>) -> TargetInfo {
+        TargetInfo {
+            name: name.into(),
+            guest: accel.map(|a| GuestInfo {
+                kernel: "6.1.0-56-amd64".into(),
+                accel: a.into(),
+                vcpus: 2,
+                memory_bytes: 2 << 30,
+                disk_cache: "none".into(),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn guests_rank_only_against_guests_of_the_same_accelerator() {
+        let host = target("ext4", None);
+        let tcg = target("ext4@6.1.0-56", Some("tcg"));
+        let tcg2 = target("ext4@6.12.107", Some("tcg"));
+        let kvm = target("ext4@6.1.0-56", Some("kvm"));
+        assert!(comparable(&host, &target("xfs", None)).is_ok());
+        assert!(comparable(&tcg, &tcg2).is_ok());
+        let e = comparable(&host, &tcg).unwrap_err();
+        assert!(
+            e.contains("on the host's own kernel") && e.contains("emulated guest"),
+            "{e}"
+        );
+        let e = comparable(&kvm, &tcg).unwrap_err();
+        assert!(e.contains("kvm guest") && e.contains("tcg"), "{e}");
+    }
+
+    #[test]
+    fn the_plan_file_goes_to_the_guest_as_a_copy_in_the_shared_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = dir.path().join("p.toml");
+        std::fs::write(&plan, "x").unwrap();
+        let shared = dir.path().join("shared");
+        std::fs::create_dir(&shared).unwrap();
+        let p = plan.to_string_lossy().into_owned();
+        let copy = shared.join("plan.toml").to_string_lossy().into_owned();
+        for args in [
+            vec!["--plan".to_string(), p.clone(), "--reps".into(), "2".into()],
+            vec![format!("--plan={p}"), "--reps".into(), "2".into()],
+        ] {
+            let got = with_plan_in(&args, &shared).unwrap();
+            assert_eq!(got, ["--plan", &copy, "--reps", "2"]);
+        }
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), "x");
+    }
+
+    #[test]
+    fn guest_targets_are_named_with_the_short_release() {
+        let k = Kernel {
+            path: "/boot/vmlinuz-6.1.0-56-amd64".into(),
+            release: "6.1.0-56-amd64".into(),
+        };
+        assert_eq!(target_name("ext4", &k), "ext4@6.1.0-56");
+    }
+}

@@ -1,0 +1,211 @@
+//! Guest targets end to end (`run --kernel`): a Debian kernel booted with virtme-ng under
+//! QEMU runs smallfiles on the seeds' filesystems this machine's kernel lacks, and the
+//! host stores and labels them; SIGINT mid-guest leaves no QEMU, loop device or image.
+//! Each test prints SKIP with the reason where root, virtme-ng, QEMU, a static busybox or
+//! a kernel under /boot is missing (scripts/test.sh installs them).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The seeds' filesystems a Debian guest makes (NFS and SMB are not run in a guest yet).
+const SEEDS: [&str; 6] = ["jfs", "vfat", "reiserfs", "f2fs", "nilfs2", "exfat"];
+
+/// A kernel under /boot with its modules, or `None` after a SKIP line naming `test`.
+fn guest_kernel(test: &str) -> Option<String> {
+    let why = if !fsarena::probe::sys::is_root() {
+        Some("not root".to_string())
+    } else if fsarena::guest::launch::find_vng().is_none() {
+        Some("virtme-ng missing: pip install virtme-ng into /opt/vng".into())
+    } else if fsarena::cmd::which("qemu-system-x86_64").is_none() {
+        Some("qemu-system-x86_64 missing: apt-get install qemu-system-x86".into())
+    } else if fsarena::cmd::which("busybox").is_none() {
+        Some("busybox missing: apt-get install busybox-static".into())
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        println!("SKIP {test}: {why}");
+        return None;
+    }
+    let mut kernels: Vec<String> = std::fs::read_dir("/boot")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    n.strip_prefix("vmlinuz-").map(String::from)
+                })
+                .filter(|r| fsarena::guest::kernel::resolve(r).is_ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    kernels.sort();
+    let k = kernels.into_iter().next();
+    if k.is_none() {
+        println!(
+            "SKIP {test}: no kernel with modules under /boot: apt-get install linux-image-amd64"
+        );
+    }
+    k
+}
+
+/// The filesystems of `SEEDS` the guest kernel and this machine's tools can make.
+fn makeable(kernel: &str) -> Vec<&'static str> {
+    let out = Command::new(common::bin())
+        .args(["list", "--kernel", kernel])
+        .output()
+        .expect("fsarena list --kernel");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    SEEDS
+        .into_iter()
+        .filter(|fs| {
+            text.lines().any(|l| {
+                let mut w = l.split_whitespace();
+                w.next() == Some(fs) && l.contains("loop image  yes")
+            })
+        })
+        .collect()
+}
+
+/// What is left of the guests under `dir`: work directories and scratch images.
+fn guest_leftovers(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("guest-"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// QEMU processes whose command line names `dir`.
+fn qemus_under(dir: &Path) -> Vec<String> {
+    let d = dir.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+                .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                .filter(|c| c.contains("qemu-system") && c.contains(&d))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_seeds_filesystems_run_in_a_guest_labelled_and_stored() {
+    let test = "the_seeds_filesystems_run_in_a_guest_labelled_and_stored";
+    let Some(kernel) = guest_kernel(test) else {
+        return;
+    };
+    let fs = makeable(&kernel);
+    if fs.is_empty() {
+        println!("SKIP {test}: the guest can make none of {SEEDS:?} (mkfs tools missing)");
+        return;
+    }
+    let dir = common::image_dir();
+    let list = fs.join(",");
+    let (v, table) = common::run_json(
+        &[
+            "smallfiles:files=200",
+            "--fs",
+            &list,
+            "--size",
+            "256MiB",
+            "--reps",
+            "1",
+            "--kernel",
+            &kernel,
+            "--guest-memory",
+            "1GiB",
+        ],
+        dir.path(),
+    );
+    let short = fsarena::guest::kernel::short_release(&kernel);
+    let targets = v["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), fs.len(), "{targets:?}");
+    for (t, name) in targets.iter().zip(&fs) {
+        assert_eq!(t["name"], format!("{name}@{short}"));
+        assert_eq!(t["guest"]["kernel"], kernel.as_str(), "{t}");
+        assert_eq!(t["guest"]["disk_cache"], "none");
+        assert!(t["guest"]["vcpus"].as_u64() >= Some(1));
+    }
+    let emulated = targets[0]["guest"]["accel"] == "tcg";
+    for trial in v["trials"].as_array().unwrap() {
+        assert_eq!(trial["status"], "ok", "{trial}");
+        for p in trial["phases"].as_array().unwrap() {
+            let flagged = p["flags"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f == "emulated");
+            assert_eq!(flagged, emulated, "{p}");
+        }
+    }
+    assert!(table.contains(&format!("guest {kernel}")), "{table}");
+    if emulated {
+        assert!(table.contains("EMULATED"), "{table}");
+    }
+    common::assert_clean(dir.path());
+    assert_eq!(guest_leftovers(dir.path()), Vec::<PathBuf>::new());
+    assert_eq!(qemus_under(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn sigint_mid_guest_leaves_no_qemu_loop_device_or_image() {
+    let test = "sigint_mid_guest_leaves_no_qemu_loop_device_or_image";
+    let Some(kernel) = guest_kernel(test) else {
+        return;
+    };
+    let dir = common::image_dir();
+    let mut child = Command::new(common::bin())
+        .args([
+            "run",
+            "smallfiles:files=20000",
+            "--fs",
+            "ext4",
+            "--size",
+            "256MiB",
+        ])
+        .args(["--reps", "3", "--kernel", &kernel, "--image-dir"])
+        .arg(dir.path())
+        .arg("--db")
+        .arg(dir.path().join("results.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start fsarena");
+    // Until the guest's QEMU runs (the KVM check's QEMU has no scratch disk).
+    let started = Instant::now();
+    while !qemus_under(dir.path())
+        .iter()
+        .any(|c| c.contains("scratch.img"))
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(240),
+            "no guest QEMU after 240 s"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "fsarena ended early");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(5));
+    // SAFETY: kill(2) on the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().expect("wait for fsarena");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(qemus_under(dir.path()), Vec::<String>::new(), "{stderr}");
+    common::assert_clean(dir.path());
+    assert_eq!(
+        guest_leftovers(dir.path()),
+        Vec::<PathBuf>::new(),
+        "{stderr}"
+    );
+    common::assert_no_records(dir.path());
+}

@@ -401,6 +401,19 @@ pub struct RunArgs {
     /// (stonewall figures, as IOR and elbencho report them).
     #[arg(long)]
     pub stonewall: bool,
+    /// With --mpi: a rank not heard from for this long is lost (it died, or its host
+    /// cannot be reached), and a rank interrupted waits this long for the others before
+    /// it tears down alone.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0,
+          value_parser = parse_mpi_timeout)]
+    pub mpi_timeout: f64,
+}
+
+fn parse_mpi_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (1.0..=3600.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds from 1 to 3600")),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -408,6 +421,13 @@ pub struct CleanupArgs {
     /// The image directory the runs used.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_IMAGE_DIR)]
     pub image_dir: PathBuf,
+    /// Only the records of this run (no sweep of the image directory).
+    #[arg(long, value_name = "RUN", hide = true)]
+    pub run: Option<String>,
+    /// Waits until standard input closes first: an MPI rank's guardian, which undoes what
+    /// the rank recorded when the rank is killed (mpirun's SIGKILL, `kill -9`).
+    #[arg(long, hide = true, requires = "run")]
+    pub when_stdin_closes: bool,
 }
 
 #[derive(Debug, Args)]

@@ -112,12 +112,19 @@ impl Host {
             .collect()
     }
 
-    /// The pid of the process in this host whose command line contains all of `words`.
-    pub fn find(&self, words: &[&str]) -> Option<i32> {
+    /// The pid of a process in this host running program `name` (the file name of its
+    /// first argument) with argument `arg`.
+    pub fn find(&self, name: &str, arg: &str) -> Option<i32> {
         self.processes().into_iter().find(|p| {
             let c = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-            let c = String::from_utf8_lossy(&c).replace('\0', " ");
-            words.iter().all(|w| c.contains(w))
+            let argv: Vec<String> = c
+                .split(|&b| b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            let prog = argv
+                .first()
+                .map(|a| Path::new(a).file_name().map(|f| f == name));
+            prog == Some(Some(true)) && argv.iter().any(|a| a == arg)
         })
     }
 }

@@ -428,6 +428,10 @@ pub struct CleanupArgs {
     /// the rank recorded when the rank is killed (mpirun's SIGKILL, `kill -9`).
     #[arg(long, hide = true, requires = "run")]
     pub when_stdin_closes: bool,
+    /// With --when-stdin-closes: run RUN of the result database (--db), still recorded as
+    /// running, is ended as interrupted (rank 0 was killed before it could say so).
+    #[arg(long, value_name = "RUN", hide = true, requires = "when_stdin_closes")]
+    pub end_run: Option<String>,
 }
 
 #[derive(Debug, Args)]

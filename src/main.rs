@@ -209,6 +209,16 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             for l in lines {
                 warn!("fsarena (guardian of {run}): {l}");
             }
+            if let (Some(end), Some(db)) = (&a.end_run, &cli.db) {
+                match Store::open_existing(db).and_then(|s| s.end_unfinished(end, "interrupted")) {
+                    Ok(true) => warn!(
+                        "fsarena (guardian of {run}): rank 0 was killed: run {end} is stored as \
+                         interrupted with the trials it finished"
+                    ),
+                    Ok(false) => {}
+                    Err(e) => warn!("fsarena (guardian of {run}): {e:#}"),
+                }
+            }
             Ok(exit::OK)
         }
         Command::Cleanup(a) => {

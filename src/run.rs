@@ -84,7 +84,10 @@ pub fn execute(
     let own_id = dist.resource_id(&run_id);
     let state = Arc::new(dist.agree(open_state(plan, &own_id))?);
     if dist.is_multi() {
-        guard(plan, &own_id, progress);
+        let db = store
+            .as_deref()
+            .map(|s| (s.path().to_path_buf(), run_id.as_str()));
+        guard(plan, &own_id, db, progress);
     }
     let env = Env {
         run_id: own_id,
@@ -661,14 +664,26 @@ pub fn describe_error(e: &anyhow::Error) -> String {
 /// guardian's stdin until then. A rank killed before it tore down (mpirun's SIGKILL a second
 /// after its SIGTERM, `kill -9`) leaves its records, which the guardian then undoes; after
 /// a rank that finished there is nothing left to undo.
-fn guard(plan: &Plan, run_id: &str, progress: &dyn Progress) {
+///
+/// Rank 0's guardian also ends the run in the database (`db`: its path and the run's id)
+/// as interrupted when the rank was killed before it could: its finished trials are there.
+fn guard(
+    plan: &Plan,
+    run_id: &str,
+    db: Option<(std::path::PathBuf, &str)>,
+    progress: &dyn Progress,
+) {
     use std::os::unix::process::CommandExt;
     let started = std::env::current_exe().and_then(|exe| {
-        std::process::Command::new(exe)
-            .arg("cleanup")
+        let mut c = std::process::Command::new(exe);
+        if let Some((path, _)) = &db {
+            c.arg("--db").arg(path);
+        }
+        c.arg("cleanup")
             .arg("--image-dir")
             .arg(&plan.image_dir)
             .args(["--run", run_id, "--when-stdin-closes"])
+            .args(db.iter().flat_map(|(_, run)| ["--end-run", run]))
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
             .process_group(0)

@@ -352,7 +352,16 @@ impl Hosts {
                 std::fs::copy(&from, copy.join(format!("t.db{ext}"))).expect("copy the database");
             }
         }
-        super::common::mpi::stored_run(&copy.join("t.db"))
+        let run = super::common::mpi::stored_run(&copy.join("t.db"));
+        // As written, not as `history` shows a run whose process is gone.
+        let raw: String = rusqlite::Connection::open(copy.join("t.db"))
+            .and_then(|c| c.query_row("SELECT status FROM runs", [], |r| r.get(0)))
+            .expect("the run's status");
+        assert_eq!(
+            raw, run.status,
+            "the run is stored as it ended, not left running"
+        );
+        run
     }
 
     /// What is left on any host (empty when all are clean).

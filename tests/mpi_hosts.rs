@@ -138,6 +138,16 @@ fn walkdir(dir: &std::path::Path) -> Vec<u64> {
 /// slow write (48 MiB at 8 MiB/s); once every host writes, `fault` strikes; then waits
 /// for every host to be clean and for rank 0 to exit (30 s each at most).
 fn strike(h: &Hosts, test: &str, fault: impl FnOnce(&Hosts, u32)) -> Aftermath {
+    strike_but(h, test, None, fault)
+}
+
+/// [`strike`], with host `crashed` left out of the check.
+fn strike_but(
+    h: &Hosts,
+    test: &str,
+    crashed: Option<usize>,
+    fault: impl FnOnce(&Hosts, u32),
+) -> Aftermath {
     let stderr_path = h.dir.path().join("stderr");
     let mut child = h
         .fsarena(
@@ -166,7 +176,7 @@ fn strike(h: &Hosts, test: &str, fault: impl FnOnce(&Hosts, u32)) -> Aftermath {
     }
     let at = Instant::now();
     fault(h, child.id());
-    let clean = h.wait_clean(at, Duration::from_secs(30));
+    let clean = h.wait_clean(at, Duration::from_secs(30), crashed);
     let rank0 = loop {
         if h.hosts[0].find("fsarena", "--mpi").is_none() {
             break Some(at.elapsed());
@@ -292,4 +302,27 @@ fn a_remote_link_taken_down_fails_the_run_naming_the_lost_host() {
     stored_as(&a, "failed");
     let err = a.run.trials[1].error.clone().unwrap_or_default();
     assert!(err.contains("lost rank 2 on h3"), "{err}");
+}
+
+#[test]
+fn a_crashed_host_is_recovered_by_cleanup_there_and_the_others_tear_down() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = hosts("hosts_crash") else {
+        return;
+    };
+    // Everything on h3 dies at once: its rank, the rank's guardian, OpenMPI's daemon.
+    let a = strike_but(&h, "crash", Some(2), |h, _| h.crash(2));
+    assert!(["failed", "interrupted"].contains(&a.run.status.as_str()));
+    stored_as(&a, &a.run.status.clone());
+    let h3 = &h.hosts[2];
+    assert!(!h3.leftovers().is_empty(), "the crash left h3's target");
+    // The host comes back: `fsarena cleanup` there undoes what its rank recorded.
+    let img = h3.img.display().to_string();
+    let o = h3
+        .cmd(env!("CARGO_BIN_EXE_fsarena"))
+        .args(["cleanup", "--image-dir", &img])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(h3.leftovers(), Vec::<String>::new(), "{}", text(&o));
 }

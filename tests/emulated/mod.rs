@@ -98,7 +98,8 @@ impl Host {
             .collect()
     }
 
-    /// Pids of the processes in this host's network namespace, but its holder.
+    /// Pids of the processes in this host's network namespace, but its holder (and the
+    /// `unshare` above it).
     pub fn processes(&self) -> Vec<i32> {
         let Ok(mine) = std::fs::read_link(format!("/proc/{}/ns/net", self.pid)) else {
             return Vec::new();
@@ -107,7 +108,7 @@ impl Host {
             .unwrap()
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-            .filter(|&p| p as u32 != self.pid)
+            .filter(|&p| p as u32 != self.pid && p as u32 != self.holder.id())
             .filter(|p| std::fs::read_link(format!("/proc/{p}/ns/net")).ok() == Some(mine.clone()))
             .collect()
     }
@@ -369,10 +370,19 @@ impl Hosts {
         self.hosts.iter().flat_map(Host::leftovers).collect()
     }
 
-    /// Waits up to `limit` for every host to be clean; how long it took, or what is left.
-    pub fn wait_clean(&self, since: Instant, limit: Duration) -> Result<Duration, Vec<String>> {
+    /// Waits up to `limit` for every host but `except` to be clean; how long it took, or
+    /// what is left.
+    pub fn wait_clean(
+        &self,
+        since: Instant,
+        limit: Duration,
+        except: Option<usize>,
+    ) -> Result<Duration, Vec<String>> {
         loop {
-            let left = self.leftovers();
+            let left: Vec<String> = (0..self.hosts.len())
+                .filter(|&i| Some(i) != except)
+                .flat_map(|i| self.hosts[i].leftovers())
+                .collect();
             if left.is_empty() {
                 return Ok(since.elapsed());
             }
@@ -380,6 +390,19 @@ impl Hosts {
                 return Err(left);
             }
             std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Crashes host `i`: every process on it dies at once (its mounts and loop devices
+    /// stay, as after a reboot they would need `fsarena cleanup`).
+    pub fn crash(&self, i: usize) {
+        // Stopped first, so that none sees another die and reacts.
+        let all = self.hosts[i].processes();
+        for sig in [libc::SIGSTOP, libc::SIGKILL] {
+            for &p in &all {
+                // SAFETY: kill has no memory effects; the pid is in a namespace we made.
+                unsafe { libc::kill(p, sig) };
+            }
         }
     }
 

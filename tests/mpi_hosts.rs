@@ -326,3 +326,47 @@ fn a_crashed_host_is_recovered_by_cleanup_there_and_the_others_tear_down() {
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(h3.leftovers(), Vec::<String>::new(), "{}", text(&o));
 }
+
+#[test]
+fn sigterm_to_rank_0_between_trials_interrupts_the_run_with_exit_130() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = hosts("hosts_sigterm_rank0_calibrating") else {
+        return;
+    };
+    let mut child = h
+        .fsarena(
+            SIGKILL_S,
+            "fleet",
+            &["--fs", "ext4", "--size", "96M", "smallfiles:files=200"],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Rank 0's image exists and nothing is mounted yet: it is made or calibrated.
+    let started = Instant::now();
+    let h1 = &h.hosts[0];
+    while h1.images().is_empty() || !h1.mounts().is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no image on h1"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pid = h1.find("fsarena", "--mpi").expect("rank 0 runs on h1");
+    signal(pid, libc::SIGTERM);
+    let (code, ended) = emulated::wait_for(&mut child, Duration::from_secs(40));
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut err);
+    }
+    assert!(ended, "mpirun ended");
+    let run = h.stored_run();
+    assert_eq!(run.status, "interrupted", "{err}");
+    assert_eq!(code, Some(130), "{err}");
+    assert!(!err.contains("error: stopped because rank 0"), "{err}");
+    if let Err(left) = h.wait_clean(Instant::now(), Duration::from_secs(30), None) {
+        panic!("left: {left:?}\n{err}");
+    }
+}

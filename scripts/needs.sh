@@ -35,11 +35,12 @@ has_libclang() {
 # program:package. bon_csv2html (bonnie++) reads our Bonnie++ CSV in its test; headless
 # chromium renders the HTML report; ntfs-3g is the FUSE filesystem tested end to end; sshfs
 # and sshd stand in for a network filesystem (tests/morefs.rs); OpenMPI builds and runs the
-# `mpi` feature (tests/mpi.rs); strace shows that each stderr line is one write
+# `mpi` feature (tests/mpi.rs; tests/mpi_hosts.rs also needs ip, nsenter and unshare); strace shows that each stderr line is one write
 # (tests/stderr_lines.rs).
 for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount \
             bon_csv2html:bonnie++ chromium:chromium mkntfs:ntfs-3g sshfs:sshfs \
-            sshd:openssh-server mpirun:openmpi-bin mpicc:libopenmpi-dev strace:strace; do
+            sshd:openssh-server mpirun:openmpi-bin mpicc:libopenmpi-dev strace:strace \
+            ip:iproute2 nsenter:util-linux; do
   has_program "${pair%%:*}" || echo "${pair##*:}"
 done
 has_libclang || echo libclang-dev

@@ -88,6 +88,8 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         "openmpi-bin",
         "libopenmpi-dev",
         "strace",
+        "iproute2",
+        "util-linux",
         "libclang-dev",
     ];
     let need = needs(root.path());
@@ -108,6 +110,8 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         ("usr/bin", "mpirun"),
         ("usr/bin", "mpicc"),
         ("usr/bin", "strace"),
+        ("usr/sbin", "ip"),
+        ("usr/bin", "nsenter"),
     ] {
         put(root.path(), &format!("{dir}/{prog}"), None);
     }

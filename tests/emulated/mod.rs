@@ -451,10 +451,27 @@ impl Drop for Hosts {
             for m in h.mounts().iter().rev() {
                 let _ = h.cmd("umount").args(["-l", m]).output();
             }
-            for l in h.loops() {
-                if let Some(dev) = l.split(':').next() {
-                    let _ = Command::new("losetup").args(["-d", dev]).output();
-                }
+            // Read here too (a host whose namespace is gone shows its images' paths from
+            // the root of their tmpfs): the directory's name is unique to this host and test.
+            let name = h
+                .img
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let all = Command::new("losetup").arg("-a").output();
+            let all = all.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+            let mut devs: Vec<String> = all
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains(&format!("/{name}/")))
+                .chain(h.loops().iter().map(String::as_str))
+                .filter_map(|l| l.split(':').next().map(String::from))
+                .collect();
+            devs.sort();
+            devs.dedup();
+            for dev in devs {
+                let _ = Command::new("losetup").args(["-d", &dev]).output();
             }
         }
         for h in &mut self.hosts {

@@ -370,3 +370,62 @@ fn sigterm_to_rank_0_between_trials_interrupts_the_run_with_exit_130() {
         panic!("left: {left:?}\n{err}");
     }
 }
+
+#[test]
+fn sigterm_to_mpirun_in_shared_mode_leaves_the_shared_directory_empty() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(h) = hosts("hosts_sigterm_shared") else {
+        return;
+    };
+    let shared = h.dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let dir = shared.display().to_string();
+    let args = [
+        "--dir",
+        &dir,
+        "smallfiles:files=200",
+        "job:rw=write,size=48MiB,rate=8MiB",
+    ];
+    let mut child = h
+        .fsarena(SIGKILL_S, "shared", &args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Every rank writes its job file in its rank-N directory of the trial's directory.
+    let started = Instant::now();
+    while walkdir(&shared)
+        .iter()
+        .filter(|&&len| len >= 4 << 20)
+        .count()
+        < 3
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the ranks never all wrote"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let at = Instant::now();
+    signal(child.id() as i32, libc::SIGTERM);
+    let empty = loop {
+        if std::fs::read_dir(&shared).unwrap().count() == 0 {
+            break Some(at.elapsed());
+        }
+        if at.elapsed() > Duration::from_secs(30) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = emulated::wait_for(&mut child, Duration::from_secs(30));
+    let empty = empty.unwrap_or_else(|| panic!("left: {:?}", walkdir(&shared)));
+    let run = h.stored_run();
+    eprintln!(
+        "MEASURED sigterm_shared: shared directory empty {:.1} s after the fault, run {}",
+        empty.as_secs_f64(),
+        run.status
+    );
+    assert_eq!(run.status, "interrupted");
+    assert_eq!(run.trials[0].status, "ok");
+    assert_eq!(h.leftovers(), Vec::<String>::new());
+}

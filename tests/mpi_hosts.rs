@@ -386,8 +386,11 @@ fn sigterm_to_mpirun_in_shared_mode_leaves_the_shared_directory_empty() {
         "smallfiles:files=200",
         "job:rw=write,size=48MiB,rate=8MiB",
     ];
+    // Rank 0 removes the trial's directory on the shared filesystem, which a guardian
+    // does not touch (it is outside the image directory): rank 0 needs the time to do it
+    // before mpirun's SIGKILL, 3 s rather than OpenMPI's default 1 s (docs/distributed.md).
     let mut child = h
-        .fsarena(SIGKILL_S, "shared", &args)
+        .fsarena(3, "shared", &args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

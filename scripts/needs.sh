@@ -35,7 +35,8 @@ has_libclang() {
 # program:package. bon_csv2html (bonnie++) reads our Bonnie++ CSV in its test; headless
 # chromium renders the HTML report; ntfs-3g is the FUSE filesystem tested end to end; sshfs
 # and sshd stand in for a network filesystem (tests/morefs.rs); OpenMPI builds and runs the
-# `mpi` feature (tests/mpi.rs); strace shows that each stderr line is one write
+# `mpi` feature (tests/mpi.rs; tests/mpi_hosts.rs also needs ip, nsenter and unshare);
+# strace shows that each stderr line is one write
 # (tests/stderr_lines.rs); python3-fuse runs tests/fuse/nolock.py, a FUSE filesystem whose
 # locks fail, under a result database (tests/database_faults.rs). The guest run
 # (tests/guest.rs) boots a Debian kernel under QEMU with virtme-ng (installed by
@@ -46,7 +47,7 @@ for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup
             sshd:openssh-server mpirun:openmpi-bin mpicc:libopenmpi-dev strace:strace \
             qemu-system-x86_64:qemu-system-x86 busybox:busybox-static mkfs.jfs:jfsutils \
             mkfs.vfat:dosfstools mkfs.reiserfs:reiserfsprogs mkfs.f2fs:f2fs-tools \
-            mkfs.nilfs2:nilfs-tools mkfs.exfat:exfatprogs; do
+            mkfs.nilfs2:nilfs-tools mkfs.exfat:exfatprogs ip:iproute2 nsenter:util-linux; do
   has_program "${pair%%:*}" || echo "${pair##*:}"
 done
 has_libclang || echo libclang-dev

@@ -32,11 +32,12 @@ cargo clippy --all-targets --locked -- -D warnings
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --locked -- --show-output 2>&1 | tee "$log"
-# The MPI build: its own lint, and the tests that run ranks under mpirun (the rest of the
-# suite is the same code with or without the feature).
+# The MPI build: its own lint, and the tests that run ranks under mpirun, on this host and
+# on emulated hosts (network namespaces; the rest of the suite is the same code with or
+# without the feature).
 if ! bash scripts/needs.sh / | grep -qx 'libopenmpi-dev\|openmpi-bin\|libclang-dev'; then
   cargo clippy --all-targets --locked --features mpi -- -D warnings
-  cargo test --locked --features mpi --test mpi -- --show-output 2>&1 | tee -a "$log"
+  cargo test --locked --features mpi --test mpi --test mpi_hosts -- --show-output 2>&1 | tee -a "$log"
 else
   echo "test.sh: SKIP the mpi feature: missing $(bash scripts/needs.sh / | grep -x 'libopenmpi-dev\|openmpi-bin\|libclang-dev' | xargs) (Debian packages)"
 fi

@@ -401,6 +401,12 @@ pub struct RunArgs {
     /// (stonewall figures, as IOR and elbencho report them).
     #[arg(long)]
     pub stonewall: bool,
+    /// With --mpi: a rank not heard from for this long is lost (it died, or its host
+    /// cannot be reached), and a rank interrupted waits this long for the others before
+    /// it tears down alone.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0,
+          value_parser = parse_mpi_timeout)]
+    pub mpi_timeout: f64,
     /// Run the targets inside a guest booted from KERNEL (a vmlinuz path, or a release
     /// under /boot such as 6.1.0-56-amd64) with virtme-ng, on a scratch disk the host
     /// provides; given twice, every filesystem runs under each kernel (`ext4@6.1.0-56`).
@@ -432,11 +438,29 @@ pub struct ListArgs {
     pub kernel: Option<String>,
 }
 
+fn parse_mpi_timeout(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (1.0..=3600.0).contains(&v) => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds from 1 to 3600")),
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct CleanupArgs {
     /// The image directory the runs used.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_IMAGE_DIR)]
     pub image_dir: PathBuf,
+    /// Only the records of this run (no sweep of the image directory).
+    #[arg(long, value_name = "RUN", hide = true)]
+    pub run: Option<String>,
+    /// Waits until standard input closes first: an MPI rank's guardian, which undoes what
+    /// the rank recorded when the rank is killed (mpirun's SIGKILL, `kill -9`).
+    #[arg(long, hide = true, requires = "run")]
+    pub when_stdin_closes: bool,
+    /// With --when-stdin-closes: run RUN of the result database (--db), still recorded as
+    /// running, is ended as interrupted (rank 0 was killed before it could say so).
+    #[arg(long, value_name = "RUN", hide = true, requires = "when_stdin_closes")]
+    pub end_run: Option<String>,
 }
 
 #[derive(Debug, Args)]

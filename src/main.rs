@@ -199,9 +199,41 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             println!("plan {} is valid", a.file.display());
             Ok(exit::OK)
         }
+        Command::Cleanup(a) if a.when_stdin_closes => {
+            // An MPI rank's guardian: its rank holds the other end of stdin.
+            let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+            let run = a.run.unwrap_or_default();
+            // The rank's pipe may close a moment before its lock is released.
+            let since = std::time::Instant::now();
+            let lines = loop {
+                let lines = fsarena::state::cleanup_run(&a.image_dir, &run);
+                let live = lines.iter().any(|l| l.contains("is still running"));
+                if !live || since.elapsed() > std::time::Duration::from_secs(5) {
+                    break lines;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            };
+            for l in lines {
+                warn!("fsarena (guardian of {run}): {l}");
+            }
+            if let (Some(end), Some(db)) = (&a.end_run, &cli.db) {
+                match Store::open_existing(db).and_then(|s| s.end_unfinished(end, "interrupted")) {
+                    Ok(true) => warn!(
+                        "fsarena (guardian of {run}): rank 0 was killed: run {end} is stored as \
+                         interrupted with the trials it finished"
+                    ),
+                    Ok(false) => {}
+                    Err(e) => warn!("fsarena (guardian of {run}): {e:#}"),
+                }
+            }
+            Ok(exit::OK)
+        }
         Command::Cleanup(a) => {
             let image_dir = fsarena::plan::imagedir::resolve(&a.image_dir)?;
-            let lines = fsarena::state::cleanup(&image_dir)?;
+            let lines = match &a.run {
+                Some(run) => fsarena::state::cleanup_run(&image_dir, run),
+                None => fsarena::state::cleanup(&image_dir)?,
+            };
             if lines.is_empty() {
                 println!("nothing to clean up in {}", image_dir.display());
             }
@@ -229,7 +261,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                      ***); a CIFS credentials=FILE or a plan file of mode 0600 keeps it off"
                 );
             }
-            let mut dist = fsarena::dist::Dist::start(a.mpi.as_deref(), a.stonewall)?;
+            let mut dist =
+                fsarena::dist::Dist::start(a.mpi.as_deref(), a.stonewall, a.mpi_timeout)?;
             let plan = Plan::from_args(&a);
             let hash = plan
                 .as_ref()
@@ -259,7 +292,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 }
                 Err(e) => return Err(e),
             };
-            Ok(dist.finish(code))
+            let code = dist.finish(code);
+            if dist.must_skip_finalize(code) {
+                use std::io::Write;
+                let _ = std::io::stdout().flush();
+                let _ = std::io::stderr().flush();
+                std::process::exit(code);
+            }
+            Ok(code)
         }
     }
 }

@@ -83,6 +83,12 @@ pub fn execute(
     let run_id = dist.agree_run_id(run_id)?;
     let own_id = dist.resource_id(&run_id);
     let state = Arc::new(dist.agree(open_state(plan, &own_id))?);
+    if dist.is_multi() {
+        let db = store
+            .as_deref()
+            .map(|s| (s.path().to_path_buf(), run_id.as_str()));
+        guard(plan, &own_id, db, progress);
+    }
     let env = Env {
         run_id: own_id,
         image_dir: plan.image_dir.clone(),
@@ -425,12 +431,10 @@ fn run_trials(
                 if interrupted {
                     return Err(Error::Interrupted.into());
                 }
-                if dist.failure_seen() {
-                    // One rank failed: every rank stops the run here.
-                    return Err(anyhow::anyhow!(
-                        "{}",
-                        error.unwrap_or_else(|| "a rank failed".into())
-                    ));
+                if dist.failure_seen() || dist.is_gone() {
+                    // One rank failed, was interrupted or is lost: every rank stops the
+                    // run here.
+                    return Err(dist.run_error(error));
                 }
             }
         }
@@ -652,6 +656,45 @@ pub fn describe_error(e: &anyhow::Error) -> String {
         format!("filesystem full: {text}")
     } else {
         text
+    }
+}
+
+/// Starts this rank's guardian: `fsarena cleanup --run RUN` in a process group of its own
+/// (mpirun and Slurm signal a rank's group), waiting for this process to end — it holds the
+/// guardian's stdin until then. A rank killed before it tore down (mpirun's SIGKILL a second
+/// after its SIGTERM, `kill -9`) leaves its records, which the guardian then undoes; after
+/// a rank that finished there is nothing left to undo.
+///
+/// Rank 0's guardian also ends the run in the database (`db`: its path and the run's id)
+/// as interrupted when the rank was killed before it could: its finished trials are there.
+fn guard(
+    plan: &Plan,
+    run_id: &str,
+    db: Option<(std::path::PathBuf, &str)>,
+    progress: &dyn Progress,
+) {
+    use std::os::unix::process::CommandExt;
+    let started = std::env::current_exe().and_then(|exe| {
+        let mut c = std::process::Command::new(exe);
+        if let Some((path, _)) = &db {
+            c.arg("--db").arg(path);
+        }
+        c.arg("cleanup")
+            .arg("--image-dir")
+            .arg(&plan.image_dir)
+            .args(["--run", run_id, "--when-stdin-closes"])
+            .args(db.iter().flat_map(|(_, run)| ["--end-run", run]))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+    });
+    match started {
+        // The pipe's end (close-on-exec) stays open for this process's life.
+        Ok(mut child) => std::mem::forget(child.stdin.take()),
+        Err(e) => progress.note(&format!(
+            "no guardian for this rank ({e}): if it is killed, run `fsarena cleanup` on its host"
+        )),
     }
 }
 

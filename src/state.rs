@@ -473,9 +473,19 @@ pub fn cleanup(image_dir: &Path) -> Result<Vec<String>> {
     let dir = image_dir
         .canonicalize()
         .unwrap_or_else(|_| image_dir.to_path_buf());
-    let (mut lines, live) = replay_state_files(&dir);
+    let (mut lines, live) = replay_state_files(&dir, None);
     lines.extend(sweep(image_dir, &live));
     Ok(lines)
+}
+
+/// Undoes what run `run_id` recorded in `image_dir` when it is no longer alive (as
+/// [`cleanup`] does for every run, without the sweep): what an MPI rank's guardian does
+/// when its rank is gone.
+pub fn cleanup_run(image_dir: &Path, run_id: &str) -> Vec<String> {
+    let dir = image_dir
+        .canonicalize()
+        .unwrap_or_else(|_| image_dir.to_path_buf());
+    replay_state_files(&dir, Some(run_id)).0
 }
 
 /// Why `meta` (from `lstat` or `fstat`) is not to be believed by user `me`: a symlink,
@@ -550,7 +560,7 @@ fn outside(r: &Resource, image_dir: &Path) -> Option<String> {
 
 /// Replays the state files of dead runs in `<image_dir>/state`; returns the lines and the
 /// ids of live runs.
-fn replay_state_files(image_dir: &Path) -> (Vec<String>, Vec<String>) {
+fn replay_state_files(image_dir: &Path, only: Option<&str>) -> (Vec<String>, Vec<String>) {
     let state_dir = image_dir.join("state");
     let mut lines = Vec::new();
     let mut live = Vec::new();
@@ -583,6 +593,9 @@ fn replay_state_files(image_dir: &Path) -> (Vec<String>, Vec<String>) {
             remove_stale_lock(&path);
         }
         if ext != Some("json") {
+            continue;
+        }
+        if only.is_some_and(|run| path.file_stem() != Some(run.as_ref())) {
             continue;
         }
         let data = match read_trusted(&path, me) {
@@ -807,7 +820,7 @@ mod tests {
         std::fs::remove_file(state.join("r2.json")).unwrap();
         assert!(state.join("r2.lock").exists());
         std::fs::write(state.join(MARKER), b"").ok();
-        let (_, live) = replay_state_files(dir.path());
+        let (_, live) = replay_state_files(dir.path(), None);
         assert!(live.is_empty());
         assert!(!state.join("r2.lock").exists());
     }

@@ -614,6 +614,19 @@ impl Store {
         .map_err(|e| self.explain(e))
     }
 
+    /// Ends run `run_id` as `status` when it is still recorded as running (its process was
+    /// killed before it could say how it ended); whether it was.
+    pub fn end_unfinished(&self, run_id: &str, status: &str) -> Result<bool> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1 AND status = 'running'",
+                params![run_id, status, chrono::Utc::now().to_rfc3339()],
+            )
+            .map_err(|e| self.explain(e.into()))?;
+        Ok(n > 0)
+    }
+
     /// Stores a whole run at once (a journal or a `--json` document read back, test
     /// fixtures). A run already stored gains the trials it lacks and each trial is stored
     /// once: importing twice changes nothing.

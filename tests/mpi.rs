@@ -132,6 +132,17 @@ mod with_mpi {
             t.ranks.iter().all(|r| reached(r) > 0.0),
             "every rank wrote files"
         );
+        // find is parallel across the ranks, as the IO500's is: each walks its share of
+        // the shared mdtest-hard directory, and matches some of its files.
+        let find = t.phases.iter().position(|p| p.name == "find").unwrap();
+        let matched = |r: &fsarena::result::RankTrial| r.phases[find].extra["find_matched"];
+        assert!(t.ranks.iter().all(|r| matched(r) > 0.0), "every rank found");
+        let sum: f64 = t.ranks.iter().map(matched).sum();
+        assert_eq!(t.phases[find].extra["find_matched"], sum);
+        assert!(
+            !last.contains_key("unofficial_find_found_nothing"),
+            "{last:?}"
+        );
         nothing_left(img.path());
     }
 

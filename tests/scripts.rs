@@ -96,6 +96,8 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         "f2fs-tools",
         "nilfs-tools",
         "exfatprogs",
+        "iproute2",
+        "util-linux",
         "libclang-dev",
         "python3-fuse",
         "python3-venv",
@@ -129,6 +131,8 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         ("usr/sbin", "mkfs.exfat"),
         ("usr/lib/python3.11/ensurepip", "__init__.py"),
         ("boot", "vmlinuz-6.1.0-56-amd64"),
+        ("usr/sbin", "ip"),
+        ("usr/bin", "nsenter"),
     ] {
         put(root.path(), &format!("{dir}/{prog}"), None);
     }

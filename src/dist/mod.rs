@@ -21,10 +21,10 @@ mod transport;
 pub mod wire;
 
 pub use gate::{NoGate, PhaseGate, Watch};
-pub use transport::{Local, Transport};
+pub use transport::{Local, Lost, Transport};
 
 use crate::context::{check_stop, stop_requested, STOP};
-use crate::error::{exit, exit_code, usage};
+use crate::error::{exit, exit_code, usage, Error};
 use crate::result::{MpiInfo, Trial};
 use anyhow::{anyhow, Result};
 use std::path::PathBuf;
@@ -110,6 +110,19 @@ pub struct PeerStopped {
     pub what: String,
 }
 
+/// This rank gave up on the others: nothing was heard from rank `rank` within the timeout.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "lost rank {rank} on {host}: nothing heard from it for {timeout_s:.0} s (it died, or its \
+     host cannot be reached); every rank tore down its own; if {host} comes back, run \
+     `fsarena cleanup` there"
+)]
+pub struct RankLost {
+    pub rank: usize,
+    pub host: String,
+    pub timeout_s: f64,
+}
+
 /// The coordinator of one process of a run: which rank, which mode, and the syncs.
 pub struct Dist {
     t: Arc<dyn Transport>,
@@ -120,6 +133,8 @@ pub struct Dist {
     failure: Mutex<Option<(Status, usize)>>,
     /// The rank whose stop message arrived (usize::MAX: none).
     peer_stop: Arc<AtomicUsize>,
+    /// Why a collective was given up; no collective is made after that.
+    gone: Mutex<Option<Lost>>,
 }
 
 impl Dist {
@@ -139,12 +154,15 @@ impl Dist {
             hosts,
             failure: Mutex::new(None),
             peer_stop: Arc::new(AtomicUsize::new(usize::MAX)),
+            gone: Mutex::new(None),
         }
     }
 
     /// The coordinator `run --mpi MODE` asks for: MPI is initialised here (with the
     /// feature); without the feature, an error that says how to build with it.
-    pub fn start(mode: Option<&str>, stonewall: bool) -> Result<Self> {
+    /// A rank silent for `timeout_s` is lost, and an interrupted rank waits that long for
+    /// the others at a collective.
+    pub fn start(mode: Option<&str>, stonewall: bool, timeout_s: f64) -> Result<Self> {
         let Some(mode) = mode else {
             if stonewall {
                 return Err(usage("--stonewall needs --mpi shared|fleet"));
@@ -155,7 +173,7 @@ impl Dist {
             .parse()
             .map_err(|e: String| usage(format!("--mpi: {e}")))?;
         Ok(Self::with_transport(
-            mpi_transport()?,
+            mpi_transport(timeout_s)?,
             Some(mode),
             stonewall,
         ))
@@ -224,9 +242,9 @@ impl Dist {
             stonewall: self.stonewall,
             host: crate::host::host_info().hostname,
         };
+        let encoded = wire::encode(&mine)?;
         let all: Vec<wire::Hello> = self
-            .t
-            .all_gather(&wire::encode(&mine)?)
+            .collective(|t| t.all_gather(&encoded))?
             .iter()
             .map(|b| wire::decode(b))
             .collect::<Result<_>>()?;
@@ -239,8 +257,56 @@ impl Dist {
     /// with an error, and rank 0's message was lost when another rank got there first).
     pub fn barrier(&self) {
         if self.is_multi() {
-            self.t.min_u64(0);
+            let _ = self.collective(|t| t.min_u64(0));
         }
+    }
+
+    /// Makes a collective call, unless one was given up before; a call given up is said
+    /// as the error the run ends with.
+    fn collective<T>(&self, f: impl FnOnce(&dyn Transport) -> Result<T, Lost>) -> Result<T> {
+        let before = *self.gone.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(lost) = before {
+            return Err(self.lost_error(lost));
+        }
+        f(self.t.as_ref()).map_err(|lost| {
+            let mut gone = self.gone.lock().unwrap_or_else(|e| e.into_inner());
+            gone.get_or_insert(lost);
+            self.lost_error(lost)
+        })
+    }
+
+    fn lost_error(&self, lost: Lost) -> anyhow::Error {
+        let timeout_s = self.t.timeout_s();
+        match lost {
+            Lost::Interrupted => anyhow::Error::new(Error::Interrupted).context(format!(
+                "the other ranks did not come within {timeout_s:.0} s"
+            )),
+            Lost::Rank(rank) => RankLost {
+                rank,
+                host: self.hosts.get(rank).cloned().unwrap_or_default(),
+                timeout_s,
+            }
+            .into(),
+        }
+    }
+
+    /// Whether a collective was given up: this rank is on its own now.
+    pub fn is_gone(&self) -> bool {
+        self.gone
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// The error a run ends with after the failure a sync reported (`error`, the trial's
+    /// own message): an interruption of any rank is an interruption of the run.
+    pub fn run_error(&self, error: Option<String>) -> anyhow::Error {
+        let seen = *self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        let gone = *self.gone.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(seen, Some((Status::Interrupted, _))) || gone == Some(Lost::Interrupted) {
+            return Error::Interrupted.into();
+        }
+        anyhow!("{}", error.unwrap_or_else(|| "a rank failed".into()))
     }
 
     /// A sync at which this rank reports `st`: returns `Err` ([`PeerStopped`] or this
@@ -253,7 +319,7 @@ impl Dist {
         if let Some(seen) = *self.failure.lock().unwrap_or_else(|e| e.into_inner()) {
             return Err(self.peer_error(seen));
         }
-        let code = self.t.min_u64(st.code(self.rank(), self.size()));
+        let code = self.collective(|t| t.min_u64(st.code(self.rank(), self.size())))?;
         match Status::decode(code, self.size()) {
             None => Ok(()),
             Some(seen) => {
@@ -269,12 +335,16 @@ impl Dist {
             Status::Interrupted => "was interrupted",
             Status::Stopped | Status::Ok => "stopped",
         };
-        PeerStopped {
+        let peer = PeerStopped {
             rank,
             host: self.hosts.get(rank).cloned().unwrap_or_default(),
             what: what.to_string(),
+        };
+        match st {
+            // Exit 130 on every rank, as for the interrupted one.
+            Status::Interrupted => anyhow::Error::new(Error::Interrupted).context(peer),
+            _ => peer.into(),
         }
-        .into()
     }
 
     /// A sync on a step every rank takes (opening the database, the state file): every
@@ -343,7 +413,7 @@ impl Dist {
             Ok(()) => Status::Ok,
             Err(e) => self.classify(e),
         };
-        if st == Status::Failed {
+        if st == Status::Failed || st == Status::Interrupted {
             self.t.send_stop();
         }
         let synced = self.sync(st);
@@ -391,8 +461,13 @@ impl Dist {
         if !self.is_multi() {
             return Ok(trial);
         }
+        if self.is_gone() {
+            // On its own: rank 0 keeps its own figures.
+            return Ok(trial);
+        }
         let mine = wire::rank_trial(&trial, self.rank(), &self.hosts[self.rank()]);
-        let all = self.t.all_gather(&wire::encode(&mine)?);
+        let encoded = wire::encode(&mine)?;
+        let all = self.collective(|t| t.all_gather(&encoded))?;
         if self.rank() != 0 {
             return Ok(trial);
         }
@@ -408,7 +483,7 @@ impl Dist {
         if !self.is_multi() {
             return Ok(mine);
         }
-        String::from_utf8(self.t.broadcast(mine.as_bytes()))
+        String::from_utf8(self.collective(|t| t.broadcast(mine.as_bytes()))?)
             .map_err(|_| anyhow!("the run id rank 0 sent is not text"))
     }
 
@@ -443,17 +518,29 @@ impl Dist {
         if self.mode.is_none() {
             return code;
         }
-        (u64::MAX - self.t.min_u64(u64::MAX - code.max(0) as u64)) as i32
+        match self.collective(|t| t.min_u64(u64::MAX - code.max(0) as u64)) {
+            Ok(min) => (u64::MAX - min) as i32,
+            Err(_) => code.max(exit::FAILURE),
+        }
+    }
+
+    /// Whether this process must exit without finalising MPI, after [`Self::finish`]
+    /// gave `code`: a finalise waits for every rank and for mpirun, which may be gone (a
+    /// collective was given up) or ending the job (an interrupted run: mpirun is being
+    /// stopped). mpirun then says that a rank exited without finalising; every rank has
+    /// torn down by then.
+    pub fn must_skip_finalize(&self, code: i32) -> bool {
+        self.mode.is_some() && (code == exit::INTERRUPTED || self.is_gone())
     }
 }
 
 #[cfg(feature = "mpi")]
-fn mpi_transport() -> Result<Arc<dyn Transport>> {
-    Ok(Arc::new(mpi::MpiTransport::init()?))
+fn mpi_transport(timeout_s: f64) -> Result<Arc<dyn Transport>> {
+    Ok(Arc::new(mpi::MpiTransport::init(timeout_s)?))
 }
 
 #[cfg(not(feature = "mpi"))]
-fn mpi_transport() -> Result<Arc<dyn Transport>> {
+fn mpi_transport(_timeout_s: f64) -> Result<Arc<dyn Transport>> {
     Err(usage(
         "--mpi needs fsarena built with MPI: install an MPI and libclang (Debian: apt-get \
          install libopenmpi-dev openmpi-bin libclang-dev), then `cargo build --release \

@@ -59,8 +59,12 @@ impl Target for SharedLead {
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
-        self.t.broadcast(path.as_bytes());
-        res
+        match self.t.broadcast(path.as_bytes()) {
+            Ok(_) => res,
+            Err(lost) => Err(anyhow!(
+                "sending the target's directory to the others: {lost:?}"
+            )),
+        }
     }
     fn reset(&mut self) -> Result<()> {
         self.inner.reset()
@@ -112,7 +116,10 @@ impl Target for SharedView {
     }
     /// Receives the directory rank 0 prepared and checks that this rank sees its marker.
     fn prepare(&mut self) -> Result<PathBuf> {
-        let got = self.t.broadcast(&[]);
+        let got = self
+            .t
+            .broadcast(&[])
+            .map_err(|lost| anyhow!("receiving rank 0's directory: {lost:?}"))?;
         if got.is_empty() {
             return Err(super::PeerStopped {
                 rank: 0,

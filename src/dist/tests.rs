@@ -16,23 +16,24 @@ impl Transport for Threads {
     fn size(&self) -> usize {
         self.shared.1.lock().unwrap().len()
     }
-    fn min_u64(&self, v: u64) -> u64 {
-        self.all_gather(&v.to_le_bytes())
+    fn min_u64(&self, v: u64) -> Result<u64, Lost> {
+        Ok(self
+            .all_gather(&v.to_le_bytes())?
             .iter()
             .map(|b| u64::from_le_bytes(b[..8].try_into().unwrap()))
             .min()
-            .unwrap()
+            .unwrap())
     }
-    fn all_gather(&self, bytes: &[u8]) -> Vec<Vec<u8>> {
+    fn all_gather(&self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, Lost> {
         let (barrier, slots) = &*self.shared;
         slots.lock().unwrap()[self.rank] = bytes.to_vec();
         barrier.wait();
         let all = slots.lock().unwrap().clone();
         barrier.wait();
-        all
+        Ok(all)
     }
-    fn broadcast(&self, bytes: &[u8]) -> Vec<u8> {
-        self.all_gather(bytes).swap_remove(0)
+    fn broadcast(&self, bytes: &[u8]) -> Result<Vec<u8>, Lost> {
+        Ok(self.all_gather(bytes)?.swap_remove(0))
     }
 }
 
@@ -76,7 +77,7 @@ fn all_ranks_learn_of_a_failure_at_the_same_collective() {
     let out = ranks(3, |rank, d| {
         let r = trial(d, rank, 1, 1, 4);
         // A collective after the trial still pairs up: nobody is one sync behind.
-        let sizes = d.t.all_gather(&[rank as u8]);
+        let sizes = d.t.all_gather(&[rank as u8]).unwrap();
         (
             r.map_err(|e| format!("{e:#}")),
             sizes.len(),
@@ -122,6 +123,70 @@ fn codes_order_failure_before_interruption_before_stop() {
 fn the_exit_code_is_the_largest() {
     let out = ranks(3, |rank, d| d.finish([0, 130, 1][rank]));
     assert_eq!(out, vec![130; 3]);
+}
+
+#[test]
+fn a_rank_interrupted_at_the_end_of_a_trial_interrupts_every_rank() {
+    let out = ranks(3, |rank, d| {
+        let own: Result<()> = match rank {
+            1 => Err(Error::Interrupted.into()),
+            _ => Ok(()),
+        };
+        let e = d.end_trial(own).unwrap_err();
+        (
+            exit_code(&e),
+            exit_code(&d.run_error(Some(format!("{e:#}")))),
+        )
+    });
+    assert_eq!(out, vec![(130, 130); 3], "exit 130 everywhere, not 1");
+}
+
+/// A transport whose collectives are given up: rank 2 of 3 was lost; counts its calls.
+struct LostRank(AtomicUsize);
+
+impl Transport for LostRank {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        3
+    }
+    fn min_u64(&self, _: u64) -> Result<u64, Lost> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Err(Lost::Rank(2))
+    }
+    fn all_gather(&self, _: &[u8]) -> Result<Vec<Vec<u8>>, Lost> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Err(Lost::Rank(2))
+    }
+    fn broadcast(&self, _: &[u8]) -> Result<Vec<u8>, Lost> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Err(Lost::Rank(2))
+    }
+    fn timeout_s(&self) -> f64 {
+        10.0
+    }
+}
+
+#[test]
+fn a_lost_rank_is_named_and_no_collective_is_tried_after() {
+    let t = Arc::new(LostRank(AtomicUsize::new(0)));
+    let d = Dist::with_transport(t.clone(), Some(Mode::Fleet), false);
+    let e = d.end_trial(Ok(())).unwrap_err();
+    let text = format!("{e:#}");
+    assert!(text.starts_with("lost rank 2 on "), "{text}");
+    assert!(
+        text.contains("for 10 s") && text.contains("fsarena cleanup"),
+        "{text}"
+    );
+    assert_eq!(exit_code(&e), 1);
+    assert!(d.is_gone());
+    // Rank 0 keeps its own trial; the other collectives fail at once.
+    assert_eq!(d.gather_trial(empty_trial()).unwrap().ranks.len(), 0);
+    assert!(d.start_trial().is_err());
+    assert_eq!(d.finish(0), 1);
+    assert!(d.must_skip_finalize(1));
+    assert_eq!(t.0.load(Ordering::Relaxed), 1, "one collective tried");
 }
 
 pub(crate) fn empty_trial() -> Trial {

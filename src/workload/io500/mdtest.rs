@@ -129,13 +129,36 @@ impl FindSpec {
 }
 
 /// Walks the tree under `root` (depth first), lstat'ing every entry: one [`Op::Stat`]
-/// per entry; adds the matches to `found`.
-pub fn find(w: &mut Worker, root: &Path, spec: &FindSpec, found: &AtomicU64) -> Result<()> {
+/// per entry; adds the matches to `found`. With `share` = (part, parts), only the entries
+/// of `root` itself whose name hashes to `part` of `parts` (and what is under them): how
+/// the tasks of all ranks split a directory they share, as the IO500's parallel find does.
+pub fn find(
+    w: &mut Worker,
+    root: &Path,
+    spec: &FindSpec,
+    found: &AtomicU64,
+    share: Option<(usize, usize)>,
+) -> Result<()> {
+    let mine = |name: &std::ffi::OsStr| {
+        share.is_none_or(|(part, parts)| {
+            // FNV-1a: the same split on every rank.
+            let h = name
+                .as_encoded_bytes()
+                .iter()
+                .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                });
+            h % parts as u64 == part as u64
+        })
+    };
     let mut dirs = vec![root.to_path_buf()];
     let mut matched = 0;
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).on("read directory", &dir)? {
             let entry = entry.on("read directory", &dir)?;
+            if dir == root && !mine(&entry.file_name()) {
+                continue;
+            }
             let t = w.start();
             let md = entry.metadata().on("lstat", &entry.path())?;
             w.done(Op::Stat, t, 0);

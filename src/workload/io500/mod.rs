@@ -337,8 +337,10 @@ impl Workload for Io500 {
 }
 
 impl Io500 {
-    /// The find phase: this rank's tasks walk its file-per-task trees and (rank 0) the
-    /// shared ones, the trees dealt out to the tasks in turn. Returns the matches.
+    /// The find phase: this rank's tasks walk its file-per-task trees, dealt out to them in
+    /// turn, and a share of the shared directories (ior-hard, mdtest-hard), which the
+    /// tasks of all ranks split by name, as the IO500's parallel find does. Returns this
+    /// rank's matches.
     fn find(&self, cx: &mut TrialContext, d: &Dirs) -> Result<u64> {
         let ranks = cx.ranks();
         let newer = std::fs::metadata(&d.stamp).on("stat", &d.stamp)?;
@@ -352,14 +354,16 @@ impl Io500 {
         };
         let mut roots = vec![d.ior_easy.clone()];
         roots.extend((0..self.tasks).map(|i| d.easy_tree(Task::of(ranks, self.tasks, i))));
-        if ranks.rank == 0 {
-            roots.extend([d.ior_hard.clone(), d.mdtest_hard.clone()]);
-        }
+        let shared = [d.ior_hard.clone(), d.mdtest_hard.clone()];
         let found = AtomicU64::new(0);
         let n = self.tasks;
         cx.phase(&FIND, n, |w| {
             for root in roots.iter().skip(w.idx).step_by(n) {
-                mdtest::find(w, root, &spec, &found)?;
+                mdtest::find(w, root, &spec, &found, None)?;
+            }
+            let share = (ranks.rank * n + w.idx, ranks.size * n);
+            for root in &shared {
+                mdtest::find(w, root, &spec, &found, Some(share))?;
             }
             Ok(())
         })?;

@@ -180,13 +180,19 @@ pub fn rescore_merged(phases: &mut [PhaseResult], ranks: &[RankTrial]) {
         }
     }
     let last = PHASES[PHASES.len() - 1].name;
+    // The ranks split find's shared directories: one may match nothing while the run
+    // found plenty, so "found nothing" is judged on the sum.
+    const NOTHING: &str = "unofficial_find_found_nothing";
     let every_rank_official = ranks.iter().all(|r| {
-        r.phases
-            .iter()
-            .find(|p| p.name == last)
-            .and_then(|p| p.extra.get("official"))
-            == Some(&1.0)
+        r.phases.iter().find(|p| p.name == last).is_some_and(|p| {
+            p.extra.get("official") == Some(&1.0)
+                || p.extra
+                    .iter()
+                    .filter(|(k, v)| k.starts_with("unofficial_") && **v > 0.0)
+                    .all(|(k, _)| k == NOTHING)
+        })
     });
+    let found_something = sum("find", "find_matched") > 0.0;
     let all_scored = figures.len() == PHASES.len() && figures.iter().all(|(_, x)| *x > 0.0);
     let Some(p) = phases.iter_mut().find(|p| p.name == last) else {
         return;
@@ -202,7 +208,12 @@ pub fn rescore_merged(phases: &mut [PhaseResult], ranks: &[RankTrial]) {
     } else {
         p.extra.insert("unofficial_zero_score".into(), 1.0);
     }
-    let official = every_rank_official && all_scored;
+    if found_something {
+        p.extra.remove(NOTHING);
+    } else {
+        p.extra.insert(NOTHING.into(), 1.0);
+    }
+    let official = every_rank_official && all_scored && found_something;
     p.extra
         .insert("official".into(), f64::from(u8::from(official)));
 }

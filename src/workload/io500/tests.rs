@@ -80,8 +80,10 @@ fn find_matches_as_pfind_does() {
     };
     let found = AtomicU64::new(0);
     crate::workload::testutil::in_context(DataPolicy::Random, SyncPolicy::None, |cx| {
-        cx.phase(&FIND, 1, |w| mdtest::find(w, dir.path(), &spec, &found))
-            .unwrap();
+        cx.phase(&FIND, 1, |w| {
+            mdtest::find(w, dir.path(), &spec, &found, None)
+        })
+        .unwrap();
         // 5 entries examined; "file.mdtest.0.101" and "x01" match (size 3901, newer, *01*);
         // the stamp is not newer than itself; the 10-byte file has the wrong size.
         assert_eq!(cx.phases()[0].ops, 5);

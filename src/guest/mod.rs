@@ -366,8 +366,10 @@ pub fn check_kvm_once(vng: &Path, k: &Kernel, image_dir: &Path) -> Result<(), St
     out
 }
 
-/// What a KVM check found, kept in `IMAGE_DIR/kvm-check.json` until the machine reboots,
-/// so that not every run and `doctor` pays for a boot that hangs.
+/// What a KVM check found, kept until the machine reboots in `kvm-check.json` of this
+/// user's registry directory (`/run/fsarena` for root; the image directory when there is
+/// none), so that not every run and `doctor`, whatever its image directory, pays for a
+/// boot that hangs.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct KvmVerdict {
     boot_id: String,
@@ -390,7 +392,9 @@ fn check_kvm(
     image_dir: &Path,
     run_id: &str,
 ) -> Result<(), String> {
-    let kept = image_dir.join("kvm-check.json");
+    let kept = crate::probe::disturb::registry::own_dir()
+        .unwrap_or_else(|| image_dir.to_path_buf())
+        .join("kvm-check.json");
     let boot = boot_id();
     if let Some(v) = std::fs::read(&kept)
         .ok()

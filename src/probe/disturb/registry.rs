@@ -96,6 +96,13 @@ pub fn other_live_runs() -> Vec<LiveRun> {
     v
 }
 
+/// This user's registry directory (made if missing and checked), also the place for what
+/// holds machine-wide until the next boot (the guest's KVM check); `None` when it cannot
+/// be had.
+pub fn own_dir() -> Option<PathBuf> {
+    own_place(crate::probe::sys::euid()).ok()
+}
+
 /// The registry directory for user `me`, made if missing and checked.
 fn own_place(me: u32) -> Result<PathBuf, String> {
     let dir = if me == 0 {

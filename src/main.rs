@@ -203,16 +203,23 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             // An MPI rank's guardian: its rank holds the other end of stdin.
             let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
             let run = a.run.unwrap_or_default();
-            // The rank's pipe may close a moment before its lock is released.
+            // The rank's pipe may close a moment before its lock is released; a trial
+            // directory on a shared filesystem may still be written by ranks on other
+            // hosts for the seconds mpirun takes to kill them (it keeps its marker until
+            // it is empty, so the next try can finish it).
             let since = std::time::Instant::now();
+            let mut said = Vec::new();
             let lines = loop {
                 let lines = fsarena::state::cleanup_run(&a.image_dir, &run);
                 let live = lines.iter().any(|l| l.contains("is still running"));
-                if !live || since.elapsed() > std::time::Duration::from_secs(5) {
+                let failed = lines.iter().any(|l| l.starts_with("could not"));
+                if !(live || failed) || since.elapsed() > std::time::Duration::from_secs(10) {
                     break lines;
                 }
-                std::thread::sleep(std::time::Duration::from_millis(20));
+                said.extend(lines.into_iter().filter(|l| l.starts_with("undid")));
+                std::thread::sleep(std::time::Duration::from_millis(100));
             };
+            let lines: Vec<String> = said.into_iter().chain(lines).collect();
             for l in lines {
                 warn!("fsarena (guardian of {run}): {l}");
             }

@@ -205,11 +205,36 @@ fn remove_in(held: &Held, name: &std::ffi::OsStr, real: &Path, how: Removal) -> 
                     mounted[0].display()
                 );
             }
-            // std opens each directory below with O_NOFOLLOW relative to its parent.
-            std::fs::remove_dir_all(&entry)
+            remove_tree_marker_last(&entry)
         }
     }?;
     Ok(())
+}
+
+/// Deletes the tree `dir` with its own marker last: when another process is still writing
+/// into it (an MPI rank on another host, in a directory rank 0 made on a shared
+/// filesystem), the deletion fails with the marker in place, so a later try — `cleanup`, or
+/// a guardian trying again — may still delete what is left.
+fn remove_tree_marker_last(dir: &Path) -> std::io::Result<()> {
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_name() == MARKER {
+            continue;
+        }
+        // std opens each directory below with O_NOFOLLOW relative to its parent.
+        match e.file_type()?.is_dir() {
+            true => std::fs::remove_dir_all(e.path())?,
+            false => std::fs::remove_file(e.path())?,
+        }
+    }
+    if std::fs::read_dir(dir)?.any(|e| e.is_ok_and(|e| e.file_name() != MARKER)) {
+        return Err(std::io::Error::from_raw_os_error(libc::ENOTEMPTY));
+    }
+    match std::fs::remove_file(dir.join(MARKER)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::fs::remove_dir(dir)
 }
 
 #[cfg(test)]
@@ -221,6 +246,47 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         ensure_owned_dir(t.path()).unwrap();
         t
+    }
+
+    #[test]
+    fn a_tree_keeps_its_marker_until_everything_else_is_gone() {
+        let t = marked();
+        let w = t.path().join("w");
+        ensure_owned_dir(&w).unwrap();
+        std::fs::create_dir_all(w.join("rank-1/d")).unwrap();
+        std::fs::write(w.join("rank-1/d/f"), b"x").unwrap();
+        std::fs::write(w.join("g"), b"y").unwrap();
+        // A file another process keeps writing: here, one that cannot be deleted (an
+        // immutable file for root, a read-only directory for another user).
+        let stuck = w.join("stuck");
+        std::fs::create_dir(&stuck).unwrap();
+        std::fs::write(stuck.join("f"), b"z").unwrap();
+        let root = crate::probe::sys::is_root();
+        let pin = |on: bool| {
+            use std::os::unix::fs::PermissionsExt;
+            if root {
+                let flag = if on { "+i" } else { "-i" };
+                std::process::Command::new("chattr")
+                    .arg(flag)
+                    .arg(stuck.join("f"))
+                    .status()
+                    .is_ok_and(|s| s.success())
+            } else {
+                let m = if on { 0o500 } else { 0o700 };
+                std::fs::set_permissions(&stuck, std::fs::Permissions::from_mode(m)).is_ok()
+            }
+        };
+        if !pin(true) {
+            eprintln!("SKIP a_tree_keeps_its_marker: chattr +i does not work on this filesystem");
+            return;
+        }
+        let first = remove(&w, Removal::Tree);
+        assert!(pin(false));
+        assert!(first.is_err());
+        assert!(w.join(MARKER).exists(), "the marker went before the rest");
+        assert!(!w.join("rank-1").exists() && !w.join("g").exists());
+        assert!(remove(&w, Removal::Tree).unwrap());
+        assert!(!w.exists());
     }
 
     #[test]

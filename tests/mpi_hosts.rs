@@ -386,11 +386,11 @@ fn sigterm_to_mpirun_in_shared_mode_leaves_the_shared_directory_empty() {
         "smallfiles:files=200",
         "job:rw=write,size=48MiB,rate=8MiB",
     ];
-    // Rank 0 removes the trial's directory on the shared filesystem, which a guardian
-    // does not touch (it is outside the image directory): rank 0 needs the time to do it
-    // before mpirun's SIGKILL, 3 s rather than OpenMPI's default 1 s (docs/distributed.md).
+    // At OpenMPI's default kill delay rank 0 is often killed before it removes the
+    // trial's directory on the shared filesystem, while the other hosts' ranks still write
+    // into it: its guardian removes it, trying again until they are gone.
     let mut child = h
-        .fsarena(3, "shared", &args)
+        .fsarena(SIGKILL_S, "shared", &args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

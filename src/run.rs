@@ -94,27 +94,13 @@ pub fn execute(
         image_dir: plan.image_dir.clone(),
         state: Arc::clone(&state),
     };
-    let mut result = RunResult {
-        fsarena_version: env!("CARGO_PKG_VERSION").to_string(),
-        run_id: run_id.clone(),
-        started_at: chrono::Utc::now().to_rfc3339(),
-        finished_at: None,
-        status: "running".into(),
-        command_line: crate::secret::redact_argv(&command_line),
-        host: crate::host::host_info(),
-        policy: plan.policy.clone(),
-        can_drop_caches: crate::probe::sys::is_root(),
-        targets: Vec::new(),
-        trials: Vec::new(),
-        summaries: Vec::new(),
-        mpi: dist.info(),
-        left_out: plan.left_out.clone(),
-        resumed_at: Vec::new(),
-        planned_trials: u32::try_from(
-            plan.targets.len() * plan.workloads.len() * plan.policy.reps as usize,
-        )
-        .ok(),
-    };
+    let mut result = new_result(
+        &run_id,
+        &command_line,
+        plan,
+        dist.info(),
+        plan.targets.len(),
+    );
     // Held for the run's life: other runs on this machine see this one live.
     let _registered = announce(&run_id, plan, progress);
     if let Some(line) = crate::result::left_out_line(&plan.left_out) {
@@ -656,6 +642,36 @@ pub fn describe_error(e: &anyhow::Error) -> String {
         format!("filesystem full: {text}")
     } else {
         text
+    }
+}
+
+/// A run's result as it starts: `running`, nothing measured yet, with `targets`
+/// targets (all the plan's, once per guest kernel under `--kernel`) planned.
+pub(crate) fn new_result(
+    run_id: &str,
+    command_line: &[String],
+    plan: &Plan,
+    mpi: Option<crate::result::MpiInfo>,
+    targets: usize,
+) -> RunResult {
+    RunResult {
+        fsarena_version: env!("CARGO_PKG_VERSION").to_string(),
+        run_id: run_id.to_string(),
+        started_at: chrono::Utc::now().to_rfc3339(),
+        finished_at: None,
+        status: "running".into(),
+        command_line: crate::secret::redact_argv(command_line),
+        host: crate::host::host_info(),
+        policy: plan.policy.clone(),
+        can_drop_caches: crate::probe::sys::is_root(),
+        targets: Vec::new(),
+        trials: Vec::new(),
+        summaries: Vec::new(),
+        mpi,
+        left_out: plan.left_out.clone(),
+        resumed_at: Vec::new(),
+        planned_trials: u32::try_from(targets * plan.workloads.len() * plan.policy.reps as usize)
+            .ok(),
     }
 }
 

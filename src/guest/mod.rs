@@ -236,30 +236,13 @@ pub fn execute(
     let state = State::create(&plan.image_dir.join("state"), &run_id)?;
     let log_dir = state.log_dir();
     std::fs::create_dir_all(&log_dir)?;
-    let mut result = RunResult {
-        fsarena_version: env!("CARGO_PKG_VERSION").to_string(),
-        run_id: run_id.clone(),
-        started_at: chrono::Utc::now().to_rfc3339(),
-        finished_at: None,
-        status: "running".into(),
-        command_line: crate::secret::redact_argv(&command_line),
-        host: crate::host::host_info(),
-        policy: plan.policy.clone(),
-        can_drop_caches: crate::probe::sys::is_root(),
-        targets: Vec::new(),
-        trials: Vec::new(),
-        summaries: Vec::new(),
-        mpi: None,
-        left_out: plan.left_out.clone(),
-        resumed_at: Vec::new(),
-        planned_trials: u32::try_from(
-            guest.kernels.len()
-                * plan.targets.len()
-                * plan.workloads.len()
-                * plan.policy.reps as usize,
-        )
-        .ok(),
-    };
+    let mut result = crate::run::new_result(
+        &run_id,
+        &command_line,
+        plan,
+        None,
+        guest.kernels.len() * plan.targets.len(),
+    );
     let args = guest_args(&command_line);
     // As a run on the host: every trial also goes to the journal as it comes back, so
     // that a database that fails at the end loses nothing.

@@ -185,15 +185,7 @@ pub fn execute(
         // The figures stand; what is left is for `cleanup` (the message says so).
         progress.note(&format!("{e:#}"));
     }
-    result.finished_at = Some(chrono::Utc::now().to_rfc3339());
-    result.summaries = crate::stats::summarize(&result.trials);
-    result.status = match &outcome {
-        Err(e) if crate::error::exit_code(e) == crate::error::exit::INTERRUPTED => "interrupted",
-        Err(_) => "failed",
-        Ok(()) if result.trials.iter().any(|t| t.status != "ok") => "failed",
-        Ok(()) => "complete",
-    }
-    .into();
+    end_result(&mut result, &outcome);
     let kept = sink.finish(&result, progress);
     if let Err(e) = outcome {
         if result.status != "interrupted" {
@@ -643,6 +635,20 @@ pub fn describe_error(e: &anyhow::Error) -> String {
     } else {
         text
     }
+}
+
+/// Ends a run's result: its finish time, the summaries of its trials, and its status from
+/// how the run went (`interrupted`, `failed` when it failed or a trial did, `complete`).
+pub(crate) fn end_result(result: &mut RunResult, outcome: &Result<()>) {
+    result.finished_at = Some(chrono::Utc::now().to_rfc3339());
+    result.summaries = crate::stats::summarize(&result.trials);
+    result.status = match outcome {
+        Err(e) if crate::error::exit_code(e) == crate::error::exit::INTERRUPTED => "interrupted",
+        Err(_) => "failed",
+        Ok(()) if result.trials.iter().any(|t| t.status != "ok") => "failed",
+        Ok(()) => "complete",
+    }
+    .into();
 }
 
 /// A run's result as it starts: `running`, nothing measured yet, with `targets`

@@ -299,15 +299,7 @@ pub fn execute(
     if let Err(e) = state.finish() {
         progress.note(&format!("{e:#}"));
     }
-    result.finished_at = Some(chrono::Utc::now().to_rfc3339());
-    result.summaries = crate::stats::summarize(&result.trials);
-    result.status = match &outcome {
-        Err(e) if crate::error::exit_code(e) == crate::error::exit::INTERRUPTED => "interrupted",
-        Err(_) => "failed",
-        Ok(()) if result.trials.iter().any(|t| t.status != "ok") => "failed",
-        Ok(()) => "complete",
-    }
-    .into();
+    crate::run::end_result(&mut result, &outcome);
     let mut kept = crate::run::Kept::default();
     let stored = match store {
         Some(s) => match s.import(&result) {

@@ -330,9 +330,15 @@ impl Progress for Bars {
 
     fn note(&self, msg: &str) {
         let msg = crate::secret::redact(msg);
-        // Printed above the bars, which stay at the bottom.
-        if self.multi.println(format!("fsarena: {msg}")).is_err() {
-            stderr_line(&format!("fsarena: {msg}"));
+        // Printed above the bars, which stay at the bottom; wrapped with the prefix
+        // counted (a note fitting the width without it broke mid-word at 80 columns).
+        let line = crate::report::fit::wrap_text(
+            &format!("fsarena: {msg}"),
+            crate::report::fit::width(),
+            4,
+        );
+        if self.multi.println(&line).is_err() {
+            stderr_line(&line);
         }
     }
 

@@ -41,13 +41,17 @@ has_libclang() {
 # locks fail, under a result database (tests/database_faults.rs). The guest run
 # (tests/guest.rs) boots a Debian kernel under QEMU with virtme-ng (installed by
 # scripts/test.sh with pip into /opt/vng, from python3-venv) and its static busybox, and
-# makes the filesystems this host's kernel lacks in it.
+# makes the filesystems this host's kernel lacks in it; the guest serves NFS and SMB
+# itself with this machine's nfs-kernel-server, rpcbind, nfs-common, samba and cifs-utils
+# (scripts/test.sh keeps their services off on the host).
 for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount \
             bon_csv2html:bonnie++ chromium:chromium mkntfs:ntfs-3g sshfs:sshfs \
             sshd:openssh-server mpirun:openmpi-bin mpicc:libopenmpi-dev strace:strace \
             qemu-system-x86_64:qemu-system-x86 busybox:busybox-static mkfs.jfs:jfsutils \
             mkfs.vfat:dosfstools mkfs.reiserfs:reiserfsprogs mkfs.f2fs:f2fs-tools \
-            mkfs.nilfs2:nilfs-tools mkfs.exfat:exfatprogs ip:iproute2 nsenter:util-linux; do
+            mkfs.nilfs2:nilfs-tools mkfs.exfat:exfatprogs ip:iproute2 nsenter:util-linux \
+            exportfs:nfs-kernel-server rpcbind:rpcbind mount.nfs:nfs-common smbd:samba \
+            mount.cifs:cifs-utils; do
   has_program "${pair%%:*}" || echo "${pair##*:}"
 done
 has_libclang || echo libclang-dev

@@ -13,6 +13,20 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "test.sh: installing ${need[*]}"
     apt-get update -qq -o DPkg::Lock::Timeout=600
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 "${need[@]}"
+    # The NFS and SMB servers are for the guest of tests/guest.rs: on a host run by systemd
+    # their packages start them listening on every interface; stop and disable them again.
+    servers=()
+    for p in "${need[@]}"; do
+      case "$p" in
+        samba) servers+=(smbd nmbd samba-ad-dc) ;;
+        nfs-kernel-server) servers+=(nfs-server) ;;
+        rpcbind) servers+=(rpcbind.socket rpcbind) ;;
+      esac
+    done
+    if [ ${#servers[@]} -gt 0 ] && [ -d /run/systemd/system ]; then
+      echo "test.sh: ${servers[*]} were installed for the guest: disabling them on this host"
+      systemctl disable --now "${servers[@]}" || true
+    fi
   else
     echo "test.sh: missing ${need[*]} (not root or no apt-get): tests on those filesystems will be skipped"
   fi

@@ -125,6 +125,13 @@ fn filesystem_lines(out: &mut String) {
         Support::No(why) => format!("no: {why}"),
     };
     let _ = writeln!(out, "  {:<9} in memory   {tmpfs}", "tmpfs");
+    for p in crate::target::served::Protocol::ALL {
+        let status = match p.support() {
+            Support::Yes => format!("yes (only when named; {})", p.what()),
+            Support::No(why) => format!("no: {why}"),
+        };
+        let _ = writeln!(out, "  {:<9} served      {status}", p.name());
+    }
 }
 
 /// `fsarena list --kernel KERNEL`: what a guest booted from KERNEL can make (its modules,

@@ -257,6 +257,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             if let Some(serial) = &a.in_guest {
                 // In a guest fsarena booted: its scratch disk holds images and database.
                 let img = fsarena::guest::inside::prepare_scratch(serial)?;
+                fsarena::target::served::set_in_guest();
                 db = img.parent().map(|p| p.join("fsarena.db"));
                 a.image_dir = Some(img);
             }

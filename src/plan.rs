@@ -317,6 +317,26 @@ impl Plan {
                 });
                 continue;
             }
+            if let Some(proto) = crate::target::served::Protocol::parse(name) {
+                if let Support::No(why) = proto.support() {
+                    return Err(usage(format!("--fs {name}: {why}")));
+                }
+                let fs = crate::target::served::BACKING;
+                if size_bytes < fs.min_size_bytes() {
+                    return Err(usage(format!(
+                        "--fs {name} --size {size_text}: its {} needs at least {}",
+                        fs.name(),
+                        format_size(fs.min_size_bytes())
+                    )));
+                }
+                targets.push(TargetSpec::Served {
+                    proto,
+                    mkfs_opts: mkfs_opts_for(name, &mkfs)?,
+                    mount_opts,
+                    size_bytes,
+                });
+                continue;
+            }
             let fs = FsType::parse(name).map_err(usage)?;
             if let Support::No(why) = fs.support() {
                 return Err(usage(format!(
@@ -393,7 +413,10 @@ impl Plan {
                 crate::workload::check_target(w, t)?;
             }
         }
-        if targets.iter().any(|t| matches!(t, TargetSpec::Loop { .. })) {
+        if targets
+            .iter()
+            .any(|t| matches!(t, TargetSpec::Loop { .. } | TargetSpec::Served { .. }))
+        {
             if let Some(why) = room::image_dir_problem(&image_dir, size_bytes) {
                 return Err(usage(format!("--image-dir {why}")));
             }
@@ -584,7 +607,10 @@ pub fn default_filesystems() -> Vec<String> {
 pub fn makeable(names: &[&str]) -> (Vec<String>, Vec<String>) {
     makeable_with(names, &|name| match name {
         "tmpfs" => crate::target::fs::tmpfs_support(),
-        _ => FsType::parse(name).map_or_else(Support::No, FsType::support),
+        _ => match crate::target::served::Protocol::parse(name) {
+            Some(p) => p.support(),
+            None => FsType::parse(name).map_or_else(Support::No, FsType::support),
+        },
     })
 }
 

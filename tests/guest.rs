@@ -10,8 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The seeds' filesystems a Debian guest makes (NFS and SMB are not run in a guest yet).
-const SEEDS: [&str; 6] = ["jfs", "vfat", "reiserfs", "f2fs", "nilfs2", "exfat"];
+/// The seeds' filesystems a Debian guest makes, NFS and SMB served in the guest itself.
+const SEEDS: [&str; 9] = [
+    "jfs", "vfat", "reiserfs", "f2fs", "nilfs2", "exfat", "nfs", "nfs3", "smb",
+];
 
 /// A kernel under /boot with its modules, or `None` after a SKIP line naming `test`.
 fn guest_kernel(test: &str) -> Option<String> {
@@ -63,7 +65,8 @@ fn makeable(kernel: &str) -> Vec<&'static str> {
         .filter(|fs| {
             text.lines().any(|l| {
                 let mut w = l.split_whitespace();
-                w.next() == Some(fs) && l.contains("loop image  yes")
+                w.next() == Some(fs)
+                    && (l.contains("loop image  yes") || l.contains("served      yes"))
             })
         })
         .collect()
@@ -108,6 +111,9 @@ fn the_seeds_filesystems_run_in_a_guest_labelled_and_stored() {
     if fs.is_empty() {
         println!("SKIP {test}: the guest can make none of {SEEDS:?} (mkfs tools missing)");
         return;
+    }
+    for missing in SEEDS.iter().filter(|s| !fs.contains(s)) {
+        println!("SKIP {test} on {missing}: `fsarena list --kernel {kernel}` says no");
     }
     let dir = common::image_dir();
     let list = fs.join(",");

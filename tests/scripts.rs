@@ -102,6 +102,11 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         "python3-fuse",
         "python3-venv",
         "linux-image-amd64",
+        "nfs-kernel-server",
+        "rpcbind",
+        "nfs-common",
+        "samba",
+        "cifs-utils",
     ];
     let need = needs(root.path());
     for p in all {
@@ -133,6 +138,11 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         ("boot", "vmlinuz-6.1.0-56-amd64"),
         ("usr/sbin", "ip"),
         ("usr/bin", "nsenter"),
+        ("usr/sbin", "exportfs"),
+        ("sbin", "rpcbind"),
+        ("sbin", "mount.nfs"),
+        ("usr/sbin", "smbd"),
+        ("sbin", "mount.cifs"),
     ] {
         put(root.path(), &format!("{dir}/{prog}"), None);
     }

@@ -51,8 +51,14 @@ pub fn load_modules(plan: &crate::plan::Plan) -> Result<Vec<String>> {
     let registered = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
     let mut modules: Vec<&str> = Vec::new();
     for t in &plan.targets {
-        if let crate::target::TargetSpec::Loop { fs, .. } = &t.spec {
-            let k = &fs.knowledge().kernel;
+        let needs: &[crate::target::fs::Kernel] = match &t.spec {
+            crate::target::TargetSpec::Loop { fs, .. } => {
+                std::slice::from_ref(&fs.knowledge().kernel)
+            }
+            crate::target::TargetSpec::Served { proto, .. } => proto.modules(),
+            _ => &[],
+        };
+        for k in needs {
             // ext2 and ext3 may come with ext4, loaded for the scratch disk.
             let there = registered
                 .lines()

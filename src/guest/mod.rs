@@ -570,7 +570,8 @@ impl OneGuest<'_> {
             .targets
             .iter()
             .map(|t| match &t.spec {
-                crate::target::TargetSpec::Loop { size_bytes, .. } => *size_bytes,
+                crate::target::TargetSpec::Loop { size_bytes, .. }
+                | crate::target::TargetSpec::Served { size_bytes, .. } => *size_bytes,
                 _ => 0,
             })
             .sum();

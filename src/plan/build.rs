@@ -398,6 +398,32 @@ fn target(
             },
         });
     }
+    if let Some(proto) = crate::target::served::Protocol::parse(&fs.v) {
+        if e.device.is_some() {
+            return Err(src.err(
+                &fs.span,
+                format!("{} is served from a loop image, never from a device", fs.v),
+            ));
+        }
+        if let Support::No(why) = proto.support() {
+            host.push(src.err(&fs.span, why));
+        }
+        let mkfs_opts = match &e.mkfs {
+            Some(m) => split_opts(&m.v).map_err(|err| src.err(&m.span, format!("mkfs: {err}")))?,
+            None => Vec::new(),
+        };
+        crate::target::fs::refuse_paths(&mkfs_opts)
+            .map_err(|err| src.err(&fs.span, format!("mkfs: {err}")))?;
+        return Ok(PlanTarget {
+            name,
+            spec: TargetSpec::Served {
+                proto,
+                mkfs_opts,
+                mount_opts,
+                size_bytes,
+            },
+        });
+    }
     let kind = FsType::parse(&fs.v).map_err(|e| src.err(&fs.span, e))?;
     if let Support::No(why) = kind.support() {
         host.push(src.err(
@@ -528,7 +554,9 @@ fn host_checks(
     let largest = targets
         .iter()
         .filter_map(|(t, _)| match t.spec {
-            TargetSpec::Loop { size_bytes, .. } => Some(size_bytes),
+            TargetSpec::Loop { size_bytes, .. } | TargetSpec::Served { size_bytes, .. } => {
+                Some(size_bytes)
+            }
             _ => None,
         })
         .max();

@@ -57,6 +57,14 @@ impl Plan {
                 TargetSpec::Net(n) => json!({"name": t.name, "kind": "net",
                     "net": n.kind.name(), "source": n.source,
                     "opts": redact_word(&n.opts)}),
+                TargetSpec::Served {
+                    proto,
+                    mkfs_opts,
+                    mount_opts,
+                    size_bytes,
+                } => json!({"name": t.name, "kind": "served", "fs": proto.name(),
+                    "mkfs": mkfs_opts, "mount": redact_word(mount_opts),
+                    "size_bytes": size_bytes}),
             })
             .collect();
         let workloads: Vec<_> = self
@@ -163,6 +171,27 @@ impl Plan {
                         redact_word(&n.opts)
                     )
                 }
+                TargetSpec::Served {
+                    proto,
+                    mkfs_opts,
+                    mount_opts,
+                    size_bytes,
+                } => format!(
+                    "{} served from a {} {} loop image; mkfs: {}; client mount: {}",
+                    proto.what(),
+                    format_size(*size_bytes),
+                    crate::target::served::BACKING.name(),
+                    if mkfs_opts.is_empty() {
+                        "defaults".into()
+                    } else {
+                        mkfs_opts.join(" ")
+                    },
+                    if mount_opts.is_empty() {
+                        "defaults".into()
+                    } else {
+                        redact_word(mount_opts)
+                    }
+                ),
             };
             let _ = writeln!(out, "  {:<28} {line}", t.name);
         }

@@ -13,6 +13,7 @@ pub mod loopfs;
 pub mod mount;
 pub mod net;
 pub mod scratch;
+pub mod served;
 pub mod tmpfs;
 
 use crate::result::{Provision, TargetInfo};
@@ -120,6 +121,15 @@ pub enum TargetSpec {
     },
     /// A network filesystem fsarena mounts (`--net nfs=server:/export`).
     Net(net::NetSpec),
+    /// A network filesystem fsarena serves itself, in a guest (`--fs nfs`, `nfs3`, `smb`):
+    /// a fresh ext4 of `size_bytes` exported over loopback ([`served`]). `mkfs_opts` go
+    /// to the ext4, `mount_opts` to the client.
+    Served {
+        proto: served::Protocol,
+        mkfs_opts: Vec<String>,
+        mount_opts: String,
+        size_bytes: u64,
+    },
 }
 
 impl TargetSpec {
@@ -131,6 +141,7 @@ impl TargetSpec {
             TargetSpec::Dir { .. } => "dir",
             TargetSpec::Device { .. } => "device",
             TargetSpec::Net(_) => "net",
+            TargetSpec::Served { .. } => "served",
         }
     }
 
@@ -146,6 +157,7 @@ impl TargetSpec {
                 path.file_name().unwrap_or_default().to_string_lossy()
             ),
             TargetSpec::Net(n) => n.name(),
+            TargetSpec::Served { proto, .. } => proto.name().to_string(),
         }
     }
 }
@@ -191,5 +203,6 @@ pub fn build_named(spec: &TargetSpec, name: &str, env: &Env) -> Box<dyn Target> 
         TargetSpec::Dir { path } => Box::new(dir::DirTarget::new(path, env).with_name(name)),
         TargetSpec::Device { .. } => Box::new(blockdev::BlockTarget::new(spec, env)),
         TargetSpec::Net(n) => Box::new(net::NetTarget::new(n, env)),
+        TargetSpec::Served { .. } => Box::new(served::ServedTarget::new(spec, name, env)),
     }
 }

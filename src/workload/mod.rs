@@ -163,7 +163,9 @@ pub fn check_target(w: &WorkloadSpec, target: &crate::target::TargetSpec) -> Res
         return provision::check_target(target);
     }
     let fs_bytes = match target {
-        TargetSpec::Loop { size_bytes, .. } | TargetSpec::Tmpfs { size_bytes, .. } => *size_bytes,
+        TargetSpec::Loop { size_bytes, .. }
+        | TargetSpec::Tmpfs { size_bytes, .. }
+        | TargetSpec::Served { size_bytes, .. } => *size_bytes,
         _ => return Ok(()),
     };
     let size = w

@@ -34,6 +34,11 @@ pub fn with_guest_kernel<T>(release: &str, f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// Whether support detection is looking at a guest kernel ([`with_guest_kernel`]).
+pub fn planning_for_guest() -> bool {
+    GUEST_RELEASE.with(|g| g.borrow().is_some())
+}
+
 impl Host for LiveHost {
     fn proc_filesystems(&self) -> String {
         match GUEST_RELEASE.with(|g| g.borrow().clone()) {

@@ -18,7 +18,7 @@ mod xfs;
 
 #[cfg(test)]
 pub(crate) use host::fake::FakeHost;
-pub use host::{kernel_lacks, with_guest_kernel, Host, LiveHost};
+pub use host::{kernel_lacks, planning_for_guest, with_guest_kernel, Host, LiveHost};
 use serde::Serialize;
 
 /// A filesystem type fsarena can make.
@@ -146,11 +146,17 @@ impl FsType {
             .into_iter()
             .find(|f| f.name() == name)
             .ok_or_else(|| {
-                let names: Vec<_> = Self::ALL.iter().map(|f| f.name()).collect();
+                let served = crate::target::served::Protocol::ALL.map(|p| p.name());
+                let names: Vec<_> = Self::ALL
+                    .iter()
+                    .map(|f| f.name())
+                    .chain(["tmpfs"])
+                    .chain(served)
+                    .collect();
                 format!(
-                    "unknown filesystem '{}'{}; valid: {}, tmpfs",
+                    "unknown filesystem '{}'{}; valid: {}",
                     crate::error::echo(name),
-                    crate::error::did_you_mean(name, names.iter().copied().chain(["tmpfs"])),
+                    crate::error::did_you_mean(name, names.iter().copied()),
                     names.join(", ")
                 )
             })

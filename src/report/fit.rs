@@ -50,7 +50,8 @@ pub fn cols(s: &str) -> usize {
 }
 
 /// Wraps `line` at spaces to `width` columns, continuation lines indented by `indent`
-/// spaces; a word longer than the room is left whole. A no-break space never breaks.
+/// spaces; a word with letters longer than the room (a list of mount options) breaks
+/// after its commas, else it is left whole. A no-break space never breaks.
 pub fn wrap(line: &str, width: usize, indent: usize) -> String {
     if cols(line) <= width {
         return line.to_string();
@@ -78,7 +79,19 @@ pub fn wrap(line: &str, width: usize, indent: usize) -> String {
         if !fresh {
             cur.push_str(space);
         }
-        cur.push_str(word);
+        // Words of options, never figures (`1,234,567`).
+        if cols(&cur) + cols(word) > width && word.chars().any(char::is_alphabetic) {
+            for piece in word.split_inclusive(',') {
+                if cols(&cur) + cols(piece) > width && !cur.trim_start().is_empty() {
+                    out.push_str(&cur);
+                    out.push('\n');
+                    cur = " ".repeat(indent);
+                }
+                cur.push_str(piece);
+            }
+        } else {
+            cur.push_str(word);
+        }
         fresh = false;
     }
     out.push_str(&cur);
@@ -380,6 +393,12 @@ mod tests {
             wrap("  u  cold read: no", 14, 5),
             "  u  cold\n     read: no"
         );
+        // Mount options longer than a line break after commas; short ones stay whole.
+        assert_eq!(
+            wrap("mount [rw,relatime,vers=4.2,rsize=262144,hard] x", 20, 2),
+            "mount\n  [rw,relatime,\n  vers=4.2,\n  rsize=262144,hard]\n  x"
+        );
+        assert_eq!(wrap("1,234,567 x", 5, 0), "1,234,567\nx");
     }
 
     #[test]

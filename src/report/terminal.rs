@@ -395,8 +395,9 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
             t.mkfs_opts.join(" "),
             t.mount_opts
         );
-        // A loop image's notes say why it is not as usual (buffered, not preallocated).
-        if t.kind == "loop" {
+        // A loop image's notes say why it is not as usual (buffered, not preallocated); a
+        // served target's, what its figures include.
+        if t.kind == "loop" || t.kind == "served" {
             for note in &t.notes {
                 let _ = writeln!(notes, "     {note}");
             }

@@ -521,7 +521,14 @@ impl Target for ServedTarget {
         self.client = Some(client);
         let work = work?;
         self.info.mount_opts = client_info.mount_opts;
-        self.info.mkfs_opts = self.backing.info().mkfs_opts.clone();
+        let b = self.backing.info();
+        self.info.mkfs_opts = b.mkfs_opts.clone();
+        self.info.loop_direct_io = b.loop_direct_io;
+        for n in &b.notes {
+            if !self.info.notes.contains(n) {
+                self.info.notes.push(n.clone());
+            }
+        }
         self.provision = Provision {
             mkfs_s: backing.mkfs_s,
             mount_s: client_provision.mount_s,

@@ -104,6 +104,42 @@ pub fn wrap_after(item: &str, sep: char, width: usize, indent: usize, hang: usiz
     out
 }
 
+/// `text` starting `indent` columns in, broken between words to `width` columns and
+/// continued `hang` columns in; a word too long for a line (mkfs `-E a=1,b=2`, mount
+/// options) is broken after its commas, and only a piece without one can overflow.
+pub fn wrap_options(text: &str, width: usize, indent: usize, hang: usize) -> String {
+    let room = width.saturating_sub(hang);
+    // (piece, glued to the piece before it with no space)
+    let mut pieces: Vec<(&str, bool)> = Vec::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if cols(word) > room {
+            for (i, p) in word.split_inclusive(',').enumerate() {
+                pieces.push((p, i > 0));
+            }
+        } else {
+            pieces.push((word, false));
+        }
+    }
+    let mut out = " ".repeat(indent);
+    let mut len = indent;
+    let mut fresh = true;
+    for (piece, glued) in pieces {
+        let gap = usize::from(!fresh && !glued);
+        if !fresh && len + gap + cols(piece) > width {
+            out.push('\n');
+            out.push_str(&" ".repeat(hang));
+            len = hang;
+        } else if gap == 1 {
+            out.push(' ');
+            len += 1;
+        }
+        out.push_str(piece);
+        len += cols(piece);
+        fresh = false;
+    }
+    out
+}
+
 /// [`wrap`] applied to every line of `text` (which keeps its final newline).
 pub fn wrap_text(text: &str, width: usize, indent: usize) -> String {
     let mut out: Vec<String> = text.lines().map(|l| wrap(l, width, indent)).collect();
@@ -380,6 +416,30 @@ mod tests {
             wrap("  u  cold read: no", 14, 5),
             "  u  cold\n     read: no"
         );
+    }
+
+    #[test]
+    fn options_wrap_between_words_then_after_commas() {
+        let text =
+            "mkfs: mkfs.ext4 -F -q -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 -b 1024";
+        let w = wrap_options(text, 40, 4, 10);
+        assert_eq!(
+            w,
+            "    mkfs: mkfs.ext4 -F -q -E nodiscard,\n          lazy_itable_init=0,\n          \
+             lazy_journal_init=0 -b 1024"
+        );
+        for line in w.lines() {
+            assert!(cols(line) <= 40, "{line}");
+        }
+        // Nothing lost: the words come back joined by spaces.
+        assert_eq!(
+            w.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .replace(", ", ","),
+            text
+        );
+        assert_eq!(wrap_options("a b", 40, 2, 4), "  a b");
     }
 
     #[test]

@@ -26,6 +26,13 @@ pub fn width() -> usize {
     width_from(columns.as_deref(), tty_columns())
 }
 
+/// [`width`] for what is drawn on standard error (progress bars, notes): `$COLUMNS`, else
+/// the width of the terminal on standard error, else [`DEFAULT_WIDTH`].
+pub fn stderr_width() -> usize {
+    let columns = std::env::var("COLUMNS").ok();
+    width_from(columns.as_deref(), tty_columns_of(2))
+}
+
 /// [`width`] from the value of `$COLUMNS` and the terminal's columns.
 fn width_from(columns: Option<&str>, tty: Option<usize>) -> usize {
     columns
@@ -37,10 +44,15 @@ fn width_from(columns: Option<&str>, tty: Option<usize>) -> usize {
 
 /// The columns of the terminal on standard output, when it is one.
 fn tty_columns() -> Option<usize> {
+    tty_columns_of(1)
+}
+
+/// The columns of the terminal on descriptor `fd`, when it is one.
+fn tty_columns_of(fd: libc::c_int) -> Option<usize> {
     // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we own; a descriptor that is
     // no terminal makes it fail with ENOTTY and leaves the struct alone.
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) };
+    let r = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws) };
     (r == 0).then_some(usize::from(ws.ws_col))
 }
 

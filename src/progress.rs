@@ -5,6 +5,8 @@
 //!   operations done — a bar when the amount of work is known, else a spinner — and
 //!   elapsed time). The phase's count is read from the workers' live counters
 //!   ([`crate::context::live_ops`]) ten times a second; the workers never wait for it.
+//!   Once the phase ends its final count stays until the next phase starts. The line is
+//!   made to fit the terminal ([`phase_layout`]).
 //! * [`Lines`] when stderr is not a terminal (logs, CI): one plain line per phase and
 //!   note, no escape codes.
 //! * [`Silent`] for `--quiet`.

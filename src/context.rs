@@ -70,16 +70,43 @@ pub struct PhaseSpec {
 #[repr(align(128))]
 struct LiveCell(AtomicU64);
 
-/// The operations done so far by the workers of the phase now running.
-static LIVE: Mutex<Option<Arc<[LiveCell]>>> = Mutex::new(None);
+/// The counts of the workers of the phase now running or, once it ended, of that phase
+/// until the next is announced: a phase shorter than a display's refresh is seen done
+/// (its final count), not at 0.
+struct LiveOps(Mutex<Option<Arc<[LiveCell]>>>);
 
-/// Operations done so far in the phase now running (for progress displays; 0 between
-/// phases). Never called from the workers' hot path.
+impl LiveOps {
+    const fn new() -> Self {
+        Self(Mutex::new(None))
+    }
+
+    /// Fresh counts for `n` workers, shown from now on.
+    fn open(&self, n: usize) -> Arc<[LiveCell]> {
+        let cells: Arc<[LiveCell]> = (0..n).map(|_| LiveCell::default()).collect();
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&cells));
+        cells
+    }
+
+    /// 0 until the next workers start: a phase is announced.
+    fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    fn total(&self) -> u64 {
+        let guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        guard.as_ref().map_or(0, |cells| {
+            cells.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+        })
+    }
+}
+
+static LIVE: LiveOps = LiveOps::new();
+
+/// Operations done so far in the phase now running, or in all by the phase that ended
+/// last until the next is announced (0 from then until its workers start). For progress
+/// displays; never called from the workers' hot path.
 pub fn live_ops() -> u64 {
-    let guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    guard.as_ref().map_or(0, |cells| {
-        cells.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
-    })
+    LIVE.total()
 }
 
 /// Set by SIGINT/SIGTERM; checked by workers and the runner.
@@ -420,6 +447,7 @@ impl<'a> TrialContext<'a> {
     ) -> Result<T> {
         check_stop()?;
         self.gate.barrier()?;
+        LIVE.clear();
         (self.progress)(spec.name);
         let mut rec = Recorder::new(Instant::now());
         let before = Counters::now(self.target.device_stat());
@@ -592,7 +620,9 @@ impl<'a> TrialContext<'a> {
     {
         // Every rank starts the measured run together.
         self.gate.barrier()?;
-        // Announced once the target is ready and the measured run begins.
+        // Announced once the target is ready and the measured run begins; the count shown
+        // until then is the phase before's (or a warm-up's).
+        LIVE.clear();
         (self.progress)(spec.name);
         let watch = self.gate.watch();
         let measured = self.run_workers(workers, f);
@@ -667,26 +697,27 @@ impl<'a> TrialContext<'a> {
         F: Fn(&mut Worker) -> Result<()> + Sync,
     {
         let stat = self.target.device_stat();
-        run_workers(self.policy.sync, &self.pool, n, f, stat)
+        run_workers(self.policy.sync, &self.pool, n, f, stat, &LIVE)
     }
 }
 
 /// Runs `n` workers of one phase (on this thread when `n` is 1) and merges their recorders;
 /// CPU times and the device counters at `stat` (a `/sys/block/*/stat`) are read when the
-/// clock starts and when it stops.
+/// clock starts and when it stops. Their operation counts are shown in `shown`.
 fn run_workers<F>(
     sync: SyncPolicy,
     pool: &DataPool,
     n: usize,
     f: &F,
     stat: Option<PathBuf>,
+    shown: &LiveOps,
 ) -> Result<Ran>
 where
     F: Fn(&mut Worker) -> Result<()> + Sync,
 {
     let abort = AtomicBool::new(false);
-    let live: Arc<[LiveCell]> = (0..n).map(|_| LiveCell::default()).collect();
-    *LIVE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&live));
+    // Left in `shown` when the workers end: their final count stays on display.
+    let live = shown.open(n);
     // Built before the clock starts: allocating histograms is not the filesystem's time.
     let recorders: Vec<Recorder> = (0..n).map(|_| Recorder::new(Instant::now())).collect();
     let gate = Gate::new(n, stat.clone());
@@ -735,7 +766,6 @@ where
     let (start, before) = gate.opened().unwrap_or((start, early));
     let wall_s = start.elapsed().as_secs_f64();
     let (cpu_user_s, cpu_sys_s, dev) = before.since();
-    *LIVE.lock().unwrap_or_else(|e| e.into_inner()) = None;
     let mut merged = Recorder::new(start);
     let mut first_err = None;
     for r in results {
@@ -1420,6 +1450,28 @@ mod tests {
     /// is not the phase's time; without `ready` it is; a worker that fails before getting
     /// ready does not leave the others waiting.
     #[test]
+    fn a_phase_shows_its_final_count_once_ended_until_the_next_is_announced() {
+        // A 2,000-file phase ends between two refreshes of the bar: the bar read 0 (the
+        // count was dropped when the workers ended), so it showed 0/2,020 ops.
+        let pool = DataPool::new(crate::policy::DataPolicy::Zeros, 1);
+        let shown = LiveOps::new();
+        let f = |w: &mut Worker| {
+            for _ in 0..1000 {
+                let t = w.start();
+                w.done(Op::Stat, t, 0);
+            }
+            Ok(())
+        };
+        run_workers(SyncPolicy::None, &pool, 2, &f, None, &shown).unwrap();
+        assert_eq!(shown.total(), 2000, "after the phase ended");
+        shown.clear();
+        assert_eq!(shown.total(), 0, "the next phase announced");
+        let none = |_: &mut Worker| Ok(());
+        run_workers(SyncPolicy::None, &pool, 1, &none, None, &shown).unwrap();
+        assert_eq!(shown.total(), 0, "its own count, not the phase before's");
+    }
+
+    #[test]
     fn ready_starts_the_clock_when_all_workers_are_set_up() {
         use std::time::Duration;
         let pool = DataPool::new(crate::policy::DataPolicy::Zeros, 1);
@@ -1435,7 +1487,15 @@ mod tests {
             work(w);
             Ok(())
         };
-        let ran = run_workers(SyncPolicy::None, &pool, 2, &with_ready, None).unwrap();
+        let ran = run_workers(
+            SyncPolicy::None,
+            &pool,
+            2,
+            &with_ready,
+            None,
+            &LiveOps::new(),
+        )
+        .unwrap();
         let (rec, wall_s) = (ran.rec, ran.wall_s);
         // Under the 0.3 s of worker 1's setup, which a clock started before it would count.
         assert!((0.02..0.3).contains(&wall_s), "{wall_s} s");
@@ -1447,7 +1507,7 @@ mod tests {
             work(w);
             Ok(())
         };
-        let wall_s = run_workers(SyncPolicy::None, &pool, 2, &without, None)
+        let wall_s = run_workers(SyncPolicy::None, &pool, 2, &without, None, &LiveOps::new())
             .unwrap()
             .wall_s;
         assert!(wall_s >= 0.32, "{wall_s} s");
@@ -1458,7 +1518,15 @@ mod tests {
             w.ready();
             Ok(())
         };
-        assert!(run_workers(SyncPolicy::None, &pool, 2, &one_fails, None).is_err());
+        assert!(run_workers(
+            SyncPolicy::None,
+            &pool,
+            2,
+            &one_fails,
+            None,
+            &LiveOps::new()
+        )
+        .is_err());
     }
 
     /// CPU time is read over the same window as the wall time: a worker's setup before

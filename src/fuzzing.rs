@@ -108,7 +108,7 @@ pub fn plan_toml(data: &[u8]) {
         return;
     };
     let plan = built.plan;
-    let _ = plan.describe();
+    let _ = plan.describe(80);
     assert_eq!(plan.hash().len(), 16);
     for w in &plan.workloads {
         let _ = plan.label(w);

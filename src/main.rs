@@ -179,11 +179,18 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Plan(PlanCommand::Check(a)) => {
             let file = fsarena::plan::file::load(&a.file)?;
             let built = fsarena::plan::build::build(&file, &Default::default())?;
-            print!("{}", built.plan.describe());
+            let width = fsarena::report::fit::width();
+            let fits = |line: &str| fsarena::report::fit::wrap(line, width, 4);
+            print!("{}", built.plan.describe(width));
             println!();
             for p in &built.host_problems {
                 let p_text = redact(&format!("{p:#}"));
-                println!("warning: this host cannot run it as it is: {p_text}");
+                println!(
+                    "{}",
+                    fits(&format!(
+                        "warning: this host cannot run it as it is: {p_text}"
+                    ))
+                );
             }
             // Estimates come from this host's stored trials; a missing database is not made.
             let path = db_path(&cli.db);
@@ -194,9 +201,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 .unwrap_or_default();
             println!(
                 "{}",
-                fsarena::plan::canon::estimate_line(&built.plan, &times)
+                fits(&fsarena::plan::canon::estimate_line(&built.plan, &times))
             );
-            println!("plan {} is valid", a.file.display());
+            println!("{}", fits(&format!("plan {} is valid", a.file.display())));
             Ok(exit::OK)
         }
         Command::Cleanup(a) if a.when_stdin_closes => {

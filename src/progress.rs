@@ -5,6 +5,8 @@
 //!   operations done — a bar when the amount of work is known, else a spinner — and
 //!   elapsed time). The phase's count is read from the workers' live counters
 //!   ([`crate::context::live_ops`]) ten times a second; the workers never wait for it.
+//!   Once the phase ends its final count stays until the next phase starts. The line is
+//!   made to fit the terminal ([`phase_layout`]).
 //! * [`Lines`] when stderr is not a terminal (logs, CI): one plain line per phase and
 //!   note, no escape codes.
 //! * [`Silent`] for `--quiet`.
@@ -132,6 +134,69 @@ impl Progress for Lines {
     }
 }
 
+/// The widest a phase's bar is drawn, in columns.
+const BAR_COLS: usize = 30;
+/// A bar narrower than this is left out: the count says as much.
+const MIN_BAR_COLS: usize = 5;
+/// The room kept for `{elapsed}` (`59s`, `12m`).
+const ELAPSED_COLS: usize = 3;
+/// The room kept for a count nobody could foresee (`9,999,999`).
+const SPUN_COUNT_COLS: usize = 9;
+
+/// The template and message of a phase's line on a terminal `width` columns wide:
+/// `MSG [bar] n/N ops 3s` when its amount of work is known, else `⠋ MSG n ops 3s`. The bar
+/// narrows (or goes) to fit, then the target's name loses its middle to `…`: the line
+/// never wraps (indicatif pads lines to the width and lets a longer one take two rows).
+pub fn phase_layout(p: &PhaseStart, width: usize) -> (String, String) {
+    use crate::report::fit::cols;
+    let (template, fixed) = match p.expected_ops {
+        Some(n) if n > 0 => {
+            let count = cols(&indicatif::HumanCount(n).to_string());
+            // " [" bar "] " pos "/" len " ops " elapsed
+            let fixed = 2 + 2 + count + 1 + count + 5 + ELAPSED_COLS;
+            let room = width.saturating_sub(cols(&phase_line(p)) + fixed);
+            if room >= MIN_BAR_COLS {
+                let bar = room.min(BAR_COLS);
+                let t =
+                    format!("{{msg}} [{{bar:{bar}}}] {{human_pos}}/{{human_len}} ops {{elapsed}}");
+                return (t, phase_line(p));
+            }
+            (
+                "{msg} {human_pos}/{human_len} ops {elapsed}".to_string(),
+                1 + count + 1 + count + 5 + ELAPSED_COLS,
+            )
+        }
+        // "⠋ " msg " " pos " ops " elapsed
+        _ => (
+            "{spinner} {msg} {human_pos} ops {elapsed}".to_string(),
+            2 + 1 + SPUN_COUNT_COLS + 5 + ELAPSED_COLS,
+        ),
+    };
+    let line = phase_line(p);
+    let over = (cols(&line) + fixed).saturating_sub(width);
+    if over == 0 {
+        return (template, line);
+    }
+    // The target's name loses its middle (`dir:/var/…/work`), down to 8 columns.
+    let name: Vec<char> = p.target.chars().collect();
+    let keep = name.len().saturating_sub(over + 1).max(8);
+    let short = if keep + 1 < name.len() {
+        let head = keep - keep / 2;
+        let tail = keep / 2;
+        let mut s: String = name[..head].iter().collect();
+        s.push('…');
+        s.extend(&name[name.len() - tail..]);
+        s
+    } else {
+        p.target.to_string()
+    };
+    let line = phase_line(&PhaseStart {
+        target: &short,
+        ..*p
+    });
+    (template, line)
+}
+
 /// No progress output (`--quiet`).
 pub struct Silent;
 
@@ -255,9 +320,14 @@ impl Bars {
 
     fn style(colour: bool, template: &str) -> ProgressStyle {
         let template = if colour {
-            template
-                .replace("{bar:30}", "{bar:30.cyan/blue}")
-                .replace("{elapsed_precise}", "{elapsed_precise:.cyan}")
+            let bar = template
+                .find("{bar:")
+                .and_then(|at| Some(at + template[at..].find('}')?));
+            let mut t = template.to_string();
+            if let Some(end) = bar {
+                t.insert_str(end, ".cyan/blue");
+            }
+            t.replace("{elapsed_precise}", "{elapsed_precise:.cyan}")
         } else {
             template.to_string()
         };
@@ -296,25 +366,14 @@ impl Progress for Bars {
     }
 
     fn phase(&self, p: &PhaseStart) {
-        let what = phase_line(p);
+        let (template, what) = phase_layout(p, crate::report::fit::stderr_width());
         self.phase.reset();
         self.phase.set_position(0);
         match p.expected_ops {
-            Some(n) if n > 0 => {
-                self.phase.set_length(n);
-                self.phase.set_style(Self::style(
-                    self.colour,
-                    "{msg} [{bar:30}] {human_pos}/{human_len} ops {elapsed}",
-                ));
-            }
-            _ => {
-                self.phase.unset_length();
-                self.phase.set_style(Self::style(
-                    self.colour,
-                    "{spinner} {msg} {human_pos} ops {elapsed}",
-                ));
-            }
+            Some(n) if n > 0 => self.phase.set_length(n),
+            _ => self.phase.unset_length(),
         }
+        self.phase.set_style(Self::style(self.colour, &template));
         self.phase.set_message(what);
         self.phase.enable_steady_tick(Duration::from_millis(200));
     }
@@ -334,7 +393,7 @@ impl Progress for Bars {
         // counted (a note fitting the width without it broke mid-word at 80 columns).
         let line = crate::report::fit::wrap_text(
             &format!("fsarena: {msg}"),
-            crate::report::fit::width(),
+            crate::report::fit::stderr_width(),
             4,
         );
         if self.multi.println(&line).is_err() {
@@ -439,6 +498,64 @@ mod tests {
             expected_ops: Some(5),
         };
         assert_eq!(phase_line(&p), "[rep 2/3] xfs bonnie: rewrite");
+    }
+
+    /// The line `phase_layout` makes, drawn with a full count, `59s`, and 9,999,999 where
+    /// no count was foreseen.
+    fn drawn(p: &PhaseStart, width: usize) -> String {
+        let (t, msg) = phase_layout(p, width);
+        let n = indicatif::HumanCount(p.expected_ops.unwrap_or(9_999_999)).to_string();
+        let mut line = t
+            .replace("{msg}", &msg)
+            .replace("{human_pos}", &n)
+            .replace("{human_len}", &n)
+            .replace("{elapsed}", "59s")
+            .replace("{spinner}", "⠋");
+        if let Some(at) = line.find("{bar:") {
+            let end = at + line[at..].find('}').unwrap();
+            let cols: usize = line[at + 5..end].parse().unwrap();
+            line.replace_range(at..=end, &"=".repeat(cols));
+        }
+        line
+    }
+
+    #[test]
+    fn a_phase_line_fits_the_terminal_its_bar_narrowing_first() {
+        let mut p = PhaseStart {
+            rep: 2,
+            reps: 3,
+            target: "ext4",
+            workload: "smallfiles",
+            phase: "create",
+            expected_ops: Some(2020),
+        };
+        // At 80 columns its 30-column bar made it 85 wide: the terminal wrapped it.
+        let line = drawn(&p, 80);
+        assert_eq!(line.chars().count(), 80, "{line}");
+        assert!(
+            line.starts_with("[rep 2/3] ext4 smallfiles: create [====="),
+            "{line}"
+        );
+        assert!(line.ends_with("] 2,020/2,020 ops 59s"), "{line}");
+        let wide = drawn(&p, 160);
+        assert!(wide.contains(&format!("[{}]", "=".repeat(30))), "{wide}");
+        // A long target: no bar, then the name's middle goes.
+        p.target = "dir:/var/tmp/fsarena-work-directory/of/someone";
+        let line = drawn(&p, 80);
+        assert!(line.chars().count() <= 80, "{line}");
+        assert!(!line.contains(" [="), "no room for a bar: {line}");
+        assert!(line.contains("[rep 2/3] dir:/var/"), "{line}");
+        assert!(line.contains("…"), "{line}");
+        assert!(line.ends_with(" 2,020/2,020 ops 59s"), "{line}");
+        p.expected_ops = None;
+        for width in [60, 80] {
+            let line = drawn(&p, width);
+            assert!(line.chars().count() <= width, "{line}");
+            assert!(
+                line.ends_with("smallfiles: create 9,999,999 ops 59s"),
+                "{line}"
+            );
+        }
     }
 
     #[test]

@@ -225,26 +225,32 @@ pub fn stop(rule: &AutoReps, run: &RunResult, done: u32, elapsed_s: f64) -> Opti
     None
 }
 
-/// What the run says when `--reps auto` stopped: how many repetitions, why, and each
-/// phase that did not reach the precision with how far it got.
+/// What the run records when `--reps auto` stopped: how many repetitions, why, and each
+/// phase that did not reach the precision with how far it got ([`Decided::outcome`]).
 pub fn report(rule: &AutoReps, run: &RunResult, done: u32, why: Stop) -> Vec<String> {
-    // As typed: 5, 0.5, 0.0001 (not 0.00009999999999999999).
-    let pct = (rule.precision * 100.0 * 1e9).round() / 1e9;
+    let pct = pct_as_typed(rule.precision * 100.0);
     let states = states(run);
     let open: Vec<&PhaseState> = states
         .iter()
         .filter(|s| !s.settled(rule.precision))
         .collect();
     let reason = match why {
-        Stop::Settled => "every phase's figures are within the precision or its ranking is decided",
-        Stop::MaxReps => "--max-reps reached",
-        Stop::Budget => "another repetition would overrun --budget",
+        Stop::Settled => None,
+        Stop::MaxReps => Some("--max-reps reached"),
+        Stop::Budget => Some("--budget reached"),
     };
-    let mut lines = vec![format!(
-        "--reps auto: {done} repetitions ({reason}); {} of {} phases settled at ±{pct}%",
-        states.len() - open.len(),
-        states.len()
-    )];
+    let settled = states.len() - open.len();
+    let head = match reason {
+        Some(reason) if !open.is_empty() => format!(
+            "--reps auto: {done} repetitions ({reason}); {settled} of {} phases settled",
+            states.len()
+        ),
+        _ => format!(
+            "--reps auto: {done} repetitions; all {} phases within ±{pct}% or ranked",
+            states.len()
+        ),
+    };
+    let mut lines = vec![head];
     for s in open {
         let got = if s.widest.is_finite() {
             format!("±{:.1}%", s.widest * 100.0)
@@ -257,6 +263,65 @@ pub fn report(rule: &AutoReps, run: &RunResult, done: u32, why: Stop) -> Vec<Str
         ));
     }
     lines
+}
+
+/// Phases short of the precision named by [`summary`]; the record has them all.
+pub const WIDEST_SHOWN: usize = 3;
+
+/// What a person reads of `decided` for `run` (its repetitions done): the record's first
+/// line, then the phases furthest from the precision, at most [`WIDEST_SHOWN`], and where
+/// the rest are. Nothing while the run is not decided. Lines are whole: the caller wraps.
+pub fn summary(decided: &Decided, run: &RunResult) -> Vec<String> {
+    let Some(head) = decided.outcome.first() else {
+        return Vec::new();
+    };
+    let pct = pct_as_typed(decided.precision_pct);
+    let mut open: Vec<PhaseState> = states(run)
+        .into_iter()
+        .filter(|s| !s.settled(decided.precision_pct / 100.0))
+        .collect();
+    if open.is_empty() {
+        return vec![head.clone()];
+    }
+    // Widest first; no interval at all counts as the widest.
+    open.sort_by(|a, b| b.widest.total_cmp(&a.widest));
+    let named: Vec<String> = open
+        .iter()
+        .take(WIDEST_SHOWN)
+        .map(|s| {
+            let got = if s.widest.is_finite() {
+                format!("±{}%", fmt_width_pct(s.widest * 100.0))
+            } else {
+                "no interval".into()
+            };
+            format!("{} {} {got} on {}", s.workload, s.phase, s.widest_target)
+        })
+        .collect();
+    let line = if open.len() <= WIDEST_SHOWN {
+        format!("short of ±{pct}%: {}", named.join(", "))
+    } else {
+        format!(
+            "{n} short of ±{pct}%, widest: {}; all {n} in the run's JSON, \
+             policy.auto_reps.outcome",
+            named.join(", "),
+            n = open.len()
+        )
+    };
+    vec![head.clone(), line]
+}
+
+/// A percentage as typed: 5, 0.5, 0.0001 (not 0.00009999999999999999).
+fn pct_as_typed(pct: f64) -> f64 {
+    (pct * 1e9).round() / 1e9
+}
+
+/// An interval's half-width in percent, to two figures: 240, 56, 12, 7.4.
+fn fmt_width_pct(pct: f64) -> String {
+    if pct >= 9.95 {
+        format!("{pct:.0}")
+    } else {
+        format!("{pct:.1}")
+    }
 }
 
 #[cfg(test)]
@@ -334,5 +399,107 @@ mod tests {
         let lines = report(&rule, &noisy, 6, Stop::MaxReps);
         assert!(lines[0].contains("0 of 1 phases settled"), "{lines:?}");
         assert!(lines[1].contains("not within ±5%: w p ("), "{lines:?}");
+    }
+
+    /// A run of `phases` phases on targets `a` and `b`, three repetitions, phase `i`'s
+    /// values spread by 3·`i` percent around 100: the first settled, the last the widest.
+    fn run_of_phases(phases: usize) -> RunResult {
+        let mut run = run_of(&[("a", &[1.0, 1.0, 1.0]), ("b", &[1.0, 1.0, 1.0])]);
+        let one = run.trials[0].phases[0].clone();
+        for t in &mut run.trials {
+            let sign = if t.target == "a" { 1.0 } else { -1.0 };
+            t.phases = (0..phases)
+                .map(|i| {
+                    let mut p = one.clone();
+                    p.name = format!("phase{i:02}");
+                    let d = 3.0 * i as f64 * [0.0, 1.0, -1.0][t.rep as usize - 1];
+                    p.ops_per_s = 100.0 + sign * d;
+                    p
+                })
+                .collect();
+        }
+        run
+    }
+
+    #[test]
+    fn a_shortfall_is_a_few_lines_naming_the_widest_and_where_the_rest_are() {
+        let rule = AutoReps::new(Some(5.0), Some(10), Some("4m")).unwrap();
+        let run = run_of_phases(30);
+        let record = report(&rule, &run, 3, Stop::Budget);
+        let open = states(&run).iter().filter(|s| !s.settled(0.05)).count();
+        assert_eq!(open, 29);
+        // The record keeps a line per phase that fell short, with its widest interval.
+        assert_eq!(record.len(), 1 + open, "{record:?}");
+        assert!(record[1].contains("w phase"), "{record:?}");
+        let mut decided = rule.record();
+        decided.outcome = record;
+        let mut run = run;
+        run.policy.reps = 3;
+        let lines = summary(&decided, &run);
+        assert_eq!(
+            lines[0],
+            format!(
+                "--reps auto: 3 repetitions (--budget reached); {} of 30 phases settled",
+                30 - open
+            )
+        );
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[1].starts_with(&format!("{open} short of ±5%, widest: w phase29 ±")),
+            "{lines:?}"
+        );
+        assert!(lines[1].contains(", w phase28 ±"), "{lines:?}");
+        assert!(!lines[1].contains("phase26"), "only three named: {lines:?}");
+        assert!(
+            lines[1].ends_with(&format!(
+                "; all {open} in the run's JSON, policy.auto_reps.outcome"
+            )),
+            "{lines:?}"
+        );
+        // Each fits 80 columns wrapped as the report and the notes wrap it.
+        for l in &lines {
+            for part in crate::compare::rank::wrap(l, 80, "  ").lines() {
+                assert!(part.chars().count() <= 80, "{part}");
+            }
+        }
+        // Settled: the one line; a few short: each named, nothing more to look up.
+        let tight = run_of_phases(2);
+        let mut decided = rule.record();
+        decided.outcome = report(&rule, &tight, 3, Stop::MaxReps);
+        let lines = summary(&decided, &tight);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[1].starts_with("short of ±5%: w phase01 ±"),
+            "{lines:?}"
+        );
+        assert!(!lines[1].contains("JSON"), "{lines:?}");
+        let rule = AutoReps::new(Some(50.0), Some(10), None).unwrap();
+        let mut decided = rule.record();
+        decided.outcome = report(&rule, &tight, 3, Stop::Settled);
+        assert_eq!(
+            summary(&decided, &tight),
+            ["--reps auto: 3 repetitions; all 2 phases within ±50% or ranked"]
+        );
+        // Not decided (an interrupted run): nothing to say.
+        assert!(summary(&rule.record(), &tight).is_empty());
+    }
+
+    #[test]
+    fn the_printed_report_shows_the_summary_and_fits_80_columns() {
+        let rule = AutoReps::new(Some(5.0), Some(10), Some("4m")).unwrap();
+        let mut run = run_of_phases(30);
+        let mut decided = rule.record();
+        decided.outcome = report(&rule, &run, 3, Stop::Budget);
+        run.policy.reps = 3;
+        run.policy.auto_reps = Some(decided);
+        let text = crate::report::terminal::render_width(&run, 80);
+        assert!(!text.contains("not within"), "{text}");
+        let at = text.find("--reps auto:").expect("the summary is shown");
+        let block: Vec<&str> = text[at..].lines().take_while(|l| !l.is_empty()).collect();
+        assert!(block.len() <= 4, "{block:#?}");
+        assert!(block[1].starts_with("  29 short of ±5%, widest: w phase29"));
+        for l in text.lines() {
+            assert!(l.chars().count() <= 80, "{l}");
+        }
     }
 }

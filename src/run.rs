@@ -434,13 +434,16 @@ fn decided(
     progress: &dyn Progress,
 ) {
     let lines = crate::reps::report(rule, result, done, why);
-    lines.iter().for_each(|l| progress.note(l));
     if let Some(planned) = result.planned_trials {
         result.planned_trials = Some(planned / rule.max * done);
     }
     result.policy.reps = done;
     let mut record = rule.record();
     record.outcome = lines;
+    // The record names every phase short of the precision; a person reads a few.
+    crate::reps::summary(&record, result)
+        .iter()
+        .for_each(|l| progress.note(l));
     result.policy.auto_reps = Some(record);
 }
 

@@ -99,6 +99,7 @@ fn every_example_plan_checks() {
             .unwrap()
             .arg("--db")
             .arg(db.path().join("none.db"))
+            .env("COLUMNS", "80")
             .args(["plan", "check"])
             .arg(&path)
             .output()
@@ -119,6 +120,13 @@ fn every_example_plan_checks() {
             !db.path().join("none.db").exists(),
             "plan check made a database"
         );
+        for line in stdout.lines() {
+            assert!(
+                line.chars().count() <= 80,
+                "{}: a line over 80 columns:\n{line}",
+                path.display()
+            );
+        }
     }
     assert!(n >= 5, "{n} example plans");
 }

@@ -56,8 +56,14 @@ fn logs_get_plain_lines() {
     assert_eq!(String::from_utf8_lossy(&quiet.stderr), "", "--quiet");
 }
 
-/// Runs fsarena under `script`, which gives it a pseudo-terminal; returns what it drew.
+/// Runs fsarena under `script`, which gives it a pseudo-terminal of 160 columns; returns
+/// what it drew.
 fn on_a_terminal(dir: &Path, no_color: bool) -> Option<String> {
+    on_a_terminal_of(dir, no_color, 160)
+}
+
+/// [`on_a_terminal`] `cols` columns wide.
+fn on_a_terminal_of(dir: &Path, no_color: bool, cols: usize) -> Option<String> {
     if Command::new("script").arg("--version").output().is_err() {
         println!("SKIP: progress bars on a terminal: `script` (util-linux) not found");
         return None;
@@ -69,7 +75,7 @@ fn on_a_terminal(dir: &Path, no_color: bool) -> Option<String> {
     let log = dir.join("typescript");
     let mut c = Command::new("script");
     c.arg("-qec")
-        .arg(format!("stty cols 160 rows 40; {cmd}"))
+        .arg(format!("stty cols {cols} rows 40; {cmd}"))
         .arg(&log);
     if no_color {
         c.env("NO_COLOR", "1");
@@ -104,6 +110,67 @@ fn terminals_get_bars_and_no_colour_when_asked() {
     assert!(drawn.contains("trial 1/2"), "{drawn}");
     let colour = regex_free_sgr_colour(&drawn);
     assert!(colour.is_none(), "colour with NO_COLOR: {colour:?}");
+}
+
+/// At 80 columns a phase's bar line (`[rep 2/2] TARGET WORKLOAD: PHASE [bar] n/N ops 0s`)
+/// was 20 columns too wide for its 30-column bar: the terminal cut it. The bar narrows.
+#[test]
+fn bar_lines_fit_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(drawn) = on_a_terminal_of(dir.path(), true, 80) else {
+        return;
+    };
+    // indicatif pads each line with spaces to the terminal's width and lets the terminal
+    // wrap to the next row: a bar line runs from its spinner (or `[rep`) to its elapsed
+    // time after ` ops `.
+    let text = strip_escapes(&drawn);
+    let mut lines: Vec<&str> = Vec::new();
+    for (at, _) in text.match_indices("[rep ") {
+        let start = text[..at]
+            .char_indices()
+            .rev()
+            .nth(1)
+            .filter(|(_, c)| !c.is_ascii())
+            .map_or(at, |(i, _)| i);
+        let Some(ops) = text[at..].find(" ops ") else {
+            continue;
+        };
+        let rest = &text[at + ops + 5..];
+        let end = at + ops + 5 + rest.find(' ').unwrap_or(rest.len());
+        lines.push(&text[start..end]);
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("[rep 2/2]") && l.contains("] ")),
+        "a bar once the amount of work is known: {lines:#?}"
+    );
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 80,
+            "{} columns: {l}",
+            l.chars().count()
+        );
+    }
+}
+
+/// `s` without its escape sequences (`ESC [ … letter`).
+fn strip_escapes(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' && chars.peek() == Some(&'[') {
+            chars.next();
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The first SGR colour sequence (`ESC [ 3x m`, `ESC [ 9x m`, …) in `s`, if any.

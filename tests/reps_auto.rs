@@ -36,7 +36,7 @@ fn a_clear_ranking_stops_at_three_and_an_unreachable_precision_at_the_maximum() 
         decided["outcome"][0]
             .as_str()
             .unwrap()
-            .starts_with("--reps auto: 3 repetitions (every phase"),
+            .starts_with("--reps auto: 3 repetitions; all 3 phases within ±5% or ranked"),
         "{decided}"
     );
     assert!(out.contains("--reps auto: 3 repetitions"), "{out}");
@@ -71,10 +71,18 @@ fn a_clear_ranking_stops_at_three_and_an_unreachable_precision_at_the_maximum() 
     assert_eq!(v["policy"]["reps"], 4, "{out}");
     assert_eq!(v["trials"].as_array().unwrap().len(), 4);
     assert!(out.contains("4 repetitions (--max-reps reached)"), "{out}");
+    // The record names each phase short of the precision; the report the widest three.
+    let outcome = v["policy"]["auto_reps"]["outcome"].as_array().unwrap();
+    assert_eq!(outcome.len(), 4, "{outcome:?}");
     assert!(
-        out.contains("not within ±0.0001%: smallfiles create"),
-        "{out}"
+        outcome[1..].iter().all(|l| l
+            .as_str()
+            .unwrap()
+            .contains("not within ±0.0001%: smallfiles ")),
+        "{outcome:?}"
     );
+    assert!(out.contains("  short of ±0.0001%: smallfiles "), "{out}");
+    assert!(!out.contains("not within"), "{out}");
     common::assert_clean(img.path());
 }
 

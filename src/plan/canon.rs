@@ -17,6 +17,7 @@
 //! reference vectors.
 
 use super::Plan;
+use crate::report::fit;
 use crate::secret::redact_word;
 use crate::size::format_size;
 use crate::target::TargetSpec;
@@ -91,110 +92,33 @@ impl Plan {
         fnv1a64(self.canonical().as_bytes())
     }
 
-    /// The expanded plan as `plan check` prints it.
-    pub fn describe(&self) -> String {
+    /// The expanded plan as `plan check` prints it, in lines of at most `width` columns
+    /// (but for a single word with no comma that is wider).
+    pub fn describe(&self, width: usize) -> String {
         let mut out = String::new();
         let p = &self.policy;
-        let _ = writeln!(
-            out,
-            "plan {}: {} targets × {} workloads × {} repetitions = {} trials",
+        let head = format!(
+            "plan {}: {} targets × {} workloads × {} repetitions = {} trials\n\
+             policy: cache {}, sync {}, data {}, seed {}; images in {}",
             self.hash(),
             self.targets.len(),
             self.workloads.len(),
             p.reps,
-            self.targets.len() * self.workloads.len() * p.reps as usize
-        );
-        let _ = writeln!(
-            out,
-            "policy: cache {}, sync {}, data {}, seed {}; images in {}",
+            self.targets.len() * self.workloads.len() * p.reps as usize,
             p.cache,
             p.sync,
             p.data,
             p.seed,
             self.image_dir.display()
         );
+        let _ = writeln!(out, "{}", fit::wrap_text(&head, width, 4));
         let _ = writeln!(out, "\ntargets:");
-        for t in &self.targets {
-            let line = match &t.spec {
-                TargetSpec::Loop {
-                    fs,
-                    mkfs_opts,
-                    mount_opts,
-                    size_bytes,
-                } => {
-                    let mut all = fs.default_mkfs_opts();
-                    all.extend(mkfs_opts.iter().cloned());
-                    format!(
-                        "{} on a {} loop image; mkfs: {} {}; mount: {}",
-                        fs.name(),
-                        format_size(*size_bytes),
-                        fs.mkfs_program(),
-                        all.join(" "),
-                        if mount_opts.is_empty() {
-                            "defaults".into()
-                        } else {
-                            redact_word(mount_opts)
-                        }
-                    )
-                }
-                TargetSpec::Tmpfs {
-                    size_bytes,
-                    mount_opts,
-                } => format!(
-                    "tmpfs of {}; mount: {}",
-                    format_size(*size_bytes),
-                    if mount_opts.is_empty() {
-                        "defaults".into()
-                    } else {
-                        redact_word(mount_opts)
-                    }
-                ),
-                TargetSpec::Dir { path } => format!("existing directory {}", path.display()),
-                TargetSpec::Device {
-                    path,
-                    fs,
-                    mkfs_opts,
-                    mount_opts,
-                    ..
-                } => format!(
-                    "{} on the device {} (ALL DATA DESTROYED); mkfs options: {}; mount: {}",
-                    fs.name(),
-                    path.display(),
-                    mkfs_opts.join(" "),
-                    redact_word(mount_opts)
-                ),
-                TargetSpec::Net(n) => {
-                    format!(
-                        "{} {} mounted with {}",
-                        n.kind.name(),
-                        n.source,
-                        redact_word(&n.opts)
-                    )
-                }
-                TargetSpec::Served {
-                    proto,
-                    mkfs_opts,
-                    mount_opts,
-                    size_bytes,
-                } => format!(
-                    "{} served from a {} {} loop image; mkfs: {}; client mount: {}",
-                    proto.what(),
-                    format_size(*size_bytes),
-                    crate::target::served::BACKING.name(),
-                    if mkfs_opts.is_empty() {
-                        "defaults".into()
-                    } else {
-                        mkfs_opts.join(" ")
-                    },
-                    if mount_opts.is_empty() {
-                        "defaults".into()
-                    } else {
-                        redact_word(mount_opts)
-                    }
-                ),
-            };
-            let _ = writeln!(out, "  {:<28} {line}", t.name);
-        }
+        let targets: Vec<(&str, Vec<String>)> = self
+            .targets
+            .iter()
+            .map(|t| (t.name.as_str(), target_parts(&t.spec)))
+            .collect();
+        out.push_str(&targets_listing(&targets, width));
         let _ = writeln!(out, "\nworkloads:");
         for w in &self.workloads {
             let params: Vec<String> = w
@@ -204,10 +128,131 @@ impl Plan {
                 .filter(|(_, v)| v != "derived" && !v.is_empty())
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
-            let _ = writeln!(out, "  {:<14} {}", w.info.name, params.join(" "));
+            let name = format!("  {:<14} ", w.info.name);
+            let at = fit::cols(&name);
+            let lines = fit::wrap_options(&params.join(" "), width, at, at);
+            let _ = writeln!(out, "{name}{}", &lines[at..]);
         }
         out
     }
+}
+
+/// What a target is, in the parts `plan check` prints: what and where, then its mkfs and
+/// mount options.
+fn target_parts(spec: &TargetSpec) -> Vec<String> {
+    let mount = |opts: &str| {
+        if opts.is_empty() {
+            "mount: defaults".to_string()
+        } else {
+            format!("mount: {}", redact_word(opts))
+        }
+    };
+    match spec {
+        TargetSpec::Loop {
+            fs,
+            mkfs_opts,
+            mount_opts,
+            size_bytes,
+        } => {
+            let mut all = fs.default_mkfs_opts();
+            all.extend(mkfs_opts.iter().cloned());
+            vec![
+                format!("{} on a {} loop image", fs.name(), format_size(*size_bytes)),
+                format!("mkfs: {} {}", fs.mkfs_program(), all.join(" ")),
+                mount(mount_opts),
+            ]
+        }
+        TargetSpec::Tmpfs {
+            size_bytes,
+            mount_opts,
+        } => vec![
+            format!("tmpfs of {}", format_size(*size_bytes)),
+            mount(mount_opts),
+        ],
+        TargetSpec::Dir { path } => vec![format!("existing directory {}", path.display())],
+        TargetSpec::Device {
+            path,
+            fs,
+            mkfs_opts,
+            mount_opts,
+            ..
+        } => vec![
+            format!(
+                "{} on the device {} (ALL DATA DESTROYED)",
+                fs.name(),
+                path.display()
+            ),
+            format!("mkfs options: {}", mkfs_opts.join(" ")),
+            format!("mount: {}", redact_word(mount_opts)),
+        ],
+        TargetSpec::Net(n) => vec![format!(
+            "{} {} mounted with {}",
+            n.kind.name(),
+            n.source,
+            redact_word(&n.opts)
+        )],
+        TargetSpec::Served {
+            proto,
+            mkfs_opts,
+            mount_opts,
+            size_bytes,
+        } => {
+            let fs = crate::target::served::BACKING;
+            let mut all = fs.default_mkfs_opts();
+            all.extend(mkfs_opts.iter().cloned());
+            vec![
+                format!(
+                    "{} served from a {} {} loop image",
+                    proto.what(),
+                    format_size(*size_bytes),
+                    fs.name()
+                ),
+                format!("mkfs: {} {}", fs.mkfs_program(), all.join(" ")),
+                format!("client {}", mount(mount_opts)),
+            ]
+        }
+    }
+}
+
+/// Names wider than this are put on a line of their own.
+const NAME_COLS: usize = 20;
+
+/// The targets, each `(name, parts)`: a line each, name then its parts joined by `; `,
+/// when every one fits `width`; else each part on a line of its own, the first beside
+/// the name (or under a name wider than [`NAME_COLS`]), wrapped between words (and after
+/// commas in a long option list).
+fn targets_listing(targets: &[(&str, Vec<String>)], width: usize) -> String {
+    let mut out = String::new();
+    let widest = targets.iter().map(|(n, _)| fit::cols(n)).max().unwrap_or(0);
+    let one_line =
+        |(name, parts): &(&str, Vec<String>)| format!("  {name:<widest$} {}", parts.join("; "));
+    if targets.iter().all(|t| fit::cols(&one_line(t)) <= width) {
+        for t in targets {
+            let _ = writeln!(out, "{}", one_line(t));
+        }
+        return out;
+    }
+    let w = targets
+        .iter()
+        .map(|(n, _)| fit::cols(n))
+        .filter(|&c| c <= NAME_COLS)
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    let col = 2 + w + 1;
+    for (name, parts) in targets {
+        let mut lines: Vec<String> = parts
+            .iter()
+            .map(|part| fit::wrap_options(part, width, col, col + 2))
+            .collect();
+        if fit::cols(name) <= w {
+            lines[0] = format!("  {name:<w$} {}", &lines[0][col..]);
+        } else {
+            lines.insert(0, format!("  {name}"));
+        }
+        let _ = writeln!(out, "{}", lines.join("\n"));
+    }
+    out
 }
 
 /// FNV-1a, 64 bits (Fowler, Noll, Vo), as 16 lowercase hex digits.

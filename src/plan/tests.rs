@@ -515,3 +515,66 @@ proptest::proptest! {
         let _ = parse("t.toml", &text).and_then(|f| build(&f, &Overrides::default()));
     }
 }
+
+/// `plan check` at 80 columns: a target with long mkfs and mount options, a name wider
+/// than its column and a workload with many parameters printed 100–170-column lines.
+#[test]
+fn plan_check_fits_80_columns_with_long_options() {
+    let text = r#"
+[defaults]
+size = "8GiB"
+
+[[target]]
+name = "ext4-with-a-rather-long-name"
+fs = "ext4"
+mkfs = "-O dir_index,extent,huge_file,flex_bg,metadata_csum,64bit -b 4096 -I 256"
+mount = "noatime,nodiratime,data=writeback,barrier=0,commit=60,errors=remount-ro"
+
+[[target]]
+name = "t"
+fs = "tmpfs"
+
+[[workload]]
+kind = "postmark"
+number = 5000
+"#;
+    let p = plan(text, &Overrides::default()).unwrap();
+    let out = p.describe(80);
+    for line in out.lines() {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}\n{out}",
+            line.chars().count()
+        );
+    }
+    // Each part on its own line under the name, the options broken between words or after
+    // a comma, nothing lost.
+    assert!(
+        out.contains("\n  ext4-with-a-rather-long-name\n       ext4 on a 8GiB loop image\n       mkfs: mkfs.ext4 "),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n  t    tmpfs of 8GiB\n       mount: defaults\n"),
+        "{out}"
+    );
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.replace(", ", ",").contains(
+            "mount: noatime,nodiratime,data=writeback,barrier=0,commit=60,errors=remount-ro"
+        ),
+        "{out}"
+    );
+    assert!(
+        flat.contains("-O dir_index,extent,huge_file,flex_bg,metadata_csum,64bit -b 4096 -I 256"),
+        "{out}"
+    );
+    assert!(out.contains("\n  postmark       bias_create=5 "), "{out}");
+    assert!(
+        out.contains("\n                 "),
+        "params continue under the first: {out}"
+    );
+    // Wide enough: one line per target, as before.
+    let wide = p.describe(400);
+    let t = format!("\n  {:<28} tmpfs of 8GiB; mount: defaults\n", "t");
+    assert!(wide.contains(&t), "{wide}");
+}

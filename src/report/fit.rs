@@ -26,6 +26,13 @@ pub fn width() -> usize {
     width_from(columns.as_deref(), tty_columns())
 }
 
+/// [`width`] for what is drawn on standard error (progress bars, notes): `$COLUMNS`, else
+/// the width of the terminal on standard error, else [`DEFAULT_WIDTH`].
+pub fn stderr_width() -> usize {
+    let columns = std::env::var("COLUMNS").ok();
+    width_from(columns.as_deref(), tty_columns_of(2))
+}
+
 /// [`width`] from the value of `$COLUMNS` and the terminal's columns.
 fn width_from(columns: Option<&str>, tty: Option<usize>) -> usize {
     columns
@@ -37,10 +44,15 @@ fn width_from(columns: Option<&str>, tty: Option<usize>) -> usize {
 
 /// The columns of the terminal on standard output, when it is one.
 fn tty_columns() -> Option<usize> {
+    tty_columns_of(1)
+}
+
+/// The columns of the terminal on descriptor `fd`, when it is one.
+fn tty_columns_of(fd: libc::c_int) -> Option<usize> {
     // SAFETY: TIOCGWINSZ writes one `winsize` into the struct we own; a descriptor that is
     // no terminal makes it fail with ENOTTY and leaves the struct alone.
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) };
+    let r = unsafe { libc::ioctl(fd, libc::TIOCGWINSZ, &mut ws) };
     (r == 0).then_some(usize::from(ws.ws_col))
 }
 
@@ -113,6 +125,42 @@ pub fn wrap_after(item: &str, sep: char, width: usize, indent: usize, hang: usiz
         }
         out.push_str(piece);
         line_len += cols(piece);
+    }
+    out
+}
+
+/// `text` starting `indent` columns in, broken between words to `width` columns and
+/// continued `hang` columns in; a word too long for a line (mkfs `-E a=1,b=2`, mount
+/// options) is broken after its commas, and only a piece without one can overflow.
+pub fn wrap_options(text: &str, width: usize, indent: usize, hang: usize) -> String {
+    let room = width.saturating_sub(hang);
+    // (piece, glued to the piece before it with no space)
+    let mut pieces: Vec<(&str, bool)> = Vec::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if cols(word) > room {
+            for (i, p) in word.split_inclusive(',').enumerate() {
+                pieces.push((p, i > 0));
+            }
+        } else {
+            pieces.push((word, false));
+        }
+    }
+    let mut out = " ".repeat(indent);
+    let mut len = indent;
+    let mut fresh = true;
+    for (piece, glued) in pieces {
+        let gap = usize::from(!fresh && !glued);
+        if !fresh && len + gap + cols(piece) > width {
+            out.push('\n');
+            out.push_str(&" ".repeat(hang));
+            len = hang;
+        } else if gap == 1 {
+            out.push(' ');
+            len += 1;
+        }
+        out.push_str(piece);
+        len += cols(piece);
+        fresh = false;
     }
     out
 }
@@ -399,6 +447,30 @@ mod tests {
             "mount\n  [rw,relatime,\n  vers=4.2,\n  rsize=262144,hard]\n  x"
         );
         assert_eq!(wrap("1,234,567 x", 5, 0), "1,234,567\nx");
+    }
+
+    #[test]
+    fn options_wrap_between_words_then_after_commas() {
+        let text =
+            "mkfs: mkfs.ext4 -F -q -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 -b 1024";
+        let w = wrap_options(text, 40, 4, 10);
+        assert_eq!(
+            w,
+            "    mkfs: mkfs.ext4 -F -q -E nodiscard,\n          lazy_itable_init=0,\n          \
+             lazy_journal_init=0 -b 1024"
+        );
+        for line in w.lines() {
+            assert!(cols(line) <= 40, "{line}");
+        }
+        // Nothing lost: the words come back joined by spaces.
+        assert_eq!(
+            w.split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .replace(", ", ","),
+            text
+        );
+        assert_eq!(wrap_options("a b", 40, 2, 4), "  a b");
     }
 
     #[test]

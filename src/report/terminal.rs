@@ -409,10 +409,9 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
     let verdicts = crate::compare::rank::verdicts(run);
     if let Some(decided) = &run.policy.auto_reps {
         out.push('\n');
-        for line in &decided.outcome {
-            let text = line.trim_start();
-            let indent = &line[..line.len() - text.len()];
-            out.push_str(&crate::compare::rank::wrap(text, width, indent));
+        for (i, line) in crate::reps::summary(decided, run).iter().enumerate() {
+            let indent = if i == 0 { "" } else { "  " };
+            out.push_str(&crate::compare::rank::wrap(line, width, indent));
         }
     }
     if !verdicts.is_empty() {

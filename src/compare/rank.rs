@@ -226,6 +226,23 @@ pub fn fmt_ratio(r: f64) -> String {
     }
 }
 
+/// An interval of ratios as read: `[5.1–7.0×]`; bounds beyond 0.01 and 10,000 are shown
+/// as `<0.01` and `>10,000×` (two repetitions of seven targets give bounds like 10^40,
+/// which say only that the data cannot tell).
+pub fn fmt_interval(lo: f64, hi: f64) -> String {
+    let lo = if lo < 0.01 {
+        "<0.01".to_string()
+    } else {
+        fmt_ratio(lo).trim_end_matches('×').to_string()
+    };
+    let hi = if hi > 10_000.0 {
+        ">10,000×".to_string()
+    } else {
+        fmt_ratio(hi)
+    };
+    format!("[{lo}–{hi}]")
+}
+
 impl PhaseVerdict {
     /// The ranking as a line of words: `tmpfs > ext4 = xfs > btrfs`; `?` between
     /// neighbours that one repetition cannot order.
@@ -257,14 +274,8 @@ impl PhaseVerdict {
             .filter_map(|p| {
                 let r = p.vs_best?;
                 let ci =
-                    r.ci.map(|(lo, hi)| {
-                        format!(
-                            " [{}–{}]",
-                            fmt_ratio(lo).trim_end_matches('×'),
-                            fmt_ratio(hi)
-                        )
-                    })
-                    .unwrap_or_default();
+                    r.ci.map(|(lo, hi)| format!(" {}", fmt_interval(lo, hi)))
+                        .unwrap_or_default();
                 if r.ratio < 1.005 {
                     return Some(format!("{} as fast{ci}", p.target));
                 }
@@ -364,6 +375,14 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn intervals_beyond_what_data_can_say_are_cut_to_bounds() {
+        assert_eq!(fmt_interval(5.1, 7.0), "[5.1–7.0×]");
+        assert_eq!(fmt_interval(280.0, 340.0), "[280–340×]");
+        assert_eq!(fmt_interval(0.0, 7.93e44), "[<0.01–>10,000×]");
+        assert_eq!(fmt_interval(0.02, 3215.0), "[0.02–3215×]");
+    }
 
     fn v(samples: &[(&str, Vec<f64>)], sense: Sense) -> PhaseVerdict {
         rank("smallfiles", "create", "files/s", sense, samples).unwrap()

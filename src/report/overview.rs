@@ -45,11 +45,7 @@ fn cell(v: &PhaseVerdict, target: &str, href: Option<&str>) -> String {
             let apart = r.significant() == Some(true);
             // The interval under the ratio, smaller, so that four targets fit a screen.
             let ci = r.ci.map_or(String::new(), |(lo, hi)| {
-                format!(
-                    "<br><small>[{}–{}]</small>",
-                    fmt_ratio(lo).trim_end_matches('×'),
-                    esc(&fmt_ratio(hi))
-                )
+                format!("<br><small>{}</small>", esc(&rank::fmt_interval(lo, hi)))
             });
             let text = format!(
                 "{}{}{ci}",

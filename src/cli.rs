@@ -428,6 +428,11 @@ pub struct RunArgs {
     /// scratch disk with serial SERIAL an ext4 image directory, then run.
     #[arg(long = "in-guest", value_name = "SERIAL", hide = true)]
     pub in_guest: Option<String>,
+    /// Set by fsarena on the command it runs in a guest: journal each finished trial in
+    /// DIR (the directory the guest shares with the host) and keep the journal, so that
+    /// the host keeps what a guest finished before it hung or crashed.
+    #[arg(long = "journal-dir", value_name = "DIR", hide = true)]
+    pub journal_dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

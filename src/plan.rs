@@ -64,6 +64,9 @@ pub struct Plan {
     /// `--kernel`: the targets run in a guest per kernel ([`crate::guest`]); `None` on
     /// the host's own kernel.
     pub guest: Option<crate::guest::GuestPlan>,
+    /// Where the run's journal goes, kept after the run (`--journal-dir`, which a guest's
+    /// fsarena is given); `None`: beside the state files, removed once all is stored.
+    pub journal_dir: Option<PathBuf>,
 }
 
 fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
@@ -216,6 +219,7 @@ impl Plan {
                 resume: a.resume.clone(),
                 auto_reps,
                 policy,
+                journal_dir: a.journal_dir.clone(),
                 ..built.plan
             });
         }
@@ -420,6 +424,7 @@ impl Plan {
             left_out,
             auto_reps,
             phase_time_s,
+            journal_dir: a.journal_dir.clone(),
         })
     }
 }

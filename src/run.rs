@@ -148,13 +148,18 @@ pub fn execute(
     // The journal lies beside the state and log directories.
     let log_dir = state.log_dir();
     let base = log_dir.parent().and_then(std::path::Path::parent);
+    let journal_dir = match &plan.journal_dir {
+        Some(d) => Some(d.clone()),
+        None => base.map(|b| b.join("journal")),
+    };
     let mut sink = Sink {
         store,
         journal: None,
+        keep_journal: plan.journal_dir.is_some(),
         kept: Kept::default(),
     };
     if dist.rank() == 0 {
-        match base.map(|b| crate::journal::Journal::create(&b.join("journal"), &result)) {
+        match journal_dir.map(|d| crate::journal::Journal::create(&d, &result)) {
             Some(Ok(j)) => sink.journal = Some(j),
             Some(Err(e)) => progress.note(&format!(
                 "no journal for this run ({e:#}): only the database keeps its trials"
@@ -205,6 +210,9 @@ pub fn execute(
 struct Sink<'a> {
     store: Option<&'a mut Store>,
     journal: Option<crate::journal::Journal>,
+    /// Keep the journal also when the database has it all (`--journal-dir`: a guest's,
+    /// which the host reads when the guest ends without its results).
+    keep_journal: bool,
     kept: Kept,
 }
 
@@ -264,13 +272,13 @@ impl Sink<'_> {
         }
         let all_stored = self.store.is_some() && self.kept.store_error.is_none();
         match self.journal {
-            Some(j) if all_stored => {
+            Some(j) if all_stored && !self.keep_journal => {
                 if let Err(e) = j.remove() {
                     progress.note(&format!("{e:#}"));
                 }
             }
-            Some(j) => self.kept.journal = Some(j.path().to_path_buf()),
-            None => {}
+            Some(j) if !all_stored => self.kept.journal = Some(j.path().to_path_buf()),
+            Some(_) | None => {}
         }
         self.kept
     }

@@ -209,3 +209,46 @@ fn sigint_mid_guest_leaves_no_qemu_loop_device_or_image() {
     );
     common::assert_no_records(dir.path());
 }
+
+#[test]
+fn a_guest_that_hangs_keeps_the_trials_it_finished() {
+    let test = "a_guest_that_hangs_keeps_the_trials_it_finished";
+    let Some(kernel) = guest_kernel(test) else {
+        return;
+    };
+    let dir = common::image_dir();
+    // The first trial finishes; the second sleeps past the guest's idle timeout, silent.
+    let out = common::run_any(
+        &[
+            "command:run=true",
+            "command:run=sleep 900",
+            "--fs",
+            "tmpfs",
+            "--size",
+            "64MiB",
+            "--reps",
+            "1",
+            "--kernel",
+            &kernel,
+            "--guest-memory",
+            "1GiB",
+            "--guest-timeout",
+            "40s",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stderr, out.stdout);
+    let v = out.json.expect("json written");
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 2, "{trials:?}");
+    let first = trials.iter().find(|t| t["label"] == "command:run=true");
+    assert_eq!(first.map(|t| &t["status"]), Some(&"ok".into()), "{trials:?}");
+    let hung = trials.iter().find(|t| t["label"] == "command:run=sleep 900");
+    let error = hung.and_then(|t| t["error"].as_str()).unwrap_or_default();
+    assert!(error.contains("was silent for 40 s"), "{trials:?}");
+    assert!(error.contains("console ended:"), "{error}");
+    assert!(out.stderr.contains("1 trial(s) it finished"), "{}", out.stderr);
+    common::assert_clean(dir.path());
+    assert_eq!(guest_leftovers(dir.path()), Vec::<PathBuf>::new());
+    assert_eq!(qemus_under(dir.path()), Vec::<String>::new());
+}

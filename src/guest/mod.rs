@@ -92,8 +92,9 @@ impl GuestPlan {
 
 /// Options of `run` that the host keeps for itself (with their values): the guest gets
 /// its own database, image directory and output.
-const HOST_ONLY: [&str; 8] = [
+const HOST_ONLY: [&str; 9] = [
     "--kernel",
+    "--journal-dir",
     "--guest-cpus",
     "--guest-memory",
     "--guest-timeout",
@@ -488,6 +489,8 @@ impl OneGuest<'_> {
                 SCRATCH_SERIAL.into(),
                 "--json".into(),
                 json.to_string_lossy().into_owned(),
+                "--journal-dir".into(),
+                shared.join(GUEST_JOURNAL).to_string_lossy().into_owned(),
             ]);
             let words: Vec<&str> = argv.iter().map(String::as_str).collect();
             // The guest's report goes nowhere: the host prints the whole run.
@@ -517,10 +520,9 @@ impl OneGuest<'_> {
                 },
             )
         })();
-        let json = shared.join("result.json");
-        let guest_run = match &outcome {
-            Ok(_) if json.is_file() => Some(crate::journal::read(&json)),
-            _ => None,
+        let left = match &outcome {
+            Ok(_) => left_in(&shared),
+            Err(_) => Left::Nothing,
         };
         for r in made.iter().rev() {
             match crate::state::undo(r) {
@@ -534,18 +536,22 @@ impl OneGuest<'_> {
             }
         }
         let outcome = outcome?;
-        let failure = match (&outcome.ended, &guest_run) {
+        let failure = match (&outcome.ended, &left) {
             (launch::Ended::Interrupted, _) => Some("interrupted".to_string()),
             (launch::Ended::Hung, _) => Some(format!(
-                "the guest ({}) was silent for {} and was stopped; its console ended:{}",
+                "the guest ({}) was silent for {} and was stopped before this trial \
+                 finished; its console ended:{}",
                 self.kernel.release,
                 crate::suite::human_duration(self.guest.idle_timeout_s),
                 outcome.tail_text()
             )),
-            (_, Some(Ok(_))) => None,
-            (_, Some(Err(e))) => Some(format!("the guest's results are unreadable: {e:#}")),
-            (launch::Ended::Exited(code), None) => Some(format!(
-                "the guest ({}) ended (status {}) without results; its console ended:{}",
+            (_, Left::Results(Ok(_))) => None,
+            (_, Left::Results(Err(e))) => {
+                Some(format!("the guest's results are unreadable: {e:#}"))
+            }
+            (launch::Ended::Exited(code), Left::Journal(_) | Left::Nothing) => Some(format!(
+                "the guest ({}) ended (status {}) before this trial finished; its console \
+                 ended:{}",
                 self.kernel.release,
                 code.map_or("killed".into(), |c| c.to_string()),
                 outcome.tail_text()
@@ -557,8 +563,34 @@ impl OneGuest<'_> {
             outcome.seconds,
             self.console.display()
         ));
-        let run = guest_run.and_then(|r| r.ok());
-        self.adopt(run, failure.as_deref(), result);
+        let run = match left {
+            Left::Results(r) => r.ok(),
+            Left::Journal(Ok(r)) => {
+                progress.note(&format!(
+                    "guest {}: ended without its results; {} trial(s) it finished are \
+                     kept from its journal",
+                    self.kernel.release,
+                    r.trials.len()
+                ));
+                Some(r)
+            }
+            Left::Journal(Err(e)) => {
+                progress.note(&format!(
+                    "guest {}: its journal is unreadable: {e:#}",
+                    self.kernel.release
+                ));
+                None
+            }
+            Left::Nothing => None,
+        };
+        adopt(
+            self.plan,
+            self.kernel,
+            self.info,
+            run,
+            failure.as_deref(),
+            result,
+        );
         Ok(matches!(outcome.ended, launch::Ended::Interrupted))
     }
 
@@ -577,90 +609,131 @@ impl OneGuest<'_> {
         let bytes = images + images / 16 + (1 << 30);
         bytes.div_ceil(1 << 20) << 20
     }
+}
 
-    /// Puts the guest's targets and trials into `result` under their guest names; every
-    /// planned trial the guest did not report fails with `failure` (or a generic reason).
-    fn adopt(&self, run: Option<RunResult>, failure: Option<&str>, result: &mut RunResult) {
-        let k = self.kernel;
-        let mut notes = Vec::new();
-        if self.info.emulated() {
-            notes.push(emulated_note(self.info));
+/// The subdirectory of the shared directory the guest journals its trials in.
+const GUEST_JOURNAL: &str = "journal";
+
+/// What a guest left in its shared directory.
+enum Left {
+    /// `result.json`: it ran to its end.
+    Results(Result<RunResult>),
+    /// No results, but a journal: the trials it finished before it hung, crashed or was
+    /// stopped.
+    Journal(Result<RunResult>),
+    Nothing,
+}
+
+/// Reads what the guest left in `shared`: its results, else its journal.
+fn left_in(shared: &Path) -> Left {
+    let json = shared.join("result.json");
+    if json.is_file() {
+        return Left::Results(crate::journal::read(&json));
+    }
+    let mut journals: Vec<PathBuf> = std::fs::read_dir(shared.join(GUEST_JOURNAL))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    journals.sort();
+    match journals.first() {
+        Some(j) => Left::Journal(crate::journal::read(j)),
+        None => Left::Nothing,
+    }
+}
+
+/// Puts a guest's targets and trials into `result` under their guest names (kernel
+/// `k`); every planned trial the guest did not report fails with `failure` (or a
+/// generic reason).
+fn adopt(
+    plan: &Plan,
+    k: &Kernel,
+    info: &GuestInfo,
+    run: Option<RunResult>,
+    failure: Option<&str>,
+    result: &mut RunResult,
+) {
+    let mut notes = Vec::new();
+    if info.emulated() {
+        notes.push(emulated_note(info));
+    }
+    let mut trials: Vec<Trial> = Vec::new();
+    let mut targets: Vec<TargetInfo> = Vec::new();
+    if let Some(run) = run {
+        for mut t in run.targets {
+            t.name = target_name(&t.name, k);
+            t.guest = Some(info.clone());
+            t.notes.extend(notes.iter().cloned());
+            targets.push(t);
         }
-        let mut trials: Vec<Trial> = Vec::new();
-        let mut targets: Vec<TargetInfo> = Vec::new();
-        if let Some(run) = run {
-            for mut t in run.targets {
-                t.name = target_name(&t.name, k);
-                t.guest = Some(self.info.clone());
-                t.notes.extend(notes.iter().cloned());
-                targets.push(t);
-            }
-            for mut t in run.trials {
-                t.target = target_name(&t.target, k);
-                if self.info.emulated() {
-                    for p in &mut t.phases {
-                        if !p.flags.iter().any(|f| f == "emulated") {
-                            p.flags.push("emulated".into());
-                        }
+        for mut t in run.trials {
+            t.target = target_name(&t.target, k);
+            if info.emulated() {
+                for p in &mut t.phases {
+                    if !p.flags.iter().any(|f| f == "emulated") {
+                        p.flags.push("emulated".into());
                     }
                 }
-                trials.push(t);
             }
+            trials.push(t);
         }
-        for pt in &self.plan.targets {
-            let name = target_name(&pt.name, k);
-            if !targets.iter().any(|t| t.name == name) {
-                targets.push(TargetInfo {
-                    name: name.clone(),
-                    fstype: pt.spec.name(),
-                    kind: "guest".into(),
-                    guest: Some(self.info.clone()),
-                    notes: notes.clone(),
-                    ..Default::default()
+    }
+    for pt in &plan.targets {
+        let name = target_name(&pt.name, k);
+        if !targets.iter().any(|t| t.name == name) {
+            targets.push(TargetInfo {
+                name: name.clone(),
+                fstype: pt.spec.name(),
+                kind: "guest".into(),
+                guest: Some(info.clone()),
+                notes: notes.clone(),
+                ..Default::default()
+            });
+        }
+        for w in &plan.workloads {
+            for rep in 1..=plan.policy.reps {
+                let label = plan.label(w);
+                let done = trials
+                    .iter()
+                    .any(|t| t.target == name && t.label == label && t.rep == rep);
+                if done || (failure.is_none() && plan.auto_reps.is_some()) {
+                    continue;
+                }
+                let why = failure.unwrap_or("the guest did not run this trial");
+                trials.push(Trial {
+                    target: name.clone(),
+                    workload: w.info.name.to_string(),
+                    label,
+                    params: w.params.to_text_map(),
+                    rep,
+                    status: if why == "interrupted" {
+                        "interrupted"
+                    } else {
+                        "failed"
+                    }
+                    .into(),
+                    error: Some(match why {
+                        "interrupted" => {
+                            "interrupted (SIGINT/SIGTERM): the guest was stopped".to_string()
+                        }
+                        _ => why.to_string(),
+                    }),
+                    provision: Default::default(),
+                    phases: Vec::new(),
+                    peak_rss_bytes: 0,
+                    log: None,
+                    elapsed_s: None,
+                    ranks: Vec::new(),
+                    disturbance: None,
                 });
             }
-            for w in &self.plan.workloads {
-                for rep in 1..=self.plan.policy.reps {
-                    let label = self.plan.label(w);
-                    let done = trials
-                        .iter()
-                        .any(|t| t.target == name && t.label == label && t.rep == rep);
-                    if done || (failure.is_none() && self.plan.auto_reps.is_some()) {
-                        continue;
-                    }
-                    let why = failure.unwrap_or("the guest did not run this trial");
-                    trials.push(Trial {
-                        target: name.clone(),
-                        workload: w.info.name.to_string(),
-                        label,
-                        params: w.params.to_text_map(),
-                        rep,
-                        status: if why == "interrupted" {
-                            "interrupted"
-                        } else {
-                            "failed"
-                        }
-                        .into(),
-                        error: Some(match why {
-                            "interrupted" => {
-                                "interrupted (SIGINT/SIGTERM): the guest was stopped".to_string()
-                            }
-                            _ => why.to_string(),
-                        }),
-                        provision: Default::default(),
-                        phases: Vec::new(),
-                        peak_rss_bytes: 0,
-                        log: None,
-                        elapsed_s: None,
-                        ranks: Vec::new(),
-                        disturbance: None,
-                    });
-                }
-            }
         }
-        result.targets.extend(targets);
-        result.trials.extend(trials);
     }
+    result.targets.extend(targets);
+    result.trials.extend(trials);
 }
 
 /// Creates the scratch image: new, never through a symlink, 0600, preallocated (a sparse
@@ -757,6 +830,133 @@ mod tests {
             assert_eq!(got, ["--plan", &copy, "--reps", "2"]);
         }
         assert_eq!(std::fs::read_to_string(&copy).unwrap(), "x");
+    }
+
+    fn guest_info(accel: &str) -> GuestInfo {
+        GuestInfo {
+            kernel: "6.1.0-56-amd64".into(),
+            accel: accel.into(),
+            vcpus: 2,
+            memory_bytes: 2 << 30,
+            disk_cache: "none".into(),
+        }
+    }
+
+    fn kernel_6_1() -> Kernel {
+        Kernel {
+            path: "/boot/vmlinuz-6.1.0-56-amd64".into(),
+            release: "6.1.0-56-amd64".into(),
+        }
+    }
+
+    /// Two tmpfs targets, one workload, two repetitions: four trials.
+    fn four_trials() -> Plan {
+        let text = r#"
+[defaults]
+reps = 2
+size = "64MiB"
+[[target]]
+name = "a"
+fs = "tmpfs"
+[[target]]
+name = "b"
+fs = "tmpfs"
+[[workload]]
+kind = "smallfiles"
+files = 10
+"#;
+        let f = crate::plan::file::parse("t.toml", text).unwrap();
+        crate::plan::build::build(&f, &Default::default())
+            .unwrap()
+            .plan
+    }
+
+    /// A guest journal in `shared` holding an ok trial of `done` (target, rep).
+    fn journal_with(shared: &Path, done: &[(&str, u32)]) {
+        let mut head = crate::report::fixture_with(Vec::new());
+        head.status = "running".into();
+        // A run's journal starts before its targets are made: it names none.
+        head.targets.clear();
+        let mut j = crate::journal::Journal::create(&shared.join(GUEST_JOURNAL), &head).unwrap();
+        let base = serde_json::from_str::<RunResult>(include_str!("../../tests/fixtures/run.json"))
+            .unwrap()
+            .trials
+            .remove(0);
+        for (target, rep) in done {
+            let mut t = base.clone();
+            t.target = target.to_string();
+            t.label = "smallfiles".into();
+            t.workload = "smallfiles".into();
+            t.rep = *rep;
+            t.status = "ok".into();
+            j.trial(&t).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_guest_that_hung_keeps_the_trials_it_journaled_and_fails_only_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path();
+        journal_with(shared, &[("a", 1), ("b", 1)]);
+        let Left::Journal(Ok(run)) = left_in(shared) else {
+            panic!("the journal is not read back");
+        };
+        let plan = four_trials();
+        let mut result = crate::report::fixture_with(Vec::new());
+        result.targets.clear();
+        let why = "the guest was silent for 30 s and was stopped before this trial \
+                   finished; its console ended:\n  | Kernel panic";
+        adopt(
+            &plan,
+            &kernel_6_1(),
+            &guest_info("tcg"),
+            Some(run),
+            Some(why),
+            &mut result,
+        );
+        let got: Vec<(&str, u32, &str)> = result
+            .trials
+            .iter()
+            .map(|t| (t.target.as_str(), t.rep, t.status.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a@6.1.0-56", 1, "ok"),
+                ("b@6.1.0-56", 1, "ok"),
+                ("a@6.1.0-56", 2, "failed"),
+                ("b@6.1.0-56", 2, "failed"),
+            ]
+        );
+        for t in &result.trials[..2] {
+            assert!(t.error.is_none());
+            assert!(t
+                .phases
+                .iter()
+                .all(|p| p.flags.iter().any(|f| f == "emulated")));
+        }
+        for t in &result.trials[2..] {
+            assert_eq!(t.error.as_deref(), Some(why));
+        }
+        let names: Vec<&str> = result.targets.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a@6.1.0-56", "b@6.1.0-56"]);
+        assert!(result.targets.iter().all(|t| t.guest.is_some()));
+    }
+
+    #[test]
+    fn a_guest_that_ended_leaves_its_results_which_win_over_its_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path();
+        assert!(matches!(left_in(shared), Left::Nothing));
+        journal_with(shared, &[("a", 1)]);
+        std::fs::write(
+            shared.join("result.json"),
+            include_str!("../../tests/fixtures/run.json"),
+        )
+        .unwrap();
+        assert!(matches!(left_in(shared), Left::Results(Ok(_))));
+        std::fs::write(shared.join("result.json"), "{").unwrap();
+        assert!(matches!(left_in(shared), Left::Results(Err(_))));
     }
 
     #[test]

@@ -247,6 +247,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
             auto_reps: None,
             phase_time_s: None,
             guest: None,
+            journal_dir: None,
         },
         host_problems: host,
     })

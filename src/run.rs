@@ -477,22 +477,13 @@ fn run_trial(
     dist: &Dist,
 ) -> Trial {
     let name = target.info().name.clone();
-    let mut trial = Trial {
-        target: name.clone(),
-        workload: w.info.name.to_string(),
-        label: label_of(plan, w),
-        params: w.params.to_text_map(),
+    let mut trial = Trial::new(
+        &name,
+        w.info.name,
+        &label_of(plan, w),
+        w.params.to_text_map(),
         rep,
-        status: "ok".into(),
-        error: None,
-        provision: Default::default(),
-        phases: Vec::new(),
-        peak_rss_bytes: 0,
-        log: None,
-        elapsed_s: None,
-        ranks: Vec::new(),
-        disturbance: None,
-    };
+    );
     crate::probe::sys::reset_peak_rss();
     let started = std::time::Instant::now();
     let outcome = (|| -> Result<()> {

@@ -242,12 +242,22 @@ fn a_guest_that_hangs_keeps_the_trials_it_finished() {
     let trials = v["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 2, "{trials:?}");
     let first = trials.iter().find(|t| t["label"] == "command:run=true");
-    assert_eq!(first.map(|t| &t["status"]), Some(&"ok".into()), "{trials:?}");
-    let hung = trials.iter().find(|t| t["label"] == "command:run=sleep 900");
+    assert_eq!(
+        first.map(|t| &t["status"]),
+        Some(&"ok".into()),
+        "{trials:?}"
+    );
+    let hung = trials
+        .iter()
+        .find(|t| t["label"] == "command:run=sleep 900");
     let error = hung.and_then(|t| t["error"].as_str()).unwrap_or_default();
     assert!(error.contains("was silent for 40 s"), "{trials:?}");
     assert!(error.contains("console ended:"), "{error}");
-    assert!(out.stderr.contains("1 trial(s) it finished"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("1 trial(s) it finished"),
+        "{}",
+        out.stderr
+    );
     common::assert_clean(dir.path());
     assert_eq!(guest_leftovers(dir.path()), Vec::<PathBuf>::new());
     assert_eq!(qemus_under(dir.path()), Vec::<String>::new());

@@ -703,32 +703,22 @@ fn adopt(
                     continue;
                 }
                 let why = failure.unwrap_or("the guest did not run this trial");
-                trials.push(Trial {
-                    target: name.clone(),
-                    workload: w.info.name.to_string(),
-                    label,
-                    params: w.params.to_text_map(),
+                let (status, error) = match why {
+                    "interrupted" => (
+                        "interrupted",
+                        "interrupted (SIGINT/SIGTERM): the guest was stopped".to_string(),
+                    ),
+                    _ => ("failed", why.to_string()),
+                };
+                trials.push(Trial::failed(
+                    &name,
+                    w.info.name,
+                    &label,
+                    w.params.to_text_map(),
                     rep,
-                    status: if why == "interrupted" {
-                        "interrupted"
-                    } else {
-                        "failed"
-                    }
-                    .into(),
-                    error: Some(match why {
-                        "interrupted" => {
-                            "interrupted (SIGINT/SIGTERM): the guest was stopped".to_string()
-                        }
-                        _ => why.to_string(),
-                    }),
-                    provision: Default::default(),
-                    phases: Vec::new(),
-                    peak_rss_bytes: 0,
-                    log: None,
-                    elapsed_s: None,
-                    ranks: Vec::new(),
-                    disturbance: None,
-                });
+                    status,
+                    error,
+                ));
             }
         }
     }
@@ -941,6 +931,28 @@ files = 10
         let names: Vec<&str> = result.targets.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["a@6.1.0-56", "b@6.1.0-56"]);
         assert!(result.targets.iter().all(|t| t.guest.is_some()));
+    }
+
+    #[test]
+    fn an_interrupted_guest_leaves_its_unfinished_trials_interrupted() {
+        let plan = four_trials();
+        let mut result = crate::report::fixture_with(Vec::new());
+        let (k, info) = (kernel_6_1(), guest_info("kvm"));
+        adopt(&plan, &k, &info, None, Some("interrupted"), &mut result);
+        assert_eq!(result.trials.len(), 4);
+        for t in &result.trials {
+            assert_eq!(t.status, "interrupted");
+            assert_eq!(
+                (t.workload.as_str(), t.label.as_str()),
+                ("smallfiles", "smallfiles")
+            );
+            assert!(t
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("the guest was stopped"));
+            assert!(t.phases.is_empty());
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub mod inside;
 pub mod kernel;
 pub mod launch;
 
-use crate::plan::Plan;
+use crate::plan::{Plan, PlanTarget};
 use crate::progress::Progress;
 use crate::result::{GuestInfo, RunResult, TargetInfo, Trial};
 use crate::state::{Resource, State};
@@ -54,10 +54,52 @@ impl GuestPlan {
             }
             kernels.push(k);
         }
+        Self::with_kernels(kernels, a, "--kernel").map(Some)
+    }
+
+    /// The guests of a plan whose targets name their kernels (`kernel = "…"`): one per
+    /// kernel, in the order the plan first names them; `None` when no target names one.
+    pub fn from_plan(plan: &Plan, a: &crate::cli::RunArgs) -> Result<Option<GuestPlan>> {
+        use crate::error::usage;
+        let mut kernels: Vec<Kernel> = Vec::new();
+        for k in plan.targets.iter().filter_map(|t| t.kernel.as_ref()) {
+            if !kernels.iter().any(|o| o.release == k.release) {
+                kernels.push(k.clone());
+            }
+        }
+        if kernels.is_empty() {
+            if a.guest_cpus.is_some() || a.guest_memory.is_some() || a.guest_timeout.is_some() {
+                return Err(usage(
+                    "--guest-cpus, --guest-memory and --guest-timeout go with --kernel (or \
+                     kernel = \"…\" in a plan's target)",
+                ));
+            }
+            return Ok(None);
+        }
+        let why = "a target of the plan runs in a guest (kernel = \"…\")";
+        if a.resume.is_some() {
+            return Err(usage(format!(
+                "--resume cannot continue this run: {why}; start it again"
+            )));
+        }
+        if a.mpi.is_some() {
+            return Err(usage(format!("--mpi cannot run this plan: {why}")));
+        }
+        Self::with_kernels(kernels, a, "the plan's kernels").map(Some)
+    }
+
+    /// The guest side for `kernels` with the machine `--guest-*` describes; `what` names
+    /// where the kernels were given, for errors.
+    fn with_kernels(
+        kernels: Vec<Kernel>,
+        a: &crate::cli::RunArgs,
+        what: &str,
+    ) -> Result<GuestPlan> {
+        use crate::error::usage;
         let shorts: Vec<String> = kernels.iter().map(Kernel::short).collect();
         if (1..shorts.len()).any(|i| shorts[..i].contains(&shorts[i])) {
             return Err(usage(format!(
-                "--kernel: {} name the same release once their flavour is dropped; give \
+                "{what}: {} name the same release once their flavour is dropped; give \
                  kernels of different releases",
                 shorts.join(", ")
             )));
@@ -81,12 +123,12 @@ impl GuestPlan {
                 .map_err(|e| usage(format!("--guest-timeout {e}")))?,
             None => 1800.0,
         };
-        Ok(Some(GuestPlan {
+        Ok(GuestPlan {
             kernels,
             vcpus,
             memory_bytes,
             idle_timeout_s,
-        }))
+        })
     }
 }
 
@@ -217,33 +259,85 @@ pub fn refuse_mixed(sides: &[(&RunResult, &str)]) -> Result<()> {
     Ok(())
 }
 
-/// Runs the plan's targets in a guest per kernel; returns the run as [`crate::run::execute`]
-/// does. The host's database receives the whole run once every guest is done.
+/// The targets of `plan` that run in kernel `k`'s guest, with their positions in the
+/// plan: those that name `k` when the plan's targets name their kernels, else all.
+pub fn targets_in<'a>(plan: &'a Plan, k: &Kernel) -> Vec<(usize, &'a PlanTarget)> {
+    let named = plan.targets_name_kernels();
+    plan.targets
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !named || t.kernel.as_ref().is_some_and(|tk| tk.release == k.release))
+        .collect()
+}
+
+/// The plan's targets that run on the host, as a plan of their own: those that name no
+/// kernel in a plan whose others do; `None` when every target runs in a guest.
+fn host_part(plan: &Plan) -> Option<Plan> {
+    if !plan.targets_name_kernels() || plan.targets.iter().all(|t| t.kernel.is_some()) {
+        return None;
+    }
+    let mut host = plan.clone();
+    host.targets.retain(|t| t.kernel.is_none());
+    host.guest = None;
+    Some(host)
+}
+
+/// Runs the plan's targets in a guest per kernel (and, when a plan's other targets name
+/// no kernel, those on the host first, under the same run); returns the run as
+/// [`crate::run::execute`] does. The host's database receives the whole run once every
+/// guest is done.
 pub fn execute(
     plan: &Plan,
     guest: &GuestPlan,
     command_line: Vec<String>,
     progress: &dyn Progress,
-    store: Option<&mut crate::store::Store>,
+    mut store: Option<&mut crate::store::Store>,
+    dist: &crate::dist::Dist,
 ) -> Result<(RunResult, crate::run::Kept)> {
     let vng = launch::find_vng().ok_or_else(|| {
         crate::error::usage(
-            "--kernel needs virtme-ng: python3 -m venv /opt/vng && /opt/vng/bin/pip install \
-             virtme-ng (and apt-get install qemu-system-x86 busybox-static)",
+            "a guest kernel (--kernel, or kernel = \"…\" in a plan) needs virtme-ng: \
+             python3 -m venv /opt/vng && /opt/vng/bin/pip install virtme-ng (and apt-get \
+             install qemu-system-x86 busybox-static)",
         )
     })?;
-    let run_id = crate::run::new_run_id();
     crate::state::ensure_owned_dir(&plan.image_dir)?;
+    let host = host_part(plan);
+    let all_targets = host.as_ref().map_or(0, |h| h.targets.len())
+        + guest
+            .kernels
+            .iter()
+            .map(|k| targets_in(plan, k).len())
+            .sum::<usize>();
+    let planned = crate::run::new_result("", &command_line, plan, None, all_targets);
+    let mut result = match &host {
+        // The host's targets first: the guests then join their run.
+        Some(h) => {
+            let (mut r, _) = crate::run::execute(
+                h,
+                command_line.clone(),
+                progress,
+                store.as_deref_mut(),
+                dist,
+            )?;
+            r.planned_trials = planned.planned_trials;
+            if r.status == "interrupted" {
+                return Ok((r, Default::default()));
+            }
+            // What the host's run could not store is stored with the guests' below.
+            r.status = "running".into();
+            r.finished_at = None;
+            r
+        }
+        None => RunResult {
+            run_id: crate::run::new_run_id(),
+            ..planned
+        },
+    };
+    let run_id = result.run_id.clone();
     let state = State::create(&plan.image_dir.join("state"), &run_id)?;
     let log_dir = state.log_dir();
     std::fs::create_dir_all(&log_dir)?;
-    let mut result = crate::run::new_result(
-        &run_id,
-        &command_line,
-        plan,
-        None,
-        guest.kernels.len() * plan.targets.len(),
-    );
     let args = guest_args(&command_line);
     // As a run on the host: every trial also goes to the journal as it comes back, so
     // that a database that fails at the end loses nothing.
@@ -273,8 +367,15 @@ pub fn execute(
                 memory_bytes: guest.memory_bytes,
                 disk_cache: launch::DISK_CACHE.into(),
             };
+            let targets = targets_in(plan, k);
+            let mut args = args.clone();
+            if plan.targets_name_kernels() {
+                let at: Vec<String> = targets.iter().map(|(i, _)| i.to_string()).collect();
+                args.extend(["--guest-targets".to_string(), at.join(",")]);
+            }
             let one = OneGuest {
                 plan,
+                targets: targets.into_iter().map(|(_, t)| t).collect(),
                 guest,
                 kernel: k,
                 info: &info,
@@ -431,6 +532,8 @@ fn check_kvm_now(
 /// One kernel's guest.
 struct OneGuest<'a> {
     plan: &'a Plan,
+    /// The plan's targets this guest runs.
+    targets: Vec<&'a PlanTarget>,
     guest: &'a GuestPlan,
     kernel: &'a Kernel,
     info: &'a GuestInfo,
@@ -583,14 +686,13 @@ impl OneGuest<'_> {
             }
             Left::Nothing => None,
         };
-        adopt(
-            self.plan,
-            self.kernel,
-            self.info,
-            run,
-            failure.as_deref(),
-            result,
-        );
+        let on = Planned {
+            plan: self.plan,
+            targets: &self.targets,
+            kernel: self.kernel,
+            info: self.info,
+        };
+        adopt(&on, run, failure.as_deref(), result);
         Ok(matches!(outcome.ended, launch::Ended::Interrupted))
     }
 
@@ -598,7 +700,6 @@ impl OneGuest<'_> {
     /// and the state files.
     fn scratch_bytes(&self) -> u64 {
         let images: u64 = self
-            .plan
             .targets
             .iter()
             .map(|t| match &t.spec {
@@ -645,17 +746,19 @@ fn left_in(shared: &Path) -> Left {
     }
 }
 
-/// Puts a guest's targets and trials into `result` under their guest names (kernel
-/// `k`); every planned trial the guest did not report fails with `failure` (or a
-/// generic reason).
-fn adopt(
-    plan: &Plan,
-    k: &Kernel,
-    info: &GuestInfo,
-    run: Option<RunResult>,
-    failure: Option<&str>,
-    result: &mut RunResult,
-) {
+/// What one guest was to run: the plan's `targets` in `kernel`, on machine `info`.
+struct Planned<'a> {
+    plan: &'a Plan,
+    targets: &'a [&'a PlanTarget],
+    kernel: &'a Kernel,
+    info: &'a GuestInfo,
+}
+
+/// Puts a guest's targets and trials into `result` under their guest names; every
+/// trial planned for it that it did not report fails with `failure` (or a generic
+/// reason).
+fn adopt(on: &Planned, run: Option<RunResult>, failure: Option<&str>, result: &mut RunResult) {
+    let (plan, k, info) = (on.plan, on.kernel, on.info);
     let mut notes = Vec::new();
     if info.emulated() {
         notes.push(emulated_note(info));
@@ -681,7 +784,7 @@ fn adopt(
             trials.push(t);
         }
     }
-    for pt in &plan.targets {
+    for pt in on.targets {
         let name = target_name(&pt.name, k);
         if !targets.iter().any(|t| t.name == name) {
             targets.push(TargetInfo {
@@ -896,14 +999,15 @@ files = 10
         result.targets.clear();
         let why = "the guest was silent for 30 s and was stopped before this trial \
                    finished; its console ended:\n  | Kernel panic";
-        adopt(
-            &plan,
-            &kernel_6_1(),
-            &guest_info("tcg"),
-            Some(run),
-            Some(why),
-            &mut result,
-        );
+        let (k, info) = (kernel_6_1(), guest_info("tcg"));
+        let targets: Vec<&PlanTarget> = plan.targets.iter().collect();
+        let on = Planned {
+            plan: &plan,
+            targets: &targets,
+            kernel: &k,
+            info: &info,
+        };
+        adopt(&on, Some(run), Some(why), &mut result);
         let got: Vec<(&str, u32, &str)> = result
             .trials
             .iter()
@@ -938,7 +1042,14 @@ files = 10
         let plan = four_trials();
         let mut result = crate::report::fixture_with(Vec::new());
         let (k, info) = (kernel_6_1(), guest_info("kvm"));
-        adopt(&plan, &k, &info, None, Some("interrupted"), &mut result);
+        let targets: Vec<&PlanTarget> = plan.targets.iter().collect();
+        let on = Planned {
+            plan: &plan,
+            targets: &targets,
+            kernel: &k,
+            info: &info,
+        };
+        adopt(&on, None, Some("interrupted"), &mut result);
         assert_eq!(result.trials.len(), 4);
         for t in &result.trials {
             assert_eq!(t.status, "interrupted");

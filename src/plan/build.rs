@@ -11,6 +11,7 @@ use super::matrix::{target_name, valid_name};
 use super::{Plan, PlanTarget};
 use crate::cli::RunArgs;
 use crate::error::usage;
+use crate::guest::kernel::Kernel;
 use crate::policy::Policy;
 use crate::size::{format_size, parse_size};
 use crate::target::fs::{split_opts, FsType, Support};
@@ -34,6 +35,9 @@ pub struct Overrides {
     pub destroy_data_on: Vec<PathBuf>,
     /// `--force`: format a device even over a filesystem signature or partition table.
     pub force: bool,
+    /// In a guest fsarena booted (`--in-guest`): targets' `kernel` keys are not read (the
+    /// host chose this guest's targets, `--guest-targets`).
+    pub in_guest: bool,
 }
 
 impl Overrides {
@@ -49,6 +53,7 @@ impl Overrides {
             seed: a.seed,
             destroy_data_on: a.destroy_data_on.clone(),
             force: a.force,
+            in_guest: a.in_guest.is_some(),
         }
     }
 }
@@ -189,20 +194,26 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
     // Each name → its index in `targets`: the check of unique names stays linear.
     let mut by_name = std::collections::HashMap::new();
     for e in &f.targets {
-        let t = target(src, e, &size, &plan_dir, &consent, &mut host)?;
-        if let Some(&i) = by_name.get(&t.name) {
+        let t = target(src, e, &size, &plan_dir, &consent, o.in_guest, &mut host)?;
+        // In a guest, targets of other kernels (the host checked their names) may share
+        // a name with this guest's.
+        let key = match &e.kernel {
+            Some(k) if o.in_guest => format!("{}@{}", t.name, k.v),
+            _ => t.report_name(),
+        };
+        if let Some(&i) = by_name.get(&key) {
             let (first, fe): &(PlanTarget, &TargetEntry) = &targets[i];
             return Err(src.err(
                 &e.name.as_ref().map_or(e.span.clone(), |n| n.span.clone()),
                 format!(
                     "a second target named '{}' (the first is at {}); give each a unique `name` \
                      in a [[target]] entry",
-                    first.name,
+                    first.report_name(),
                     src.place(&fe.span)
                 ),
             ));
         }
-        by_name.insert(t.name.clone(), targets.len());
+        by_name.insert(key, targets.len());
         targets.push((t, e));
     }
     if targets.is_empty() {
@@ -322,6 +333,7 @@ fn target(
     size: &dyn Fn(&Option<At<String>>) -> Result<u64>,
     plan_dir: &Path,
     consent: &crate::target::blockdev::Consent,
+    in_guest: bool,
     host: &mut Vec<anyhow::Error>,
 ) -> Result<PlanTarget> {
     if let Some(n) = &e.name {
@@ -357,6 +369,7 @@ fn target(
         return Ok(PlanTarget {
             name: named(format!("dir:{}", path.display())),
             spec: TargetSpec::Dir { path },
+            kernel: None,
         });
     }
     let fs = e.fs.as_ref().expect("file.rs checked: fs or dir");
@@ -371,6 +384,16 @@ fn target(
     }
     let mkfs_text = e.mkfs.as_ref().map(|m| m.v.clone()).unwrap_or_default();
     let name = named(target_name(&fs.v, &mkfs_text, &mount_opts, ""));
+    // In the guest, `kernel` is the host's business: it chose the guest's targets.
+    let kernel = match &e.kernel {
+        Some(k) if !in_guest => Some(guest_kernel(src, k, plan_dir)?),
+        _ => None,
+    };
+    // What the target needs of a kernel is checked against the one it runs in.
+    let support = |f: &dyn Fn() -> Support| match &kernel {
+        Some(k) => crate::target::fs::with_guest_kernel(&k.release, f),
+        None => f(),
+    };
     if fs.v == "tmpfs" {
         if let Some(dev) = &e.device {
             return Err(src.err(
@@ -388,7 +411,7 @@ fn target(
         if let Some(m) = &e.mkfs {
             return Err(src.err(&m.span, "tmpfs has no mkfs options"));
         }
-        if let Support::No(why) = crate::target::fs::tmpfs_support() {
+        if let Support::No(why) = support(&crate::target::fs::tmpfs_support) {
             host.push(src.err(&fs.span, format!("this machine cannot mount tmpfs: {why}")));
         }
         return Ok(PlanTarget {
@@ -397,10 +420,11 @@ fn target(
                 size_bytes,
                 mount_opts,
             },
+            kernel,
         });
     }
     let kind = FsType::parse(&fs.v).map_err(|e| src.err(&fs.span, e))?;
-    if let Support::No(why) = kind.support() {
+    if let Support::No(why) = support(&|| kind.support()) {
         host.push(src.err(
             &fs.span,
             format!("this machine cannot make {}: {why}", fs.v),
@@ -433,6 +457,7 @@ fn target(
         return Ok(PlanTarget {
             name: named(spec.name()),
             spec,
+            kernel: None,
         });
     }
     Ok(PlanTarget {
@@ -443,7 +468,20 @@ fn target(
             mount_opts,
             size_bytes,
         },
+        kernel,
     })
+}
+
+/// The kernel of `kernel = "…"`: a release under /boot, or a vmlinuz path (relative to
+/// the plan's directory), resolved as `run --kernel` resolves it.
+fn guest_kernel(src: &Src, k: &At<String>, plan_dir: &Path) -> Result<Kernel> {
+    let text = if k.v.contains('/') {
+        plan_dir.join(&k.v).to_string_lossy().into_owned()
+    } else {
+        k.v.clone()
+    };
+    crate::guest::kernel::resolve_as(&text, "kernel")
+        .map_err(|e| src.err(&k.span, format!("{e:#}")))
 }
 
 /// The workloads of one entry: the kind with its parameters, or the suite's workloads.

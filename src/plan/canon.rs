@@ -29,7 +29,7 @@ impl Plan {
         let targets: Vec<_> = self
             .targets
             .iter()
-            .map(|t| match &t.spec {
+            .map(|t| (t, match &t.spec {
                 TargetSpec::Loop {
                     fs,
                     mkfs_opts,
@@ -57,6 +57,15 @@ impl Plan {
                 TargetSpec::Net(n) => json!({"name": t.name, "kind": "net",
                     "net": n.kind.name(), "source": n.source,
                     "opts": redact_word(&n.opts)}),
+            }))
+            // A target in a guest kernel of its own goes by its report name, with its
+            // kernel; the others as ever (their plans keep their hashes).
+            .map(|(t, mut v)| {
+                if let Some(k) = &t.kernel {
+                    v["name"] = json!(t.report_name());
+                    v["kernel"] = json!(k.release);
+                }
+                v
             })
             .collect();
         let workloads: Vec<_> = self
@@ -164,7 +173,11 @@ impl Plan {
                     )
                 }
             };
-            let _ = writeln!(out, "  {:<28} {line}", t.name);
+            let line = match &t.kernel {
+                Some(k) => format!("{line}; in a guest booted from {}", k.path.display()),
+                None => line,
+            };
+            let _ = writeln!(out, "  {:<28} {line}", t.report_name());
         }
         let _ = writeln!(out, "\nworkloads:");
         for w in &self.workloads {

@@ -15,7 +15,9 @@ pub const TOP_KEYS: &[&str] = &["description", "defaults", "target", "matrix", "
 /// Keys of `[defaults]`.
 pub const DEFAULT_KEYS: &[&str] = &["size", "image_dir", "reps", "cache", "sync", "data", "seed"];
 /// Keys of a `[[target]]`.
-pub const TARGET_KEYS: &[&str] = &["name", "fs", "mkfs", "mount", "size", "dir", "device"];
+pub const TARGET_KEYS: &[&str] = &[
+    "name", "fs", "mkfs", "mount", "size", "dir", "device", "kernel",
+];
 /// Keys of a `[[matrix]]`.
 pub const MATRIX_KEYS: &[&str] = &["fs", "mkfs", "mount", "size"];
 
@@ -42,6 +44,9 @@ pub struct TargetEntry {
     pub dir: Option<At<PathBuf>>,
     /// A block device to format with `fs` (every interlock of `--device` applies).
     pub device: Option<At<PathBuf>>,
+    /// A guest kernel to run the target in (as `run --kernel`: a vmlinuz path or a
+    /// release under /boot).
+    pub kernel: Option<At<String>>,
     /// Where the entry starts (its `[[target]]` or `[[matrix]]` header).
     pub span: Option<Range<usize>>,
 }
@@ -203,6 +208,7 @@ fn read_target(src: &Src, t: &Table) -> Result<TargetEntry> {
         size: s("size")?,
         dir: path("dir")?,
         device: path("device")?,
+        kernel: s("kernel")?,
         span: t.span().or_else(|| super::located::table_span(t)),
     };
     match (e.fs.is_some(), e.dir.is_some(), e.device.is_some()) {
@@ -245,6 +251,13 @@ fn read_target(src: &Src, t: &Table) -> Result<TargetEntry> {
             "size",
             &e.size,
             "a device target (the whole device is used)",
+        )?;
+    }
+    if e.dir.is_some() || e.device.is_some() {
+        not_for(
+            "kernel",
+            &e.kernel,
+            "a dir or device target (a guest runs loop images and tmpfs only)",
         )?;
     }
     Ok(e)

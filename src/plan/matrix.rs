@@ -134,6 +134,7 @@ pub fn expand(
                         size: some(size),
                         dir: None,
                         device: None,
+                        kernel: None,
                         span: span.clone(),
                     });
                 }

@@ -515,3 +515,136 @@ proptest::proptest! {
         let _ = parse("t.toml", &text).and_then(|f| build(&f, &Overrides::default()));
     }
 }
+
+/// Two guest kernels installed under /boot (with their modules), or `None` after a SKIP
+/// line naming `test`.
+fn two_kernels(test: &str) -> Option<(String, String)> {
+    let mut found: Vec<String> = std::fs::read_dir("/boot")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    n.strip_prefix("vmlinuz-").map(String::from)
+                })
+                .filter(|r| crate::guest::kernel::resolve(r).is_ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    match found.as_slice() {
+        [a, b, ..] => Some((a.clone(), b.clone())),
+        _ => {
+            println!("SKIP {test}: fewer than two kernels with modules under /boot");
+            None
+        }
+    }
+}
+
+#[test]
+fn targets_may_name_their_guest_kernels_and_go_by_name_at_release() {
+    let test = "targets_may_name_their_guest_kernels_and_go_by_name_at_release";
+    let Some((a, b)) = two_kernels(test) else {
+        return;
+    };
+    let text = format!(
+        "[[target]]\nfs = \"tmpfs\"\n\
+         [[target]]\nfs = \"tmpfs\"\nkernel = \"{a}\"\n\
+         [[target]]\nfs = \"tmpfs\"\nkernel = \"/boot/vmlinuz-{b}\"\n\
+         [[workload]]\nkind = \"postmark\"\n"
+    );
+    let p = plan(&text, &Overrides::default()).unwrap();
+    // The same name three times: apart, by their kernels.
+    assert_eq!(names(&p), ["tmpfs", "tmpfs", "tmpfs"]);
+    let shown: Vec<String> = p.targets.iter().map(|t| t.report_name()).collect();
+    let short = crate::guest::kernel::short_release;
+    assert_eq!(
+        shown,
+        [
+            "tmpfs".to_string(),
+            format!("tmpfs@{}", short(&a)),
+            format!("tmpfs@{}", short(&b))
+        ]
+    );
+    assert!(p.targets_name_kernels());
+    assert_eq!(p.targets[2].kernel.as_ref().unwrap().release, b);
+    let described = p.describe();
+    assert!(
+        described.contains(&format!("tmpfs@{}", short(&a))),
+        "{described}"
+    );
+    assert!(
+        described.contains("in a guest booted from /boot/vmlinuz-"),
+        "{described}"
+    );
+    // The kernel is part of what the plan is.
+    let same_host = plan(
+        "[[target]]\nfs = \"tmpfs\"\n[[workload]]\nkind = \"postmark\"\n",
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert!(!same_host.targets_name_kernels());
+    assert!(!same_host.canonical().contains("kernel"));
+    assert!(p.canonical().contains(&format!("\"kernel\":\"{a}\"")));
+    // In the guest the host chose the targets: kernel keys are not read there.
+    let inside = Overrides {
+        in_guest: true,
+        ..Default::default()
+    };
+    let mut g = plan(&text, &inside).unwrap();
+    assert!(!g.targets_name_kernels());
+    assert!(g.keep_guest_targets(&[3]).is_err());
+    g.keep_guest_targets(&[1, 2]).unwrap();
+    assert_eq!(names(&g), ["tmpfs", "tmpfs"]);
+}
+
+#[test]
+fn a_kernel_is_refused_where_no_guest_can_run_it_or_when_missing() {
+    let o = Overrides::default();
+    let cases = [
+        (
+            "[[target]]\ndir = \"/tmp\"\nkernel = \"6.1.0-56-amd64\"\n",
+            "t.toml:3:10: 'kernel' does not apply to a dir or device target",
+        ),
+        (
+            "[[target]]\nfs = \"ext4\"\ndevice = \"/dev/null\"\nkernel = \"6.1.0-56-amd64\"\n",
+            "'kernel' does not apply to a dir or device target",
+        ),
+        (
+            "[[target]]\nfs = \"tmpfs\"\nkernel = \"0.0.0-none\"\n",
+            "t.toml:3:10: kernel 0.0.0-none: cannot read /boot/vmlinuz-0.0.0-none",
+        ),
+        ("[[target]]\nfs = \"tmpfs\"\nkernel = 6\n", "kernel"),
+    ];
+    for (targets, needle) in cases {
+        let text = format!("{targets}[[workload]]\nkind = \"postmark\"\n");
+        let e = match parse("t.toml", &text).and_then(|f| build(&f, &o)) {
+            Ok(_) => panic!("accepted:\n{text}"),
+            Err(e) => e,
+        };
+        assert_eq!(crate::error::exit_code(&e), 2, "{text}");
+        let msg = format!("{e:#}");
+        assert!(msg.contains(needle), "{text}\n→ {msg}");
+    }
+}
+
+#[test]
+fn two_targets_of_one_name_in_one_kernel_are_still_refused() {
+    let test = "two_targets_of_one_name_in_one_kernel_are_still_refused";
+    let Some((a, _)) = two_kernels(test) else {
+        return;
+    };
+    let text = format!(
+        "[[target]]\nfs = \"tmpfs\"\nkernel = \"{a}\"\n\
+         [[target]]\nfs = \"tmpfs\"\nkernel = \"/boot/vmlinuz-{a}\"\n\
+         [[workload]]\nkind = \"postmark\"\n"
+    );
+    let Err(e) = plan(&text, &Overrides::default()) else {
+        panic!("accepted:\n{text}");
+    };
+    let msg = format!("{e:#}");
+    let short = crate::guest::kernel::short_release(&a);
+    assert!(
+        msg.contains(&format!("a second target named 'tmpfs@{short}'")),
+        "{msg}"
+    );
+}

@@ -558,7 +558,7 @@ fn run_trial(
 }
 
 /// Registers this run machine-wide and says which other runs are live (the run header).
-fn announce(
+pub(crate) fn announce(
     run_id: &str,
     plan: &Plan,
     progress: &dyn Progress,

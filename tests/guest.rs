@@ -194,6 +194,14 @@ fn sigint_mid_guest_leaves_no_qemu_loop_device_or_image() {
         assert!(child.try_wait().unwrap().is_none(), "fsarena ended early");
         std::thread::sleep(Duration::from_millis(200));
     }
+    // A guest run is live to the others, as a run on the host is.
+    let image_dir = dir.path().canonicalize().unwrap();
+    let live = fsarena::probe::disturb::registry::other_live_runs();
+    assert!(
+        live.iter()
+            .any(|r| r.pid == child.id() && Path::new(&r.image_dir) == image_dir),
+        "{live:?}"
+    );
     std::thread::sleep(Duration::from_secs(5));
     // SAFETY: kill(2) on the child this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

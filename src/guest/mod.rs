@@ -335,6 +335,9 @@ pub fn execute(
         },
     };
     let run_id = result.run_id.clone();
+    // Held while the guests run: other runs on this machine (and `doctor`) see this one
+    // live, as they see a run on the host, and mark what they measure meanwhile busy.
+    let _registered = crate::run::announce(&run_id, plan, progress);
     let state = State::create(&plan.image_dir.join("state"), &run_id)?;
     let log_dir = state.log_dir();
     std::fs::create_dir_all(&log_dir)?;

@@ -313,7 +313,7 @@ pub fn execute(
     let mut result = match &host {
         // The host's targets first: the guests then join their run.
         Some(h) => {
-            let (mut r, _) = crate::run::execute(
+            let (mut r, kept) = crate::run::execute(
                 h,
                 command_line.clone(),
                 progress,
@@ -322,7 +322,7 @@ pub fn execute(
             )?;
             r.planned_trials = planned.planned_trials;
             if r.status == "interrupted" {
-                return Ok((r, Default::default()));
+                return Ok((r, kept));
             }
             // What the host's run could not store is stored with the guests' below.
             r.status = "running".into();
@@ -1038,6 +1038,33 @@ files = 10
         let names: Vec<&str> = result.targets.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["a@6.1.0-56", "b@6.1.0-56"]);
         assert!(result.targets.iter().all(|t| t.guest.is_some()));
+    }
+
+    #[test]
+    fn each_guest_runs_its_own_targets_and_the_host_the_others() {
+        let k61 = kernel_6_1();
+        let k612 = Kernel {
+            path: "/boot/vmlinuz-6.12.117+deb12-amd64".into(),
+            release: "6.12.117+deb12-amd64".into(),
+        };
+        // --kernel for all: every guest runs every target, the host none.
+        let mut plan = four_trials();
+        let at = |v: Vec<(usize, &PlanTarget)>| v.into_iter().map(|(i, _)| i).collect::<Vec<_>>();
+        assert_eq!(at(targets_in(&plan, &k61)), [0, 1]);
+        assert_eq!(at(targets_in(&plan, &k612)), [0, 1]);
+        assert!(host_part(&plan).is_none());
+        // Target b names 6.1: it alone runs there, a on the host.
+        plan.targets[1].kernel = Some(k61.clone());
+        assert_eq!(at(targets_in(&plan, &k61)), [1]);
+        assert!(targets_in(&plan, &k612).is_empty());
+        let host = host_part(&plan).unwrap();
+        let names: Vec<&str> = host.targets.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a"]);
+        assert!(host.guest.is_none());
+        // Every target names a kernel: nothing on the host.
+        plan.targets[0].kernel = Some(k612.clone());
+        assert_eq!(at(targets_in(&plan, &k612)), [0]);
+        assert!(host_part(&plan).is_none());
     }
 
     #[test]

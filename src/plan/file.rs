@@ -19,7 +19,7 @@ pub const TARGET_KEYS: &[&str] = &[
     "name", "fs", "mkfs", "mount", "size", "dir", "device", "kernel",
 ];
 /// Keys of a `[[matrix]]`.
-pub const MATRIX_KEYS: &[&str] = &["fs", "mkfs", "mount", "size"];
+pub const MATRIX_KEYS: &[&str] = &["fs", "mkfs", "mount", "size", "kernel"];
 
 /// `[defaults]`: each value only where the plan gives it.
 #[derive(Default)]
@@ -270,7 +270,7 @@ fn read_matrix(src: &Src, t: &Table, before: usize) -> Result<Vec<TargetEntry>> 
     let fs = axis("fs")?.ok_or_else(|| {
         src.err(
             &span,
-            "a [[matrix]] needs fs, e.g. fs = [\"ext3\", \"ext4\"] (and any of mkfs, mount, size as lists)",
+            "a [[matrix]] needs fs, e.g. fs = [\"ext3\", \"ext4\"] (and any of mkfs, mount, size, kernel as lists)",
         )
     })?;
     let none = || {
@@ -284,6 +284,7 @@ fn read_matrix(src: &Src, t: &Table, before: usize) -> Result<Vec<TargetEntry>> 
         mkfs: axis("mkfs")?.unwrap_or_else(none),
         mount: axis("mount")?.unwrap_or_else(none),
         size: axis("size")?.unwrap_or_else(none),
+        kernel: axis("kernel")?.unwrap_or_else(none),
     };
     matrix::expand(src, &axes, span, before)
 }

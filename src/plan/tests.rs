@@ -648,3 +648,42 @@ fn two_targets_of_one_name_in_one_kernel_are_still_refused() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_matrix_kernel_axis_makes_one_target_per_kernel_with_the_host_as_empty() {
+    let test = "a_matrix_kernel_axis_makes_one_target_per_kernel_with_the_host_as_empty";
+    let Some((a, b)) = two_kernels(test) else {
+        return;
+    };
+    let text = format!(
+        "[[matrix]]\nfs = [\"tmpfs\"]\nmount = [\"\", \"noatime\"]\n\
+         kernel = [\"\", \"{a}\", \"{b}\"]\n\
+         [[workload]]\nkind = \"postmark\"\n"
+    );
+    let p = plan(&text, &Overrides::default()).unwrap();
+    let short = crate::guest::kernel::short_release;
+    let (sa, sb) = (short(&a), short(&b));
+    let shown: Vec<String> = p.targets.iter().map(|t| t.report_name()).collect();
+    assert_eq!(
+        shown,
+        [
+            "tmpfs".to_string(),
+            format!("tmpfs@{sa}"),
+            format!("tmpfs@{sb}"),
+            "tmpfs+noatime".to_string(),
+            format!("tmpfs+noatime@{sa}"),
+            format!("tmpfs+noatime@{sb}"),
+        ]
+    );
+    // A kernel that is not there is refused at its place in the list.
+    let bad = "[[matrix]]\nfs = \"tmpfs\"\nkernel = [\"\", \"0.0.0-none\"]\n\
+               [[workload]]\nkind = \"postmark\"\n";
+    let Err(e) = plan(bad, &Overrides::default()) else {
+        panic!("accepted:\n{bad}");
+    };
+    let msg = format!("{e:#}");
+    assert!(
+        msg.contains("t.toml:3:15: kernel 0.0.0-none: cannot read"),
+        "{msg}"
+    );
+}

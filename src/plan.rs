@@ -207,11 +207,9 @@ impl Plan {
         }
         let Some(guest) = crate::guest::GuestPlan::from_args(a)? else {
             let mut plan = Self::from_args_here(a)?;
-            if a.in_guest.is_some() {
-                plan.keep_guest_targets(&a.guest_targets)?;
-                return Ok(plan);
+            if a.in_guest.is_none() {
+                plan.guest = crate::guest::GuestPlan::from_plan(&plan, a)?;
             }
-            plan.guest = crate::guest::GuestPlan::from_plan(&plan, a)?;
             return Ok(plan);
         };
         let mut plan = None;
@@ -223,28 +221,6 @@ impl Plan {
         let mut plan = plan.expect("at least one kernel");
         plan.guest = Some(guest);
         Ok(plan)
-    }
-
-    /// In a guest: only the targets at `positions` (`--guest-targets`, which the host
-    /// gives a guest of a plan whose targets name their kernels); all when empty.
-    fn keep_guest_targets(&mut self, positions: &[usize]) -> Result<()> {
-        if positions.is_empty() {
-            return Ok(());
-        }
-        if let Some(p) = positions.iter().find(|&&p| p >= self.targets.len()) {
-            return Err(usage(format!(
-                "--guest-targets: the plan has no target {p} (it has {})",
-                self.targets.len()
-            )));
-        }
-        let all = std::mem::take(&mut self.targets);
-        self.targets = all
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| positions.contains(i))
-            .map(|(_, t)| t)
-            .collect();
-        Ok(())
     }
 
     /// Whether the targets name their kernels (`kernel = "…"` in the plan): then each runs

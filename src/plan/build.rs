@@ -36,8 +36,11 @@ pub struct Overrides {
     /// `--force`: format a device even over a filesystem signature or partition table.
     pub force: bool,
     /// In a guest fsarena booted (`--in-guest`): targets' `kernel` keys are not read (the
-    /// host chose this guest's targets, `--guest-targets`).
+    /// host chose this guest's targets, `guest_targets`).
     pub in_guest: bool,
+    /// `--guest-targets`: the positions (from 0) of the plan's targets this guest runs,
+    /// the others left out before anything about them is checked; empty: all.
+    pub guest_targets: Vec<usize>,
 }
 
 impl Overrides {
@@ -54,6 +57,7 @@ impl Overrides {
             destroy_data_on: a.destroy_data_on.clone(),
             force: a.force,
             in_guest: a.in_guest.is_some(),
+            guest_targets: a.guest_targets.clone(),
         }
     }
 }
@@ -193,14 +197,20 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
     let mut targets: Vec<(PlanTarget, &TargetEntry)> = Vec::new();
     // Each name → its index in `targets`: the check of unique names stays linear.
     let mut by_name = std::collections::HashMap::new();
-    for e in &f.targets {
+    if let Some(p) = o.guest_targets.iter().find(|&&p| p >= f.targets.len()) {
+        return Err(usage(format!(
+            "--guest-targets: {} has no target {p} (it has {})",
+            src.path,
+            f.targets.len()
+        )));
+    }
+    for (i, e) in f.targets.iter().enumerate() {
+        if !o.guest_targets.is_empty() && !o.guest_targets.contains(&i) {
+            // Another guest's, or the host's.
+            continue;
+        }
         let t = target(src, e, &size, &plan_dir, &consent, o.in_guest, &mut host)?;
-        // In a guest, targets of other kernels (the host checked their names) may share
-        // a name with this guest's.
-        let key = match &e.kernel {
-            Some(k) if o.in_guest => format!("{}@{}", t.name, k.v),
-            _ => t.report_name(),
-        };
+        let key = t.report_name();
         if let Some(&i) = by_name.get(&key) {
             let (first, fe): &(PlanTarget, &TargetEntry) = &targets[i];
             return Err(src.err(

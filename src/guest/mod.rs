@@ -870,7 +870,8 @@ mod tests {
     fn the_guest_gets_the_run_arguments_but_the_hosts_own() {
         let argv = words(
             "fsarena --db h.db run smallfiles:files=20 --fs jfs,vfat --kernel 6.1.0-56-amd64 \
-             --json o.json --kernel=/boot/x --guest-cpus 2 --reps 2 --image-dir=/d --html r",
+             --json o.json --kernel=/boot/x --guest-cpus 2 --reps 2 --image-dir=/d --html r \
+             --journal-dir j",
         );
         assert_eq!(
             guest_args(&argv),

@@ -1,23 +1,27 @@
-//! Guest targets (`run --kernel KERNEL`): the plan's targets run inside a guest kernel
-//! booted with virtme-ng, on a scratch disk the host provides (a preallocated raw image,
-//! attached with the host's page cache bypassed), by the same fsarena binary. The guest
-//! writes its run as JSON to a directory it shares with the host; the host names its
-//! targets `FS@RELEASE`, labels them with the guest's kernel, accelerator, vCPUs, memory
-//! and disk cache mode, and stores them in its own database under one run.
+//! Guest targets (`run --kernel KERNEL`, or `kernel = "…"` on a plan's target): those
+//! targets run inside a guest kernel booted with virtme-ng, on a scratch disk the host
+//! provides (a preallocated raw image, attached with the host's page cache bypassed), by
+//! the same fsarena binary. The guest journals each trial into a directory it shares with
+//! the host and writes its run there as JSON at its end; the host names its targets
+//! `FS@RELEASE`, labels them with the guest's kernel, accelerator, vCPUs, memory and disk
+//! cache mode, and stores them in its own database under one run, with a plan's targets
+//! that run on the host ([`mod@adopt`]).
 //!
 //! Lifecycle: the guest's work directory, scratch image and QEMU pidfile are recorded in
 //! the run's state file before they exist, and removed on every exit path (and by
-//! `fsarena cleanup`); a guest that is silent for the idle timeout is stopped and its
-//! trials fail with its last console lines. docs/guest-kernels.md.
+//! `fsarena cleanup`); a guest that is silent for the idle timeout is stopped and the
+//! trials it did not finish fail with its last console lines. docs/guest-kernels.md.
 
+pub mod adopt;
 pub mod inside;
 pub mod kernel;
 pub mod launch;
 
 use crate::plan::{Plan, PlanTarget};
 use crate::progress::Progress;
-use crate::result::{GuestInfo, RunResult, TargetInfo, Trial};
+use crate::result::{GuestInfo, RunResult, TargetInfo};
 use crate::state::{Resource, State};
+use adopt::{adopt, left_in, Left, Planned, GUEST_JOURNAL};
 use anyhow::{Context, Result};
 use kernel::Kernel;
 use std::path::{Path, PathBuf};
@@ -715,123 +719,6 @@ impl OneGuest<'_> {
     }
 }
 
-/// The subdirectory of the shared directory the guest journals its trials in.
-const GUEST_JOURNAL: &str = "journal";
-
-/// What a guest left in its shared directory.
-enum Left {
-    /// `result.json`: it ran to its end.
-    Results(Result<RunResult>),
-    /// No results, but a journal: the trials it finished before it hung, crashed or was
-    /// stopped.
-    Journal(Result<RunResult>),
-    Nothing,
-}
-
-/// Reads what the guest left in `shared`: its results, else its journal.
-fn left_in(shared: &Path) -> Left {
-    let json = shared.join("result.json");
-    if json.is_file() {
-        return Left::Results(crate::journal::read(&json));
-    }
-    let mut journals: Vec<PathBuf> = std::fs::read_dir(shared.join(GUEST_JOURNAL))
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-                .collect()
-        })
-        .unwrap_or_default();
-    journals.sort();
-    match journals.first() {
-        Some(j) => Left::Journal(crate::journal::read(j)),
-        None => Left::Nothing,
-    }
-}
-
-/// What one guest was to run: the plan's `targets` in `kernel`, on machine `info`.
-struct Planned<'a> {
-    plan: &'a Plan,
-    targets: &'a [&'a PlanTarget],
-    kernel: &'a Kernel,
-    info: &'a GuestInfo,
-}
-
-/// Puts a guest's targets and trials into `result` under their guest names; every
-/// trial planned for it that it did not report fails with `failure` (or a generic
-/// reason).
-fn adopt(on: &Planned, run: Option<RunResult>, failure: Option<&str>, result: &mut RunResult) {
-    let (plan, k, info) = (on.plan, on.kernel, on.info);
-    let mut notes = Vec::new();
-    if info.emulated() {
-        notes.push(emulated_note(info));
-    }
-    let mut trials: Vec<Trial> = Vec::new();
-    let mut targets: Vec<TargetInfo> = Vec::new();
-    if let Some(run) = run {
-        for mut t in run.targets {
-            t.name = target_name(&t.name, k);
-            t.guest = Some(info.clone());
-            t.notes.extend(notes.iter().cloned());
-            targets.push(t);
-        }
-        for mut t in run.trials {
-            t.target = target_name(&t.target, k);
-            if info.emulated() {
-                for p in &mut t.phases {
-                    if !p.flags.iter().any(|f| f == "emulated") {
-                        p.flags.push("emulated".into());
-                    }
-                }
-            }
-            trials.push(t);
-        }
-    }
-    for pt in on.targets {
-        let name = target_name(&pt.name, k);
-        if !targets.iter().any(|t| t.name == name) {
-            targets.push(TargetInfo {
-                name: name.clone(),
-                fstype: pt.spec.name(),
-                kind: "guest".into(),
-                guest: Some(info.clone()),
-                notes: notes.clone(),
-                ..Default::default()
-            });
-        }
-        for w in &plan.workloads {
-            for rep in 1..=plan.policy.reps {
-                let label = plan.label(w);
-                let done = trials
-                    .iter()
-                    .any(|t| t.target == name && t.label == label && t.rep == rep);
-                if done || (failure.is_none() && plan.auto_reps.is_some()) {
-                    continue;
-                }
-                let why = failure.unwrap_or("the guest did not run this trial");
-                let (status, error) = match why {
-                    "interrupted" => (
-                        "interrupted",
-                        "interrupted (SIGINT/SIGTERM): the guest was stopped".to_string(),
-                    ),
-                    _ => ("failed", why.to_string()),
-                };
-                trials.push(Trial::failed(
-                    &name,
-                    w.info.name,
-                    &label,
-                    w.params.to_text_map(),
-                    rep,
-                    status,
-                    error,
-                ));
-            }
-        }
-    }
-    result.targets.extend(targets);
-    result.trials.extend(trials);
-}
-
 /// Creates the scratch image: new, never through a symlink, 0600, preallocated (a sparse
 /// image would make the host allocate during the measurement).
 fn make_image(path: &Path, bytes: u64) -> Result<()> {
@@ -860,6 +747,7 @@ fn make_image(path: &Path, bytes: u64) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::adopt::tests::{four_trials, kernel_6_1};
     use super::*;
 
     fn words(s: &str) -> Vec<String> {
@@ -929,118 +817,6 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&copy).unwrap(), "x");
     }
 
-    fn guest_info(accel: &str) -> GuestInfo {
-        GuestInfo {
-            kernel: "6.1.0-56-amd64".into(),
-            accel: accel.into(),
-            vcpus: 2,
-            memory_bytes: 2 << 30,
-            disk_cache: "none".into(),
-        }
-    }
-
-    fn kernel_6_1() -> Kernel {
-        Kernel {
-            path: "/boot/vmlinuz-6.1.0-56-amd64".into(),
-            release: "6.1.0-56-amd64".into(),
-        }
-    }
-
-    /// Two tmpfs targets, one workload, two repetitions: four trials.
-    fn four_trials() -> Plan {
-        let text = r#"
-[defaults]
-reps = 2
-size = "64MiB"
-[[target]]
-name = "a"
-fs = "tmpfs"
-[[target]]
-name = "b"
-fs = "tmpfs"
-[[workload]]
-kind = "smallfiles"
-files = 10
-"#;
-        let f = crate::plan::file::parse("t.toml", text).unwrap();
-        crate::plan::build::build(&f, &Default::default())
-            .unwrap()
-            .plan
-    }
-
-    /// A guest journal in `shared` holding an ok trial of `done` (target, rep).
-    fn journal_with(shared: &Path, done: &[(&str, u32)]) {
-        let mut head = crate::report::fixture_with(Vec::new());
-        head.status = "running".into();
-        // A run's journal starts before its targets are made: it names none.
-        head.targets.clear();
-        let mut j = crate::journal::Journal::create(&shared.join(GUEST_JOURNAL), &head).unwrap();
-        let base = serde_json::from_str::<RunResult>(include_str!("../../tests/fixtures/run.json"))
-            .unwrap()
-            .trials
-            .remove(0);
-        for (target, rep) in done {
-            let mut t = base.clone();
-            t.target = target.to_string();
-            t.label = "smallfiles".into();
-            t.workload = "smallfiles".into();
-            t.rep = *rep;
-            t.status = "ok".into();
-            j.trial(&t).unwrap();
-        }
-    }
-
-    #[test]
-    fn a_guest_that_hung_keeps_the_trials_it_journaled_and_fails_only_the_others() {
-        let dir = tempfile::tempdir().unwrap();
-        let shared = dir.path();
-        journal_with(shared, &[("a", 1), ("b", 1)]);
-        let Left::Journal(Ok(run)) = left_in(shared) else {
-            panic!("the journal is not read back");
-        };
-        let plan = four_trials();
-        let mut result = crate::report::fixture_with(Vec::new());
-        result.targets.clear();
-        let why = "the guest was silent for 30 s and was stopped before this trial \
-                   finished; its console ended:\n  | Kernel panic";
-        let (k, info) = (kernel_6_1(), guest_info("tcg"));
-        let targets: Vec<&PlanTarget> = plan.targets.iter().collect();
-        let on = Planned {
-            plan: &plan,
-            targets: &targets,
-            kernel: &k,
-            info: &info,
-        };
-        adopt(&on, Some(run), Some(why), &mut result);
-        let got: Vec<(&str, u32, &str)> = result
-            .trials
-            .iter()
-            .map(|t| (t.target.as_str(), t.rep, t.status.as_str()))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                ("a@6.1.0-56", 1, "ok"),
-                ("b@6.1.0-56", 1, "ok"),
-                ("a@6.1.0-56", 2, "failed"),
-                ("b@6.1.0-56", 2, "failed"),
-            ]
-        );
-        for t in &result.trials[..2] {
-            assert!(t.error.is_none());
-            assert!(t
-                .phases
-                .iter()
-                .all(|p| p.flags.iter().any(|f| f == "emulated")));
-        }
-        for t in &result.trials[2..] {
-            assert_eq!(t.error.as_deref(), Some(why));
-        }
-        let names: Vec<&str> = result.targets.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, ["a@6.1.0-56", "b@6.1.0-56"]);
-        assert!(result.targets.iter().all(|t| t.guest.is_some()));
-    }
-
     #[test]
     fn each_guest_runs_its_own_targets_and_the_host_the_others() {
         let k61 = kernel_6_1();
@@ -1066,51 +842,6 @@ files = 10
         plan.targets[0].kernel = Some(k612.clone());
         assert_eq!(at(targets_in(&plan, &k612)), [0]);
         assert!(host_part(&plan).is_none());
-    }
-
-    #[test]
-    fn an_interrupted_guest_leaves_its_unfinished_trials_interrupted() {
-        let plan = four_trials();
-        let mut result = crate::report::fixture_with(Vec::new());
-        let (k, info) = (kernel_6_1(), guest_info("kvm"));
-        let targets: Vec<&PlanTarget> = plan.targets.iter().collect();
-        let on = Planned {
-            plan: &plan,
-            targets: &targets,
-            kernel: &k,
-            info: &info,
-        };
-        adopt(&on, None, Some("interrupted"), &mut result);
-        assert_eq!(result.trials.len(), 4);
-        for t in &result.trials {
-            assert_eq!(t.status, "interrupted");
-            assert_eq!(
-                (t.workload.as_str(), t.label.as_str()),
-                ("smallfiles", "smallfiles")
-            );
-            assert!(t
-                .error
-                .as_deref()
-                .unwrap()
-                .contains("the guest was stopped"));
-            assert!(t.phases.is_empty());
-        }
-    }
-
-    #[test]
-    fn a_guest_that_ended_leaves_its_results_which_win_over_its_journal() {
-        let dir = tempfile::tempdir().unwrap();
-        let shared = dir.path();
-        assert!(matches!(left_in(shared), Left::Nothing));
-        journal_with(shared, &[("a", 1)]);
-        std::fs::write(
-            shared.join("result.json"),
-            include_str!("../../tests/fixtures/run.json"),
-        )
-        .unwrap();
-        assert!(matches!(left_in(shared), Left::Results(Ok(_))));
-        std::fs::write(shared.join("result.json"), "{").unwrap();
-        assert!(matches!(left_in(shared), Left::Results(Err(_))));
     }
 
     #[test]

@@ -414,20 +414,38 @@ pub struct RunArgs {
     /// docs/guest-kernels.md.
     #[arg(long, value_name = "KERNEL", conflicts_with_all = ["mpi", "resume", "dir", "device", "net"])]
     pub kernel: Vec<String>,
-    /// With --kernel: the guest's vCPUs. [default: the host's CPUs]
-    #[arg(long = "guest-cpus", value_name = "N", requires = "kernel")]
+    /// With --kernel (or kernel = "…" in a plan): the guest's vCPUs. [default: the
+    /// host's CPUs]
+    #[arg(long = "guest-cpus", value_name = "N")]
     pub guest_cpus: Option<u32>,
-    /// With --kernel: the guest's memory (2GiB, 3G). [default: 2GiB]
-    #[arg(long = "guest-memory", value_name = "SIZE", requires = "kernel")]
+    /// With --kernel (or kernel = "…" in a plan): the guest's memory (2GiB, 3G).
+    /// [default: 2GiB]
+    #[arg(long = "guest-memory", value_name = "SIZE")]
     pub guest_memory: Option<String>,
-    /// With --kernel: how long a guest may go without a line on its console before it
-    /// counts as hung, is stopped and its trials fail (30s, 10m). [default: 30m]
-    #[arg(long = "guest-timeout", value_name = "DURATION", requires = "kernel")]
+    /// With --kernel (or kernel = "…" in a plan): how long a guest may go without a
+    /// line on its console before it counts as hung, is stopped and its unfinished
+    /// trials fail (30s, 10m). [default: 30m]
+    #[arg(long = "guest-timeout", value_name = "DURATION")]
     pub guest_timeout: Option<String>,
     /// Set by fsarena on the command it runs in a guest: load the modules, make the
     /// scratch disk with serial SERIAL an ext4 image directory, then run.
     #[arg(long = "in-guest", value_name = "SERIAL", hide = true)]
     pub in_guest: Option<String>,
+    /// Set by fsarena on the command it runs in a guest: journal each finished trial in
+    /// DIR (the directory the guest shares with the host) and keep the journal, so that
+    /// the host keeps what a guest finished before it hung or crashed.
+    #[arg(long = "journal-dir", value_name = "DIR", hide = true)]
+    pub journal_dir: Option<std::path::PathBuf>,
+    /// Set by fsarena on the command it runs in a guest for a plan whose targets name
+    /// their kernels: the positions (from 0) of the plan's targets this guest runs.
+    #[arg(
+        long = "guest-targets",
+        value_name = "LIST",
+        hide = true,
+        requires = "in_guest",
+        value_delimiter = ','
+    )]
+    pub guest_targets: Vec<usize>,
 }
 
 #[derive(Debug, Args)]

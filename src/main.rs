@@ -376,6 +376,7 @@ fn run_command(
             std::env::args().collect(),
             progress.as_ref(),
             store.as_mut(),
+            dist,
         ),
         None => run::execute(
             &plan,

@@ -25,19 +25,34 @@ use std::path::{Path, PathBuf};
 pub struct PlanTarget {
     pub name: String,
     pub spec: TargetSpec,
+    /// The guest kernel it runs in (`kernel = "…"` in a plan); reports then name it
+    /// `NAME@RELEASE`. `None`: the host's kernel, or every `--kernel` given.
+    pub kernel: Option<crate::guest::kernel::Kernel>,
+}
+
+impl PlanTarget {
+    /// The name reports give it: `ext4`, or `ext4@6.1.0-56` in a guest kernel of its own.
+    pub fn report_name(&self) -> String {
+        match &self.kernel {
+            Some(k) => crate::guest::target_name(&self.name, k),
+            None => self.name.clone(),
+        }
+    }
 }
 
 impl From<TargetSpec> for PlanTarget {
-    /// The target under its usual name ([`TargetSpec::name`]).
+    /// The target under its usual name ([`TargetSpec::name`]), on the host's kernel.
     fn from(spec: TargetSpec) -> Self {
         Self {
             name: spec.name(),
             spec,
+            kernel: None,
         }
     }
 }
 
 /// Everything a run needs, validated.
+#[derive(Clone)]
 pub struct Plan {
     pub targets: Vec<PlanTarget>,
     pub workloads: Vec<WorkloadSpec>,
@@ -64,6 +79,9 @@ pub struct Plan {
     /// `--kernel`: the targets run in a guest per kernel ([`crate::guest`]); `None` on
     /// the host's own kernel.
     pub guest: Option<crate::guest::GuestPlan>,
+    /// Where the run's journal goes, kept after the run (`--journal-dir`, which a guest's
+    /// fsarena is given); `None`: beside the state files, removed once all is stored.
+    pub journal_dir: Option<PathBuf>,
 }
 
 fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
@@ -177,8 +195,22 @@ impl Plan {
     /// Validates the `run` arguments into a plan. With `--kernel`, what each filesystem
     /// needs of the kernel is checked against every guest kernel, not the running one.
     pub fn from_args(a: &RunArgs) -> Result<Plan> {
+        if let (Some(path), false) = (&a.plan, a.kernel.is_empty()) {
+            let f = file::load(path)?;
+            if let Some(k) = f.targets.iter().find_map(|t| t.kernel.as_ref()) {
+                return Err(f.src.err(
+                    &k.span,
+                    "this plan names its targets' kernels and --kernel names one for all: \
+                     give the kernels in one place (drop --kernel, or the plan's kernel keys)",
+                ));
+            }
+        }
         let Some(guest) = crate::guest::GuestPlan::from_args(a)? else {
-            return Self::from_args_here(a);
+            let mut plan = Self::from_args_here(a)?;
+            if a.in_guest.is_none() {
+                plan.guest = crate::guest::GuestPlan::from_plan(&plan, a)?;
+            }
+            return Ok(plan);
         };
         let mut plan = None;
         for k in &guest.kernels {
@@ -189,6 +221,12 @@ impl Plan {
         let mut plan = plan.expect("at least one kernel");
         plan.guest = Some(guest);
         Ok(plan)
+    }
+
+    /// Whether the targets name their kernels (`kernel = "…"` in the plan): then each runs
+    /// in its own kernel's guest, and the others on the host.
+    pub fn targets_name_kernels(&self) -> bool {
+        self.targets.iter().any(|t| t.kernel.is_some())
     }
 
     fn from_args_here(a: &RunArgs) -> Result<Plan> {
@@ -216,6 +254,7 @@ impl Plan {
                 resume: a.resume.clone(),
                 auto_reps,
                 policy,
+                journal_dir: a.journal_dir.clone(),
                 ..built.plan
             });
         }
@@ -443,6 +482,7 @@ impl Plan {
             left_out,
             auto_reps,
             phase_time_s,
+            journal_dir: a.journal_dir.clone(),
         })
     }
 }

@@ -318,6 +318,53 @@ pub struct Trial {
     pub disturbance: Option<crate::probe::disturb::Disturbance>,
 }
 
+impl Trial {
+    /// Repetition `rep` of `workload` (reported under `label`, with `params`) on
+    /// `target`, as it starts: `ok`, nothing measured yet.
+    pub fn new(
+        target: &str,
+        workload: &str,
+        label: &str,
+        params: BTreeMap<String, String>,
+        rep: u32,
+    ) -> Trial {
+        Trial {
+            target: target.to_string(),
+            workload: workload.to_string(),
+            label: label.to_string(),
+            params,
+            rep,
+            status: "ok".into(),
+            error: None,
+            provision: Default::default(),
+            phases: Vec::new(),
+            peak_rss_bytes: 0,
+            log: None,
+            elapsed_s: None,
+            ranks: Vec::new(),
+            disturbance: None,
+        }
+    }
+
+    /// A trial that ended with `status` (`failed`, `interrupted`) and `error` before it
+    /// measured anything, e.g. one a guest never reported.
+    pub fn failed(
+        target: &str,
+        workload: &str,
+        label: &str,
+        params: BTreeMap<String, String>,
+        rep: u32,
+        status: &str,
+        error: String,
+    ) -> Trial {
+        Trial {
+            status: status.to_string(),
+            error: Some(error),
+            ..Trial::new(target, workload, label, params, rep)
+        }
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

@@ -148,13 +148,18 @@ pub fn execute(
     // The journal lies beside the state and log directories.
     let log_dir = state.log_dir();
     let base = log_dir.parent().and_then(std::path::Path::parent);
+    let journal_dir = match &plan.journal_dir {
+        Some(d) => Some(d.clone()),
+        None => base.map(|b| b.join("journal")),
+    };
     let mut sink = Sink {
         store,
         journal: None,
+        keep_journal: plan.journal_dir.is_some(),
         kept: Kept::default(),
     };
     if dist.rank() == 0 {
-        match base.map(|b| crate::journal::Journal::create(&b.join("journal"), &result)) {
+        match journal_dir.map(|d| crate::journal::Journal::create(&d, &result)) {
             Some(Ok(j)) => sink.journal = Some(j),
             Some(Err(e)) => progress.note(&format!(
                 "no journal for this run ({e:#}): only the database keeps its trials"
@@ -205,6 +210,9 @@ pub fn execute(
 struct Sink<'a> {
     store: Option<&'a mut Store>,
     journal: Option<crate::journal::Journal>,
+    /// Keep the journal also when the database has it all (`--journal-dir`: a guest's,
+    /// which the host reads when the guest ends without its results).
+    keep_journal: bool,
     kept: Kept,
 }
 
@@ -264,13 +272,13 @@ impl Sink<'_> {
         }
         let all_stored = self.store.is_some() && self.kept.store_error.is_none();
         match self.journal {
-            Some(j) if all_stored => {
+            Some(j) if all_stored && !self.keep_journal => {
                 if let Err(e) = j.remove() {
                     progress.note(&format!("{e:#}"));
                 }
             }
-            Some(j) => self.kept.journal = Some(j.path().to_path_buf()),
-            None => {}
+            Some(j) if !all_stored => self.kept.journal = Some(j.path().to_path_buf()),
+            Some(_) | None => {}
         }
         self.kept
     }
@@ -472,22 +480,13 @@ fn run_trial(
     dist: &Dist,
 ) -> Trial {
     let name = target.info().name.clone();
-    let mut trial = Trial {
-        target: name.clone(),
-        workload: w.info.name.to_string(),
-        label: label_of(plan, w),
-        params: w.params.to_text_map(),
+    let mut trial = Trial::new(
+        &name,
+        w.info.name,
+        &label_of(plan, w),
+        w.params.to_text_map(),
         rep,
-        status: "ok".into(),
-        error: None,
-        provision: Default::default(),
-        phases: Vec::new(),
-        peak_rss_bytes: 0,
-        log: None,
-        elapsed_s: None,
-        ranks: Vec::new(),
-        disturbance: None,
-    };
+    );
     crate::probe::sys::reset_peak_rss();
     let started = std::time::Instant::now();
     let outcome = (|| -> Result<()> {
@@ -562,7 +561,7 @@ fn run_trial(
 }
 
 /// Registers this run machine-wide and says which other runs are live (the run header).
-fn announce(
+pub(crate) fn announce(
     run_id: &str,
     plan: &Plan,
     progress: &dyn Progress,

@@ -200,6 +200,14 @@ fn sigint_mid_guest_leaves_no_qemu_loop_device_or_image() {
         assert!(child.try_wait().unwrap().is_none(), "fsarena ended early");
         std::thread::sleep(Duration::from_millis(200));
     }
+    // A guest run is live to the others, as a run on the host is.
+    let image_dir = dir.path().canonicalize().unwrap();
+    let live = fsarena::probe::disturb::registry::other_live_runs();
+    assert!(
+        live.iter()
+            .any(|r| r.pid == child.id() && Path::new(&r.image_dir) == image_dir),
+        "{live:?}"
+    );
     std::thread::sleep(Duration::from_secs(5));
     // SAFETY: kill(2) on the child this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -214,4 +222,86 @@ fn sigint_mid_guest_leaves_no_qemu_loop_device_or_image() {
         "{stderr}"
     );
     common::assert_no_records(dir.path());
+}
+
+#[test]
+fn a_plan_runs_host_and_guest_targets_in_one_run_and_a_hung_guest_keeps_its_trials() {
+    let test = "a_plan_runs_host_and_guest_targets_in_one_run_and_a_hung_guest_keeps_its_trials";
+    let Some(kernel) = guest_kernel(test) else {
+        return;
+    };
+    let dir = common::image_dir();
+    // One tmpfs on the host, one in the guest. The first workload finishes on both; the
+    // second sleeps past the guest's idle timeout, silent, but only in the guest (its
+    // scratch disk is mounted there).
+    let plan = dir.path().join("mixed.toml");
+    let text = format!(
+        "[defaults]\nsize = \"64MiB\"\nreps = 1\n\
+         [[target]]\nfs = \"tmpfs\"\n\
+         [[target]]\nfs = \"tmpfs\"\nkernel = \"{kernel}\"\n\
+         [[workload]]\nkind = \"command\"\nrun = \"true\"\n\
+         [[workload]]\nkind = \"command\"\n\
+         run = \"test -d {} && sleep 900; true\"\n",
+        fsarena::guest::inside::SCRATCH
+    );
+    std::fs::write(&plan, text).unwrap();
+    let plan = plan.to_str().unwrap();
+    let out = common::run_any(
+        &[
+            "--plan",
+            plan,
+            "--guest-memory",
+            "1GiB",
+            "--guest-timeout",
+            "40s",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.code, Some(1), "{}\n{}", out.stderr, out.stdout);
+    let v = out.json.expect("json written");
+    let short = fsarena::guest::kernel::short_release(&kernel);
+    let guest = format!("tmpfs@{short}");
+    let got: Vec<(String, bool, String)> = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let sleeps = t["params"]["run"].as_str().unwrap_or("").contains("sleep");
+            let status = t["status"].as_str().unwrap().to_string();
+            (t["target"].as_str().unwrap().to_string(), sleeps, status)
+        })
+        .collect();
+    let want = [
+        ("tmpfs".to_string(), false, "ok".to_string()),
+        ("tmpfs".to_string(), true, "ok".to_string()),
+        (guest.clone(), false, "ok".to_string()),
+        (guest.clone(), true, "failed".to_string()),
+    ];
+    assert_eq!(got, want, "{}", out.stderr);
+    let hung = &v["trials"][3]["error"];
+    let error = hung.as_str().unwrap_or_default();
+    assert!(error.contains("was silent for 40 s"), "{error}");
+    assert!(error.contains("console ended:"), "{error}");
+    assert!(
+        out.stderr.contains("1 trial(s) it finished"),
+        "{}",
+        out.stderr
+    );
+    let targets = v["targets"].as_array().unwrap();
+    let names: Vec<&str> = targets
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["tmpfs", guest.as_str()]);
+    assert!(targets[0]["guest"].is_null() && targets[1]["guest"].is_object());
+    // One run in the database, with all four trials.
+    let run = v["run_id"].as_str().unwrap();
+    let stored = fsarena::store::Store::open(&dir.path().join("results.db"))
+        .and_then(|s| s.load(run))
+        .unwrap();
+    assert_eq!(stored.trials.len(), 4);
+    assert_eq!(stored.targets.len(), 2);
+    common::assert_clean(dir.path());
+    assert_eq!(guest_leftovers(dir.path()), Vec::<PathBuf>::new());
+    assert_eq!(qemus_under(dir.path()), Vec::<String>::new());
 }

@@ -101,3 +101,39 @@ fn a_run_that_stored_everything_leaves_no_journal() {
         .unwrap_or_default();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn a_journal_dir_given_keeps_every_trial_as_it_finished_also_when_all_is_stored() {
+    // What a guest's fsarena is given (`--journal-dir` in the shared directory): the
+    // host reads it back when the guest ends without its results.
+    let dir = tempfile::tempdir().unwrap();
+    let journals = dir.path().join("shared").join("journal");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = Command::new(common::bin())
+        .arg("--db")
+        .arg(dir.path().join("r.db"))
+        .args(["run", "command:run=true", "--reps", "2", "--quiet", "--dir"])
+        .arg(&work)
+        .arg("--image-dir")
+        .arg(dir.path())
+        .arg("--journal-dir")
+        .arg(&journals)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let kept: Vec<_> = std::fs::read_dir(&journals)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let back = fsarena::journal::read(&kept[0]).unwrap();
+    assert_eq!(back.trials.len(), 2);
+    assert_eq!(back.status, "complete");
+    let beside: Vec<_> = std::fs::read_dir(dir.path().join("journal"))
+        .map(|rd| rd.flatten().collect())
+        .unwrap_or_default();
+    assert!(beside.is_empty(), "{beside:?}");
+}

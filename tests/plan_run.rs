@@ -306,3 +306,44 @@ fn kill_9_then_resume_runs_each_missing_trial_once() {
     drop(store);
     common::assert_clean(dir.path());
 }
+
+#[test]
+fn kernel_keys_in_a_plan_and_kernel_options_are_refused_where_they_clash() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("k.toml");
+    std::fs::write(
+        &plan,
+        "[[target]]\nfs = \"tmpfs\"\nkernel = \"6.1.0-56-amd64\"\n\
+         [[workload]]\nkind = \"postmark\"\n",
+    )
+    .unwrap();
+    let p = plan.to_str().unwrap();
+    // --kernel for all and kernel keys: one place, said before any kernel is looked up.
+    let o = fsarena(dir.path(), &["run", "--plan", p, "--kernel", "0.0.0-none"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("k.toml:3:10:"), "{t}");
+    assert!(t.contains("give the kernels in one place"), "{t}");
+    // The guest's machine without any guest.
+    let host_plan = dir.path().join("h.toml");
+    std::fs::write(
+        &host_plan,
+        "[[target]]\nfs = \"tmpfs\"\n[[workload]]\nkind = \"postmark\"\n",
+    )
+    .unwrap();
+    for flag in ["--guest-cpus", "--guest-memory", "--guest-timeout"] {
+        let value = match flag {
+            "--guest-cpus" => "1",
+            "--guest-memory" => "1GiB",
+            _ => "30s",
+        };
+        let hp = host_plan.to_str().unwrap();
+        let o = fsarena(dir.path(), &["run", "--plan", hp, flag, value]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {t}");
+        assert!(
+            t.contains("go with --kernel (or kernel = \"…\""),
+            "{flag}: {t}"
+        );
+    }
+}

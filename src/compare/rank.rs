@@ -45,6 +45,9 @@ pub struct PhaseVerdict {
     pub places: Vec<Place>,
     /// Targets without a usable value (no successful trial, or a value of zero).
     pub missing: Vec<String>,
+    /// Which of a run's kinds of machine its targets ran on (`on the host`, `in tcg
+    /// guests`), when the run had several: they are ranked apart ([`verdicts`]).
+    pub among: Option<String>,
 }
 
 /// The headline value of a phase: its `primary` figure.
@@ -76,19 +79,53 @@ pub struct Side<'a> {
 }
 
 /// The verdicts of every workload's phases, in the order the run ran them; phases with
-/// fewer than two targets are left out.
+/// fewer than two targets are left out. A run whose targets ran on several kinds of
+/// machine (the host's kernel, KVM guests, emulated guests: `plan` targets with
+/// `kernel = "…"` beside others) has each kind ranked apart, never one against another
+/// ([`crate::guest::comparable`]), each verdict saying which it is `among`.
 pub fn verdicts(run: &RunResult) -> Vec<PhaseVerdict> {
-    let mut sides: Vec<Side> = Vec::new();
+    // (kind, its sides) in first-seen order.
+    let mut groups: Vec<(String, Vec<Side>)> = Vec::new();
     for t in &run.trials {
-        if !sides.iter().any(|s| s.target == t.target) {
-            sides.push(Side {
-                label: t.target.clone(),
-                run,
-                target: t.target.clone(),
-            });
+        if groups
+            .iter()
+            .any(|(_, g)| g.iter().any(|s| s.target == t.target))
+        {
+            continue;
+        }
+        let kind = machine_of(run, &t.target);
+        let side = Side {
+            label: t.target.clone(),
+            run,
+            target: t.target.clone(),
+        };
+        match groups.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, g)) => g.push(side),
+            None => groups.push((kind, vec![side])),
         }
     }
-    verdicts_of(&sides)
+    let several = groups.len() > 1;
+    let mut out = Vec::new();
+    for (kind, sides) in groups {
+        for mut v in verdicts_of(&sides) {
+            v.among = several.then(|| kind.clone());
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// The kind of machine target `name` of `run` ran on, as verdicts name it.
+fn machine_of(run: &RunResult, name: &str) -> String {
+    match run
+        .targets
+        .iter()
+        .find(|t| t.name == name)
+        .and_then(|t| t.guest.as_ref())
+    {
+        None => "on the host".into(),
+        Some(g) => format!("in {} guests", g.accel),
+    }
 }
 
 /// The verdicts of `sides` ranked together, phase by phase: each workload label × phase
@@ -212,6 +249,7 @@ pub fn rank(
         unit: unit.to_string(),
         places,
         missing,
+        among: None,
     })
 }
 
@@ -321,11 +359,15 @@ pub fn render_head(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String
 /// The verdict lines: per workload, one block per phase.
 pub fn render_body(verdicts: &[PhaseVerdict], width: usize) -> String {
     let mut out = String::new();
-    let mut last = "";
+    let mut last = String::new();
     for v in verdicts {
-        if v.workload != last {
-            out.push_str(&format!("{}\n", v.workload));
-            last = &v.workload;
+        let head = match &v.among {
+            Some(among) => format!("{} ({among})", v.workload),
+            None => v.workload.clone(),
+        };
+        if head != last {
+            out.push_str(&format!("{head}\n"));
+            last = head;
         }
         let mut line = format!("{} ({}): {}", v.phase, v.unit, v.ranking());
         if !v.missing.is_empty() {
@@ -496,6 +538,55 @@ mod fixture {
                 );
             }
         }
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        assert!(v.iter().all(|v| v.among.is_none()));
+    }
+
+    #[test]
+    fn host_and_guest_targets_of_one_run_are_ranked_apart() {
+        let mut run: crate::result::RunResult =
+            serde_json::from_str(include_str!("../../tests/fixtures/run.json")).unwrap();
+        // The same figures again, as if measured in an emulated guest (a plan whose
+        // targets name kernels beside targets that run on the host).
+        let guest = crate::result::GuestInfo {
+            kernel: "6.1.0-56-amd64".into(),
+            accel: "tcg".into(),
+            vcpus: 2,
+            memory_bytes: 2 << 30,
+            disk_cache: "none".into(),
+        };
+        for mut t in run.targets.clone() {
+            t.name = format!("{}@6.1.0-56", t.name);
+            t.guest = Some(guest.clone());
+            run.targets.push(t);
+        }
+        for mut t in run.trials.clone() {
+            t.target = format!("{}@6.1.0-56", t.target);
+            run.trials.push(t);
+        }
+        let v = super::verdicts(&run);
+        let host: Vec<_> = v
+            .iter()
+            .filter(|v| v.among.as_deref() == Some("on the host"))
+            .collect();
+        let tcg: Vec<_> = v
+            .iter()
+            .filter(|v| v.among.as_deref() == Some("in tcg guests"))
+            .collect();
+        assert_eq!(host.len() + tcg.len(), v.len());
+        assert_eq!(host.len(), tcg.len());
+        for v in &host {
+            assert!(v.places.iter().all(|p| !p.target.contains('@')), "{v:?}");
+        }
+        for v in &tcg {
+            assert!(
+                v.places.iter().all(|p| p.target.ends_with("@6.1.0-56")),
+                "{v:?}"
+            );
+        }
+        let text = super::render(&v, run.policy.reps, 80);
+        assert!(text.contains("postmark (on the host)\n"), "{text}");
+        assert!(text.contains("postmark (in tcg guests)\n"), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     }
 }

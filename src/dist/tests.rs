@@ -190,20 +190,5 @@ fn a_lost_rank_is_named_and_no_collective_is_tried_after() {
 }
 
 pub(crate) fn empty_trial() -> Trial {
-    Trial {
-        target: "t".into(),
-        workload: "w".into(),
-        label: "w".into(),
-        params: Default::default(),
-        rep: 1,
-        status: "ok".into(),
-        error: None,
-        provision: Default::default(),
-        phases: vec![],
-        peak_rss_bytes: 0,
-        log: None,
-        elapsed_s: None,
-        ranks: vec![],
-        disturbance: None,
-    }
+    Trial::new("t", "w", "w", Default::default(), 1)
 }

@@ -37,6 +37,11 @@ pub fn short_release(release: &str) -> String {
 /// Resolves `--kernel TEXT`: a path to a kernel image, or a release whose image is
 /// `/boot/vmlinuz-RELEASE`.
 pub fn resolve(text: &str) -> Result<Kernel> {
+    resolve_as(text, "--kernel")
+}
+
+/// [`resolve`], its errors naming `what` gave `text` (`--kernel`, or a plan's `kernel`).
+pub fn resolve_as(text: &str, what: &str) -> Result<Kernel> {
     let path = if text.contains('/') {
         PathBuf::from(text)
     } else {
@@ -44,7 +49,7 @@ pub fn resolve(text: &str) -> Result<Kernel> {
     };
     let bytes = std::fs::read(&path).map_err(|e| {
         usage(format!(
-            "--kernel {text}: cannot read {}: {e} (install a kernel, e.g. apt-get install \
+            "{what} {text}: cannot read {}: {e} (install a kernel, e.g. apt-get install \
              linux-image-amd64, or give the path of a vmlinuz)",
             path.display()
         ))
@@ -56,14 +61,14 @@ pub fn resolve(text: &str) -> Result<Kernel> {
         })
         .ok_or_else(|| {
             usage(format!(
-                "--kernel {text}: {} is not an x86 kernel image (no boot header)",
+                "{what} {text}: {} is not an x86 kernel image (no boot header)",
                 path.display()
             ))
         })?;
     let modules = Path::new("/lib/modules").join(&release);
     if !modules.join("modules.dep").is_file() {
         return Err(usage(format!(
-            "--kernel {text}: no modules for {release} in {} (the guest loads them from \
+            "{what} {text}: no modules for {release} in {} (the guest loads them from \
              there): install the kernel's package, e.g. linux-image-{release}",
             modules.display()
         )));

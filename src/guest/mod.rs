@@ -1,23 +1,27 @@
-//! Guest targets (`run --kernel KERNEL`): the plan's targets run inside a guest kernel
-//! booted with virtme-ng, on a scratch disk the host provides (a preallocated raw image,
-//! attached with the host's page cache bypassed), by the same fsarena binary. The guest
-//! writes its run as JSON to a directory it shares with the host; the host names its
-//! targets `FS@RELEASE`, labels them with the guest's kernel, accelerator, vCPUs, memory
-//! and disk cache mode, and stores them in its own database under one run.
+//! Guest targets (`run --kernel KERNEL`, or `kernel = "…"` on a plan's target): those
+//! targets run inside a guest kernel booted with virtme-ng, on a scratch disk the host
+//! provides (a preallocated raw image, attached with the host's page cache bypassed), by
+//! the same fsarena binary. The guest journals each trial into a directory it shares with
+//! the host and writes its run there as JSON at its end; the host names its targets
+//! `FS@RELEASE`, labels them with the guest's kernel, accelerator, vCPUs, memory and disk
+//! cache mode, and stores them in its own database under one run, with a plan's targets
+//! that run on the host ([`mod@adopt`]).
 //!
 //! Lifecycle: the guest's work directory, scratch image and QEMU pidfile are recorded in
 //! the run's state file before they exist, and removed on every exit path (and by
-//! `fsarena cleanup`); a guest that is silent for the idle timeout is stopped and its
-//! trials fail with its last console lines. docs/guest-kernels.md.
+//! `fsarena cleanup`); a guest that is silent for the idle timeout is stopped and the
+//! trials it did not finish fail with its last console lines. docs/guest-kernels.md.
 
+pub mod adopt;
 pub mod inside;
 pub mod kernel;
 pub mod launch;
 
-use crate::plan::Plan;
+use crate::plan::{Plan, PlanTarget};
 use crate::progress::Progress;
-use crate::result::{GuestInfo, RunResult, TargetInfo, Trial};
+use crate::result::{GuestInfo, RunResult, TargetInfo};
 use crate::state::{Resource, State};
+use adopt::{adopt, left_in, Left, Planned, GUEST_JOURNAL};
 use anyhow::{Context, Result};
 use kernel::Kernel;
 use std::path::{Path, PathBuf};
@@ -54,10 +58,52 @@ impl GuestPlan {
             }
             kernels.push(k);
         }
+        Self::with_kernels(kernels, a, "--kernel").map(Some)
+    }
+
+    /// The guests of a plan whose targets name their kernels (`kernel = "…"`): one per
+    /// kernel, in the order the plan first names them; `None` when no target names one.
+    pub fn from_plan(plan: &Plan, a: &crate::cli::RunArgs) -> Result<Option<GuestPlan>> {
+        use crate::error::usage;
+        let mut kernels: Vec<Kernel> = Vec::new();
+        for k in plan.targets.iter().filter_map(|t| t.kernel.as_ref()) {
+            if !kernels.iter().any(|o| o.release == k.release) {
+                kernels.push(k.clone());
+            }
+        }
+        if kernels.is_empty() {
+            if a.guest_cpus.is_some() || a.guest_memory.is_some() || a.guest_timeout.is_some() {
+                return Err(usage(
+                    "--guest-cpus, --guest-memory and --guest-timeout go with --kernel (or \
+                     kernel = \"…\" in a plan's target)",
+                ));
+            }
+            return Ok(None);
+        }
+        let why = "a target of the plan runs in a guest (kernel = \"…\")";
+        if a.resume.is_some() {
+            return Err(usage(format!(
+                "--resume cannot continue this run: {why}; start it again"
+            )));
+        }
+        if a.mpi.is_some() {
+            return Err(usage(format!("--mpi cannot run this plan: {why}")));
+        }
+        Self::with_kernels(kernels, a, "the plan's kernels").map(Some)
+    }
+
+    /// The guest side for `kernels` with the machine `--guest-*` describes; `what` names
+    /// where the kernels were given, for errors.
+    fn with_kernels(
+        kernels: Vec<Kernel>,
+        a: &crate::cli::RunArgs,
+        what: &str,
+    ) -> Result<GuestPlan> {
+        use crate::error::usage;
         let shorts: Vec<String> = kernels.iter().map(Kernel::short).collect();
         if (1..shorts.len()).any(|i| shorts[..i].contains(&shorts[i])) {
             return Err(usage(format!(
-                "--kernel: {} name the same release once their flavour is dropped; give \
+                "{what}: {} name the same release once their flavour is dropped; give \
                  kernels of different releases",
                 shorts.join(", ")
             )));
@@ -81,19 +127,20 @@ impl GuestPlan {
                 .map_err(|e| usage(format!("--guest-timeout {e}")))?,
             None => 1800.0,
         };
-        Ok(Some(GuestPlan {
+        Ok(GuestPlan {
             kernels,
             vcpus,
             memory_bytes,
             idle_timeout_s,
-        }))
+        })
     }
 }
 
 /// Options of `run` that the host keeps for itself (with their values): the guest gets
 /// its own database, image directory and output.
-const HOST_ONLY: [&str; 8] = [
+const HOST_ONLY: [&str; 9] = [
     "--kernel",
+    "--journal-dir",
     "--guest-cpus",
     "--guest-memory",
     "--guest-timeout",
@@ -216,33 +263,88 @@ pub fn refuse_mixed(sides: &[(&RunResult, &str)]) -> Result<()> {
     Ok(())
 }
 
-/// Runs the plan's targets in a guest per kernel; returns the run as [`crate::run::execute`]
-/// does. The host's database receives the whole run once every guest is done.
+/// The targets of `plan` that run in kernel `k`'s guest, with their positions in the
+/// plan: those that name `k` when the plan's targets name their kernels, else all.
+pub fn targets_in<'a>(plan: &'a Plan, k: &Kernel) -> Vec<(usize, &'a PlanTarget)> {
+    let named = plan.targets_name_kernels();
+    plan.targets
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !named || t.kernel.as_ref().is_some_and(|tk| tk.release == k.release))
+        .collect()
+}
+
+/// The plan's targets that run on the host, as a plan of their own: those that name no
+/// kernel in a plan whose others do; `None` when every target runs in a guest.
+fn host_part(plan: &Plan) -> Option<Plan> {
+    if !plan.targets_name_kernels() || plan.targets.iter().all(|t| t.kernel.is_some()) {
+        return None;
+    }
+    let mut host = plan.clone();
+    host.targets.retain(|t| t.kernel.is_none());
+    host.guest = None;
+    Some(host)
+}
+
+/// Runs the plan's targets in a guest per kernel (and, when a plan's other targets name
+/// no kernel, those on the host first, under the same run); returns the run as
+/// [`crate::run::execute`] does. The host's database receives the whole run once every
+/// guest is done.
 pub fn execute(
     plan: &Plan,
     guest: &GuestPlan,
     command_line: Vec<String>,
     progress: &dyn Progress,
-    store: Option<&mut crate::store::Store>,
+    mut store: Option<&mut crate::store::Store>,
+    dist: &crate::dist::Dist,
 ) -> Result<(RunResult, crate::run::Kept)> {
     let vng = launch::find_vng().ok_or_else(|| {
         crate::error::usage(
-            "--kernel needs virtme-ng: python3 -m venv /opt/vng && /opt/vng/bin/pip install \
-             virtme-ng (and apt-get install qemu-system-x86 busybox-static)",
+            "a guest kernel (--kernel, or kernel = \"…\" in a plan) needs virtme-ng: \
+             python3 -m venv /opt/vng && /opt/vng/bin/pip install virtme-ng (and apt-get \
+             install qemu-system-x86 busybox-static)",
         )
     })?;
-    let run_id = crate::run::new_run_id();
     crate::state::ensure_owned_dir(&plan.image_dir)?;
+    let host = host_part(plan);
+    let all_targets = host.as_ref().map_or(0, |h| h.targets.len())
+        + guest
+            .kernels
+            .iter()
+            .map(|k| targets_in(plan, k).len())
+            .sum::<usize>();
+    let planned = crate::run::new_result("", &command_line, plan, None, all_targets);
+    let mut result = match &host {
+        // The host's targets first: the guests then join their run.
+        Some(h) => {
+            let (mut r, kept) = crate::run::execute(
+                h,
+                command_line.clone(),
+                progress,
+                store.as_deref_mut(),
+                dist,
+            )?;
+            r.planned_trials = planned.planned_trials;
+            if r.status == "interrupted" {
+                return Ok((r, kept));
+            }
+            // What the host's run could not store is stored with the guests' below.
+            r.status = "running".into();
+            r.finished_at = None;
+            r
+        }
+        None => RunResult {
+            run_id: crate::run::new_run_id(),
+            ..planned
+        },
+    };
+    let run_id = result.run_id.clone();
+    // Held while the guests run: other runs on this machine (and `doctor`) see this one
+    // live, as they see a run on the host, and mark what they measure meanwhile busy.
+    let _registered = crate::run::announce(&run_id, plan, progress);
     let state = State::create(&plan.image_dir.join("state"), &run_id)?;
     let log_dir = state.log_dir();
     std::fs::create_dir_all(&log_dir)?;
-    let mut result = crate::run::new_result(
-        &run_id,
-        &command_line,
-        plan,
-        None,
-        guest.kernels.len() * plan.targets.len(),
-    );
     let args = guest_args(&command_line);
     // As a run on the host: every trial also goes to the journal as it comes back, so
     // that a database that fails at the end loses nothing.
@@ -272,8 +374,15 @@ pub fn execute(
                 memory_bytes: guest.memory_bytes,
                 disk_cache: launch::DISK_CACHE.into(),
             };
+            let targets = targets_in(plan, k);
+            let mut args = args.clone();
+            if plan.targets_name_kernels() {
+                let at: Vec<String> = targets.iter().map(|(i, _)| i.to_string()).collect();
+                args.extend(["--guest-targets".to_string(), at.join(",")]);
+            }
             let one = OneGuest {
                 plan,
+                targets: targets.into_iter().map(|(_, t)| t).collect(),
                 guest,
                 kernel: k,
                 info: &info,
@@ -430,6 +539,8 @@ fn check_kvm_now(
 /// One kernel's guest.
 struct OneGuest<'a> {
     plan: &'a Plan,
+    /// The plan's targets this guest runs.
+    targets: Vec<&'a PlanTarget>,
     guest: &'a GuestPlan,
     kernel: &'a Kernel,
     info: &'a GuestInfo,
@@ -488,6 +599,8 @@ impl OneGuest<'_> {
                 SCRATCH_SERIAL.into(),
                 "--json".into(),
                 json.to_string_lossy().into_owned(),
+                "--journal-dir".into(),
+                shared.join(GUEST_JOURNAL).to_string_lossy().into_owned(),
             ]);
             let words: Vec<&str> = argv.iter().map(String::as_str).collect();
             // The guest's report goes nowhere: the host prints the whole run.
@@ -517,10 +630,9 @@ impl OneGuest<'_> {
                 },
             )
         })();
-        let json = shared.join("result.json");
-        let guest_run = match &outcome {
-            Ok(_) if json.is_file() => Some(crate::journal::read(&json)),
-            _ => None,
+        let left = match &outcome {
+            Ok(_) => left_in(&shared),
+            Err(_) => Left::Nothing,
         };
         for r in made.iter().rev() {
             match crate::state::undo(r) {
@@ -534,18 +646,22 @@ impl OneGuest<'_> {
             }
         }
         let outcome = outcome?;
-        let failure = match (&outcome.ended, &guest_run) {
+        let failure = match (&outcome.ended, &left) {
             (launch::Ended::Interrupted, _) => Some("interrupted".to_string()),
             (launch::Ended::Hung, _) => Some(format!(
-                "the guest ({}) was silent for {} and was stopped; its console ended:{}",
+                "the guest ({}) was silent for {} and was stopped before this trial \
+                 finished; its console ended:{}",
                 self.kernel.release,
                 crate::suite::human_duration(self.guest.idle_timeout_s),
                 outcome.tail_text()
             )),
-            (_, Some(Ok(_))) => None,
-            (_, Some(Err(e))) => Some(format!("the guest's results are unreadable: {e:#}")),
-            (launch::Ended::Exited(code), None) => Some(format!(
-                "the guest ({}) ended (status {}) without results; its console ended:{}",
+            (_, Left::Results(Ok(_))) => None,
+            (_, Left::Results(Err(e))) => {
+                Some(format!("the guest's results are unreadable: {e:#}"))
+            }
+            (launch::Ended::Exited(code), Left::Journal(_) | Left::Nothing) => Some(format!(
+                "the guest ({}) ended (status {}) before this trial finished; its console \
+                 ended:{}",
                 self.kernel.release,
                 code.map_or("killed".into(), |c| c.to_string()),
                 outcome.tail_text()
@@ -557,8 +673,33 @@ impl OneGuest<'_> {
             outcome.seconds,
             self.console.display()
         ));
-        let run = guest_run.and_then(|r| r.ok());
-        self.adopt(run, failure.as_deref(), result);
+        let run = match left {
+            Left::Results(r) => r.ok(),
+            Left::Journal(Ok(r)) => {
+                progress.note(&format!(
+                    "guest {}: ended without its results; {} trial(s) it finished are \
+                     kept from its journal",
+                    self.kernel.release,
+                    r.trials.len()
+                ));
+                Some(r)
+            }
+            Left::Journal(Err(e)) => {
+                progress.note(&format!(
+                    "guest {}: its journal is unreadable: {e:#}",
+                    self.kernel.release
+                ));
+                None
+            }
+            Left::Nothing => None,
+        };
+        let on = Planned {
+            plan: self.plan,
+            targets: &self.targets,
+            kernel: self.kernel,
+            info: self.info,
+        };
+        adopt(&on, run, failure.as_deref(), result);
         Ok(matches!(outcome.ended, launch::Ended::Interrupted))
     }
 
@@ -566,7 +707,6 @@ impl OneGuest<'_> {
     /// and the state files.
     fn scratch_bytes(&self) -> u64 {
         let images: u64 = self
-            .plan
             .targets
             .iter()
             .map(|t| match &t.spec {
@@ -577,90 +717,6 @@ impl OneGuest<'_> {
             .sum();
         let bytes = images + images / 16 + (1 << 30);
         bytes.div_ceil(1 << 20) << 20
-    }
-
-    /// Puts the guest's targets and trials into `result` under their guest names; every
-    /// planned trial the guest did not report fails with `failure` (or a generic reason).
-    fn adopt(&self, run: Option<RunResult>, failure: Option<&str>, result: &mut RunResult) {
-        let k = self.kernel;
-        let mut notes = Vec::new();
-        if self.info.emulated() {
-            notes.push(emulated_note(self.info));
-        }
-        let mut trials: Vec<Trial> = Vec::new();
-        let mut targets: Vec<TargetInfo> = Vec::new();
-        if let Some(run) = run {
-            for mut t in run.targets {
-                t.name = target_name(&t.name, k);
-                t.guest = Some(self.info.clone());
-                t.notes.extend(notes.iter().cloned());
-                targets.push(t);
-            }
-            for mut t in run.trials {
-                t.target = target_name(&t.target, k);
-                if self.info.emulated() {
-                    for p in &mut t.phases {
-                        if !p.flags.iter().any(|f| f == "emulated") {
-                            p.flags.push("emulated".into());
-                        }
-                    }
-                }
-                trials.push(t);
-            }
-        }
-        for pt in &self.plan.targets {
-            let name = target_name(&pt.name, k);
-            if !targets.iter().any(|t| t.name == name) {
-                targets.push(TargetInfo {
-                    name: name.clone(),
-                    fstype: pt.spec.name(),
-                    kind: "guest".into(),
-                    guest: Some(self.info.clone()),
-                    notes: notes.clone(),
-                    ..Default::default()
-                });
-            }
-            for w in &self.plan.workloads {
-                for rep in 1..=self.plan.policy.reps {
-                    let label = self.plan.label(w);
-                    let done = trials
-                        .iter()
-                        .any(|t| t.target == name && t.label == label && t.rep == rep);
-                    if done || (failure.is_none() && self.plan.auto_reps.is_some()) {
-                        continue;
-                    }
-                    let why = failure.unwrap_or("the guest did not run this trial");
-                    trials.push(Trial {
-                        target: name.clone(),
-                        workload: w.info.name.to_string(),
-                        label,
-                        params: w.params.to_text_map(),
-                        rep,
-                        status: if why == "interrupted" {
-                            "interrupted"
-                        } else {
-                            "failed"
-                        }
-                        .into(),
-                        error: Some(match why {
-                            "interrupted" => {
-                                "interrupted (SIGINT/SIGTERM): the guest was stopped".to_string()
-                            }
-                            _ => why.to_string(),
-                        }),
-                        provision: Default::default(),
-                        phases: Vec::new(),
-                        peak_rss_bytes: 0,
-                        log: None,
-                        elapsed_s: None,
-                        ranks: Vec::new(),
-                        disturbance: None,
-                    });
-                }
-            }
-        }
-        result.targets.extend(targets);
-        result.trials.extend(trials);
     }
 }
 
@@ -692,6 +748,7 @@ fn make_image(path: &Path, bytes: u64) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::adopt::tests::{four_trials, kernel_6_1};
     use super::*;
 
     fn words(s: &str) -> Vec<String> {
@@ -702,7 +759,8 @@ mod tests {
     fn the_guest_gets_the_run_arguments_but_the_hosts_own() {
         let argv = words(
             "fsarena --db h.db run smallfiles:files=20 --fs jfs,vfat --kernel 6.1.0-56-amd64 \
-             --json o.json --kernel=/boot/x --guest-cpus 2 --reps 2 --image-dir=/d --html r",
+             --json o.json --kernel=/boot/x --guest-cpus 2 --reps 2 --image-dir=/d --html r \
+             --journal-dir j",
         );
         assert_eq!(
             guest_args(&argv),
@@ -758,6 +816,33 @@ mod tests {
             assert_eq!(got, ["--plan", &copy, "--reps", "2"]);
         }
         assert_eq!(std::fs::read_to_string(&copy).unwrap(), "x");
+    }
+
+    #[test]
+    fn each_guest_runs_its_own_targets_and_the_host_the_others() {
+        let k61 = kernel_6_1();
+        let k612 = Kernel {
+            path: "/boot/vmlinuz-6.12.117+deb12-amd64".into(),
+            release: "6.12.117+deb12-amd64".into(),
+        };
+        // --kernel for all: every guest runs every target, the host none.
+        let mut plan = four_trials();
+        let at = |v: Vec<(usize, &PlanTarget)>| v.into_iter().map(|(i, _)| i).collect::<Vec<_>>();
+        assert_eq!(at(targets_in(&plan, &k61)), [0, 1]);
+        assert_eq!(at(targets_in(&plan, &k612)), [0, 1]);
+        assert!(host_part(&plan).is_none());
+        // Target b names 6.1: it alone runs there, a on the host.
+        plan.targets[1].kernel = Some(k61.clone());
+        assert_eq!(at(targets_in(&plan, &k61)), [1]);
+        assert!(targets_in(&plan, &k612).is_empty());
+        let host = host_part(&plan).unwrap();
+        let names: Vec<&str> = host.targets.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["a"]);
+        assert!(host.guest.is_none());
+        // Every target names a kernel: nothing on the host.
+        plan.targets[0].kernel = Some(k612.clone());
+        assert_eq!(at(targets_in(&plan, &k612)), [0]);
+        assert!(host_part(&plan).is_none());
     }
 
     #[test]

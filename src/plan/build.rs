@@ -11,6 +11,7 @@ use super::matrix::{target_name, valid_name};
 use super::{Plan, PlanTarget};
 use crate::cli::RunArgs;
 use crate::error::usage;
+use crate::guest::kernel::Kernel;
 use crate::policy::Policy;
 use crate::size::{format_size, parse_size};
 use crate::target::fs::{split_opts, FsType, Support};
@@ -34,6 +35,12 @@ pub struct Overrides {
     pub destroy_data_on: Vec<PathBuf>,
     /// `--force`: format a device even over a filesystem signature or partition table.
     pub force: bool,
+    /// In a guest fsarena booted (`--in-guest`): targets' `kernel` keys are not read (the
+    /// host chose this guest's targets, `guest_targets`).
+    pub in_guest: bool,
+    /// `--guest-targets`: the positions (from 0) of the plan's targets this guest runs,
+    /// the others left out before anything about them is checked; empty: all.
+    pub guest_targets: Vec<usize>,
 }
 
 impl Overrides {
@@ -49,6 +56,8 @@ impl Overrides {
             seed: a.seed,
             destroy_data_on: a.destroy_data_on.clone(),
             force: a.force,
+            in_guest: a.in_guest.is_some(),
+            guest_targets: a.guest_targets.clone(),
         }
     }
 }
@@ -188,21 +197,33 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
     let mut targets: Vec<(PlanTarget, &TargetEntry)> = Vec::new();
     // Each name → its index in `targets`: the check of unique names stays linear.
     let mut by_name = std::collections::HashMap::new();
-    for e in &f.targets {
-        let t = target(src, e, &size, &plan_dir, &consent, &mut host)?;
-        if let Some(&i) = by_name.get(&t.name) {
+    if let Some(p) = o.guest_targets.iter().find(|&&p| p >= f.targets.len()) {
+        return Err(usage(format!(
+            "--guest-targets: {} has no target {p} (it has {})",
+            src.path,
+            f.targets.len()
+        )));
+    }
+    for (i, e) in f.targets.iter().enumerate() {
+        if !o.guest_targets.is_empty() && !o.guest_targets.contains(&i) {
+            // Another guest's, or the host's.
+            continue;
+        }
+        let t = target(src, e, &size, &plan_dir, &consent, o.in_guest, &mut host)?;
+        let key = t.report_name();
+        if let Some(&i) = by_name.get(&key) {
             let (first, fe): &(PlanTarget, &TargetEntry) = &targets[i];
             return Err(src.err(
                 &e.name.as_ref().map_or(e.span.clone(), |n| n.span.clone()),
                 format!(
                     "a second target named '{}' (the first is at {}); give each a unique `name` \
                      in a [[target]] entry",
-                    first.name,
+                    first.report_name(),
                     src.place(&fe.span)
                 ),
             ));
         }
-        by_name.insert(t.name.clone(), targets.len());
+        by_name.insert(key, targets.len());
         targets.push((t, e));
     }
     if targets.is_empty() {
@@ -247,6 +268,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
             auto_reps: None,
             phase_time_s: None,
             guest: None,
+            journal_dir: None,
         },
         host_problems: host,
     })
@@ -321,6 +343,7 @@ fn target(
     size: &dyn Fn(&Option<At<String>>) -> Result<u64>,
     plan_dir: &Path,
     consent: &crate::target::blockdev::Consent,
+    in_guest: bool,
     host: &mut Vec<anyhow::Error>,
 ) -> Result<PlanTarget> {
     if let Some(n) = &e.name {
@@ -356,6 +379,7 @@ fn target(
         return Ok(PlanTarget {
             name: named(format!("dir:{}", path.display())),
             spec: TargetSpec::Dir { path },
+            kernel: None,
         });
     }
     let fs = e.fs.as_ref().expect("file.rs checked: fs or dir");
@@ -370,6 +394,16 @@ fn target(
     }
     let mkfs_text = e.mkfs.as_ref().map(|m| m.v.clone()).unwrap_or_default();
     let name = named(target_name(&fs.v, &mkfs_text, &mount_opts, ""));
+    // In the guest, `kernel` is the host's business: it chose the guest's targets.
+    let kernel = match &e.kernel {
+        Some(k) if !in_guest => Some(guest_kernel(src, k, plan_dir)?),
+        _ => None,
+    };
+    // What the target needs of a kernel is checked against the one it runs in.
+    let support = |f: &dyn Fn() -> Support| match &kernel {
+        Some(k) => crate::target::fs::with_guest_kernel(&k.release, f),
+        None => f(),
+    };
     if fs.v == "tmpfs" {
         if let Some(dev) = &e.device {
             return Err(src.err(
@@ -387,7 +421,7 @@ fn target(
         if let Some(m) = &e.mkfs {
             return Err(src.err(&m.span, "tmpfs has no mkfs options"));
         }
-        if let Support::No(why) = crate::target::fs::tmpfs_support() {
+        if let Support::No(why) = support(&crate::target::fs::tmpfs_support) {
             host.push(src.err(&fs.span, format!("this machine cannot mount tmpfs: {why}")));
         }
         return Ok(PlanTarget {
@@ -396,6 +430,7 @@ fn target(
                 size_bytes,
                 mount_opts,
             },
+            kernel,
         });
     }
     if let Some(proto) = crate::target::served::Protocol::parse(&fs.v) {
@@ -405,7 +440,7 @@ fn target(
                 format!("{} is served from a loop image, never from a device", fs.v),
             ));
         }
-        if let Support::No(why) = proto.support() {
+        if let Support::No(why) = support(&|| proto.support()) {
             host.push(src.err(&fs.span, why));
         }
         let mkfs_opts = match &e.mkfs {
@@ -422,10 +457,11 @@ fn target(
                 mount_opts,
                 size_bytes,
             },
+            kernel,
         });
     }
     let kind = FsType::parse(&fs.v).map_err(|e| src.err(&fs.span, e))?;
-    if let Support::No(why) = kind.support() {
+    if let Support::No(why) = support(&|| kind.support()) {
         host.push(src.err(
             &fs.span,
             format!("this machine cannot make {}: {why}", fs.v),
@@ -458,6 +494,7 @@ fn target(
         return Ok(PlanTarget {
             name: named(spec.name()),
             spec,
+            kernel: None,
         });
     }
     Ok(PlanTarget {
@@ -468,7 +505,20 @@ fn target(
             mount_opts,
             size_bytes,
         },
+        kernel,
     })
+}
+
+/// The kernel of `kernel = "…"`: a release under /boot, or a vmlinuz path (relative to
+/// the plan's directory), resolved as `run --kernel` resolves it.
+fn guest_kernel(src: &Src, k: &At<String>, plan_dir: &Path) -> Result<Kernel> {
+    let text = if k.v.contains('/') {
+        plan_dir.join(&k.v).to_string_lossy().into_owned()
+    } else {
+        k.v.clone()
+    };
+    crate::guest::kernel::resolve_as(&text, "kernel")
+        .map_err(|e| src.err(&k.span, format!("{e:#}")))
 }
 
 /// The workloads of one entry: the kind with its parameters, or the suite's workloads.

@@ -30,7 +30,7 @@ impl Plan {
         let targets: Vec<_> = self
             .targets
             .iter()
-            .map(|t| match &t.spec {
+            .map(|t| (t, match &t.spec {
                 TargetSpec::Loop {
                     fs,
                     mkfs_opts,
@@ -66,6 +66,15 @@ impl Plan {
                 } => json!({"name": t.name, "kind": "served", "fs": proto.name(),
                     "mkfs": mkfs_opts, "mount": redact_word(mount_opts),
                     "size_bytes": size_bytes}),
+            }))
+            // A target in a guest kernel of its own goes by its report name, with its
+            // kernel; the others as ever (their plans keep their hashes).
+            .map(|(t, mut v)| {
+                if let Some(k) = &t.kernel {
+                    v["name"] = json!(t.report_name());
+                    v["kernel"] = json!(k.release);
+                }
+                v
             })
             .collect();
         let workloads: Vec<_> = self
@@ -113,11 +122,19 @@ impl Plan {
         );
         let _ = writeln!(out, "{}", fit::wrap_text(&head, width, 4));
         let _ = writeln!(out, "\ntargets:");
-        let targets: Vec<(&str, Vec<String>)> = self
+        let parts: Vec<(String, Vec<String>)> = self
             .targets
             .iter()
-            .map(|t| (t.name.as_str(), target_parts(&t.spec)))
+            .map(|t| {
+                let mut parts = target_parts(&t.spec);
+                if let Some(k) = &t.kernel {
+                    parts.push(format!("in a guest booted from {}", k.path.display()));
+                }
+                (t.report_name(), parts)
+            })
             .collect();
+        let targets: Vec<(&str, Vec<String>)> =
+            parts.iter().map(|(n, p)| (n.as_str(), p.clone())).collect();
         out.push_str(&targets_listing(&targets, width));
         let _ = writeln!(out, "\nworkloads:");
         for w in &self.workloads {

@@ -15,9 +15,11 @@ pub const TOP_KEYS: &[&str] = &["description", "defaults", "target", "matrix", "
 /// Keys of `[defaults]`.
 pub const DEFAULT_KEYS: &[&str] = &["size", "image_dir", "reps", "cache", "sync", "data", "seed"];
 /// Keys of a `[[target]]`.
-pub const TARGET_KEYS: &[&str] = &["name", "fs", "mkfs", "mount", "size", "dir", "device"];
+pub const TARGET_KEYS: &[&str] = &[
+    "name", "fs", "mkfs", "mount", "size", "dir", "device", "kernel",
+];
 /// Keys of a `[[matrix]]`.
-pub const MATRIX_KEYS: &[&str] = &["fs", "mkfs", "mount", "size"];
+pub const MATRIX_KEYS: &[&str] = &["fs", "mkfs", "mount", "size", "kernel"];
 
 /// `[defaults]`: each value only where the plan gives it.
 #[derive(Default)]
@@ -42,6 +44,9 @@ pub struct TargetEntry {
     pub dir: Option<At<PathBuf>>,
     /// A block device to format with `fs` (every interlock of `--device` applies).
     pub device: Option<At<PathBuf>>,
+    /// A guest kernel to run the target in (as `run --kernel`: a vmlinuz path or a
+    /// release under /boot).
+    pub kernel: Option<At<String>>,
     /// Where the entry starts (its `[[target]]` or `[[matrix]]` header).
     pub span: Option<Range<usize>>,
 }
@@ -203,6 +208,7 @@ fn read_target(src: &Src, t: &Table) -> Result<TargetEntry> {
         size: s("size")?,
         dir: path("dir")?,
         device: path("device")?,
+        kernel: s("kernel")?,
         span: t.span().or_else(|| super::located::table_span(t)),
     };
     match (e.fs.is_some(), e.dir.is_some(), e.device.is_some()) {
@@ -247,6 +253,13 @@ fn read_target(src: &Src, t: &Table) -> Result<TargetEntry> {
             "a device target (the whole device is used)",
         )?;
     }
+    if e.dir.is_some() || e.device.is_some() {
+        not_for(
+            "kernel",
+            &e.kernel,
+            "a dir or device target (a guest runs loop images and tmpfs only)",
+        )?;
+    }
     Ok(e)
 }
 
@@ -257,7 +270,7 @@ fn read_matrix(src: &Src, t: &Table, before: usize) -> Result<Vec<TargetEntry>> 
     let fs = axis("fs")?.ok_or_else(|| {
         src.err(
             &span,
-            "a [[matrix]] needs fs, e.g. fs = [\"ext3\", \"ext4\"] (and any of mkfs, mount, size as lists)",
+            "a [[matrix]] needs fs, e.g. fs = [\"ext3\", \"ext4\"] (and any of mkfs, mount, size, kernel as lists)",
         )
     })?;
     let none = || {
@@ -271,6 +284,7 @@ fn read_matrix(src: &Src, t: &Table, before: usize) -> Result<Vec<TargetEntry>> 
         mkfs: axis("mkfs")?.unwrap_or_else(none),
         mount: axis("mount")?.unwrap_or_else(none),
         size: axis("size")?.unwrap_or_else(none),
+        kernel: axis("kernel")?.unwrap_or_else(none),
     };
     matrix::expand(src, &axes, span, before)
 }

@@ -1,6 +1,8 @@
 //! `[[matrix]]` expansion and the naming rule of targets.
 //!
-//! A matrix is the product fs × mkfs × mount × size, in that order (fs outermost). Each
+//! A matrix is the product fs × mkfs × mount × size × kernel, in that order (fs
+//! outermost; a kernel, when listed, adds `@RELEASE` to the name, `""` being the host's).
+//! Each
 //! combination becomes a target named by [`target_name`]: the filesystem, then `+` and the
 //! mkfs options when there are any, then `+` and the mount options when there are any,
 //! then `+` and the size when the matrix lists more than one size. Inside each part,
@@ -22,6 +24,8 @@ pub struct Axes {
     pub mkfs: Vec<At<String>>,
     pub mount: Vec<At<String>>,
     pub size: Vec<At<String>>,
+    /// Guest kernels (`""`: the host's).
+    pub kernel: Vec<At<String>>,
 }
 
 /// One part of a name, made file-name safe.
@@ -83,6 +87,7 @@ pub fn expand(
         axes.mkfs.len(),
         axes.mount.len(),
         axes.size.len(),
+        axes.kernel.len(),
     ];
     let product = lens
         .iter()
@@ -93,13 +98,18 @@ pub fn expand(
         return Err(src.err(
             &span,
             format!(
-                "this [[matrix]] makes {} targets ({} fs × {} mkfs × {} mount × {} size){}; \
+                "this [[matrix]] makes {} targets ({} fs × {} mkfs × {} mount × {} size{}){}; \
                  a plan may have at most {MAX_TARGETS}: shorten the lists or split the plan",
                 lens.iter().map(|&n| n as u128).product::<u128>(),
                 lens[0],
                 lens[1],
                 lens[2],
                 lens[3],
+                if lens[4] > 1 {
+                    format!(" × {} kernel", lens[4])
+                } else {
+                    String::new()
+                },
                 if before > 0 {
                     format!(" besides the {before} listed before it")
                 } else {
@@ -120,7 +130,11 @@ pub fn expand(
                 ));
             }
             for mount in &axes.mount {
-                for size in &axes.size {
+                for (size, kernel) in axes
+                    .size
+                    .iter()
+                    .flat_map(|size| axes.kernel.iter().map(move |k| (size, k)))
+                {
                     let name =
                         target_name(&fs.v, &mkfs.v, &mount.v, if sized { &size.v } else { "" });
                     out.push(TargetEntry {
@@ -134,6 +148,7 @@ pub fn expand(
                         size: some(size),
                         dir: None,
                         device: None,
+                        kernel: some(kernel),
                         span: span.clone(),
                     });
                 }

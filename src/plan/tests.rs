@@ -578,3 +578,198 @@ number = 5000
     let t = format!("\n  {:<28} tmpfs of 8GiB; mount: defaults\n", "t");
     assert!(wide.contains(&t), "{wide}");
 }
+
+/// Two guest kernels installed under /boot (with their modules), or `None` after a SKIP
+/// line naming `test`.
+fn two_kernels(test: &str) -> Option<(String, String)> {
+    let mut found: Vec<String> = std::fs::read_dir("/boot")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    n.strip_prefix("vmlinuz-").map(String::from)
+                })
+                .filter(|r| crate::guest::kernel::resolve(r).is_ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    match found.as_slice() {
+        [a, b, ..] => Some((a.clone(), b.clone())),
+        _ => {
+            println!("SKIP {test}: fewer than two kernels with modules under /boot");
+            None
+        }
+    }
+}
+
+#[test]
+fn targets_may_name_their_guest_kernels_and_go_by_name_at_release() {
+    let test = "targets_may_name_their_guest_kernels_and_go_by_name_at_release";
+    let Some((a, b)) = two_kernels(test) else {
+        return;
+    };
+    let text = format!(
+        "[[target]]\nfs = \"tmpfs\"\n\
+         [[target]]\nfs = \"tmpfs\"\nkernel = \"{a}\"\n\
+         [[target]]\nfs = \"tmpfs\"\nkernel = \"/boot/vmlinuz-{b}\"\n\
+         [[workload]]\nkind = \"postmark\"\n"
+    );
+    let p = plan(&text, &Overrides::default()).unwrap();
+    // The same name three times: apart, by their kernels.
+    assert_eq!(names(&p), ["tmpfs", "tmpfs", "tmpfs"]);
+    let shown: Vec<String> = p.targets.iter().map(|t| t.report_name()).collect();
+    let short = crate::guest::kernel::short_release;
+    assert_eq!(
+        shown,
+        [
+            "tmpfs".to_string(),
+            format!("tmpfs@{}", short(&a)),
+            format!("tmpfs@{}", short(&b))
+        ]
+    );
+    assert!(p.targets_name_kernels());
+    assert_eq!(p.targets[2].kernel.as_ref().unwrap().release, b);
+    let described = p.describe(400);
+    assert!(
+        described.contains(&format!("tmpfs@{}", short(&a))),
+        "{described}"
+    );
+    assert!(
+        described.contains("in a guest booted from /boot/vmlinuz-"),
+        "{described}"
+    );
+    // The kernel is part of what the plan is.
+    let same_host = plan(
+        "[[target]]\nfs = \"tmpfs\"\n[[workload]]\nkind = \"postmark\"\n",
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert!(!same_host.targets_name_kernels());
+    assert!(!same_host.canonical().contains("kernel"));
+    assert!(p.canonical().contains(&format!("\"kernel\":\"{a}\"")));
+    // In the guest the host chose the targets: kernel keys are not read there.
+    let inside = Overrides {
+        in_guest: true,
+        guest_targets: vec![1],
+        ..Default::default()
+    };
+    let g = plan(&text, &inside).unwrap();
+    assert!(!g.targets_name_kernels());
+    assert_eq!(names(&g), ["tmpfs"]);
+    // This guest's targets only: the others are not even checked (a filesystem another
+    // guest's kernel has may be missing from this one).
+    let text = text.replace(
+        "[[target]]\nfs = \"tmpfs\"\nkernel",
+        "[[target]]\nfs = \"no-such-fs\"\nkernel",
+    );
+    let mine = Overrides {
+        in_guest: true,
+        guest_targets: vec![0],
+        ..Default::default()
+    };
+    assert_eq!(names(&plan(&text, &mine).unwrap()), ["tmpfs"]);
+    let beyond = Overrides {
+        in_guest: true,
+        guest_targets: vec![3],
+        ..Default::default()
+    };
+    let Err(e) = plan(&text, &beyond) else {
+        panic!("a target beyond the plan's is accepted");
+    };
+    assert!(
+        format!("{e:#}").contains("has no target 3 (it has 3)"),
+        "{e:#}"
+    );
+}
+
+#[test]
+fn a_kernel_is_refused_where_no_guest_can_run_it_or_when_missing() {
+    let o = Overrides::default();
+    let cases = [
+        (
+            "[[target]]\ndir = \"/tmp\"\nkernel = \"6.1.0-56-amd64\"\n",
+            "t.toml:3:10: 'kernel' does not apply to a dir or device target",
+        ),
+        (
+            "[[target]]\nfs = \"ext4\"\ndevice = \"/dev/null\"\nkernel = \"6.1.0-56-amd64\"\n",
+            "'kernel' does not apply to a dir or device target",
+        ),
+        (
+            "[[target]]\nfs = \"tmpfs\"\nkernel = \"0.0.0-none\"\n",
+            "t.toml:3:10: kernel 0.0.0-none: cannot read /boot/vmlinuz-0.0.0-none",
+        ),
+        ("[[target]]\nfs = \"tmpfs\"\nkernel = 6\n", "kernel"),
+    ];
+    for (targets, needle) in cases {
+        let text = format!("{targets}[[workload]]\nkind = \"postmark\"\n");
+        let e = match parse("t.toml", &text).and_then(|f| build(&f, &o)) {
+            Ok(_) => panic!("accepted:\n{text}"),
+            Err(e) => e,
+        };
+        assert_eq!(crate::error::exit_code(&e), 2, "{text}");
+        let msg = format!("{e:#}");
+        assert!(msg.contains(needle), "{text}\n→ {msg}");
+    }
+}
+
+#[test]
+fn two_targets_of_one_name_in_one_kernel_are_still_refused() {
+    let test = "two_targets_of_one_name_in_one_kernel_are_still_refused";
+    let Some((a, _)) = two_kernels(test) else {
+        return;
+    };
+    let text = format!(
+        "[[target]]\nfs = \"tmpfs\"\nkernel = \"{a}\"\n\
+         [[target]]\nfs = \"tmpfs\"\nkernel = \"/boot/vmlinuz-{a}\"\n\
+         [[workload]]\nkind = \"postmark\"\n"
+    );
+    let Err(e) = plan(&text, &Overrides::default()) else {
+        panic!("accepted:\n{text}");
+    };
+    let msg = format!("{e:#}");
+    let short = crate::guest::kernel::short_release(&a);
+    assert!(
+        msg.contains(&format!("a second target named 'tmpfs@{short}'")),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_matrix_kernel_axis_makes_one_target_per_kernel_with_the_host_as_empty() {
+    let test = "a_matrix_kernel_axis_makes_one_target_per_kernel_with_the_host_as_empty";
+    let Some((a, b)) = two_kernels(test) else {
+        return;
+    };
+    let text = format!(
+        "[[matrix]]\nfs = [\"tmpfs\"]\nmount = [\"\", \"noatime\"]\n\
+         kernel = [\"\", \"{a}\", \"{b}\"]\n\
+         [[workload]]\nkind = \"postmark\"\n"
+    );
+    let p = plan(&text, &Overrides::default()).unwrap();
+    let short = crate::guest::kernel::short_release;
+    let (sa, sb) = (short(&a), short(&b));
+    let shown: Vec<String> = p.targets.iter().map(|t| t.report_name()).collect();
+    assert_eq!(
+        shown,
+        [
+            "tmpfs".to_string(),
+            format!("tmpfs@{sa}"),
+            format!("tmpfs@{sb}"),
+            "tmpfs+noatime".to_string(),
+            format!("tmpfs+noatime@{sa}"),
+            format!("tmpfs+noatime@{sb}"),
+        ]
+    );
+    // A kernel that is not there is refused at its place in the list.
+    let bad = "[[matrix]]\nfs = \"tmpfs\"\nkernel = [\"\", \"0.0.0-none\"]\n\
+               [[workload]]\nkind = \"postmark\"\n";
+    let Err(e) = plan(bad, &Overrides::default()) else {
+        panic!("accepted:\n{bad}");
+    };
+    let msg = format!("{e:#}");
+    assert!(
+        msg.contains("t.toml:3:15: kernel 0.0.0-none: cannot read"),
+        "{msg}"
+    );
+}

@@ -95,7 +95,8 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
     out.push_str("</tr></thead><tbody>");
     for v in &verdicts {
         let href = anchor(all, &v.workload, &v.phase);
-        let name = esc(&format!("{} · {} ({})", v.workload, v.phase, v.unit));
+        let among = v.among.as_ref().map_or(String::new(), |a| format!(", {a}"));
+        let name = esc(&format!("{} · {} ({}){among}", v.workload, v.phase, v.unit));
         let name = match &href {
             Some(a) => format!("<a href=\"{a}\">{name}</a>"),
             None => name,

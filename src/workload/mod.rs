@@ -189,6 +189,7 @@ pub fn check_target(w: &WorkloadSpec, target: &crate::target::TargetSpec) -> Res
 }
 
 /// A workload with its parameters, as named on the command line (`bonnie:size=512MiB`).
+#[derive(Clone)]
 pub struct WorkloadSpec {
     pub info: &'static WorkloadInfo,
     pub params: Params,

@@ -62,7 +62,9 @@ dd if=/dev/zero of="$WORK/ext4.img" bs=4M count=$(( $(numfmt --from=iec "$IMG_SI
 mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$WORK/ext4.img"
 LOOP=$(losetup --find --show --direct-io=on "$WORK/ext4.img")
 mount "$LOOP" "$WORK/mnt"
-mount -t tmpfs -o size=1536m fsarena-vs-peers "$WORK/cached"
+# Room for the 1 GiB cases: two 1 GiB job files per tool at once, the floor's file and the
+# 256 MiB files the earlier cases leave.
+mount -t tmpfs -o size=6g fsarena-vs-peers "$WORK/cached"
 C=$WORK/cached
 
 json_field() { # FILE EXPR: a python expression over d (the JSON document)
@@ -175,6 +177,17 @@ run_case "psync randread 4KiB cached, 2 jobs, IOPS" IOPS \
 
 # On a machine shared with other work the job threads get a varying share of the CPUs;
 # operations per CPU-second compare the cost per operation whatever that share.
+# Large cached files: the gap to the floor grew with the file (page-cache and TLB misses
+# per operation). Each job its own 1 GiB file in both tools.
+run_case "psync randread 4KiB cached 1GiB, 1 job, IOPS" IOPS \
+    "fsarena_run engine=psync,rw=randread,size=1GiB,runtime=$R $C ops_per_s" \
+    "fio_run iops --name=rr1g --directory=$C --ioengine=psync --rw=randread --bs=4k --size=1g --pre_read=1 $FIO_COMMON"
+
+run_case "psync randread 4KiB cached 1GiB, 2 jobs, IOPS" IOPS \
+    "fsarena_run engine=psync,rw=randread,size=1GiB,numjobs=2,runtime=$R $C ops_per_s" \
+    "fio_run iops --name=rr1g2 --directory=$C --ioengine=psync --rw=randread --bs=4k --size=1g --numjobs=2 --pre_read=1 $FIO_COMMON"
+rm -f "$C"/rr1g.* "$C"/rr1g2.*
+
 run_case "psync randread 4KiB cached, 2 jobs, ops per CPU-second" ops/cpu-s \
     "fsarena_run engine=psync,rw=randread,size=256MiB,numjobs=2,runtime=$R $C ops_per_cpu_s" \
     "fio_run iops_per_cpu --name=rr2 --directory=$C --ioengine=psync --rw=randread --bs=4k --size=256m --numjobs=2 --pre_read=1 $FIO_COMMON"
@@ -208,9 +221,9 @@ run_case "psync seq write 1MiB end_fsync, ext4 loop, MB/s" MB/s \
 # compare each fsarena file against that one's placement in memory).
 cc -O2 -o "$WORK/pread_floor" bench/pread_floor.c
 OPS=$((R * 1000000))
-floor_run() { # FIELD: the pread_floor output field to print (2: ns/op, 6: CPU ns/op)
+floor_run() { # FIELD [MiB]: the pread_floor output field to print (2: ns/op, 6: CPU ns/op)
     rm -f "$C/floor.dat"
-    dd if=/dev/urandom of="$C/floor.dat" bs=1M count=256 status=none
+    dd if=/dev/urandom of="$C/floor.dat" bs=1M count="${2:-256}" status=none
     "$WORK/pread_floor" "$C/floor.dat" 4096 "$OPS" | awk -v f="$1" '{print $f}'
 }
 run_case "C pread floor vs psync randread, ns/op (floor/fsarena)" ns/op \
@@ -219,6 +232,12 @@ run_case "C pread floor vs psync randread, ns/op (floor/fsarena)" ns/op \
 run_case "C pread floor vs psync randread, CPU ns/op (floor/fsarena)" cpu-ns/op \
     "python3 -c \"print(1e9/\$(fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $C ops_per_cpu_s))\"" \
     "floor_run 6" invert
+run_case "C pread floor vs psync randread 1GiB, ns/op (floor/fsarena)" ns/op \
+    "python3 -c \"print(1e9/\$(fsarena_run engine=psync,rw=randread,size=1GiB,runtime=$R $C ops_per_s))\"" \
+    "floor_run 2 1024" invert
+run_case "C pread floor vs psync randread 1GiB, CPU ns/op (floor/fsarena)" cpu-ns/op \
+    "python3 -c \"print(1e9/\$(fsarena_run engine=psync,rw=randread,size=1GiB,runtime=$R $C ops_per_cpu_s))\"" \
+    "floor_run 6 1024" invert
 
 echo
 echo "fsarena vs peers, $(date -u +%F), $(nproc) CPUs, $(uname -r), median of $PAIRS pairs (the pairs' ratios in brackets)"

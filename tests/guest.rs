@@ -32,19 +32,7 @@ fn guest_kernel(test: &str) -> Option<String> {
         println!("SKIP {test}: {why}");
         return None;
     }
-    let mut kernels: Vec<String> = std::fs::read_dir("/boot")
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| {
-                    let n = e.file_name().to_string_lossy().into_owned();
-                    n.strip_prefix("vmlinuz-").map(String::from)
-                })
-                .filter(|r| fsarena::guest::kernel::resolve(r).is_ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    kernels.sort();
-    let k = kernels.into_iter().next();
+    let k = fsarena::guest::kernel::installed().into_iter().next();
     if k.is_none() {
         println!(
             "SKIP {test}: no kernel with modules under /boot: apt-get install linux-image-amd64"

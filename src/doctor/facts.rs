@@ -109,20 +109,9 @@ impl GuestFacts {
             vng: crate::guest::launch::find_vng(),
             qemu: crate::cmd::which("qemu-system-x86_64").is_some(),
             busybox: crate::cmd::which("busybox").is_some(),
-            kernels: Vec::new(),
+            kernels: crate::guest::kernel::installed(),
             kvm: None,
         };
-        if let Ok(dir) = std::fs::read_dir("/boot") {
-            for e in dir.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if let Some(r) = name.strip_prefix("vmlinuz-") {
-                    if crate::guest::kernel::resolve(r).is_ok() {
-                        g.kernels.push(r.to_string());
-                    }
-                }
-            }
-        }
-        g.kernels.sort();
         if let (Some(vng), true, true, Some(k)) = (&g.vng, g.qemu, g.busybox, g.kernels.first()) {
             if let Ok(k) = crate::guest::kernel::resolve(k) {
                 g.kvm = Some(crate::guest::check_kvm_once(vng, &k, image_dir));

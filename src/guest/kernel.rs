@@ -40,6 +40,24 @@ pub fn resolve(text: &str) -> Result<Kernel> {
     resolve_as(text, "--kernel")
 }
 
+/// The releases of the kernels under /boot a guest can boot (each with its modules),
+/// sorted.
+pub fn installed() -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir("/boot")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    n.strip_prefix("vmlinuz-").map(String::from)
+                })
+                .filter(|r| resolve(r).is_ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
 /// [`resolve`], its errors naming `what` gave `text` (`--kernel`, or a plan's `kernel`).
 pub fn resolve_as(text: &str, what: &str) -> Result<Kernel> {
     let path = if text.contains('/') {

@@ -582,19 +582,7 @@ number = 5000
 /// Two guest kernels installed under /boot (with their modules), or `None` after a SKIP
 /// line naming `test`.
 fn two_kernels(test: &str) -> Option<(String, String)> {
-    let mut found: Vec<String> = std::fs::read_dir("/boot")
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| {
-                    let n = e.file_name().to_string_lossy().into_owned();
-                    n.strip_prefix("vmlinuz-").map(String::from)
-                })
-                .filter(|r| crate::guest::kernel::resolve(r).is_ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    match found.as_slice() {
+    match crate::guest::kernel::installed().as_slice() {
         [a, b, ..] => Some((a.clone(), b.clone())),
         _ => {
             println!("SKIP {test}: fewer than two kernels with modules under /boot");

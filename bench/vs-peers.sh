@@ -71,11 +71,19 @@ json_field() { # FILE EXPR: a python expression over d (the JSON document)
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# KEEP=DIR keeps every run's JSON there (fsarena's and fio's, named by the time they
+# ended), to compare the phases of a slow run with a fast one's.
+keep() { # FILE TOOL
+    [ -n "${KEEP:-}" ] && cp "$1" "$KEEP/$(date +%s%N)-$2.json"
+    return 0
+}
+
 # fsarena SPEC DIR FIELD: the run phase's FIELD (ops_per_s, mb_per_s, or ops_per_cpu_s:
 # operations per second of CPU time, user + system, of the whole process)
 fsarena_run() {
     "$FSARENA" --db "$WORK/state/results.db" run "job:$1" --dir "$2" --reps 1 --cache keep \
         --sync end --quiet --image-dir "$WORK/state" --json "$WORK/fs.json" >/dev/null
+    keep "$WORK/fs.json" fsarena
     local run="[p for p in d['trials'][0]['phases'] if p['name']=='run'][0]"
     case $3 in
     ops_per_cpu_s) json_field "$WORK/fs.json" "(lambda p: p['ops']/(p['cpu_user_s']+p['cpu_sys_s']))($run)" ;;
@@ -87,6 +95,7 @@ fsarena_run() {
 fio_run() {
     local field=$1; shift
     fio --output-format=json --group_reporting "$@" >"$WORK/fio.json"
+    keep "$WORK/fio.json" fio
     case $field in
     iops) json_field "$WORK/fio.json" "sum(j['read']['iops']+j['write']['iops'] for j in d['jobs'])" ;;
     mbps) json_field "$WORK/fio.json" "sum(j['read']['bw_bytes']+j['write']['bw_bytes'] for j in d['jobs'])/1e6" ;;

@@ -41,8 +41,13 @@ impl Journal {
     /// Creates the journal of `run` in `dir` (made 0700 if missing), new, never through a
     /// symlink, 0600, with its first line written and synced.
     pub fn create(dir: &Path, run: &RunResult) -> Result<Journal> {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let _ = std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o700));
+        // A directory made here is private; one that exists (`--journal-dir DIR`) keeps
+        // its mode: it may be anybody's, and the journal file itself is 0600.
+        if !dir.is_dir() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            let _ =
+                std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o700));
+        }
         let mut n = 0;
         let (path, file) = loop {
             let name = match n {
@@ -213,6 +218,21 @@ mod tests {
         // A second journal of the same run (resumed) gets its own file.
         let j2 = Journal::create(dir.path(), &start).unwrap();
         assert_ne!(j2.path(), path);
+    }
+
+    #[test]
+    fn an_existing_directory_keeps_its_mode_and_a_new_one_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), PermissionsExt::from_mode(0o1777)).unwrap();
+        let run = run_with(0);
+        let j = Journal::create(dir.path(), &run).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode(dir.path()), 0o1777, "a given directory was chmodded");
+        assert_eq!(mode(j.path()), 0o600);
+        let new = dir.path().join("new");
+        Journal::create(&new, &run).unwrap();
+        assert_eq!(mode(&new), 0o700);
     }
 
     #[test]

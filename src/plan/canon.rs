@@ -225,7 +225,10 @@ fn target_parts(spec: &TargetSpec) -> Vec<String> {
                     fs.name()
                 ),
                 format!("mkfs: {} {}", fs.mkfs_program(), all.join(" ")),
-                format!("client {}", mount(mount_opts)),
+                format!(
+                    "client mount: {}",
+                    redact_word(&proto.client_mount_opts(mount_opts))
+                ),
             ]
         }
     }

@@ -58,6 +58,15 @@ impl Protocol {
         }
     }
 
+    /// The client's mount options: fsarena's, then the user's `user`.
+    pub fn client_mount_opts(self, user: &str) -> String {
+        if user.is_empty() {
+            self.client_opts().to_string()
+        } else {
+            format!("{},{user}", self.client_opts())
+        }
+    }
+
     /// The client's mount options fsarena gives first (the user's come after).
     fn client_opts(self) -> &'static str {
         match self {
@@ -390,7 +399,7 @@ impl ServedTarget {
         info.name = name.to_string();
         info.kind = "served".into();
         info.fstype = proto.name().into();
-        info.requested_mount_opts = join_opts(proto.client_opts(), mount_opts);
+        info.requested_mount_opts = proto.client_mount_opts(mount_opts);
         info.notes.push(format!(
             "{} of a fresh {} ({}) on a loop image, mounted by the same kernel over \
              loopback: figures include client, server and RPC, no physical network",
@@ -478,15 +487,6 @@ impl ServedTarget {
     }
 }
 
-/// fsarena's client options, then the user's.
-fn join_opts(ours: &str, user: &str) -> String {
-    if user.is_empty() {
-        ours.to_string()
-    } else {
-        format!("{ours},{user}")
-    }
-}
-
 impl Target for ServedTarget {
     fn info(&self) -> &TargetInfo {
         &self.info
@@ -512,7 +512,7 @@ impl Target for ServedTarget {
                 _ => net::NetKind::Nfs,
             },
             source,
-            opts: join_opts(self.proto.client_opts(), &self.user_opts),
+            opts: self.proto.client_mount_opts(&self.user_opts),
         };
         let mut client = net::NetTarget::new(&spec, &self.env);
         let work = client.prepare();

@@ -72,17 +72,38 @@ json_field() { # FILE EXPR: a python expression over d (the JSON document)
 }
 
 # KEEP=DIR keeps every run's JSON there (fsarena's and fio's, named by the time they
-# ended), to compare the phases of a slow run with a fast one's.
+# ended), to compare the phases of a slow run with a fast one's. With PERF=REGEX too, the
+# runs of the cases whose name matches also run under `perf record -g` (kernel and user
+# stacks, software clock sampling) and /proc/vmstat is kept before and after each: the
+# JSON, the profile and the two vmstats of one run share their name's time stamp;
+# PERF_RECORD=0 keeps the vmstats only (the profiler may change what it watches).
+RUN_TAG=
 keep() { # FILE TOOL
-    [ -n "${KEEP:-}" ] && cp "$1" "$KEEP/$(date +%s%N)-$2.json"
+    [ -n "${KEEP:-}" ] && cp "$1" "$KEEP/${RUN_TAG:-$(date +%s%N)}-$2.json"
     return 0
+}
+# profiled TOOL CMD...: CMD, profiled when the case is (see PERF)
+profiled() {
+    local tool=$1; shift
+    if [ -z "${KEEP:-}" ] || [ -z "${PERF:-}" ] || [[ ! "$CASE" =~ $PERF ]]; then
+        RUN_TAG=; "$@"; return
+    fi
+    RUN_TAG=$(date +%s%N)
+    cp /proc/vmstat "$KEEP/$RUN_TAG-$tool.vmstat-before"
+    if [ "${PERF_RECORD:-1}" = 0 ]; then
+        "$@"
+    else
+        perf record -q -g -o "$KEEP/$RUN_TAG-$tool.perf" -- "$@"
+    fi
+    cp /proc/vmstat "$KEEP/$RUN_TAG-$tool.vmstat-after"
 }
 
 # fsarena SPEC DIR FIELD: the run phase's FIELD (ops_per_s, mb_per_s, or ops_per_cpu_s:
 # operations per second of CPU time, user + system, of the whole process)
 fsarena_run() {
-    "$FSARENA" --db "$WORK/state/results.db" run "job:$1" --dir "$2" --reps 1 --cache keep \
-        --sync end --quiet --image-dir "$WORK/state" --json "$WORK/fs.json" >/dev/null
+    rm -f "$WORK/fs.json"   # a failed run leaves none, and the case fails
+    profiled fsarena "$FSARENA" --db "$WORK/state/results.db" run "job:$1" --dir "$2" --reps 1 \
+        --cache keep --sync end --quiet --image-dir "$WORK/state" --json "$WORK/fs.json" >/dev/null
     keep "$WORK/fs.json" fsarena
     local run="[p for p in d['trials'][0]['phases'] if p['name']=='run'][0]"
     case $3 in
@@ -94,7 +115,8 @@ fsarena_run() {
 # fio FIELD ARGS...: FIELD iops or mbps summed over the jobs
 fio_run() {
     local field=$1; shift
-    fio --output-format=json --group_reporting "$@" >"$WORK/fio.json"
+    rm -f "$WORK/fio.json"
+    profiled fio fio --output-format=json --group_reporting "$@" >"$WORK/fio.json"
     keep "$WORK/fio.json" fio
     case $field in
     iops) json_field "$WORK/fio.json" "sum(j['read']['iops']+j['write']['iops'] for j in d['jobs'])" ;;
@@ -139,6 +161,7 @@ run_case() {
     local name=$1 unit=$2 a=$3 b=$4 invert=${5:-}
     local ratios=() av=() bv=()
     [[ -z "$ONLY" || "$name" =~ $ONLY ]] || return 0
+    CASE=$name
     local before
     before="$(date -u +%H:%M:%S) $(loadinfo)"
     echo "$name: $before" >&2
@@ -221,6 +244,15 @@ run_case "io_uring randread 4KiB direct qd32, ext4 loop, IOPS" IOPS \
 run_case "psync seq write 1MiB end_fsync, ext4 loop, MB/s" MB/s \
     "fsarena_run engine=psync,rw=write,bs=1MiB,size=512MiB,end_fsync=true,fallocate=native $WORK/mnt mb_per_s" \
     "rm -f $WORK/mnt/sw.0.0; fio_run mbps --name=sw --directory=$WORK/mnt --ioengine=psync --rw=write --bs=1m --size=512m --end_fsync=1"
+rm -f "$WORK/mnt/sw.0.0"
+
+# The same over a file written in full before the clock starts: fio's overwrite=1 writes its
+# file when it lays it out (and keeps it for the next run, already written), fsarena's
+# overwrite=true writes a new one in its layout phase for every run.
+run_case "psync seq overwrite 1MiB end_fsync, ext4 loop, MB/s" MB/s \
+    "fsarena_run engine=psync,rw=write,bs=1MiB,size=512MiB,end_fsync=true,overwrite=true $WORK/mnt mb_per_s" \
+    "fio_run mbps --name=ow --directory=$WORK/mnt --ioengine=psync --rw=write --bs=1m --size=512m --end_fsync=1 --overwrite=1"
+rm -f "$WORK/mnt/ow.0.0"
 
 # The floor: a C loop of pread on a cached 256 MiB file vs fsarena psync randread, ns/op.
 # The file is written with 1 MiB writes, as fsarena's layout writes its file (the size of

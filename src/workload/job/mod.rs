@@ -91,6 +91,7 @@ const PARAMS: &[ParamSpec] = &[
     param("verify", ParamKind::Bool, "false", "", "write a self-checking pattern, read everything back in a verify phase; any difference fails the trial"),
     param("cpus", ParamKind::CountList, "", "cpu", "pin job i to cpus[i mod len] (default: not pinned)"),
     param("fallocate", ParamKind::Choice(&["none", "native", "keep"]), "none", "", "write jobs: preallocate each file in layout, outside the run's clock, as fio's fallocate (native: fallocate(2) mode 0; keep: FALLOC_FL_KEEP_SIZE; fio's default is native)"),
+    param("overwrite", ParamKind::Bool, "false", "", "rw=write: lay the files out written in full (outside the run's clock), so that the run overwrites data, as fio's overwrite=1; else the run writes into new (or fallocated) files"),
     param("shared_file", ParamKind::Bool, "false", "", "all jobs (and MPI ranks) share one file, job t's segment i at (i × jobs + t) × size/nrfiles (IOR's segmented layout)"),
 ];
 
@@ -196,6 +197,8 @@ pub struct Job {
     shared: bool,
     /// fallocate(2) mode for the layout of files it does not fill; None: no preallocation.
     fallocate: Option<i32>,
+    /// Lay out a write-only job's files written in full (fio's `overwrite=1`).
+    overwrite: bool,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -289,6 +292,10 @@ impl Job {
             format!("cpus: {c} is beyond the largest CPU number")
         } else if verify && (!bs.all_multiples_of(8) || align % 8 != 0) {
             "verify=true needs bs sizes and offset_align that are multiples of 8 B".to_string()
+        } else if p.flag("overwrite") && p.choice("fallocate") != "none" {
+            "give overwrite=true or fallocate, not both: overwritten files are written in \
+             full before the run"
+                .to_string()
         } else if p.flag("shared_file") && p.choice("fallocate") != "none" {
             "fallocate applies to a job's own files, not to shared_file=true".to_string()
         } else if p.flag("shared_file") && direct && file_size % DIRECT_ALIGN != 0 {
@@ -326,6 +333,7 @@ impl Job {
                     "keep" => Some(libc::FALLOC_FL_KEEP_SIZE),
                     _ => None,
                 },
+                overwrite: p.flag("overwrite"),
             });
         };
         Err(usage(format!("job: {problem}")))
@@ -344,9 +352,9 @@ impl Job {
     }
 
     /// Whether the layout writes the files' data (else it makes them empty): always but
-    /// for sequential write-only jobs, which write them, as fio's do.
+    /// for sequential write-only jobs, which write them, as fio's do (unless `overwrite`).
     fn fills(&self, engine: Engine) -> bool {
-        self.rw != "write" || self.verify || engine == Engine::Mmap
+        self.rw != "write" || self.verify || self.overwrite || engine == Engine::Mmap
     }
 
     /// The loop's configuration; `--sync each` fsyncs after every write (`fsync=1`).

@@ -440,3 +440,37 @@ fn fallocate_preallocates_in_layout() {
     }
     assert!(job_err("fallocate=native,shared_file=true,rw=write").contains("shared_file"));
 }
+
+/// `overwrite=true` (fio's `overwrite=1`) lays a write-only job's files out written in
+/// full, outside the run's clock: a time-based run that writes only its first blocks
+/// leaves files of the full size, written (the layout's bytes), and the layout phase
+/// wrote them; without it the files are as long as what the run wrote. It excludes
+/// `fallocate` (an overwritten file has its blocks already).
+#[test]
+fn overwrite_lays_out_written_files() {
+    for (fs, base) in bases() {
+        for overwrite in [true, false] {
+            let spec =
+                format!("rw=write,bs=4KiB,size=4MiB,runtime=0.05,rate=64KiB,overwrite={overwrite}");
+            let j = job(&spec);
+            let (len, laid, written) =
+                in_context_at(&base, DataPolicy::Random, SyncPolicy::End, |cx| {
+                    j.run(cx).unwrap_or_else(|e| panic!("{fs} {spec}: {e:#}"));
+                    let m = std::fs::metadata(Job::path(cx.workdir(), 0, 0)).unwrap();
+                    let laid = cx
+                        .phases()
+                        .iter()
+                        .find(|p| p.name == "layout")
+                        .map_or(0, |p| p.bytes);
+                    (m.len(), laid, phase(cx.phases(), "run").bytes)
+                });
+            assert!(written > 0 && written < 1 << 20, "{fs} {spec}: {written} B");
+            if overwrite {
+                assert_eq!((len, laid), (4 << 20, 4 << 20), "{fs} {spec}");
+            } else {
+                assert_eq!((len, laid), (written, 0), "{fs} {spec}");
+            }
+        }
+    }
+    assert!(job_err("overwrite=true,fallocate=native,rw=write").contains("not both"));
+}

@@ -13,7 +13,7 @@ use crate::probe::Stamp;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::fd::AsRawFd;
 
 /// What an engine can do.
 #[derive(Clone, Copy, Debug)]
@@ -121,14 +121,35 @@ pub(super) fn sync_file(f: &File, data_only: bool) -> io::Result<()> {
 }
 
 /// `io` on `f` with one pwrite(2) or pread(2); the bytes moved.
+///
+/// The system call is made through `syscall(2)`, not glibc's `pread`/`pwrite`: those are
+/// cancellation points, and in a process with more than one thread (fsarena always has
+/// some) glibc brackets each call with two atomic read-modify-writes of the thread's
+/// cancellation state (`__pthread_enable_asynccancel`/`disable`), ~2% of a cached 4 KiB
+/// read's time in a profile (docs/performance/2026-11-job-vs-fio.md). fio's jobs are
+/// single-threaded processes, for which glibc skips them; fsarena never cancels threads.
 #[inline]
 pub(super) fn pread_or_pwrite(f: &File, io: &Io, buf: &mut [u8]) -> io::Result<Option<usize>> {
-    let n = if io.write {
-        f.write_at(buf, io.offset)?
+    let nr = if io.write {
+        libc::SYS_pwrite64
     } else {
-        f.read_at(buf, io.offset)?
+        libc::SYS_pread64
     };
-    Ok(Some(n))
+    // SAFETY: `buf` is valid for `buf.len()` bytes, read (pwrite) or written (pread) by
+    // the kernel only during the call; the descriptor is `f`'s, open for the call.
+    let n = unsafe {
+        libc::syscall(
+            nr,
+            f.as_raw_fd(),
+            buf.as_mut_ptr(),
+            buf.len(),
+            io.offset as libc::off_t,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(Some(n as usize))
 }
 
 /// `psync`: one pread(2) or pwrite(2) per request.
@@ -203,7 +224,6 @@ impl Mmap {
 
     /// Maps the first `len` bytes of each file (the layout made them that long).
     pub fn new(files: &[File], len: u64) -> io::Result<Self> {
-        use std::os::fd::AsRawFd;
         let mut maps = Vec::with_capacity(files.len());
         for f in files {
             // SAFETY: a fresh shared mapping of an open file; unmapped in Drop.

@@ -6,11 +6,10 @@
 //! Recording one operation costs one clock read, one histogram record, a series bucket and
 //! a few additions (measured by `benches/recorder.rs`; figures in docs/performance.md).
 
-use super::clock::Stamp;
+use super::clock::{Scale, Stamp};
 use super::hist::LatencyHistogram;
 use super::series::Series;
 use serde::{Deserialize, Serialize};
-use std::sync::OnceLock;
 use std::time::Instant;
 
 /// Kinds of operation whose latency is recorded separately.
@@ -93,8 +92,9 @@ impl Op {
 pub trait Mark: Copy {
     /// Now, in this kind of time.
     fn now() -> Self;
-    /// Nanoseconds from `self` until `later`; 0 when `later` is earlier.
-    fn ns_until(self, later: Self) -> u64;
+    /// Nanoseconds from `self` until `later`; 0 when `later` is earlier; `scale` is this
+    /// process's clock calibration (unused by `Instant`).
+    fn ns_until(self, later: Self, scale: Scale) -> u64;
     /// The phase start in this kind of time, given as an instant and as a stamp.
     fn phase_start(start: Instant, stamp: Stamp) -> Self;
 }
@@ -105,7 +105,7 @@ impl Mark for Instant {
         Instant::now()
     }
     #[inline]
-    fn ns_until(self, later: Self) -> u64 {
+    fn ns_until(self, later: Self, _: Scale) -> u64 {
         later.saturating_duration_since(self).as_nanos() as u64
     }
     #[inline]
@@ -120,8 +120,8 @@ impl Mark for Stamp {
         Stamp::now()
     }
     #[inline]
-    fn ns_until(self, later: Self) -> u64 {
-        later.ns_since(self)
+    fn ns_until(self, later: Self, scale: Scale) -> u64 {
+        later.ns_since_at(self, scale)
     }
     #[inline]
     fn phase_start(_: Instant, stamp: Stamp) -> Self {
@@ -143,6 +143,8 @@ type PerOp = [(u64, u64, LatencyHistogram); Op::ALL.len()];
 pub struct Recorder {
     start: Instant,
     start_stamp: Stamp,
+    /// The clock's calibration, read once (see [`Scale`]).
+    scale: Scale,
     /// Operations that count towards `ops` (all but [`Op::Fsync`] issued by the sync policy).
     pub ops: u64,
     /// Payload bytes read or written.
@@ -150,8 +152,6 @@ pub struct Recorder {
     per_op: Box<PerOp>,
     /// Samples in `per_op` that stay out of the phase-wide histogram.
     uncounted: LatencyHistogram,
-    /// The phase-wide histogram, derived on demand; emptied by any new sample.
-    all: OnceLock<LatencyHistogram>,
     series: Series,
     /// Seconds from phase start until this worker finished (min/max across merges).
     pub done_s: Option<(f64, f64)>,
@@ -165,11 +165,11 @@ impl Recorder {
         Self {
             start,
             start_stamp: Stamp::from_instant(start),
+            scale: super::clock::scale(),
             ops: 0,
             bytes: 0,
             per_op: Box::new(std::array::from_fn(|_| (0, 0, LatencyHistogram::new()))),
             uncounted: LatencyHistogram::new(),
-            all: OnceLock::new(),
             series: Series::new(),
             done_s: None,
         }
@@ -239,7 +239,10 @@ impl Recorder {
     #[inline]
     fn span<T: Mark>(&self, began: T, now: T) -> (u64, u64) {
         let start = T::phase_start(self.start, self.start_stamp);
-        (began.ns_until(now), start.ns_until(now))
+        (
+            began.ns_until(now, self.scale),
+            start.ns_until(now, self.scale),
+        )
     }
 
     #[inline]
@@ -255,7 +258,6 @@ impl Recorder {
         if ops == 0 {
             self.uncounted.record_ns(lat_ns);
         }
-        self.all.take();
         self.series.add(at_ns, ops, bytes);
     }
 
@@ -267,7 +269,6 @@ impl Recorder {
         slot.1 += bytes;
         slot.2.record_ns(lat_ns);
         self.uncounted.record_ns(lat_ns);
-        self.all.take();
         self.series.add(at_ns, 0, bytes);
     }
 
@@ -287,7 +288,6 @@ impl Recorder {
             mine.2.merge(&theirs.2);
         }
         self.uncounted.merge(&other.uncounted);
-        self.all.take();
         self.series.merge(&other.series);
         self.done_s = match (self.done_s, other.done_s) {
             (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
@@ -310,17 +310,16 @@ impl Recorder {
         kinds.iter().map(|k| self.per_op[*k as usize].1).sum()
     }
 
-    /// The latency histogram over all counted operations (sync-policy fsyncs excluded).
+    /// The latency histogram over all counted operations (sync-policy fsyncs excluded),
+    /// derived from the kinds' histograms (a phase asks once or twice, when it ends).
     /// One sample per `done` call: a `done_batch` of many operations is one sample.
-    pub fn latency(&self) -> &LatencyHistogram {
-        self.all.get_or_init(|| {
-            let mut all = LatencyHistogram::new();
-            for (_, _, h) in self.per_op.iter() {
-                all.merge(h);
-            }
-            all.subtract(&self.uncounted);
-            all
-        })
+    pub fn latency(&self) -> LatencyHistogram {
+        let mut all = LatencyHistogram::new();
+        for (_, _, h) in self.per_op.iter() {
+            all.merge(h);
+        }
+        all.subtract(&self.uncounted);
+        all
     }
 
     /// (kind, count, histogram) for every kind that was recorded.

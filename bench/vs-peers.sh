@@ -241,9 +241,15 @@ run_case "io_uring randread 4KiB direct qd32, ext4 loop, IOPS" IOPS \
 # = the runtime fio reports), fsarena's run phase ends after its end_fsync too. Both
 # preallocate the file before the clock starts: fio by default (fallocate=native),
 # fsarena with fallocate=native (its default is none: the run allocates as it writes).
+# Each tool's file is deleted right after its run (fsarena deletes its own): on a VM whose
+# host takes back the memory a guest leaves free, writing into page-cache pages freed
+# seconds ago costs up to twice as much as into pages freed a moment ago (512 MiB on tmpfs
+# after 0, 3 and 10 s: 218-287, 292-326, 409-520 ms), and when fio's file was deleted just
+# before fio's own run, fsarena right after fio wrote into memory freed two runs earlier
+# at a third of its rate (the slow runs' time was in the copy into the new pages).
 run_case "psync seq write 1MiB end_fsync, ext4 loop, MB/s" MB/s \
     "fsarena_run engine=psync,rw=write,bs=1MiB,size=512MiB,end_fsync=true,fallocate=native $WORK/mnt mb_per_s" \
-    "rm -f $WORK/mnt/sw.0.0; fio_run mbps --name=sw --directory=$WORK/mnt --ioengine=psync --rw=write --bs=1m --size=512m --end_fsync=1"
+    "fio_run mbps --name=sw --directory=$WORK/mnt --ioengine=psync --rw=write --bs=1m --size=512m --end_fsync=1; rm -f $WORK/mnt/sw.0.0"
 rm -f "$WORK/mnt/sw.0.0"
 
 # The same over a file written in full before the clock starts: fio's overwrite=1 writes its

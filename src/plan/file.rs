@@ -257,7 +257,7 @@ fn read_target(src: &Src, t: &Table) -> Result<TargetEntry> {
         not_for(
             "kernel",
             &e.kernel,
-            "a dir or device target (a guest runs loop images and tmpfs only)",
+            "a dir or device target (a guest makes its filesystems on its own scratch disk)",
         )?;
     }
     Ok(e)

@@ -128,6 +128,10 @@ pub(super) fn sync_file(f: &File, data_only: bool) -> io::Result<()> {
 /// cancellation state (`__pthread_enable_asynccancel`/`disable`), ~2% of a cached 4 KiB
 /// read's time in a profile (docs/performance/2026-11-job-vs-fio.md). fio's jobs are
 /// single-threaded processes, for which glibc skips them; fsarena never cancels threads.
+///
+/// On 64-bit targets only: there the offset is one register; a 32-bit kernel takes it split
+/// in two, and the std wrappers (glibc's) are used.
+#[cfg(target_pointer_width = "64")]
 #[inline]
 pub(super) fn pread_or_pwrite(f: &File, io: &Io, buf: &mut [u8]) -> io::Result<Option<usize>> {
     let nr = if io.write {
@@ -150,6 +154,19 @@ pub(super) fn pread_or_pwrite(f: &File, io: &Io, buf: &mut [u8]) -> io::Result<O
         return Err(io::Error::last_os_error());
     }
     Ok(Some(n as usize))
+}
+
+/// `io` on `f` with one pwrite(2) or pread(2); the bytes moved (see the 64-bit version).
+#[cfg(not(target_pointer_width = "64"))]
+#[inline]
+pub(super) fn pread_or_pwrite(f: &File, io: &Io, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    use std::os::unix::fs::FileExt;
+    let n = if io.write {
+        f.write_at(buf, io.offset)?
+    } else {
+        f.read_at(buf, io.offset)?
+    };
+    Ok(Some(n))
 }
 
 /// `psync`: one pread(2) or pwrite(2) per request.

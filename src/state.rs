@@ -595,7 +595,9 @@ fn replay_state_files(image_dir: &Path, only: Option<&str>) -> (Vec<String>, Vec
         if ext != Some("json") {
             continue;
         }
-        if only.is_some_and(|run| path.file_stem() != Some(run.as_ref())) {
+        // A run's own file, and its guests' when it ran some beside host targets.
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        if only.is_some_and(|run| stem != run && stem.strip_prefix(run) != Some("-guests")) {
             continue;
         }
         let data = match read_trusted(&path, me) {
@@ -887,6 +889,28 @@ mod tests {
         // The state file is kept while something could not be undone; a second call is harmless.
         let again = cleanup(&owned).unwrap();
         assert!(again.iter().all(|l| !l.starts_with("undid")), "{again:?}");
+    }
+
+    /// `cleanup --run RUN` undoes the run's own record and its guests' (`RUN-guests`,
+    /// written by a plan with host and guest targets), and no other run's.
+    #[test]
+    fn cleanup_of_one_run_takes_its_guests_record_too() {
+        let tmp = tempfile::tempdir().unwrap();
+        let owned = tmp.path().join("images");
+        ensure_owned_dir(&owned).unwrap();
+        let sdir = owned.join("state");
+        let mut imgs = Vec::new();
+        for id in ["run1", "run1-guests", "run12", "run1-other"] {
+            let img = owned.join(format!("{id}.img"));
+            std::fs::write(&img, b"data").unwrap();
+            let st = State::create(&sdir, id).unwrap();
+            st.add(Resource::Image { path: img.clone() }).unwrap();
+            drop(st); // as after kill -9
+            imgs.push(img);
+        }
+        cleanup_run(&owned, "run1");
+        let left: Vec<bool> = imgs.iter().map(|i| i.exists()).collect();
+        assert_eq!(left, [false, false, true, true]);
     }
 
     #[test]

@@ -314,6 +314,8 @@ pub fn execute(
             .map(|k| targets_in(plan, k).len())
             .sum::<usize>();
     let planned = crate::run::new_result("", &command_line, plan, None, all_targets);
+    // What the host's part could not store, and its journal (kept when it could not).
+    let mut host_kept = crate::run::Kept::default();
     let mut result = match &host {
         // The host's targets first: the guests then join their run.
         Some(h) => {
@@ -328,9 +330,21 @@ pub fn execute(
             if r.status == "interrupted" {
                 return Ok((r, kept));
             }
-            // What the host's run could not store is stored with the guests' below.
+            // What the host's run could not store is stored with the guests' below. The
+            // database hears at once that the run goes on, under the whole plan: the host
+            // part recorded itself complete with its own targets only, which a crash
+            // during the guests would leave standing.
             r.status = "running".into();
             r.finished_at = None;
+            if let Some(s) = store.as_deref_mut() {
+                if let Err(e) = s
+                    .finish_run(&r)
+                    .and_then(|_| s.set_plan(&r.run_id, &plan.hash(), &plan.canonical()))
+                {
+                    progress.note(&format!("{e:#}"));
+                }
+            }
+            host_kept = kept;
             r
         }
         None => RunResult {
@@ -342,7 +356,9 @@ pub fn execute(
     // Held while the guests run: other runs on this machine (and `doctor`) see this one
     // live, as they see a run on the host, and mark what they measure meanwhile busy.
     let _registered = crate::run::announce(&run_id, plan, progress);
-    let state = State::create(&plan.image_dir.join("state"), &run_id)?;
+    // A state file of its own: the host part's, under the run's id, may still hold what
+    // its teardown could not undo (for `fsarena cleanup`).
+    let state = State::create(&plan.image_dir.join("state"), &format!("{run_id}-guests"))?;
     let log_dir = state.log_dir();
     std::fs::create_dir_all(&log_dir)?;
     let args = guest_args(&command_line);
@@ -431,6 +447,17 @@ pub fn execute(
             }
         } else {
             kept.journal = Some(j.path().to_path_buf());
+        }
+    }
+    // The host part's journal holds only trials this import stored (its trials are in
+    // `result`): it goes when they are in the database, else it stays, said.
+    if let Some(path) = host_kept.journal {
+        if stored {
+            if let Err(e) = std::fs::remove_file(&path) {
+                progress.note(&format!("removing {}: {e}", path.display()));
+            }
+        } else if kept.journal.is_none() {
+            kept.journal = Some(path);
         }
     }
     match outcome {

@@ -703,8 +703,11 @@ fn a_kernel_is_refused_where_no_guest_can_run_it_or_when_missing() {
 
 #[test]
 fn two_targets_of_one_name_in_one_kernel_are_still_refused() {
-    let test = "two_targets_of_one_name_in_one_kernel_are_still_refused";
-    let Some((a, _)) = two_kernels(test) else {
+    let Some(a) = crate::guest::kernel::installed().into_iter().next() else {
+        println!(
+            "SKIP two_targets_of_one_name_in_one_kernel_are_still_refused: no kernel with \
+             modules under /boot"
+        );
         return;
     };
     let text = format!(

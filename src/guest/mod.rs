@@ -458,6 +458,11 @@ pub fn execute(
             }
         } else if kept.journal.is_none() {
             kept.journal = Some(path);
+        } else {
+            progress.note(&format!(
+                "the host targets' trials are kept in the journal {}",
+                path.display()
+            ));
         }
     }
     match outcome {

@@ -355,9 +355,10 @@ pub struct RunArgs {
     /// With --reps auto: the most repetitions to run. [default: 10]
     #[arg(long = "max-reps", value_name = "N")]
     pub max_reps: Option<u32>,
-    /// With --reps auto: stop before a repetition that would end after this much time
-    /// (300s, 10m, 2h), judged at the pace of the repetitions so far; never before the
-    /// third. [default: none; a suite's own, e.g. 4m for quick]
+    /// With --reps auto: the whole run's time, from its start (300s, 10m, 2h): no
+    /// repetition starts that would end after it, judged at the pace of the repetitions so
+    /// far; never before the third (a run whose three cannot fit says so after the first).
+    /// [default: none; a suite's own, e.g. 4m for quick]
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
     /// Scale the workloads so that each phase lasts at least DURATION (0.5s, 2s) on every

@@ -7,7 +7,9 @@
 //! t(0.975, n−1)·s(ln x)/√n, read as e^h − 1), or when the ranking of its targets is
 //! decided (every neighbour told apart, [`crate::compare::rank`]). The run stops when
 //! every phase is settled, at `max` repetitions, or when another repetition would not
-//! fit in the `budget` at the pace of the repetitions so far.
+//! fit in the `budget` at the pace of the repetitions so far. The budget bounds the whole
+//! run, from its start: when the first repetition shows that the minimum will not fit,
+//! the run says so then ([`over_budget`]).
 
 use crate::compare::rank;
 use crate::error::usage;
@@ -205,8 +207,24 @@ pub enum Stop {
     Budget,
 }
 
-/// Whether to stop after `done` repetitions that took `elapsed_s` seconds in all.
-pub fn stop(rule: &AutoReps, run: &RunResult, done: u32, elapsed_s: f64) -> Option<Stop> {
+/// How long a run has taken so far, in seconds: in all, since it started (provisioning,
+/// the device calibration and everything before the first repetition count against the
+/// budget), and in its repetitions, whose pace says how long the next one will take.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Elapsed {
+    pub run_s: f64,
+    pub reps_s: f64,
+}
+
+impl Elapsed {
+    /// When the run would end after `more` repetitions at the pace of `done` so far.
+    fn end_after(self, done: u32, more: u32) -> f64 {
+        self.run_s + f64::from(more) * self.reps_s / f64::from(done.max(1))
+    }
+}
+
+/// Whether to stop after `done` repetitions, the run having taken `elapsed` so far.
+pub fn stop(rule: &AutoReps, run: &RunResult, done: u32, elapsed: Elapsed) -> Option<Stop> {
     if done < MIN_REPS {
         return None;
     }
@@ -217,12 +235,30 @@ pub fn stop(rule: &AutoReps, run: &RunResult, done: u32, elapsed_s: f64) -> Opti
         return Some(Stop::MaxReps);
     }
     if let Some(budget) = rule.budget_s {
-        let per_rep = elapsed_s / f64::from(done);
-        if elapsed_s + per_rep > budget {
+        if elapsed.end_after(done, 1) > budget {
             return Some(Stop::Budget);
         }
     }
     None
+}
+
+/// After the first repetition: a line saying, when it is so, that the repetitions a
+/// verdict needs ([`MIN_REPS`]) will end past the budget at this pace — said when it is
+/// known, not found out at the end.
+pub fn over_budget(rule: &AutoReps, done: u32, elapsed: Elapsed) -> Option<String> {
+    let budget = rule.budget_s?;
+    if done == 0 || done >= MIN_REPS {
+        return None;
+    }
+    let end = elapsed.end_after(done, MIN_REPS - done);
+    (end > budget).then(|| {
+        format!(
+            "--reps auto: at this pace the {MIN_REPS} repetitions a verdict needs end after \
+             about {}, past the {} budget",
+            crate::suite::human_duration(end),
+            crate::suite::human_duration(budget)
+        )
+    })
 }
 
 /// What the run records when `--reps auto` stopped: how many repetitions, why, and each
@@ -383,22 +419,49 @@ mod tests {
         let rule = AutoReps::new(Some(5.0), Some(6), Some("100s")).unwrap();
         // Tight figures: settled at the third repetition.
         let tight = run_of(&[("a", &[100.0, 101.0, 100.5]), ("b", &[100.2, 100.9, 100.4])]);
-        assert_eq!(stop(&rule, &tight, 2, 10.0), None, "never before 3");
-        assert_eq!(stop(&rule, &tight, 3, 10.0), Some(Stop::Settled));
+        let at = |run_s: f64| Elapsed {
+            run_s,
+            reps_s: run_s,
+        };
+        assert_eq!(stop(&rule, &tight, 2, at(10.0)), None, "never before 3");
+        assert_eq!(stop(&rule, &tight, 3, at(10.0)), Some(Stop::Settled));
         // Far apart but noisy: the ranking is decided although the intervals are wide.
         let apart = run_of(&[
             ("a", &[100.0, 130.0, 80.0]),
             ("b", &[10000.0, 13000.0, 8000.0]),
         ]);
-        assert_eq!(stop(&rule, &apart, 3, 10.0), Some(Stop::Settled));
+        assert_eq!(stop(&rule, &apart, 3, at(10.0)), Some(Stop::Settled));
         // Noisy and close: goes on, until the maximum or the budget.
         let noisy = run_of(&[("a", &[100.0, 130.0, 80.0]), ("b", &[105.0, 70.0, 125.0])]);
-        assert_eq!(stop(&rule, &noisy, 3, 30.0), None);
-        assert_eq!(stop(&rule, &noisy, 3, 80.0), Some(Stop::Budget));
-        assert_eq!(stop(&rule, &noisy, 6, 30.0), Some(Stop::MaxReps));
+        assert_eq!(stop(&rule, &noisy, 3, at(30.0)), None);
+        assert_eq!(stop(&rule, &noisy, 3, at(80.0)), Some(Stop::Budget));
+        assert_eq!(stop(&rule, &noisy, 6, at(30.0)), Some(Stop::MaxReps));
+        // The budget bounds the whole run: 30 s of repetitions after 65 s of set-up
+        // leave no room for a fourth of 10 s.
+        let late = Elapsed {
+            run_s: 95.0,
+            reps_s: 30.0,
+        };
+        assert_eq!(stop(&rule, &noisy, 3, late), Some(Stop::Budget));
         let lines = report(&rule, &noisy, 6, Stop::MaxReps);
         assert!(lines[0].contains("0 of 1 phases settled"), "{lines:?}");
         assert!(lines[1].contains("not within ±5%: w p ("), "{lines:?}");
+    }
+
+    #[test]
+    fn a_minimum_that_will_not_fit_is_said_after_the_first_repetition() {
+        let rule = AutoReps::new(Some(5.0), Some(6), Some("4m")).unwrap();
+        let pace = |run_s, reps_s| Elapsed { run_s, reps_s };
+        // 30 s of set-up and a first repetition of 80 s: three end after 270 s.
+        let line = over_budget(&rule, 1, pace(110.0, 80.0)).expect("said");
+        assert!(
+            line.contains("4 min 30 s, past the 4 min 00 s budget"),
+            "{line}"
+        );
+        assert_eq!(over_budget(&rule, 1, pace(90.0, 60.0)), None, "210 s fit");
+        assert_eq!(over_budget(&rule, 3, pace(900.0, 900.0)), None, "said once");
+        let none = AutoReps::new(Some(5.0), Some(6), None).unwrap();
+        assert_eq!(over_budget(&none, 1, pace(900.0, 900.0)), None);
     }
 
     /// A run of `phases` phases on targets `a` and `b`, three repetitions, phase `i`'s

@@ -56,6 +56,7 @@ pub fn execute(
     mut store: Option<&mut Store>,
     dist: &Dist,
 ) -> Result<(RunResult, Kept)> {
+    let run_started = std::time::Instant::now();
     crate::probe::clock::init_in_background();
     if dist.is_multi() && plan.resume.is_some() {
         return Err(crate::error::usage(
@@ -175,6 +176,7 @@ pub fn execute(
         progress,
         &mut sink,
         dist,
+        run_started,
     );
     for t in targets.iter_mut() {
         if let Err(e) = t.teardown() {
@@ -334,6 +336,7 @@ fn run_trials(
     progress: &dyn Progress,
     sink: &mut Sink,
     dist: &Dist,
+    run_started: std::time::Instant,
 ) -> Result<()> {
     let done = |result: &RunResult, target: &str, label: &str, rep: u32| {
         result
@@ -376,10 +379,16 @@ fn run_trials(
             .sum(),
     );
     let started = std::time::Instant::now();
+    let elapsed = || crate::reps::Elapsed {
+        run_s: run_started.elapsed().as_secs_f64(),
+        reps_s: started.elapsed().as_secs_f64(),
+    };
     for rep in 1..=reps {
         if let Some(rule) = &plan.auto_reps {
-            let elapsed_s = started.elapsed().as_secs_f64();
-            if let Some(why) = crate::reps::stop(rule, result, rep - 1, elapsed_s) {
+            if let Some(line) = crate::reps::over_budget(rule, rep - 1, elapsed()) {
+                progress.note(&line);
+            }
+            if let Some(why) = crate::reps::stop(rule, result, rep - 1, elapsed()) {
                 decided(rule, result, rep - 1, why, progress);
                 return Ok(());
             }
@@ -426,8 +435,8 @@ fn run_trials(
         }
     }
     if let Some(rule) = &plan.auto_reps {
-        let why = crate::reps::stop(rule, result, reps, started.elapsed().as_secs_f64())
-            .unwrap_or(crate::reps::Stop::MaxReps);
+        let why =
+            crate::reps::stop(rule, result, reps, elapsed()).unwrap_or(crate::reps::Stop::MaxReps);
         decided(rule, result, reps, why, progress);
     }
     Ok(())

@@ -242,12 +242,12 @@ pub fn stop(rule: &AutoReps, run: &RunResult, done: u32, elapsed: Elapsed) -> Op
     None
 }
 
-/// After the first repetition: a line saying, when it is so, that the repetitions a
-/// verdict needs ([`MIN_REPS`]) will end past the budget at this pace — said when it is
-/// known, not found out at the end.
+/// After the first repetition (`done` = 1), once: a line saying, when it is so, that the
+/// repetitions a verdict needs ([`MIN_REPS`]) will end past the budget at this pace —
+/// said when it is known, not found out at the end.
 pub fn over_budget(rule: &AutoReps, done: u32, elapsed: Elapsed) -> Option<String> {
     let budget = rule.budget_s?;
-    if done == 0 || done >= MIN_REPS {
+    if done != 1 {
         return None;
     }
     let end = elapsed.end_after(done, MIN_REPS - done);
@@ -459,7 +459,7 @@ mod tests {
             "{line}"
         );
         assert_eq!(over_budget(&rule, 1, pace(90.0, 60.0)), None, "210 s fit");
-        assert_eq!(over_budget(&rule, 3, pace(900.0, 900.0)), None, "said once");
+        assert_eq!(over_budget(&rule, 2, pace(900.0, 900.0)), None, "said once");
         let none = AutoReps::new(Some(5.0), Some(6), None).unwrap();
         assert_eq!(over_budget(&none, 1, pace(900.0, 900.0)), None);
     }

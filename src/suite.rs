@@ -40,7 +40,7 @@ pub const SUITES: &[Suite] = &[
                 Postmark, many small files, a database-like random loop, metadata scans",
         fs: &["ext4", "xfs", "btrfs", "tmpfs"],
         size: Some("1GiB"),
-        budget: "4m",
+        budget: "5m",
         workloads: &[
             "bonnie:size=256MiB,seeks=8000",
             "bonnie-files:files=24",
@@ -391,7 +391,7 @@ mod tests {
     fn a_suite_repeats_until_its_figures_are_known_within_its_budget() {
         let auto = |args: &[&str]| plan(args).unwrap().auto_reps;
         let quick = auto(&["--fs", "tmpfs"]).expect("a suite runs --reps auto");
-        assert_eq!(quick.budget_s, Some(240.0));
+        assert_eq!(quick.budget_s, Some(300.0));
         assert_eq!(quick.max, crate::reps::DEFAULT_MAX_REPS);
         let classic = auto(&["--suite", "classic", "--fs", "tmpfs"]).unwrap();
         assert_eq!(classic.budget_s, Some(1200.0));

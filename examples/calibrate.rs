@@ -5,7 +5,7 @@
 //!
 //! usage: cargo run --example calibrate -- FS COUNT IMAGE_DIR
 
-use fsarena::target::{self, fs::FsType, Env, TargetSpec};
+use fsarena::provision::{self, fs::FsType, Env, TargetSpec};
 use std::sync::Arc;
 
 fn main() -> anyhow::Result<()> {
@@ -30,7 +30,7 @@ fn main() -> anyhow::Result<()> {
         size_bytes: 512 << 20,
     };
     for _ in 0..count.parse::<u32>()? {
-        let mut t = target::build(&spec, &env);
+        let mut t = provision::build(&spec, &env);
         let start = std::time::Instant::now();
         let res = t.calibrate();
         let took_s = start.elapsed().as_secs_f64();

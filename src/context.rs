@@ -10,14 +10,14 @@
 //! so every figure of a phase covers one window.
 
 use crate::data::{DataPool, DataSource};
-use crate::dist::{NoGate, PhaseGate};
 use crate::error::Error;
+use crate::mpi::{NoGate, PhaseGate};
 use crate::policy::{CachePolicy, Policy, SyncPolicy};
 use crate::probe::recorder::{Mark, Op, Recorder};
 use crate::probe::sys;
 use crate::probe::Stamp;
+use crate::provision::{FsTools, Target};
 use crate::result::{OpLatency, PhaseResult, TargetInfo};
-use crate::target::{FsTools, Target};
 use anyhow::{anyhow, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -328,7 +328,7 @@ impl<'a> TrialContext<'a> {
     /// saying that `what` needs a loop target when the target has none. Timed steps go
     /// through [`Self::target_phase`].
     pub fn fs_tools(&mut self, what: &str) -> Result<&mut dyn FsTools> {
-        crate::target::tools_of(&mut *self.target, what)
+        crate::provision::tools_of(&mut *self.target, what)
     }
 
     /// The run's policies.

@@ -12,7 +12,7 @@ pub mod facts;
 
 pub use facts::{gather, Facts};
 
-use crate::target::fs::Support;
+use crate::provision::fs::Support;
 use std::fmt::Write;
 
 /// How a check came out.

@@ -12,8 +12,8 @@
 //! read a device or walk `/`; the archive reader itself is the [`tar_archive`] surface.
 
 use crate::cli::{Cli, Command};
-use crate::target::fs::{refuse_paths, split_opts, FsType};
-use crate::target::net::{NetKind, NetSpec};
+use crate::provision::fs::{refuse_paths, split_opts, FsType};
+use crate::provision::net::{NetKind, NetSpec};
 use crate::workload::params::Params;
 use crate::workload::{WorkloadInfo, WorkloadSpec};
 use clap::Parser;
@@ -47,13 +47,13 @@ fn workload_text(text: &str) -> Option<WorkloadSpec> {
     let _ = spec.params.to_text_map();
     let _ = spec.workload.data_bytes();
     for target in [
-        crate::target::TargetSpec::Loop {
+        crate::provision::TargetSpec::Loop {
             fs: FsType::Ext4,
             mkfs_opts: Vec::new(),
             mount_opts: String::new(),
             size_bytes: 256 << 20,
         },
-        crate::target::TargetSpec::Tmpfs {
+        crate::provision::TargetSpec::Tmpfs {
             size_bytes: 64 << 20,
             mount_opts: String::new(),
         },

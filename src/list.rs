@@ -2,8 +2,8 @@
 //! each emits besides the probe's, with their units; filesystems and whether this machine
 //! can make them (and if not, why); network filesystems likewise.
 
-use crate::target::fs::{FsType, Support};
-use crate::target::net::NetKind;
+use crate::provision::fs::{FsType, Support};
+use crate::provision::net::NetKind;
 use crate::workload::{registry, ParamKind};
 use std::fmt::Write;
 
@@ -98,7 +98,7 @@ fn render_lines(width: usize) -> String {
 }
 
 /// One line per filesystem: whether this machine (or, inside
-/// [`crate::target::fs::with_guest_kernel`], a guest kernel) can make it.
+/// [`crate::provision::fs::with_guest_kernel`], a guest kernel) can make it.
 fn filesystem_lines(out: &mut String) {
     for f in FsType::ALL {
         let k = f.knowledge();
@@ -120,12 +120,12 @@ fn filesystem_lines(out: &mut String) {
         };
         let _ = writeln!(out, "  {:<9} loop image  {status}", f.name());
     }
-    let tmpfs = match crate::target::fs::tmpfs_support() {
+    let tmpfs = match crate::provision::fs::tmpfs_support() {
         Support::Yes => "yes".to_string(),
         Support::No(why) => format!("no: {why}"),
     };
     let _ = writeln!(out, "  {:<9} in memory   {tmpfs}", "tmpfs");
-    for p in crate::target::served::Protocol::ALL {
+    for p in crate::provision::served::Protocol::ALL {
         let status = match p.support() {
             Support::Yes => format!("yes (only when named; {})", p.what()),
             Support::No(why) => format!("no: {why}"),
@@ -142,7 +142,7 @@ pub fn render_guest(kernel: &str) -> anyhow::Result<String> {
         "Filesystems a guest of {} can make (fsarena run --kernel {} --fs …):\n",
         k.release, k.release
     );
-    crate::target::fs::with_guest_kernel(&k.release, || filesystem_lines(&mut out));
+    crate::provision::fs::with_guest_kernel(&k.release, || filesystem_lines(&mut out));
     let width = crate::report::fit::width();
     Ok(crate::report::fit::wrap_aligned(&out, width))
 }

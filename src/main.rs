@@ -264,7 +264,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             if let Some(serial) = &a.in_guest {
                 // In a guest fsarena booted: its scratch disk holds images and database.
                 let img = fsarena::guest::inside::prepare_scratch(serial)?;
-                fsarena::target::served::set_in_guest();
+                fsarena::provision::served::set_in_guest();
                 db = img.parent().map(|p| p.join("fsarena.db"));
                 a.image_dir = Some(img);
             }
@@ -276,8 +276,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                      ***); a CIFS credentials=FILE or a plan file of mode 0600 keeps it off"
                 );
             }
-            let mut dist =
-                fsarena::dist::Dist::start(a.mpi.as_deref(), a.stonewall, a.mpi_timeout)?;
+            let mut dist = fsarena::mpi::Dist::start(a.mpi.as_deref(), a.stonewall, a.mpi_timeout)?;
             let plan = Plan::from_args(&a);
             let hash = plan
                 .as_ref()
@@ -339,7 +338,7 @@ fn scale_to_phase_time(plan: &mut Plan, store: Option<&Store>, goal_s: f64) -> a
 fn run_command(
     mut plan: Plan,
     cli_db: &Option<std::path::PathBuf>,
-    dist: &fsarena::dist::Dist,
+    dist: &fsarena::mpi::Dist,
 ) -> anyhow::Result<i32> {
     let lead = dist.rank() == 0;
     let path = db_path(cli_db);

@@ -157,9 +157,9 @@ fn round_down_2(x: f64) -> f64 {
 /// How many files and directories target `t` can hold when its filesystem fixes that at
 /// mkfs: ext2/3/4 on a loop image, one inode per 16 KiB (mke2fs's default ratio), unless
 /// its mkfs options set the count or ratio (`-N`, `-i`, `-T`).
-pub fn inodes_of(t: &crate::target::TargetSpec) -> Option<f64> {
+pub fn inodes_of(t: &crate::provision::TargetSpec) -> Option<f64> {
     match t {
-        crate::target::TargetSpec::Loop {
+        crate::provision::TargetSpec::Loop {
             fs,
             mkfs_opts,
             size_bytes,

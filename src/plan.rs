@@ -13,9 +13,9 @@ pub mod room;
 use crate::cli::RunArgs;
 use crate::error::{usage, Error};
 use crate::policy::Policy;
+use crate::provision::fs::{refuse_paths, split_opts, FsType, Support};
+use crate::provision::{net::NetSpec, TargetSpec};
 use crate::size::{format_size, parse_size};
-use crate::target::fs::{refuse_paths, split_opts, FsType, Support};
-use crate::target::{net::NetSpec, TargetSpec};
 use crate::workload::WorkloadSpec;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -214,7 +214,7 @@ impl Plan {
         };
         let mut plan = None;
         for k in &guest.kernels {
-            let p = crate::target::fs::with_guest_kernel(&k.release, || Self::from_args_here(a))
+            let p = crate::provision::fs::with_guest_kernel(&k.release, || Self::from_args_here(a))
                 .map_err(|e| e.context(format!("with guest kernel {}", k.release)))?;
             plan.get_or_insert(p);
         }
@@ -345,7 +345,7 @@ impl Plan {
         for name in names.iter().filter(|_| a.device.is_empty()) {
             let mount_opts = mount_opts_for(name, &mount);
             if name == "tmpfs" {
-                if let Support::No(why) = crate::target::fs::tmpfs_support() {
+                if let Support::No(why) = crate::provision::fs::tmpfs_support() {
                     return Err(usage(format!(
                         "--fs tmpfs: this machine cannot mount it: {why}"
                     )));
@@ -356,11 +356,11 @@ impl Plan {
                 });
                 continue;
             }
-            if let Some(proto) = crate::target::served::Protocol::parse(name) {
+            if let Some(proto) = crate::provision::served::Protocol::parse(name) {
                 if let Support::No(why) = proto.support() {
                     return Err(usage(format!("--fs {name}: {why}")));
                 }
-                let fs = crate::target::served::BACKING;
+                let fs = crate::provision::served::BACKING;
                 if size_bytes < fs.min_size_bytes() {
                     return Err(usage(format!(
                         "--fs {name} --size {size_text}: its {} needs at least {}",
@@ -430,7 +430,7 @@ impl Plan {
                 )));
             }
             let path = d.canonicalize()?;
-            if let Some(why) = crate::target::dir::refuse_dir(&path, &image_dir) {
+            if let Some(why) = crate::provision::dir::refuse_dir(&path, &image_dir) {
                 return Err(usage(format!("--dir {}: {why}", d.display())));
             }
             targets.push(TargetSpec::Dir { path });
@@ -509,7 +509,7 @@ fn mkfs_opts_for(name: &str, mkfs: &[(String, String)]) -> Result<Vec<String>> {
 
 /// The `--device` targets: one per device, each with the one filesystem `--fs` names
 /// (`--device /dev/sdb --fs xfs` is `xfs@sdb`), every interlock checked
-/// ([`crate::target::blockdev::device_spec`]). Empty without `--device`.
+/// ([`crate::provision::blockdev::device_spec`]). Empty without `--device`.
 fn device_targets(
     a: &RunArgs,
     names: &[String],
@@ -517,7 +517,7 @@ fn device_targets(
     mount: &[(String, String)],
     image_dir: &Path,
 ) -> Result<Vec<TargetSpec>> {
-    use crate::target::blockdev::{device_spec, Consent};
+    use crate::provision::blockdev::{device_spec, Consent};
     if a.device.is_empty() {
         if !a.destroy_data_on.is_empty() || a.force {
             return Err(usage(
@@ -608,13 +608,13 @@ impl Plan {
                 guard,
             } = &mut t.spec
             {
-                let consent = crate::target::blockdev::Consent {
+                let consent = crate::provision::blockdev::Consent {
                     destroy_data_on: vec![path.clone()],
                     force: guard.force,
                     image_dir: self.image_dir.clone(),
                     db: Some(db.to_path_buf()),
                 };
-                t.spec = crate::target::blockdev::device_spec(
+                t.spec = crate::provision::blockdev::device_spec(
                     path,
                     *fs,
                     mkfs_opts.clone(),
@@ -646,8 +646,8 @@ pub fn default_filesystems() -> Vec<String> {
 /// (`xfs: mkfs.xfs missing: apt-get install xfsprogs`).
 pub fn makeable(names: &[&str]) -> (Vec<String>, Vec<String>) {
     makeable_with(names, &|name| match name {
-        "tmpfs" => crate::target::fs::tmpfs_support(),
-        _ => match crate::target::served::Protocol::parse(name) {
+        "tmpfs" => crate::provision::fs::tmpfs_support(),
+        _ => match crate::provision::served::Protocol::parse(name) {
             Some(p) => p.support(),
             None => FsType::parse(name).map_or_else(Support::No, FsType::support),
         },

@@ -188,7 +188,7 @@ pub struct TargetInfo {
     pub requested_mount_opts: String,
     pub size_bytes: u64,
     /// Cold sequential O_DIRECT read rate of the device (10^6 bytes/s), measured once
-    /// before the first trial ([`crate::target::calibrate`]).
+    /// before the first trial ([`crate::provision::calibrate`]).
     pub device_read_mb_per_s: Option<f64>,
     /// Cold sequential buffered read rate of the device (10^6 bytes/s, through the page
     /// cache with the device's readahead), measured with the O_DIRECT one; absent in runs

@@ -10,15 +10,15 @@
 
 use crate::context::{check_stop, Ranks, TrialContext};
 use crate::data::DataPool;
-use crate::dist::shared::{SharedLead, SharedView};
-use crate::dist::Dist;
 use crate::error::Error;
+use crate::mpi::shared::{SharedLead, SharedView};
+use crate::mpi::Dist;
 use crate::plan::Plan;
 use crate::progress::{PhaseStart, Progress};
+use crate::provision::{self, Env, Target};
 use crate::result::{RunResult, Trial};
 use crate::state::State;
 use crate::store::Store;
-use crate::target::{self, Env, Target};
 use anyhow::{Context, Result};
 use std::sync::Arc;
 
@@ -124,7 +124,13 @@ pub fn execute(
     let mut targets: Vec<Box<dyn Target>> = plan
         .targets
         .iter()
-        .map(|t| own_target(target::build_named(&t.spec, &t.name, &env), dist, &run_id))
+        .map(|t| {
+            own_target(
+                provision::build_named(&t.spec, &t.name, &env),
+                dist,
+                &run_id,
+            )
+        })
         .collect();
     let mut begun = Ok(());
     if let Some(s) = store.as_deref_mut() {
@@ -294,7 +300,7 @@ fn open_state(plan: &Plan, run_id: &str) -> Result<State> {
             if plan
                 .targets
                 .iter()
-                .all(|t| matches!(t.spec, target::TargetSpec::Dir { .. })) =>
+                .all(|t| matches!(t.spec, provision::TargetSpec::Dir { .. })) =>
         {
             // A non-root user with only --dir targets may not write the shared image dir.
             // SAFETY: getuid has no arguments and cannot fail.
@@ -556,7 +562,7 @@ fn run_trial(
     trial.peak_rss_bytes = crate::probe::sys::peak_rss_bytes();
     let err = outcome.err().or(teardown.err());
     if let Some(e) = err {
-        let peer = e.chain().any(|c| c.is::<crate::dist::PeerStopped>());
+        let peer = e.chain().any(|c| c.is::<crate::mpi::PeerStopped>());
         trial.status = if peer {
             "stopped".into()
         } else if crate::error::exit_code(&e) == crate::error::exit::INTERRUPTED {

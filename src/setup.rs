@@ -8,7 +8,7 @@
 //! exits 1.
 
 use crate::error::usage;
-use crate::target::fs::{kernel_lacks, FsType, Host, LiveHost, LOOP_TOOLS, TMPFS_TOOLS};
+use crate::provision::fs::{kernel_lacks, FsType, Host, LiveHost, LOOP_TOOLS, TMPFS_TOOLS};
 use anyhow::Result;
 
 /// What a set of filesystems needs that this machine lacks.
@@ -142,7 +142,7 @@ pub fn command(fs: Option<&str>, dry_run: bool) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::fs::FakeHost;
+    use crate::provision::fs::FakeHost;
 
     const PROC: &str = "nodev\ttmpfs\n\text4\n\txfs\n\tbtrfs\n";
 

@@ -56,7 +56,7 @@ fn workload_words() -> &'static [&'static str] {
 fn fs_names() -> &'static [&'static str] {
     static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     NAMES.get_or_init(|| {
-        let fs = crate::target::fs::FsType::ALL.iter().map(|f| f.name());
+        let fs = crate::provision::fs::FsType::ALL.iter().map(|f| f.name());
         fs.chain(["tmpfs"]).collect()
     })
 }

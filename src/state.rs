@@ -334,7 +334,7 @@ fn backs_here(dev: &str, image: &Path) -> bool {
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
         .open(image)
-        .is_ok_and(|f| crate::target::loopdev::backs(dev, &f))
+        .is_ok_and(|f| crate::provision::loopdev::backs(dev, &f))
 }
 
 /// Whether `path` is a mount point now (per /proc/self/mountinfo).

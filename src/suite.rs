@@ -369,7 +369,7 @@ mod tests {
             .collect();
         assert_eq!(names, want);
         for t in &p.targets {
-            if let crate::target::TargetSpec::Tmpfs { size_bytes, .. } = t.spec {
+            if let crate::provision::TargetSpec::Tmpfs { size_bytes, .. } = t.spec {
                 assert_eq!(size_bytes, 1 << 30, "the suite's 1GiB");
             }
         }
@@ -378,7 +378,7 @@ mod tests {
         assert_eq!(texts(&p), find("classic").unwrap().workloads);
         assert!(matches!(
             p.targets[..],
-            [crate::plan::PlanTarget { spec: crate::target::TargetSpec::Tmpfs { size_bytes, .. }, .. }] if size_bytes == 256 << 20
+            [crate::plan::PlanTarget { spec: crate::provision::TargetSpec::Tmpfs { size_bytes, .. }, .. }] if size_bytes == 256 << 20
         ));
         let err = plan(&["--suite", "nope", "--fs", "tmpfs"]).err().unwrap();
         assert!(

@@ -10,10 +10,10 @@ use fsarena::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
 use fsarena::data::DataPool;
 use fsarena::policy::{CachePolicy, Policy};
 use fsarena::probe::recorder::Op;
+use fsarena::provision::fs::FsType;
+use fsarena::provision::{self, Env, Target, TargetSpec};
 use fsarena::result::{PhaseResult, Provision, TargetInfo};
 use fsarena::state::State;
-use fsarena::target::fs::FsType;
-use fsarena::target::{self, Env, Target, TargetSpec};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -83,7 +83,7 @@ fn cold_read(test: &str, skip_reset: bool) -> Option<PhaseResult> {
         size_bytes: 512 << 20,
     };
     let mut t = Seam {
-        inner: target::build(&spec, &env),
+        inner: provision::build(&spec, &env),
         skip: skip_reset,
     };
     t.calibrate().unwrap();

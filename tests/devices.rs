@@ -169,7 +169,7 @@ fn a_device_with_two_signatures_is_refused_without_force_and_formatted_with_it()
         ],
     );
     // --force overrides signatures, these as well as one.
-    use fsarena::target::blockdev::{interlock, sysfs};
+    use fsarena::provision::blockdev::{interlock, sysfs};
     let dev = sysfs::resolve(Path::new(d)).unwrap();
     assert!(interlock::blank_or_forced(&dev, false).is_err());
     assert_eq!(interlock::blank_or_forced(&dev, true), Ok(()));
@@ -461,7 +461,7 @@ fn interlocks_are_checked_again_right_before_mkfs() {
     if skip("interlocks_are_checked_again_right_before_mkfs") {
         return;
     }
-    use fsarena::target::{blockdev, fs::FsType, Env, Target};
+    use fsarena::provision::{blockdev, fs::FsType, Env, Target};
     let disk = LoopDisk::new(64);
     let img = common::image_dir();
     let consent = blockdev::Consent {

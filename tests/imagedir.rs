@@ -8,8 +8,8 @@
 
 mod common;
 
+use fsarena::provision::{fs::FsType, loopfs::LoopTarget, Env, Target, TargetSpec};
 use fsarena::state::{Resource, State};
-use fsarena::target::{fs::FsType, loopfs::LoopTarget, Env, Target, TargetSpec};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;

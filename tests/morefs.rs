@@ -5,7 +5,7 @@
 
 mod common;
 
-use fsarena::target::fs::{FsType, Support};
+use fsarena::provision::fs::{FsType, Support};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -118,7 +118,7 @@ fn net_and_size_errors_are_usage_errors() {
     let (code, err) = run(&["smallfiles", "--net", "cifs=server:/x"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("//server/share"), "{err}");
-    if let Support::No(why) = fsarena::target::net::NetKind::Nfs.support() {
+    if let Support::No(why) = fsarena::provision::net::NetKind::Nfs.support() {
         let (code, err) = run(&["smallfiles", "--net", "nfs=127.0.0.1:/srv"]);
         assert_eq!(code, Some(2), "{err}");
         assert!(err.contains(&why), "{err}");
@@ -163,10 +163,10 @@ fn start_sshd(dir: &Path) -> Result<Sshd, String> {
     if fsarena::cmd::which("sshfs").is_none() {
         return Err("sshfs missing: apt-get install sshfs".into());
     }
-    if fsarena::target::net::NetKind::Sshfs.support() != Support::Yes {
+    if fsarena::provision::net::NetKind::Sshfs.support() != Support::Yes {
         return Err(format!(
             "{:?}",
-            fsarena::target::net::NetKind::Sshfs.support()
+            fsarena::provision::net::NetKind::Sshfs.support()
         ));
     }
     keygen(&dir.join("host_key"));

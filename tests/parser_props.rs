@@ -4,8 +4,8 @@
 //! plan file read back from its TOML.
 
 use fsarena::plan::file::parse;
-use fsarena::target::fs::{refuse_paths, split_opts, FsType};
-use fsarena::target::net::{NetKind, NetSpec};
+use fsarena::provision::fs::{refuse_paths, split_opts, FsType};
+use fsarena::provision::net::{NetKind, NetSpec};
 use proptest::prelude::*;
 
 /// A host as a user types one, sometimes empty or starting with `-`.

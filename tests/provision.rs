@@ -6,8 +6,8 @@
 mod common;
 
 use common::phase;
+use fsarena::provision::{self, fs::FsType, Env, TargetSpec};
 use fsarena::state::State;
-use fsarena::target::{self, fs::FsType, Env, TargetSpec};
 use std::process::Command;
 use std::sync::Arc;
 
@@ -166,7 +166,7 @@ fn tools_teardown_from_any_state() {
         mount_opts: String::new(),
         size_bytes: 64 << 20,
     };
-    let mut t = target::build(&spec, &env);
+    let mut t = provision::build(&spec, &env);
     // Unmounted, after a new mkfs.
     t.prepare().unwrap();
     let tools = t.tools().unwrap();

@@ -4,9 +4,9 @@
 
 mod common;
 
+use fsarena::provision::fs::FsType;
+use fsarena::provision::{self, Env, TargetSpec};
 use fsarena::state::State;
-use fsarena::target::fs::FsType;
-use fsarena::target::{self, Env, TargetSpec};
 use std::sync::Arc;
 
 fn env(dir: &std::path::Path) -> Env {
@@ -30,7 +30,7 @@ fn loop_lifecycle(fs: &str) {
         size_bytes: 512 << 20,
     };
     let e = env(dir.path());
-    let mut t = target::build(&spec, &e);
+    let mut t = provision::build(&spec, &e);
     t.calibrate().unwrap();
     let rate = t.info().device_read_mb_per_s.unwrap();
     assert!(rate > 1.0, "device read rate {rate}");
@@ -117,7 +117,7 @@ fn rejected_mkfs_option_fails_with_mkfs_message_and_cleans_up() {
         size_bytes: 256 << 20,
     };
     let e = env(dir.path());
-    let mut t = target::build(&spec, &e);
+    let mut t = provision::build(&spec, &e);
     let err = format!("{:#}", t.prepare().unwrap_err());
     assert!(
         err.contains("mkfs.ext4") && err.contains("no_such_feature"),
@@ -135,7 +135,7 @@ fn tmpfs_lifecycle() {
     }
     let dir = common::image_dir();
     let e = env(dir.path());
-    let mut t = target::build(
+    let mut t = provision::build(
         &TargetSpec::Tmpfs {
             size_bytes: 64 << 20,
             mount_opts: String::new(),
@@ -181,7 +181,7 @@ fn cold_reset_of_a_direct_io_loop_target_reads_from_the_device_and_keeps_other_c
         size_bytes: 256 << 20,
     };
     let e = env(dir.path());
-    let mut t = target::build(&spec, &e);
+    let mut t = provision::build(&spec, &e);
     let work = t.prepare().unwrap();
     if t.info().loop_direct_io != Some(true) {
         eprintln!("SKIP {test}: the loop device is not in direct-I/O mode here");

@@ -6,7 +6,7 @@
 //! a write, `losetup -f` only prints the next free device.
 
 use crate::probe::dirty::DirtyState;
-use crate::target::fs::{FsType, Support};
+use crate::provision::fs::{FsType, Support};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -148,7 +148,7 @@ pub fn gather(image_dir: &Path) -> Facts {
                 fsck: f.fsck_support(),
             })
             .collect(),
-        tmpfs: crate::target::fs::tmpfs_support(),
+        tmpfs: crate::provision::fs::tmpfs_support(),
         drop_caches: std::fs::OpenOptions::new()
             .write(true)
             .open("/proc/sys/vm/drop_caches")

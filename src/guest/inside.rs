@@ -51,11 +51,11 @@ pub fn load_modules(plan: &crate::plan::Plan) -> Result<Vec<String>> {
     let registered = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
     let mut modules: Vec<&str> = Vec::new();
     for t in &plan.targets {
-        let needs: &[crate::target::fs::Kernel] = match &t.spec {
-            crate::target::TargetSpec::Loop { fs, .. } => {
+        let needs: &[crate::provision::fs::Kernel] = match &t.spec {
+            crate::provision::TargetSpec::Loop { fs, .. } => {
                 std::slice::from_ref(&fs.knowledge().kernel)
             }
-            crate::target::TargetSpec::Served { proto, .. } => proto.modules(),
+            crate::provision::TargetSpec::Served { proto, .. } => proto.modules(),
             _ => &[],
         };
         for k in needs {

@@ -296,7 +296,7 @@ pub fn execute(
     command_line: Vec<String>,
     progress: &dyn Progress,
     mut store: Option<&mut crate::store::Store>,
-    dist: &crate::dist::Dist,
+    dist: &crate::mpi::Dist,
 ) -> Result<(RunResult, crate::run::Kept)> {
     let vng = launch::find_vng().ok_or_else(|| {
         crate::error::usage(
@@ -742,8 +742,8 @@ impl OneGuest<'_> {
             .targets
             .iter()
             .map(|t| match &t.spec {
-                crate::target::TargetSpec::Loop { size_bytes, .. }
-                | crate::target::TargetSpec::Served { size_bytes, .. } => *size_bytes,
+                crate::provision::TargetSpec::Loop { size_bytes, .. }
+                | crate::provision::TargetSpec::Served { size_bytes, .. } => *size_bytes,
                 _ => 0,
             })
             .sum();

@@ -162,8 +162,8 @@ fn two_significant_digits_rounded_up() {
 fn files_are_raised_no_further_than_the_smallest_ext4_holds() {
     let times = stored("smallfiles:files=2000", "tmpfs", &[("stat", 0.003)]);
     // 1 GiB of ext4: 65,536 inodes; 90% of them at 1.1 entries a file is 53,620 files.
-    let loop_ext4 = crate::target::TargetSpec::Loop {
-        fs: crate::target::fs::FsType::parse("ext4").unwrap(),
+    let loop_ext4 = crate::provision::TargetSpec::Loop {
+        fs: crate::provision::fs::FsType::parse("ext4").unwrap(),
         mkfs_opts: Vec::new(),
         mount_opts: String::new(),
         size_bytes: 1 << 30,
@@ -184,15 +184,15 @@ fn files_are_raised_no_further_than_the_smallest_ext4_holds() {
         s.lines
     );
     // Options that set the inode count, and filesystems that make inodes as they go: no cap.
-    let with_n = crate::target::TargetSpec::Loop {
-        fs: crate::target::fs::FsType::parse("ext4").unwrap(),
+    let with_n = crate::provision::TargetSpec::Loop {
+        fs: crate::provision::fs::FsType::parse("ext4").unwrap(),
         mkfs_opts: vec!["-N".into(), "2000000".into()],
         mount_opts: String::new(),
         size_bytes: 1 << 30,
     };
     assert_eq!(inodes_of(&with_n), None);
-    let xfs = crate::target::TargetSpec::Loop {
-        fs: crate::target::fs::FsType::parse("xfs").unwrap(),
+    let xfs = crate::provision::TargetSpec::Loop {
+        fs: crate::provision::fs::FsType::parse("xfs").unwrap(),
         mkfs_opts: Vec::new(),
         mount_opts: String::new(),
         size_bytes: 1 << 30,

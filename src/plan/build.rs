@@ -13,9 +13,9 @@ use crate::cli::RunArgs;
 use crate::error::usage;
 use crate::guest::kernel::Kernel;
 use crate::policy::Policy;
+use crate::provision::fs::{split_opts, FsType, Support};
+use crate::provision::TargetSpec;
 use crate::size::{format_size, parse_size};
-use crate::target::fs::{split_opts, FsType, Support};
-use crate::target::TargetSpec;
 use crate::workload::params::Params;
 use crate::workload::WorkloadSpec;
 use anyhow::Result;
@@ -188,7 +188,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
             .unwrap_or_else(|| crate::cli::DEFAULT_IMAGE_DIR.into()),
     )?;
     let mut host = Vec::new();
-    let consent = crate::target::blockdev::Consent {
+    let consent = crate::provision::blockdev::Consent {
         destroy_data_on: o.destroy_data_on.clone(),
         force: o.force,
         image_dir: image_dir.clone(),
@@ -275,7 +275,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
 }
 
 /// The target of a device entry (`device = "/dev/sdb"` with `fs`): checked by
-/// [`crate::target::blockdev::device_spec`], the same interlocks as `--device`, with the
+/// [`crate::provision::blockdev::device_spec`], the same interlocks as `--device`, with the
 /// consent the command line gave. A refusal is a host problem at the entry's location (an
 /// error for `run`, a warning for `plan check`, which is given no consent); the spec
 /// returned then carries a guard that matches no device, so nothing could format it.
@@ -285,10 +285,10 @@ fn device_target(
     fs: FsType,
     mkfs_opts: Vec<String>,
     mount_opts: String,
-    consent: &crate::target::blockdev::Consent,
+    consent: &crate::provision::blockdev::Consent,
     host: &mut Vec<anyhow::Error>,
 ) -> TargetSpec {
-    use crate::target::blockdev::{device_spec, Guard};
+    use crate::provision::blockdev::{device_spec, Guard};
     match device_spec(&dev.v, fs, mkfs_opts.clone(), mount_opts.clone(), consent) {
         Ok(spec) => spec,
         Err(e) => {
@@ -342,7 +342,7 @@ fn target(
     e: &TargetEntry,
     size: &dyn Fn(&Option<At<String>>) -> Result<u64>,
     plan_dir: &Path,
-    consent: &crate::target::blockdev::Consent,
+    consent: &crate::provision::blockdev::Consent,
     in_guest: bool,
     host: &mut Vec<anyhow::Error>,
 ) -> Result<PlanTarget> {
@@ -363,7 +363,7 @@ fn target(
         let path = plan_dir.join(&dir.v);
         let path = match path.canonicalize() {
             Ok(p) if p.is_dir() => {
-                if let Some(why) = crate::target::dir::refuse_dir(&p, &consent.image_dir) {
+                if let Some(why) = crate::provision::dir::refuse_dir(&p, &consent.image_dir) {
                     return Err(src.err(&dir.span, format!("dir {}: {why}", p.display())));
                 }
                 p
@@ -389,7 +389,7 @@ fn target(
         .map(|m| m.v.trim().to_string())
         .unwrap_or_default();
     if let Some(m) = &e.mount {
-        crate::target::fs::refuse_paths(&[&m.v])
+        crate::provision::fs::refuse_paths(&[&m.v])
             .map_err(|err| src.err(&m.span, format!("mount: {err}")))?;
     }
     let mkfs_text = e.mkfs.as_ref().map(|m| m.v.clone()).unwrap_or_default();
@@ -401,7 +401,7 @@ fn target(
     };
     // What the target needs of a kernel is checked against the one it runs in.
     let support = |f: &dyn Fn() -> Support| match &kernel {
-        Some(k) => crate::target::fs::with_guest_kernel(&k.release, f),
+        Some(k) => crate::provision::fs::with_guest_kernel(&k.release, f),
         None => f(),
     };
     if fs.v == "tmpfs" {
@@ -421,7 +421,7 @@ fn target(
         if let Some(m) = &e.mkfs {
             return Err(src.err(&m.span, "tmpfs has no mkfs options"));
         }
-        if let Support::No(why) = support(&crate::target::fs::tmpfs_support) {
+        if let Support::No(why) = support(&crate::provision::fs::tmpfs_support) {
             host.push(src.err(&fs.span, format!("this machine cannot mount tmpfs: {why}")));
         }
         return Ok(PlanTarget {
@@ -433,7 +433,7 @@ fn target(
             kernel,
         });
     }
-    if let Some(proto) = crate::target::served::Protocol::parse(&fs.v) {
+    if let Some(proto) = crate::provision::served::Protocol::parse(&fs.v) {
         if e.device.is_some() {
             return Err(src.err(
                 &fs.span,
@@ -447,7 +447,7 @@ fn target(
             Some(m) => split_opts(&m.v).map_err(|err| src.err(&m.span, format!("mkfs: {err}")))?,
             None => Vec::new(),
         };
-        crate::target::fs::refuse_paths(&mkfs_opts)
+        crate::provision::fs::refuse_paths(&mkfs_opts)
             .map_err(|err| src.err(&fs.span, format!("mkfs: {err}")))?;
         return Ok(PlanTarget {
             name,
@@ -483,7 +483,7 @@ fn target(
     let mkfs_opts = match &e.mkfs {
         Some(m) => {
             let words = split_opts(&m.v).map_err(|err| src.err(&m.span, format!("mkfs: {err}")))?;
-            crate::target::fs::refuse_paths(&words)
+            crate::provision::fs::refuse_paths(&words)
                 .map_err(|err| src.err(&m.span, format!("mkfs: {err}")))?;
             words
         }

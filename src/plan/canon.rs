@@ -17,10 +17,10 @@
 //! reference vectors.
 
 use super::Plan;
+use crate::provision::TargetSpec;
 use crate::report::fit;
 use crate::secret::redact_word;
 use crate::size::format_size;
-use crate::target::TargetSpec;
 use serde_json::json;
 use std::fmt::Write;
 
@@ -214,7 +214,7 @@ fn target_parts(spec: &TargetSpec) -> Vec<String> {
             mount_opts,
             size_bytes,
         } => {
-            let fs = crate::target::served::BACKING;
+            let fs = crate::provision::served::BACKING;
             let mut all = fs.default_mkfs_opts();
             all.extend(mkfs_opts.iter().cloned());
             vec![

@@ -3,7 +3,7 @@
 use super::build::{build, Overrides};
 use super::file::parse;
 use super::Plan;
-use crate::target::TargetSpec;
+use crate::provision::TargetSpec;
 
 fn plan(text: &str, o: &Overrides) -> anyhow::Result<Plan> {
     Ok(build(&parse("t.toml", text)?, o)?.plan)
@@ -300,7 +300,7 @@ fn a_size_below_the_filesystems_minimum_is_refused_where_it_is_written() {
 
 #[test]
 fn filesystems_this_machine_cannot_make_are_left_out_with_the_package() {
-    use crate::target::fs::Support;
+    use crate::provision::fs::Support;
     let support = |name: &str| match name {
         "xfs" => Support::No("mkfs.xfs missing: apt-get install xfsprogs".into()),
         "btrfs" => Support::No("mkfs.btrfs missing: apt-get install btrfs-progs".into()),

@@ -178,7 +178,7 @@ pub(super) fn locking_problem(db: &Path) -> Option<String> {
     let e = tried.err()?.to_string();
     // `No locks available (os error 37)`: the words are what a user reads.
     let e = e.split(" (os error").next().unwrap_or(&e);
-    let fs = crate::target::dir::fstype_of(dir).unwrap_or_else(|| "unknown type".into());
+    let fs = crate::provision::dir::fstype_of(dir).unwrap_or_else(|| "unknown type".into());
     Some(format!(
         "its filesystem ({fs}) cannot lock files ({e}), which SQLite needs; give --db a \
          path on a local filesystem (ext4, xfs, tmpfs, …)"

@@ -157,8 +157,8 @@ pub fn find(name: &str) -> Result<&'static WorkloadInfo> {
 /// anything is touched: `provision` needs a loop target, and a workload's data (its
 /// [`Workload::data_bytes`], else its `size` parameter) must fit in the filesystem
 /// fsarena makes.
-pub fn check_target(w: &WorkloadSpec, target: &crate::target::TargetSpec) -> Result<()> {
-    use crate::target::TargetSpec;
+pub fn check_target(w: &WorkloadSpec, target: &crate::provision::TargetSpec) -> Result<()> {
+    use crate::provision::TargetSpec;
     if std::ptr::eq(w.info, &provision::INFO) {
         return provision::check_target(target);
     }
@@ -224,7 +224,7 @@ pub(crate) mod testutil {
     use crate::context::TrialContext;
     use crate::data::DataPool;
     use crate::policy::{CachePolicy, DataPolicy, Policy, SyncPolicy};
-    use crate::target::{dir::DirTarget, Env, Target};
+    use crate::provision::{dir::DirTarget, Env, Target};
     use std::sync::Arc;
 
     /// Calls `f` with a context on a DirTarget in a fresh tempdir (caches kept), then

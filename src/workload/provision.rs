@@ -42,8 +42,8 @@ use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
 use crate::corpus::{Corpus, PROFILES};
 use crate::error::usage;
 use crate::figures::Figure;
-use crate::target::fs::Support;
-use crate::target::{tools_of, TargetSpec};
+use crate::provision::fs::Support;
+use crate::provision::{tools_of, TargetSpec};
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::Result;
 
@@ -134,7 +134,7 @@ pub fn check_target(target: &TargetSpec) -> Result<()> {
             Support::Yes => Ok(()),
             Support::No(why) => Err(usage(format!("provision on {}: {why}", fs.name()))),
         },
-        other => Err(usage(crate::target::needs_loop(
+        other => Err(usage(crate::provision::needs_loop(
             "provision",
             &other.name(),
             other.kind(),

@@ -188,7 +188,7 @@ fn refusal(path: &Path, ft: fs::FileType) -> String {
 /// will make.
 pub fn check_copyable(src: &Path) -> Result<TreeCount> {
     let canonical = src.canonicalize().on("resolve", src)?;
-    if let Some(why) = crate::target::dir::refuse_system_dir(&canonical) {
+    if let Some(why) = crate::provision::dir::refuse_system_dir(&canonical) {
         bail!("{why}");
     }
     let md = fs::metadata(src).on("stat", src)?;

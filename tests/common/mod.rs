@@ -37,10 +37,10 @@ pub fn skip_without_loop(test: &str) -> bool {
 
 /// Whether this machine can make `fs` (kernel + mkfs); prints a SKIP line when not.
 pub fn fs_available(test: &str, fs: &str) -> bool {
-    let t = fsarena::target::fs::FsType::parse(fs).expect("known fs");
+    let t = fsarena::provision::fs::FsType::parse(fs).expect("known fs");
     match t.support() {
-        fsarena::target::fs::Support::Yes => true,
-        fsarena::target::fs::Support::No(why) => {
+        fsarena::provision::fs::Support::Yes => true,
+        fsarena::provision::fs::Support::No(why) => {
             eprintln!("SKIP {test} on {fs}: {why}");
             false
         }

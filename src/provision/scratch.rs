@@ -89,7 +89,7 @@ mod tests {
     fn mkfs_goes_to_the_file_created_not_where_its_name_leads() {
         let Some(fs) = [FsType::Ext4, FsType::Ext2]
             .into_iter()
-            .find(|f| f.support() == crate::target::fs::Support::Yes)
+            .find(|f| f.support() == crate::provision::fs::Support::Yes)
         else {
             eprintln!("SKIP mkfs_goes_to_the_file_created_not_where_its_name_leads: no mkfs.ext4");
             return;
@@ -113,7 +113,7 @@ mod tests {
     fn scratch_image_is_gone_afterwards() {
         let Some(fs) = [FsType::Ext4, FsType::Ext2]
             .into_iter()
-            .find(|f| f.support() == crate::target::fs::Support::Yes)
+            .find(|f| f.support() == crate::provision::fs::Support::Yes)
         else {
             eprintln!("SKIP scratch_image_is_gone_afterwards: mkfs.ext4 is not installed");
             return;

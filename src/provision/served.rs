@@ -13,8 +13,8 @@
 //! first trial: during it, opens and locks are refused and retried.
 
 use super::{loopfs::LoopTarget, net, Env, Target, TargetSpec};
+use crate::provision::fs::{FsType, Host, Kernel, LiveHost, Support};
 use crate::result::{Provision, TargetInfo};
-use crate::target::fs::{FsType, Host, Kernel, LiveHost, Support};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -130,7 +130,7 @@ impl Protocol {
         let mut why: Vec<String> = self
             .modules()
             .iter()
-            .filter_map(|k| crate::target::fs::kernel_lacks(host, k))
+            .filter_map(|k| crate::provision::fs::kernel_lacks(host, k))
             .collect();
         let mut packages: Vec<&str> = Vec::new();
         for (program, package) in self.programs() {
@@ -160,9 +160,10 @@ pub fn set_in_guest() {
 }
 
 /// Whether served targets may be made: inside a guest, or when planning for one
-/// ([`crate::target::fs::with_guest_kernel`]).
+/// ([`crate::provision::fs::with_guest_kernel`]).
 fn in_guest_context() -> bool {
-    IN_GUEST.load(std::sync::atomic::Ordering::Relaxed) || crate::target::fs::planning_for_guest()
+    IN_GUEST.load(std::sync::atomic::Ordering::Relaxed)
+        || crate::provision::fs::planning_for_guest()
 }
 
 /// The filesystem served targets export (made fresh for every trial).
@@ -585,7 +586,7 @@ impl Drop for ServedTarget {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::fs::FakeHost;
+    use crate::provision::fs::FakeHost;
 
     #[test]
     fn served_only_in_a_guest_and_says_what_is_missing() {

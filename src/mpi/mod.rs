@@ -12,9 +12,9 @@
 //! and tear down as after Ctrl-C.
 
 mod gate;
-pub mod merge;
 #[cfg(feature = "mpi")]
-mod mpi;
+mod libmpi;
+pub mod merge;
 pub mod outlier;
 pub mod shared;
 mod transport;
@@ -536,7 +536,7 @@ impl Dist {
 
 #[cfg(feature = "mpi")]
 fn mpi_transport(timeout_s: f64) -> Result<Arc<dyn Transport>> {
-    Ok(Arc::new(mpi::MpiTransport::init(timeout_s)?))
+    Ok(Arc::new(libmpi::MpiTransport::init(timeout_s)?))
 }
 
 #[cfg(not(feature = "mpi"))]

@@ -99,7 +99,7 @@ fn a_failure_before_the_first_phase_and_a_clean_trial() {
     assert_eq!(out, vec![true; 3]);
     let out = ranks(2, |rank, d| {
         trial(d, rank, 9, 0, 3).map_err(|e| e.to_string())?;
-        d.gather_trial(crate::dist::tests::empty_trial())
+        d.gather_trial(crate::mpi::tests::empty_trial())
             .map(|t| t.ranks.len())
             .map_err(|e| e.to_string())
     });

@@ -91,7 +91,7 @@ fn a_failed_rank_fails_the_trial_with_its_error() {
     let trial = Trial {
         status: "interrupted".into(),
         error: Some("stopped".into()),
-        ..crate::dist::tests::empty_trial()
+        ..crate::mpi::tests::empty_trial()
     };
     let rank = |rank: usize, status: &str, error: Option<&str>| RankTrial {
         rank,

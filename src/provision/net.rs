@@ -16,9 +16,9 @@
 use super::{Env, Target};
 use crate::cmd;
 use crate::probe::sys;
+use crate::provision::fs::{Host, Kernel, LiveHost, Support};
 use crate::result::{Provision, TargetInfo};
 use crate::state::{self, Resource};
-use crate::target::fs::{Host, Kernel, LiveHost, Support};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
@@ -102,7 +102,7 @@ impl NetKind {
 
     /// [`Self::support`] on `host`.
     pub fn support_on(self, host: &dyn Host) -> Support {
-        let mut why: Vec<String> = crate::target::fs::kernel_lacks(host, &self.kernel())
+        let mut why: Vec<String> = crate::provision::fs::kernel_lacks(host, &self.kernel())
             .into_iter()
             .collect();
         let (program, package) = self.program();
@@ -724,7 +724,7 @@ mod tests {
 
     #[test]
     fn support_says_why_not() {
-        use crate::target::fs::FakeHost;
+        use crate::provision::fs::FakeHost;
         let h = FakeHost {
             filesystems: "nodev\tfuse\n\text4\n",
             modules: "",

@@ -146,7 +146,7 @@ impl FsType {
             .into_iter()
             .find(|f| f.name() == name)
             .ok_or_else(|| {
-                let served = crate::target::served::Protocol::ALL.map(|p| p.name());
+                let served = crate::provision::served::Protocol::ALL.map(|p| p.name());
                 let names: Vec<_> = Self::ALL
                     .iter()
                     .map(|f| f.name())

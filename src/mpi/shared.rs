@@ -12,8 +12,8 @@
 //! syncs and drops the caches, so each node drops once ([`SharedView::reset`]).
 
 use super::Transport;
+use crate::provision::Target;
 use crate::result::{Provision, TargetInfo};
-use crate::target::Target;
 use anyhow::{anyhow, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -78,7 +78,7 @@ impl Target for SharedLead {
     fn teardown(&mut self) -> Result<()> {
         self.inner.teardown()
     }
-    fn tools(&mut self) -> Option<&mut dyn crate::target::FsTools> {
+    fn tools(&mut self) -> Option<&mut dyn crate::provision::FsTools> {
         self.inner.tools()
     }
 }

@@ -19,6 +19,7 @@ pub mod fuzzing;
 pub mod guest;
 pub mod host;
 pub mod journal;
+pub mod limits;
 pub mod list;
 pub mod output;
 pub mod owned;

@@ -292,3 +292,140 @@ pub fn tar_archive(data: &[u8]) {
         assert!(c.bytes <= data.len() as u64, "{c:?}");
     }
 }
+
+/// Whether the file at `path` is fsarena's database by [`crate::store`]'s own rule: an
+/// SQLite file with a `runs` table and a schema version of at least 1. Read without locks
+/// or companions (`immutable=1`), so the look changes nothing.
+fn looks_like_fsarena(path: &std::path::Path) -> bool {
+    use rusqlite::{Connection, OpenFlags};
+    let head = std::fs::read(path).unwrap_or_default();
+    if head.len() < 100 || &head[..16] != b"SQLite format 3\0" {
+        return false;
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+    let uri = format!("file:{}?immutable=1", path.display());
+    let look = || -> rusqlite::Result<bool> {
+        let conn = Connection::open_with_flags(&uri, flags)?;
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let runs: i64 = conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(version >= 1 && runs == 1)
+    };
+    look().unwrap_or(false)
+}
+
+/// Result databases as the reading commands take them: the file at `path` (a hostile one:
+/// garbage, truncated, another application's, fsarena's with absurd rows) is opened as
+/// `history`, `show`, `export`, `report` and `compare` open it, and every stored run is
+/// loaded and drawn by each exporter in memory (terminal, JSON, CSV, bonnie CSV, HTML, the
+/// SVG charts), then compared; `plan check`'s estimate reads it read-only. A file that is
+/// not fsarena's database must be refused and left byte for byte as it was.
+///
+/// Opening may migrate an older fsarena schema, so `path` must be a copy in a scratch
+/// directory; nothing else is written.
+pub fn database(path: &std::path::Path) {
+    use crate::report;
+    use crate::store::Store;
+    let before = std::fs::read(path).ok();
+    if !looks_like_fsarena(path) {
+        assert!(
+            Store::open_existing(path).is_err(),
+            "a file that is not fsarena's database was opened"
+        );
+        assert!(Store::open_read_only(path).is_err());
+        assert!(
+            std::fs::read(path).ok() == before,
+            "a file that is not fsarena's database was changed"
+        );
+        return;
+    }
+    if let Ok(store) = Store::open_read_only(path) {
+        let _ = store.trial_times("fuzz");
+        let _ = store.phase_times("fuzz");
+    }
+    let Ok(store) = Store::open_existing(path) else {
+        return;
+    };
+    let _ = store.schema_version();
+    let Ok(runs) = store.history() else {
+        return;
+    };
+    let _ = crate::store::render_history(&runs);
+    let ids: Vec<String> = runs.iter().take(3).map(|r| r.id.clone()).collect();
+    for id in &ids {
+        let _ = store.resolve(id);
+        let Ok(run) = store.load(id) else {
+            continue;
+        };
+        let _ = report::terminal::render(&run);
+        let _ = report::terminal::render_width(&run, 40);
+        let _ = report::json::export(&run);
+        let _ = report::csv::export(&run);
+        let _ = report::bonnie_csv::export(&run);
+        let _ = report::html::render(&run);
+        for w in report::charts::build(&run) {
+            for p in w.phases {
+                for f in p.figures {
+                    let _ = report::svg::standalone(&f.svg);
+                }
+            }
+        }
+    }
+    if let [a, b, ..] = ids.as_slice() {
+        let _ = crate::compare::nway::command(&store, &[a.clone(), b.clone()], Some(5.0));
+    }
+    if let Some(a) = ids.first() {
+        let _ = crate::compare::nway::command(&store, std::slice::from_ref(a), None);
+    }
+}
+
+/// `fsarena run`'s whole command line after `fsarena run --dir=TMP`: the flags in `args`
+/// through clap and [`crate::plan::Plan::from_args`], as [`sizes`] and [`net_opts`] do for
+/// their fields. `args` may not name a plan file, a device, an image directory or a
+/// kernel (those would read or make files); such argv is skipped.
+pub fn run_flags(args: &[String]) {
+    crate::secret::forget_all();
+    let unsafe_flag = |a: &String| {
+        [
+            "--plan",
+            "--device",
+            "--dir",
+            "--destroy-data-on",
+            "--image-dir",
+            "--kernel",
+            "--in-guest",
+            "--resume",
+            "--json",
+            "--html",
+            "--journal-dir",
+            "--db",
+            "--mpi",
+        ]
+        .iter()
+        .any(|f| a.starts_with(f))
+    };
+    if args.iter().any(unsafe_flag) {
+        return;
+    }
+    let dir = std::env::temp_dir();
+    let mut argv = vec![
+        "fsarena".to_string(),
+        "run".to_string(),
+        format!("--dir={}", dir.display()),
+    ];
+    argv.extend(args.iter().cloned());
+    let Ok(cli) = Cli::try_parse_from(&argv) else {
+        return;
+    };
+    let Command::Run(a) = cli.command else {
+        return;
+    };
+    if let Ok(plan) = crate::plan::Plan::from_args(&a) {
+        assert!((1..=crate::plan::MAX_REPS).contains(&plan.policy.reps));
+        let _ = plan.describe(80);
+        let _ = plan.hash();
+    }
+}

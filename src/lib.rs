@@ -18,6 +18,7 @@ pub mod fuzzing;
 pub mod guest;
 pub mod host;
 pub mod journal;
+pub mod limits;
 pub mod list;
 pub mod mpi;
 pub mod output;

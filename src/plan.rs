@@ -165,6 +165,38 @@ fn refuse_unused_opts(
     Ok(())
 }
 
+/// Refuses a command-line value longer than [`crate::limits`] takes, before any of them is
+/// parsed: options and `--net` to [`crate::limits::MAX_OPTION_BYTES`], workload specs and
+/// the other values to [`crate::limits::MAX_ARG_BYTES`].
+fn check_arg_lengths(a: &RunArgs) -> Result<()> {
+    use crate::limits::{check_len, MAX_OPTION_BYTES};
+    for (flag, values) in [
+        ("--mkfs-opt", &a.mkfs_opt),
+        ("--mount-opt", &a.mount_opt),
+        ("--net", &a.net),
+    ] {
+        for v in values {
+            check_len(&format!("a value of {flag}"), v, MAX_OPTION_BYTES).map_err(usage)?;
+        }
+    }
+    crate::limits::check_args("a workload", &a.workloads)?;
+    crate::limits::check_args("--kernel", &a.kernel)?;
+    for (flag, v) in [
+        ("--fs", &a.fs),
+        ("--size", &a.size),
+        ("--suite", &a.suite),
+        ("--budget", &a.budget),
+        ("--phase-time", &a.phase_time),
+        ("--cache", &a.cache),
+        ("--sync", &a.sync),
+        ("--data", &a.data),
+        ("--resume", &a.resume),
+    ] {
+        crate::limits::check_args(flag, v.iter())?;
+    }
+    Ok(())
+}
+
 /// The rule of `--reps auto` with its `--precision`, `--max-reps` and `--budget`; those
 /// three are refused without it. A suite runs with `--reps auto` and the suite's budget
 /// unless `--reps` says otherwise (or `--mpi` is given: its ranks cannot agree on when to
@@ -195,6 +227,7 @@ impl Plan {
     /// Validates the `run` arguments into a plan. With `--kernel`, what each filesystem
     /// needs of the kernel is checked against every guest kernel, not the running one.
     pub fn from_args(a: &RunArgs) -> Result<Plan> {
+        check_arg_lengths(a)?;
         if let (Some(path), false) = (&a.plan, a.kernel.is_empty()) {
             let f = file::load(path)?;
             if let Some(k) = f.targets.iter().find_map(|t| t.kernel.as_ref()) {

@@ -17,7 +17,8 @@ fn fmt_sig(v: f64) -> String {
     } else if a < 1e-3 {
         format!("{v:.2e}")
     } else if a < 1.0 {
-        let decimals = (2.0 - a.log10().floor()) as usize;
+        // 3 to 5 here; clamped so that no value can reach `fmt`'s limit on a precision.
+        let decimals = ((2.0 - a.log10().floor()) as usize).min(17);
         format!("{v:.decimals$}")
     } else {
         fmt_num(v)

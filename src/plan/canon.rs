@@ -244,8 +244,9 @@ const NAME_COLS: usize = 20;
 fn targets_listing(targets: &[(&str, Vec<String>)], width: usize) -> String {
     let mut out = String::new();
     let widest = targets.iter().map(|(n, _)| fit::cols(n)).max().unwrap_or(0);
-    let one_line =
-        |(name, parts): &(&str, Vec<String>)| format!("  {name:<widest$} {}", parts.join("; "));
+    let one_line = |(name, parts): &(&str, Vec<String>)| {
+        format!("  {} {}", fit::pad_right(name, widest), parts.join("; "))
+    };
     if targets.iter().all(|t| fit::cols(&one_line(t)) <= width) {
         for t in targets {
             let _ = writeln!(out, "{}", one_line(t));
@@ -266,7 +267,8 @@ fn targets_listing(targets: &[(&str, Vec<String>)], width: usize) -> String {
             .map(|part| fit::wrap_options(part, width, col, col + 2))
             .collect();
         if fit::cols(name) <= w {
-            lines[0] = format!("  {name:<w$} {}", &lines[0][col..]);
+            let rest = lines[0].get(col..).unwrap_or("");
+            lines[0] = format!("  {} {rest}", fit::pad_right(name, w));
         } else {
             lines.insert(0, format!("  {name}"));
         }
@@ -307,6 +309,21 @@ pub fn estimate_line(plan: &Plan, times: &[crate::store::TrialTime]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_name_wider_than_fmt_pads_is_listed() {
+        // A width beyond u16::MAX made `{name:<widest$}` panic (issue 43: a 100 KB mkfs
+        // option made the target's name that long).
+        let long = "x".repeat(70_000);
+        let targets = vec![
+            (long.as_str(), vec!["ext4".to_string()]),
+            ("b", vec!["tmpfs".to_string()]),
+        ];
+        for width in [80, 200_000] {
+            let out = super::targets_listing(&targets, width);
+            assert!(out.contains(&long) && out.contains("tmpfs"));
+        }
+    }
+
     #[test]
     fn fnv_matches_the_reference_vectors() {
         assert_eq!(super::fnv1a64(b""), "cbf29ce484222325");

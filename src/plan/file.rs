@@ -317,6 +317,11 @@ fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
             v: k.to_string(),
             span: key_span(t, k),
         };
+        if let Err(msg) =
+            crate::limits::check_len("a parameter's name", k, crate::limits::MAX_KEY_BYTES)
+        {
+            return Err(src.err(&key.span, msg));
+        }
         if is_suite {
             return Err(src.err(
                 &key.span,
@@ -389,6 +394,9 @@ fn value_text(src: &Src, item: &Item, key: &str) -> Result<At<String>> {
             }
         }
     };
+    if let Some(msg) = src.too_long(key, &text) {
+        return Err(src.err(&v.span(), msg));
+    }
     Ok(At {
         v: text,
         span: v.span(),

@@ -70,13 +70,18 @@ impl Src {
     }
 
     /// A string value, or an error saying a string was expected; a NUL character (which
-    /// no path, option or command can hold) is refused.
+    /// no path, option or command can hold) is refused, and so is a string longer than
+    /// [`crate::limits`] takes.
     pub fn string(&self, item: &Item, key: &str) -> anyhow::Result<At<String>> {
         match item.as_value() {
             Some(Value::String(s)) if s.value().contains('\0') => Err(self.err(
                 &s.span(),
                 format!("'{key}' holds a NUL character, which no path, option or command can"),
             )),
+            Some(Value::String(s)) if self.too_long(key, s.value()).is_some() => {
+                let msg = self.too_long(key, s.value()).unwrap_or_default();
+                Err(self.err(&s.span(), msg))
+            }
             Some(Value::String(s)) => Ok(At {
                 v: s.value().clone(),
                 span: s.span(),
@@ -86,6 +91,18 @@ impl Src {
                 format!("'{key}' must be a string, e.g. {key} = \"...\""),
             )),
         }
+    }
+
+    /// The error for a string value of `key` longer than [`crate::limits`] takes (a
+    /// `description` may be longer than an option).
+    pub fn too_long(&self, key: &str, value: &str) -> Option<String> {
+        use crate::limits::{check_len, MAX_DESCRIPTION_BYTES, MAX_OPTION_BYTES};
+        let max = if key == "description" {
+            MAX_DESCRIPTION_BYTES
+        } else {
+            MAX_OPTION_BYTES
+        };
+        check_len(&format!("'{}'", crate::error::echo(key)), value, max).err()
     }
 
     /// A non-negative integer value.
@@ -113,6 +130,10 @@ impl Src {
                             return Err(
                                 self.err(&s.span(), format!("'{key}' holds a NUL character"))
                             )
+                        }
+                        Value::String(s) if self.too_long(key, s.value()).is_some() => {
+                            let msg = self.too_long(key, s.value()).unwrap_or_default();
+                            return Err(self.err(&s.span(), msg));
                         }
                         Value::String(s) => out.push(At {
                             v: s.value().clone(),

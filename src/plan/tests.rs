@@ -764,3 +764,81 @@ fn a_matrix_kernel_axis_makes_one_target_per_kernel_with_the_host_as_empty() {
         "{msg}"
     );
 }
+
+/// The text of `err` with its causes.
+fn chain(err: &anyhow::Error) -> String {
+    format!("{err:#}")
+}
+
+#[test]
+fn an_option_string_beyond_the_limit_is_refused_where_it_is_read() {
+    use crate::limits::{MAX_KEY_BYTES, MAX_OPTION_BYTES};
+    let over = "-O x ".repeat(MAX_OPTION_BYTES / 5 + 1);
+    let cases = [
+        format!("[[target]]\nfs = \"ext4\"\nmkfs = \"{over}\"\n"),
+        format!("[[target]]\nfs = \"ext4\"\nmount = \"{over}\"\n"),
+        format!("[[target]]\nname = \"{over}\"\nfs = \"tmpfs\"\n"),
+        format!("[[matrix]]\nfs = [\"ext4\"]\nmkfs = [\"\", \"{over}\"]\n"),
+        format!("[defaults]\ndata = \"{over}\"\n[[target]]\nfs = \"tmpfs\"\n"),
+        format!("[[target]]\nfs = \"tmpfs\"\n[[workload]]\nkind = \"smallfiles\"\nsize_mix = \"{over}\"\n"),
+        format!("[[target]]\nfs = \"tmpfs\"\n[[workload]]\nkind = \"{over}\"\n"),
+        format!(
+            "[[target]]\nfs = \"tmpfs\"\n[[workload]]\nkind = \"smallfiles\"\n{} = 1\n",
+            "k".repeat(MAX_KEY_BYTES + 1)
+        ),
+    ];
+    for text in &cases {
+        let e = parse(
+            "t.toml",
+            &format!("{text}\n[[workload]]\nkind = \"smallfiles\"\n"),
+        )
+        .err()
+        .unwrap_or_else(|| panic!("accepted: {}", &text[..60]));
+        assert_eq!(crate::error::exit_code(&e), 2, "{}", chain(&e));
+        assert!(chain(&e).contains("at most"), "{}", chain(&e));
+        assert!(
+            chain(&e).len() < 1000,
+            "the value is echoed: {}",
+            chain(&e).len()
+        );
+    }
+    // At the limit, an option is read (and then judged as an option).
+    let at = "x".repeat(MAX_OPTION_BYTES);
+    let text = format!("[[target]]\nfs = \"ext4\"\nmount = \"{at}\"\n");
+    assert!(parse("t.toml", &text).is_ok());
+}
+
+#[test]
+fn a_command_line_value_beyond_the_limit_is_refused_before_the_plan_is_made() {
+    use clap::Parser;
+    let over = "x".repeat(crate::limits::MAX_OPTION_BYTES + 1);
+    for flag in ["--mkfs-opt", "--mount-opt", "--net", "--size", "--data"] {
+        let argv = [
+            "fsarena",
+            "run",
+            "--dir=/tmp",
+            &format!("{flag}={over}"),
+            "--",
+            "smallfiles",
+        ];
+        let cli = crate::cli::Cli::try_parse_from(argv).expect("clap takes it");
+        let crate::cli::Command::Run(a) = cli.command else {
+            panic!("not a run");
+        };
+        let e = Plan::from_args(&a).err().expect("refused");
+        assert_eq!(crate::error::exit_code(&e), 2, "{}", chain(&e));
+        assert!(
+            chain(&e).contains(flag) && chain(&e).contains("at most"),
+            "{}",
+            chain(&e)
+        );
+    }
+    let spec = format!("smallfiles:files=1,{over}");
+    let cli = crate::cli::Cli::try_parse_from(["fsarena", "run", "--dir=/tmp", "--", &spec])
+        .expect("clap takes it");
+    let crate::cli::Command::Run(a) = cli.command else {
+        panic!("not a run");
+    };
+    let e = Plan::from_args(&a).err().expect("refused");
+    assert!(chain(&e).contains("a workload"), "{}", chain(&e));
+}

@@ -61,6 +61,26 @@ pub fn cols(s: &str) -> usize {
     s.chars().count()
 }
 
+/// `s` followed by spaces up to `width` columns, as `format!("{s:<width$}")` pads it but
+/// without its limit: a computed width beyond `u16::MAX` makes `fmt` panic (a plan with
+/// a 100 KB option once did, issue 43), this never does. Text wider than `width` is left
+/// whole.
+pub fn pad_right(s: &str, width: usize) -> String {
+    let mut out = String::with_capacity(s.len() + width.saturating_sub(cols(s)));
+    out.push_str(s);
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(cols(s))));
+    out
+}
+
+/// `s` after spaces up to `width` columns, as `format!("{s:>width$}")` pads it, without
+/// its limit (see [`pad_right`]).
+pub fn pad_left(s: &str, width: usize) -> String {
+    let mut out = String::with_capacity(s.len() + width.saturating_sub(cols(s)));
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(cols(s))));
+    out.push_str(s);
+    out
+}
+
 /// Wraps `line` at spaces to `width` columns, continuation lines indented by `indent`
 /// spaces; a word with letters longer than the room (a list of mount options) breaks
 /// after its commas, else it is left whole. A no-break space never breaks.
@@ -410,6 +430,19 @@ mod tests {
             g.rows.push(r);
         }
         g
+    }
+
+    #[test]
+    fn padding_pads_like_fmt_and_takes_widths_fmt_panics_on() {
+        assert_eq!(pad_right("ab", 4), format!("{:<4}", "ab"));
+        assert_eq!(pad_left("ab", 4), format!("{:>4}", "ab"));
+        assert_eq!(pad_right("abcdef", 2), "abcdef");
+        assert_eq!(pad_left("é", 3), "  é");
+        // `format!("{:<w$}", "x")` with this width panics ("Formatting argument out of
+        // range"); a listing once computed one from a 100 KB name.
+        let w = usize::from(u16::MAX) + 10;
+        assert_eq!(cols(&pad_right("x", w)), w);
+        assert_eq!(cols(&pad_left("x", w)), w);
     }
 
     #[test]

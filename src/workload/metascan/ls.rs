@@ -122,6 +122,7 @@ fn digits(mut n: u64) -> usize {
 
 /// Formats one directory's listing (header, total, lines) into `out`.
 fn format_dir(out: &mut Vec<u8>, dir: &Path, lines: &[Line], now: &mut Now) {
+    // At most 20 (the digits of u64::MAX), far below `fmt`'s limit on a width.
     let width = |f: fn(&Metadata) -> u64| lines.iter().map(|l| digits(f(&l.md))).max().unwrap_or(1);
     let (wl, wu, wg, ws) = (
         width(|m| m.nlink()),

@@ -322,6 +322,11 @@ pub struct RunArgs {
     /// sshfs and ssh -o).
     #[arg(long, value_name = "KIND=SOURCE[,OPTS]")]
     pub net: Vec<String>,
+    /// Let --net pass sshfs and ssh options that run a program as root (ProxyCommand,
+    /// ProxyJump, LocalCommand, ssh_command, sftp_server=PATH, Match, Include, ...;
+    /// docs/security.md). Without it they are refused. Only for options you trust.
+    #[arg(long)]
+    pub allow_ssh_commands: bool,
     /// Size of each loop image and tmpfs (K M G T = powers of 1024, KB MB GB TB = of 1000).
     /// Default: the suite's size (quick: 1GiB), else 4GiB.
     #[arg(long, value_name = "SIZE")]

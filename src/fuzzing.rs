@@ -266,6 +266,14 @@ pub fn net_opts(data: &[u8]) {
     let f = fields(data, 7);
     if let Ok(spec) = NetSpec::parse(&f[0]) {
         check_net(&spec);
+        // Without --allow-ssh-commands, sshfs gets no option that runs a program.
+        if spec.kind == NetKind::Sshfs {
+            let (argv, _) = spec.mount_command("/var/tmp/fsarena/mnt/x");
+            for a in &argv[1..] {
+                let found = crate::target::net::ssh_command_option(a);
+                assert!(found.is_none(), "{found:?} in {argv:?}");
+            }
+        }
     }
     if let Ok(words) = split_opts(&f[1]) {
         if refuse_paths(&words).is_ok() {

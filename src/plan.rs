@@ -432,7 +432,7 @@ impl Plan {
             });
         }
         for text in &a.net {
-            let spec = NetSpec::parse(text).map_err(usage)?;
+            let spec = NetSpec::parse_allowing(text, a.allow_ssh_commands).map_err(usage)?;
             if let Support::No(why) = spec.kind.support() {
                 return Err(usage(format!(
                     "--net {}: this machine cannot mount {}: {why}",

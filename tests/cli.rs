@@ -335,3 +335,22 @@ fn a_run_piped_into_head_leaves_nothing_behind() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
     common::assert_clean(img.path());
 }
+
+/// An sshfs option that runs a program as root is refused (usage error) unless the user
+/// types --allow-ssh-commands; with it the source gets past that check to the next one
+/// (here a bad CIFS source given after it, or this machine lacking sshfs).
+#[test]
+fn ssh_options_that_run_commands_need_the_flag() {
+    let net = "sshfs=u@h:/p,ProxyCommand=sh -c 'reboot'";
+    let args = ["run", "smallfiles", "--net", net, "--net", "cifs=server:/x"];
+    let refused = fsarena().args(args).assert().code(2);
+    let err = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(err.contains("--allow-ssh-commands"), "{err}");
+    let passed = fsarena()
+        .args(args)
+        .arg("--allow-ssh-commands")
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&passed.get_output().stderr).into_owned();
+    assert!(!err.contains("--allow-ssh-commands"), "{err}");
+}

@@ -176,9 +176,95 @@ fn source_problem(kind: NetKind, source: &str) -> Option<&'static str> {
     }
 }
 
+/// The ssh and sshfs options that run a program on this machine (or load code, or read
+/// other configuration that may), each with why (`man ssh_config`, `man sshfs`, `man
+/// mount.fuse3`). Lower case: ssh reads its keywords in any case, and sshfs hands any
+/// `Keyword=value` it knows to ssh after comparing without case (`strncasecmp`).
+pub const SSH_COMMAND_OPTIONS: &[(&str, &str)] = &[
+    ("proxycommand", "ssh runs it as a command to connect"),
+    ("proxyjump", "ssh runs another ssh for each jump host"),
+    ("localcommand", "ssh runs it as a command after connecting"),
+    ("permitlocalcommand", "it lets ssh run LocalCommand"),
+    (
+        "knownhostscommand",
+        "ssh runs it as a command to list host keys",
+    ),
+    ("remotecommand", "ssh runs it on the server instead of sftp"),
+    ("match", "its `exec` criterion runs a command"),
+    (
+        "include",
+        "it reads another ssh configuration, which may run commands",
+    ),
+    ("pkcs11provider", "ssh loads it as a shared library"),
+    ("securitykeyprovider", "ssh loads it as a shared library"),
+    ("xauthlocation", "ssh runs the program it names"),
+    ("forwardx11", "ssh runs xauth for it"),
+    ("forwardx11trusted", "ssh runs xauth for it"),
+    ("enablesshkeysign", "ssh runs the ssh-keysign helper"),
+    ("proxyusefdpass", "it changes how ssh runs ProxyCommand"),
+    ("ssh_command", "sshfs runs it instead of ssh"),
+    ("ssh_cmd", "sshfs runs it instead of ssh"),
+    (
+        "sftp_server",
+        "with a path, the server runs it as a command",
+    ),
+    (
+        "modules",
+        "FUSE loads each module it names as a shared library",
+    ),
+];
+
+/// The first option of sshfs `opts` that runs a program (see [`SSH_COMMAND_OPTIONS`]):
+/// its name as given and why. Every option item is cut at `=` and white space and each
+/// word but a last value compared without case, so `SSHOPT=ProxyCommand=x`, `proxycommand x` and
+/// ` ProxyCommand =x` are all found; an item starting with `-` (`-F FILE`, `-oKEY=…`) is
+/// a command-line option in disguise. `sftp_server=NAME` without a `/` or a space names
+/// a subsystem and is allowed.
+pub fn ssh_command_option(opts: &str) -> Option<(String, &'static str)> {
+    for item in opts.split(',') {
+        let item = item.trim();
+        if item.starts_with('-') {
+            return Some((
+                item.to_string(),
+                "it is a command-line option of sshfs or ssh (such as -F FILE or \
+                 -oProxyCommand=...), which may name a configuration or a command",
+            ));
+        }
+        let words: Vec<&str> = item
+            .split(|c: char| c == '=' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .collect();
+        for (i, word) in words.iter().enumerate() {
+            // The last of several words is a value (`HostKeyAlias=match`), not a keyword.
+            if i > 0 && i + 1 == words.len() {
+                break;
+            }
+            let lower = word.to_ascii_lowercase();
+            let Some((_, why)) = SSH_COMMAND_OPTIONS.iter().find(|(k, _)| *k == lower) else {
+                continue;
+            };
+            if lower == "sftp_server" {
+                let value = item.split_once('=').map_or("", |(_, v)| v).trim();
+                if !value.contains('/') && !value.contains(char::is_whitespace) {
+                    continue;
+                }
+            }
+            return Some((word.to_string(), why));
+        }
+    }
+    None
+}
+
 impl NetSpec {
-    /// Parses `KIND=SOURCE[,OPTIONS]` (the source itself holds no comma).
+    /// Parses `KIND=SOURCE[,OPTIONS]` (the source itself holds no comma), refusing every
+    /// sshfs option that runs a program ([`Self::parse_allowing`] with `false`).
     pub fn parse(text: &str) -> Result<NetSpec, String> {
+        Self::parse_allowing(text, false)
+    }
+
+    /// [`Self::parse`]; `allow_ssh_commands` (the user typed `--allow-ssh-commands`)
+    /// lets sshfs options that run a program through ([`ssh_command_option`]).
+    pub fn parse_allowing(text: &str, allow_ssh_commands: bool) -> Result<NetSpec, String> {
         let shown = crate::secret::redact_word(text);
         let (kind, rest) = text
             .split_once('=')
@@ -208,6 +294,14 @@ impl NetSpec {
                  every local user in `ps`; use a key or a credentials file",
                 kind.name()
             ));
+        }
+        if spec.kind == NetKind::Sshfs && !allow_ssh_commands {
+            if let Some((name, why)) = ssh_command_option(&spec.opts) {
+                return Err(format!(
+                    "--net {shown}: option '{name}' is refused: {why}, as root; \
+                     add --allow-ssh-commands to run it if you trust it"
+                ));
+            }
         }
         if let Some(name) = spec.argv_secret() {
             return Err(format!(
@@ -586,6 +680,65 @@ mod tests {
             "sshfs=127.0.0.1:/tmp",
         ] {
             assert!(NetSpec::parse(good).is_ok(), "{good} refused");
+        }
+    }
+
+    /// Each option that runs a program, in the spellings sshfs and ssh accept: refused
+    /// without the flag, naming the option and the flag; accepted with it.
+    #[test]
+    fn ssh_options_that_run_a_program_need_the_flag() {
+        let cases = [
+            ("ProxyCommand=sh -c 'reboot'", "ProxyCommand"),
+            ("proxycommand=reboot", "proxycommand"),
+            ("PROXYCOMMAND = reboot", "PROXYCOMMAND"),
+            ("ProxyCommand reboot", "ProxyCommand"),
+            ("SSHOPT=ProxyCommand=reboot", "ProxyCommand"),
+            ("ProxyJump=evil@jump", "ProxyJump"),
+            ("LocalCommand=reboot", "LocalCommand"),
+            ("PermitLocalCommand=yes", "PermitLocalCommand"),
+            ("KnownHostsCommand=/bin/reboot", "KnownHostsCommand"),
+            ("RemoteCommand=reboot", "RemoteCommand"),
+            ("Match=exec reboot", "Match"),
+            ("match exec reboot", "match"),
+            ("Include=/tmp/evil.conf", "Include"),
+            ("PKCS11Provider=/tmp/evil.so", "PKCS11Provider"),
+            ("SecurityKeyProvider=/tmp/evil.so", "SecurityKeyProvider"),
+            ("XAuthLocation=/tmp/evil", "XAuthLocation"),
+            ("ForwardX11=yes", "ForwardX11"),
+            ("ForwardX11Trusted=yes", "ForwardX11Trusted"),
+            ("EnableSSHKeysign=yes", "EnableSSHKeysign"),
+            ("ProxyUseFdpass=yes", "ProxyUseFdpass"),
+            ("ssh_command=sh -c reboot", "ssh_command"),
+            ("SSH_COMMAND=reboot", "SSH_COMMAND"),
+            ("ssh_cmd=reboot", "ssh_cmd"),
+            ("sftp_server=/tmp/evil", "sftp_server"),
+            ("sftp_server=sh -c reboot", "sftp_server"),
+            ("modules=evil", "modules"),
+            ("-F /tmp/evil.conf", "-F /tmp/evil.conf"),
+            ("-oProxyCommand=reboot", "-oProxyCommand=reboot"),
+        ];
+        for (opt, name) in cases {
+            let text = format!("sshfs=u@h:/p,port=22,{opt}");
+            let e = NetSpec::parse(&text).expect_err(&text);
+            assert!(
+                e.contains(&format!("'{name}'")) && e.contains("--allow-ssh-commands"),
+                "{e}"
+            );
+            let spec = NetSpec::parse_allowing(&text, true).unwrap_or_else(|e| panic!("{e}"));
+            assert!(spec.opts.ends_with(opt.trim()), "{spec:?}");
+        }
+        for fine in [
+            "sshfs=u@h:/p,sftp_server=sftp",
+            "sshfs=u@h:/p,HostKeyAlias=match,IdentityFile=/root/.ssh/id_include",
+            "sshfs=u@h:/p,reconnect,ServerAliveInterval=15,port=2222",
+            "nfs=srv:/x,proxycommand=x",
+        ] {
+            assert!(NetSpec::parse(fine).is_ok(), "{fine} refused");
+        }
+        for (key, _) in SSH_COMMAND_OPTIONS {
+            assert_eq!(*key, key.to_ascii_lowercase());
+            let text = format!("sshfs=u@h:/p,{}=/x", key.to_uppercase());
+            assert!(NetSpec::parse(&text).is_err(), "{text} accepted");
         }
     }
 

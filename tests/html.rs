@@ -444,3 +444,76 @@ fn run_writes_the_report_of_the_stored_run() {
         .success();
     assert_eq!(std::fs::read_to_string(&again).unwrap(), html);
 }
+
+/// The right edges (CSS px) of every verdict cell but the phase names, as Chromium lays
+/// out `page` in a window `width` px wide, and whether the ranking column is shown: a
+/// script added to this test's copy only writes them into the page, read back from
+/// `--dump-dom`.
+fn verdict_edges(dir: &Path, page: &str, width: u32) -> (Vec<f64>, bool) {
+    let probe = "<script>for(const c of document.querySelectorAll('table.verdict td')){\
+        c.setAttribute('data-right',c.getBoundingClientRect().right)}\
+        document.body.setAttribute('data-width',document.documentElement.clientWidth)</script>";
+    let i = page.rfind("</body>").unwrap();
+    let copy = dir.join(format!("probe{width}.html"));
+    std::fs::write(&copy, format!("{}{probe}{}", &page[..i], &page[i..])).unwrap();
+    let out = std::process::Command::new("timeout")
+        .args([
+            "120",
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+        ])
+        .args(["--disable-dev-shm-usage", "--no-first-run", "--dump-dom"])
+        .arg(format!("--window-size={width},3000"))
+        .arg(format!("file://{}", copy.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "chromium failed: {out:?}");
+    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+    let table = &dom[dom.find("<table class=\"verdict\"").expect("a verdict")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let mut edges = Vec::new();
+    let mut ranking_shown = false;
+    for row in table.split("<tr>").skip(2) {
+        for (k, td) in row.split("<td").skip(1).enumerate() {
+            let right: f64 = attr(td, "data-right").expect("probed").parse().unwrap();
+            if k == 0 {
+                // The ranking: hidden (a zero box) on a phone, a column on a desktop.
+                ranking_shown |= right > 0.0;
+            } else {
+                edges.push(right);
+            }
+        }
+    }
+    (edges, ranking_shown)
+}
+
+/// On a 390 px phone every ratio cell of a four-target verdict is within the screen (the
+/// ranking column gives way); at 1280 px the verdict is the desktop table with it.
+#[test]
+fn the_verdict_fits_a_phone_and_keeps_its_desktop_table() {
+    if std::process::Command::new("chromium")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let page = fsarena::report::html::render(&four_target_run());
+    let (phone, ranking) = verdict_edges(dir.path(), &page, 390);
+    assert!(phone.len() >= 4 * 10, "{} cells", phone.len());
+    assert!(!ranking, "the ranking column is hidden on a phone");
+    for right in &phone {
+        assert!(
+            *right <= 390.0,
+            "a ratio cell ends at {right} px, off a 390 px screen"
+        );
+    }
+    let (desk, ranking) = verdict_edges(dir.path(), &page, 1280);
+    assert_eq!(desk.len(), phone.len());
+    assert!(ranking, "the desktop table has its ranking column");
+    assert!(desk.iter().all(|r| *r <= 1280.0));
+}

@@ -208,6 +208,11 @@ pub struct CompareArgs {
     /// exactly two sides.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
+    /// The equivalence margin of a ranking, in percent (default 3): a side whose interval
+    /// against another lies within ±PCT reads "as fast (within ±PCT%)"; one told apart
+    /// reads "n× slower"; the rest "cannot tell".
+    #[arg(long, value_name = "PCT")]
+    pub margin: Option<f64>,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@
 //! B by more than PCT percent with an interval at the family-wise level excluding 1
 //! ([`Comparison::gate_level`]).
 
+pub mod family;
 pub mod nway;
 pub mod rank;
 mod render;

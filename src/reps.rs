@@ -4,12 +4,17 @@
 //! After each repetition from the third on, every workload phase is looked at, target by
 //! target, through its headline figure: the phase is **settled** when each target's 95%
 //! interval of the geometric mean is within ±`precision` (half-width on the log scale,
-//! t(0.975, n−1)·s(ln x)/√n, read as e^h − 1), or when the ranking of its targets is
-//! decided (every neighbour told apart, [`crate::compare::rank`]). The run stops when
-//! every phase is settled, at `max` repetitions, or when another repetition would not
-//! fit in the `budget` at the pace of the repetitions so far.
+//! t(0.975, n−1)·s(ln x)/√n, read as e^h − 1). The run stops when every phase is
+//! settled, at `max` repetitions, or when another repetition would not fit in the
+//! `budget` at the pace of the repetitions so far.
+//!
+//! The rule looks at precision only, never at whether a difference looks significant:
+//! stopping as soon as a verdict turns significant is optional stopping, which makes a
+//! run of identical targets call a difference twice to three times as often (issue 42).
+//! The width of an interval does not depend on the difference between targets, so the
+//! verdict at the repetitions this rule chooses keeps its error rate
+//! (`tests/verdict_sim.rs` checks it on the shipped code).
 
-use crate::compare::rank;
 use crate::error::usage;
 use crate::result::RunResult;
 use anyhow::Result;
@@ -87,14 +92,13 @@ pub struct PhaseState {
     pub widest: f64,
     /// The target with that widest interval.
     pub widest_target: String,
-    /// Every neighbour in its ranking is told apart.
-    pub ranking_decided: bool,
 }
 
 impl PhaseState {
-    /// Whether more repetitions are not needed for this phase.
+    /// Whether more repetitions are not needed for this phase: its widest interval is
+    /// within the precision (never whether its ranking looks decided).
     pub fn settled(&self, precision: f64) -> bool {
-        self.widest <= precision || self.ranking_decided
+        self.widest <= precision
     }
 }
 
@@ -114,7 +118,6 @@ pub fn relative_half_width(xs: &[f64]) -> f64 {
 
 /// Where every phase of `run` stands.
 pub fn states(run: &RunResult) -> Vec<PhaseState> {
-    let verdicts = rank::verdicts(run);
     let mut out = Vec::new();
     for t in &run.trials {
         for p in &t.phases {
@@ -145,22 +148,11 @@ pub fn states(run: &RunResult) -> Vec<PhaseState> {
                     widest_target = target.to_string();
                 }
             }
-            let ranking_decided = verdicts
-                .iter()
-                .find(|v| v.workload == t.label && v.phase == p.name)
-                .is_some_and(|v| {
-                    v.places.len() > 1
-                        && v.places
-                            .iter()
-                            .skip(1)
-                            .all(|p| p.apart_from_above == Some(true))
-                });
             out.push(PhaseState {
                 workload: t.label.clone(),
                 phase: p.name.clone(),
                 widest,
                 widest_target,
-                ranking_decided,
             });
         }
     }
@@ -205,12 +197,17 @@ pub enum Stop {
     Budget,
 }
 
+/// Whether every phase of `run` is settled under `rule`: each within the precision.
+pub fn settled(rule: &AutoReps, run: &RunResult) -> bool {
+    states(run).iter().all(|s| s.settled(rule.precision))
+}
+
 /// Whether to stop after `done` repetitions that took `elapsed_s` seconds in all.
 pub fn stop(rule: &AutoReps, run: &RunResult, done: u32, elapsed_s: f64) -> Option<Stop> {
     if done < MIN_REPS {
         return None;
     }
-    if states(run).iter().all(|s| s.settled(rule.precision)) {
+    if settled(rule, run) {
         return Some(Stop::Settled);
     }
     if done >= rule.max {
@@ -246,7 +243,7 @@ pub fn report(rule: &AutoReps, run: &RunResult, done: u32, why: Stop) -> Vec<Str
             states.len()
         ),
         _ => format!(
-            "--reps auto: {done} repetitions; all {} phases within ±{pct}% or ranked",
+            "--reps auto: {done} repetitions; all {} phases within ±{pct}%",
             states.len()
         ),
     };
@@ -385,12 +382,13 @@ mod tests {
         let tight = run_of(&[("a", &[100.0, 101.0, 100.5]), ("b", &[100.2, 100.9, 100.4])]);
         assert_eq!(stop(&rule, &tight, 2, 10.0), None, "never before 3");
         assert_eq!(stop(&rule, &tight, 3, 10.0), Some(Stop::Settled));
-        // Far apart but noisy: the ranking is decided although the intervals are wide.
+        // Far apart but noisy: a difference that looks significant does not stop the
+        // repetitions (that would be optional stopping); only precision does.
         let apart = run_of(&[
             ("a", &[100.0, 130.0, 80.0]),
             ("b", &[10000.0, 13000.0, 8000.0]),
         ]);
-        assert_eq!(stop(&rule, &apart, 3, 10.0), Some(Stop::Settled));
+        assert_eq!(stop(&rule, &apart, 3, 10.0), None);
         // Noisy and close: goes on, until the maximum or the budget.
         let noisy = run_of(&[("a", &[100.0, 130.0, 80.0]), ("b", &[105.0, 70.0, 125.0])]);
         assert_eq!(stop(&rule, &noisy, 3, 30.0), None);
@@ -478,7 +476,7 @@ mod tests {
         decided.outcome = report(&rule, &tight, 3, Stop::Settled);
         assert_eq!(
             summary(&decided, &tight),
-            ["--reps auto: 3 repetitions; all 2 phases within ±50% or ranked"]
+            ["--reps auto: 3 repetitions; all 2 phases within ±50%"]
         );
         // Not decided (an interrupted run): nothing to say.
         assert!(summary(&rule.record(), &tight).is_empty());

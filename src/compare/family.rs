@@ -58,6 +58,9 @@ pub struct Test {
     pub se: f64,
     /// Welch–Satterthwaite degrees of freedom.
     pub df: f64,
+    /// Each side's variance of log values, floored ([`LOG_SD_FLOOR`]).
+    pub var_a: f64,
+    pub var_b: f64,
 }
 
 fn usable(xs: &[f64]) -> bool {
@@ -93,6 +96,8 @@ impl Test {
             d: mb - ma,
             se: (wa + wb).sqrt(),
             df,
+            var_a: va.max(floor),
+            var_b: vb.max(floor),
         })
     }
 
@@ -112,6 +117,43 @@ impl Test {
         let half = crate::stats::t_quantile(0.5 + level / 2.0, self.df) * self.se;
         ((self.d - half).exp(), (self.d + half).exp())
     }
+}
+
+/// The power a gate is planned for: a slowdown is seen 80% of the time.
+pub const POWER: f64 = 0.8;
+/// The most repetitions [`reps_for`] considers.
+pub const MAX_REPS_FOR: usize = 1000;
+
+/// The smallest change of the log ratio, |d|, that a two-sided test at level `alpha` with
+/// standard error `se` and `df` degrees of freedom detects with probability [`POWER`]:
+/// (t(1 − alpha/2, df) + t(POWER, df))·se (the usual normal-theory approximation with t
+/// quantiles, e.g. Julious 2004).
+pub fn detectable_log(se: f64, df: f64, alpha: f64) -> f64 {
+    use crate::stats::t_quantile;
+    (t_quantile(1.0 - alpha / 2.0, df) + t_quantile(POWER, df)) * se
+}
+
+/// The smallest slowdown, in percent of A's speed, that `test` could have detected at
+/// [`POWER`] with a two-sided test at level `alpha`: 1 − e^(−δ), δ from
+/// [`detectable_log`]; the same for rates and for times.
+pub fn detectable_pct(test: &Test, alpha: f64) -> f64 {
+    (1.0 - (-detectable_log(test.se, test.df, alpha)).exp()) * 100.0
+}
+
+/// The repetitions per side (the same on both, from 3) at which a slowdown of `pct`
+/// percent is detected at [`POWER`] by a test at level `alpha`, with the log variances
+/// `var_a` and `var_b` seen so far; `None` when even [`MAX_REPS_FOR`] would not do.
+pub fn reps_for(var_a: f64, var_b: f64, pct: f64, alpha: f64) -> Option<usize> {
+    if !(pct > 0.0 && pct < 100.0) {
+        return None;
+    }
+    let want = -(1.0 - pct / 100.0).ln();
+    (3..=MAX_REPS_FOR).find(|&n| {
+        let nf = n as f64;
+        let se = ((var_a + var_b) / nf).sqrt();
+        let df = (var_a + var_b).powi(2) * (nf - 1.0) / (var_a * var_a + var_b * var_b);
+        detectable_log(se, df, alpha) <= want
+    })
 }
 
 /// How the family of a verdict was controlled.
@@ -160,12 +202,13 @@ impl Family {
         }
     }
 
-    /// The one line a verdict says about its control.
-    pub fn line(&self) -> String {
+    /// The one line a verdict says about its control: `what` names the comparisons
+    /// (`pairs of targets over all phases`).
+    pub fn line(&self, what: &str) -> String {
         format!(
-            "Control: Benjamini-Hochberg over all {} pairwise comparisons together, 5% \
-             false discovery rate (a run of identical targets calls a difference at most 5% \
-             of the time); intervals at {}%; as fast means within ±{}%",
+            "Control: Benjamini-Hochberg over all {} {what} together, 5% false discovery \
+             rate (identical sides show a difference at most 5% of the time); intervals at \
+             {}%; as fast means within ±{}%",
             self.tests,
             fmt_level(self.level),
             pct_text(self.margin * 100.0)
@@ -252,6 +295,24 @@ mod tests {
         assert_eq!(fmt_level(0.992), "99.2");
         assert_eq!(fmt_level(0.9996), "99.96");
         assert_eq!(fmt_level(1.0 - 0.05 / 1260.0), "99.996");
+    }
+
+    #[test]
+    fn the_detectable_slowdown_and_the_repetitions_it_takes() {
+        // CV 5% a side, 3 repetitions, one test at 5%: se = 0.05·√(2/3) = 0.0408, df = 4,
+        // (t(0.975, 4) + t(0.8, 4))·se = (2.776 + 0.941)·0.0408 = 0.152: 14% slower.
+        let a = [0.05f64.exp(), 1.0, (-0.05f64).exp()];
+        let t = Test::of(&a, &a).unwrap();
+        let sd = t.var_a.sqrt();
+        assert!((sd - 0.05).abs() < 0.001, "{sd}");
+        let pct = detectable_pct(&t, 0.05);
+        assert!((pct - 14.1).abs() < 0.3, "{pct}");
+        // 10% (ln 1/0.9 = 0.105) needs more: at n = 4, df 6, (2.447 + 0.906)·0.05·√(2/4)
+        // = 0.119; at n = 5, df 8, (2.306 + 0.889)·0.05·√(2/5) = 0.101.
+        assert_eq!(reps_for(t.var_a, t.var_b, 10.0, 0.05), Some(5));
+        assert!(reps_for(t.var_a, t.var_b, 10.0, 0.05 / 30.0).unwrap() > 5);
+        assert_eq!(reps_for(t.var_a, t.var_b, 0.0, 0.05), None);
+        assert_eq!(reps_for(1.0, 1.0, 1.0, 0.05), None);
     }
 
     #[test]

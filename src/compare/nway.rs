@@ -38,14 +38,7 @@ pub fn command(
         )));
     }
     match sides {
-        [a, b] => super::command(store, a, b, fail_if_slower).map(|(text, regressed)| {
-            let code = if regressed {
-                crate::error::exit::REGRESSION
-            } else {
-                crate::error::exit::OK
-            };
-            (text, code)
-        }),
+        [a, b] => super::command(store, a, b, fail_if_slower, margin),
         [run] => one_run(store, run, margin).map(|text| (text, crate::error::exit::OK)),
         _ => {
             let mut loaded = Vec::new();

@@ -557,7 +557,11 @@ pub fn render_head(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String
                 (within the margin) or cannot tell, with the interval of the ratio";
     out.push_str(&wrap(head, width, ""));
     if let Some(v) = verdicts.first() {
-        out.push_str(&wrap(&v.family.line(), width, ""));
+        out.push_str(&wrap(
+            &v.family.line("pairs of sides over all phases"),
+            width,
+            "",
+        ));
     }
     if !verdicts.iter().any(PhaseVerdict::judged) {
         out.push_str(&wrap(
@@ -769,6 +773,8 @@ mod tests {
                 d: 0.0,
                 se: 1.0,
                 df: 3.0,
+                var_a: 1.0,
+                var_b: 1.0,
             }),
             outcome: if apart {
                 Outcome::Apart

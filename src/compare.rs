@@ -21,7 +21,7 @@
 //! naming the repetitions per side that would.
 
 pub mod family;
-mod gate;
+pub mod gate;
 pub mod nway;
 pub mod rank;
 mod render;

@@ -35,7 +35,9 @@ fn precision_stops_the_repetitions_and_an_unreachable_one_goes_to_the_maximum() 
     let decided = &v["policy"]["auto_reps"];
     assert_eq!(decided["max_reps"], 6);
     let head = decided["outcome"][0].as_str().unwrap();
-    let settled = format!("--reps auto: {reps} repetitions; all 3 phases within ±5%");
+    let settled = format!(
+        "--reps auto: {reps} repetitions; all 3 phases settled (the repetitions ±5% needs)"
+    );
     let maxed = format!("--reps auto: {reps} repetitions (--max-reps reached)");
     assert!(
         head == settled || (reps == 6 && head.starts_with(&maxed)),

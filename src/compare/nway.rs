@@ -22,7 +22,7 @@ use crate::store::Store;
 use anyhow::Result;
 
 /// What `compare` prints for `sides` (one, two or more), and its exit status (the
-/// `--fail-if-slower` gate's, [`super::GateOutcome::code`]); `margin` is the equivalence
+/// `--fail-if-slower` gate's, [`super::gate::Outcome::code`]); `margin` is the equivalence
 /// margin of the verdicts (0.03 for ±3%).
 pub fn command(
     store: &Store,

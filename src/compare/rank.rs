@@ -558,7 +558,7 @@ pub fn render_head(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String
     out.push_str(&wrap(head, width, ""));
     if let Some(v) = verdicts.first() {
         out.push_str(&wrap(
-            &v.family.line("pairs of sides over all phases"),
+            &v.family.line("pairs of sides, all phases"),
             width,
             "",
         ));

@@ -149,7 +149,13 @@ fn table(c: &Comparison) -> Grid {
             Some(l) => (
                 fmt_sig(l.ratio),
                 l.ci.map_or("—".into(), |(lo, hi)| {
-                    format!("{} – {}", fmt_sig(lo), fmt_sig(hi))
+                    // As in the verdict: bounds too far apart to quote say only that the
+                    // data cannot tell (two repetitions give bounds like 10^40).
+                    if super::rank::readable(lo, hi) {
+                        format!("{} – {}", fmt_sig(lo), fmt_sig(hi))
+                    } else {
+                        "wider than 10×".into()
+                    }
                 }),
             ),
             None => ("—".into(), "—".into()),

@@ -88,7 +88,7 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
          targets that share a letter are not told apart. {} A cell links to the phase's \
          figures.{}</p>",
         crate::compare::family::pct_text(verdicts[0].family.margin * 100.0),
-        esc(&verdicts[0].family.line("pairs of targets over all phases")),
+        esc(&verdicts[0].family.line("pairs of targets, all phases")),
         if verdicts.iter().any(|v| v.judged()) {
             ""
         } else {

@@ -260,6 +260,18 @@ fn bad_targets_runs_and_thresholds_are_usage_errors() {
     let (code, _, err) = compare(&db, &["last", "last", "--fail-if-slower", "100"]);
     assert_eq!(code, 2);
     assert!(err.contains("not 100"), "{err}");
+    for bad in ["0", "100", "-3"] {
+        let (code, _, err) = compare(&db, &["last", &format!("--margin={bad}")]);
+        assert_eq!(code, 2, "--margin {bad}: {err}");
+        assert!(
+            err.contains("give a percentage above 0 and below 100"),
+            "{err}"
+        );
+    }
+    // A wider margin is in the verdict's Control line.
+    let (code, out, err) = compare(&db, &["last", "--margin", "50"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("as fast means within ±50%"), "{out}");
 }
 
 #[test]

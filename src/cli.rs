@@ -19,6 +19,8 @@ pub const DEFAULT_IMAGE_DIR: &str = "/var/tmp/fsarena";
   1    a trial or command failed
   2    bad usage or input (nothing was touched)
   3    compare --fail-if-slower found a regression
+  4    compare --fail-if-slower could not judge a gated figure (and found no regression)
+  5    compare --fail-if-slower could not have seen a PCT slowdown (and found none)
   130  interrupted (SIGINT/SIGTERM), after teardown
   141  (SIGPIPE) a reading command's reader went away"
 )]
@@ -171,7 +173,10 @@ se = sqrt(s_A^2/n_A + s_B^2/n_B) of the logs, df by Welch-Satterthwaite. The ver
 direction (faster/slower for rates and times, better/worse for write amplification, more/less \
 for CPU% and other figures without a better side) only when the interval excludes 1; with one \
 repetition on a side it cannot judge. Figures with zero values have no logarithm: n/a, or \
-equal when all are zero. See docs/compare.md.
+equal when all are zero. The headline figures (each phase's, the one `show` prints) are \
+judged together as one family: Benjamini-Hochberg at a 5% false discovery rate, each headline's \
+interval at the family's level, `within +/-X%` (--margin) when that interval lies inside the \
+margin. See docs/compare.md.
 
 Examples:
   fsarena compare last:ext4 last:xfs                  two targets of the last run
@@ -182,9 +187,9 @@ Examples:
   fsarena compare last:ext4 last:xfs 12:ext4          three targets ranked together
 
 Three sides or more are ranked phase by phase on each phase's headline figure, as a run's \
-verdict: best first, each other side's ratio to the best with its interval, `=` between \
-neighbours not told apart, `>` between those told apart; with k sides each interval is at \
-1 - 0.05/(2k - 3) (Bonferroni), 95% for the phase as a whole.")]
+verdict: best first, sides that share a letter not told apart, each other side's ratio to the \
+best with its interval; every pair of sides of every phase is one family (Benjamini-Hochberg, \
+5% false discovery rate).")]
 #[command(after_help = "\
 The 95% interval is Welch's t on the logarithms of the repetitions' values (Welch-Satterthwaite \
 degrees of freedom); see --help for the method.")]
@@ -199,15 +204,23 @@ pub struct CompareArgs {
     /// (kernel, host, mount options, …) in brackets.
     #[arg(value_name = "SIDE", required = true, num_args = 1..)]
     pub sides: Vec<String>,
-    /// Exit with status 3 when some gated figure — each phase's headline, and scores a
-    /// workload declares (io500's score_total) — is significantly worse in B and its estimate
-    /// lost more than PCT percent (0 ≤ PCT < 100) of A's speed: (1 - B/A)·100 for rates,
-    /// (1 - A/B)·100 for times, so 1.25 times the wall time and 0.8 times the throughput are
-    /// both 20% slower. With k gated figures each interval is at 1 - 0.05/k (Bonferroni), so
-    /// the gate as a whole errs at most 5% of the time. The output lists them. Needs
-    /// exactly two sides.
+    /// The CI gate; needs exactly two sides. Exit 3 when some gated figure — each phase's
+    /// headline, and scores a workload declares (io500's score_total) — is told apart
+    /// (all gated figures judged together, Benjamini-Hochberg at 5%) and B's estimate lost
+    /// more than PCT percent (0 ≤ PCT < 100) of A's speed: (1 - B/A)·100 for rates,
+    /// (1 - A/B)·100 for times. Exit 4 when, without a regression, some gated figure could
+    /// not be judged (fewer than 3 repetitions a side, a zero or NaN, no successful trial
+    /// in B, the target set up differently). Exit 5 when every figure was judged and none
+    /// regressed, but some could not have seen a PCT slowdown at 80% power with the
+    /// repetitions it had; the output names the repetitions per side that would. Exit 0
+    /// only when none of these.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
+    /// The equivalence margin of a ranking, in percent (default 3): a side whose interval
+    /// against another lies within ±PCT reads "as fast (within ±PCT%)"; one told apart
+    /// reads "n× slower"; the rest "cannot tell".
+    #[arg(long, value_name = "PCT")]
+    pub margin: Option<f64>,
 }
 
 #[derive(Debug, Args)]

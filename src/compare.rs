@@ -8,11 +8,20 @@
 //! medians, the ratio of geometric means B/A with its 95% interval from Welch's t on the
 //! logarithms ([`welch`]), and a verdict that names a direction only where the interval
 //! excludes 1 ([`verdict`]); which side is better is what the workload declared for the
-//! figure ([`crate::figures`]). `--fail-if-slower PCT` makes the command fail when some
-//! gated figure — each phase's headline, and scores a workload declares gated — is worse in
-//! B by more than PCT percent with an interval at the family-wise level excluding 1
-//! ([`Comparison::gate_level`]).
+//! figure ([`crate::figures`]). The headline figures (each phase's, and scores a workload
+//! declares gated) are the comparisons a reader acts on: they are judged together as one
+//! family ([`family`], as a run's verdict is), each with the interval at the family's
+//! level; the other figures keep a 95% interval each, to explore.
+//!
+//! `--fail-if-slower PCT` is the CI gate ([`gate`]): it fails (exit 3) when some headline is
+//! told apart and worse in B by more than PCT percent; it fails with exit 4 when a headline
+//! could not be judged (too few repetitions, a zero or NaN, no successful trial on one
+//! side, targets set up differently) and with exit 5 when no regression was found but some
+//! headline could not have seen a PCT slowdown with the repetitions it had (80% power),
+//! naming the repetitions per side that would.
 
+pub mod family;
+pub mod gate;
 pub mod nway;
 pub mod rank;
 mod render;
@@ -49,11 +58,13 @@ pub struct Row {
     /// The per-repetition values of A and B.
     pub values_a: Vec<f64>,
     pub values_b: Vec<f64>,
-    /// For a gated row under `--fail-if-slower`: the interval of B/A at the family-wise level
-    /// (see [`Comparison::gate_level`]).
-    pub gate_ci: Option<(f64, f64)>,
-    /// Significantly worse at the family-wise level, by more than the `--fail-if-slower`
-    /// percentage.
+    /// For a gated row: what the family says of it ([`family::Outcome`]); `None` when it
+    /// has no test (one repetition, a zero).
+    pub outcome: Option<family::Outcome>,
+    /// For a gated row under `--fail-if-slower`: whether it could be judged, and how small
+    /// a slowdown it could have seen.
+    pub gate: Option<gate::Check>,
+    /// Told apart and worse by more than the `--fail-if-slower` percentage.
     pub regression: bool,
 }
 
@@ -73,12 +84,16 @@ pub struct Comparison {
     pub metrics_only_b: Vec<String>,
     /// Differences between A and B other than the targets, which mix causes.
     pub warnings: Vec<String>,
+    /// Target pairs of one name set up differently (size, kind, filesystem, mkfs or mount
+    /// options): `ext4: size 1024 MiB vs 512 MiB`.
+    pub setup_differs: Vec<(String, String)>,
+    /// The control of the headline figures' family.
+    pub family: family::Family,
     pub fail_if_slower: Option<f64>,
+    /// Gated figures the gate could not judge that have no row (a phase with no successful
+    /// trial in B): what and why.
+    pub unjudged: Vec<String>,
 }
-
-/// The family-wise error rate of `--fail-if-slower`: the chance that some gated figure of
-/// two equal runs is called worse.
-pub const GATE_FAMILY_ALPHA: f64 = 0.05;
 
 impl Comparison {
     /// The figures `--fail-if-slower` gates on, one per phase plus declared scores.
@@ -86,28 +101,34 @@ impl Comparison {
         self.rows.iter().filter(|r| r.gated).count()
     }
 
-    /// The confidence level of each gated figure's interval: 1 − 0.05/k for k gated
-    /// figures (Bonferroni), so that the gate as a whole errs at most 5% of the time.
-    pub fn gate_level(&self) -> f64 {
-        1.0 - GATE_FAMILY_ALPHA / self.gated().max(1) as f64
-    }
-
     /// Whether some metric regressed beyond the `--fail-if-slower` threshold.
     pub fn regressed(&self) -> bool {
         self.rows.iter().any(|r| r.regression)
     }
+
+    /// The exit status of `compare`: [`gate::Outcome::code`] under `--fail-if-slower`,
+    /// else success.
+    pub fn exit_code(&self) -> i32 {
+        match self.fail_if_slower {
+            Some(_) => gate::outcome(self).code(),
+            None => crate::error::exit::OK,
+        }
+    }
 }
 
 /// Compares `a` and `b` (RUN or RUN:TARGET) from the store; returns the text to print and
-/// whether some metric of B is significantly slower than A by more than `fail_if_slower` %.
+/// the exit status ([`Comparison::exit_code`]).
 pub fn command(
     store: &Store,
     a: &str,
     b: &str,
     fail_if_slower: Option<f64>,
-) -> Result<(String, bool)> {
-    let c = compare(store, a, b, fail_if_slower)?;
-    Ok((render::render(&c), c.regressed()))
+    margin: f64,
+) -> Result<(String, i32)> {
+    let mut c = compare(store, a, b, fail_if_slower)?;
+    judge_headlines(&mut c, margin);
+    gate::gate(&mut c);
+    Ok((render::render(&c), c.exit_code()))
 }
 
 /// Loads both sides and compares them (see the module docs).
@@ -139,8 +160,16 @@ pub fn compare_runs(
     for (ta, tb) in &pairs {
         crate::guest::refuse_mixed(&[(&a, ta), (&b, tb)])?;
     }
+    let setup_differs = setup_differences(&a, &b, &pairs);
+    let mut warnings = mixed_causes(&a, &b);
+    for (t, what) in &setup_differs {
+        warnings.push(format!(
+            "target {t} is set up differently in A and B ({what}): its figures compare \
+             the set-ups too"
+        ));
+    }
     let mut c = Comparison {
-        warnings: mixed_causes(&a, &b),
+        warnings,
         a,
         b,
         pairs,
@@ -149,12 +178,16 @@ pub fn compare_runs(
         only_b: Vec::new(),
         metrics_only_a: Vec::new(),
         metrics_only_b: Vec::new(),
+        setup_differs,
+        family: family::Family::control(&[], family::DEFAULT_MARGIN_PCT / 100.0),
         fail_if_slower,
+        unjudged: Vec::new(),
     };
     for (ta, tb) in c.pairs.clone() {
         compare_targets(&mut c, &ta, &tb);
     }
-    gate(&mut c);
+    judge_headlines(&mut c, family::DEFAULT_MARGIN_PCT / 100.0);
+    gate::gate(&mut c);
     if c.rows.is_empty() {
         return Err(usage(format!(
             "A and B have no workload phase in common: A measured {}; B measured {}",
@@ -378,7 +411,8 @@ fn compare_targets(c: &mut Comparison, ta: &str, tb: &str) {
                     gated,
                     values_a: xa.clone(),
                     values_b: xb.clone(),
-                    gate_ci: None,
+                    outcome: None,
+                    gate: None,
                     regression: false,
                 });
             }
@@ -405,27 +439,102 @@ fn phase_primary<'a>(run: &'a RunResult, label: &str, phase: &str) -> Option<&'a
         .map(|p| p.primary.as_str())
 }
 
-/// Marks the regressions under `--fail-if-slower`: a gated figure whose verdict is worse
-/// by more than the percentage and whose interval at the family-wise level
-/// ([`Comparison::gate_level`]) excludes 1 too. Other figures never fail the command: the
-/// wall time, throughput and latencies of one phase are one result, not several chances.
-fn gate(c: &mut Comparison) {
-    let Some(limit) = c.fail_if_slower else {
-        return;
-    };
-    let level = c.gate_level();
-    for r in c.rows.iter_mut().filter(|r| r.gated) {
-        let Some(wide) = welch::log_ratio_at(&r.values_a, &r.values_b, level) else {
+/// Judges the headline rows as one family ([`family`], equivalence margin `margin`): each
+/// gets its outcome, its interval at the family's level, and a verdict that names a
+/// direction only when told apart (`within ±3%` when equivalent). Judging again (another
+/// margin) starts from the rows' own values.
+pub fn judge_headlines(c: &mut Comparison, margin: f64) {
+    let tests: Vec<Option<family::Test>> = c
+        .rows
+        .iter()
+        .map(|r| {
+            r.gated
+                .then(|| family::Test::of(&r.values_a, &r.values_b))
+                .flatten()
+        })
+        .collect();
+    let p: Vec<f64> = tests.iter().flatten().map(family::Test::p).collect();
+    c.family = family::Family::control(&p, margin);
+    let mut apart = 0;
+    for (r, t) in c.rows.iter_mut().zip(&tests) {
+        if !r.gated {
             continue;
+        }
+        let sense = Sense::of(crate::figures::find(
+            workload_kind(&c.a, &r.workload),
+            &r.phase,
+            &r.metric,
+        ));
+        let (ratio, own) = verdict::judge(sense, &r.values_a, &r.values_b);
+        r.ratio = ratio;
+        r.outcome = t.map(|t| c.family.outcome(Some(&t)));
+        if let (Some(t), Some(ratio)) = (t, r.ratio.as_mut()) {
+            ratio.ci = Some(t.interval(c.family.level));
+            ratio.df = Some(t.df);
+        }
+        r.verdict = match (r.outcome, own) {
+            (_, v @ (Verdict::Equal | Verdict::NotApplicable(_))) => v,
+            (Some(family::Outcome::Apart), _) => {
+                apart += 1;
+                let ratio = t.map_or(1.0, |t| t.ratio());
+                Verdict::Significant {
+                    word: sense.word(ratio > 1.0),
+                    times: ratio.max(1.0 / ratio),
+                    worse_pct: sense.worse_pct(ratio),
+                }
+            }
+            (Some(family::Outcome::Within), _) => Verdict::Within(margin * 100.0),
+            (Some(family::Outcome::CannotTell), _) => Verdict::NoDifference,
+            (None, v @ (Verdict::CannotJudge | Verdict::NoSpread)) => v,
+            (None, _) => Verdict::CannotJudge,
         };
-        r.gate_ci = wide.ci;
-        r.regression = is_regression(&r.verdict, limit) && wide.significant() == Some(true);
     }
+    c.family.apart = apart;
 }
 
-/// Whether a verdict is a regression beyond `--fail-if-slower`'s percentage.
-fn is_regression(verdict: &Verdict, limit: f64) -> bool {
-    matches!(verdict, Verdict::Significant { worse_pct: Some(w), .. } if *w > limit)
+/// Each target pair of one name whose set-up differs between A and B: size, kind,
+/// filesystem, mkfs options, mount options asked for.
+fn setup_differences(
+    a: &RunResult,
+    b: &RunResult,
+    pairs: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (ta, tb) in pairs.iter().filter(|(x, y)| x == y) {
+        let (Some(x), Some(y)) = (
+            a.targets.iter().find(|t| &t.name == ta),
+            b.targets.iter().find(|t| &t.name == tb),
+        ) else {
+            continue;
+        };
+        let mut d = Vec::new();
+        let mut differ = |what: &str, p: String, q: String| {
+            if p != q {
+                d.push(format!("{what} {p} vs {q}"));
+            }
+        };
+        differ(
+            "size",
+            format!("{} MiB", x.size_bytes >> 20),
+            format!("{} MiB", y.size_bytes >> 20),
+        );
+        differ("kind", x.kind.clone(), y.kind.clone());
+        differ("filesystem", x.fstype.clone(), y.fstype.clone());
+        differ(
+            "mkfs options",
+            format!("'{}'", x.mkfs_opts.join(" ")),
+            format!("'{}'", y.mkfs_opts.join(" ")),
+        );
+        differ(
+            "mount options",
+            format!("'{}'", x.requested_mount_opts),
+            format!("'{}'", y.requested_mount_opts),
+        );
+        if !d.is_empty() {
+            out.push((ta.clone(), d.join(", ")));
+        }
+    }
+    out
 }
 
 /// What differs between the runs besides the targets: host, kernel, policies, version,

@@ -40,6 +40,14 @@ pub mod exit {
     /// `compare --fail-if-slower`: a regression was found (the comparison itself worked),
     /// told apart from 1, "the benchmark or the database broke", as `cmp` and `diff` do.
     pub const REGRESSION: i32 = 3;
+    /// `compare --fail-if-slower`: no regression, but some gated figure could not be
+    /// judged (too few repetitions, a zero or NaN, no successful trial on one side, the
+    /// target set up differently): a gate must not pass what it did not compare.
+    pub const GATE_UNJUDGED: i32 = 4;
+    /// `compare --fail-if-slower`: every gated figure judged, no regression, but some
+    /// could not have seen a slowdown of the gate's percentage with the repetitions it had
+    /// (80% power): the pass would say nothing.
+    pub const GATE_CANNOT_SEE: i32 = 5;
     /// Interrupted by SIGINT/SIGTERM, after teardown.
     pub const INTERRUPTED: i32 = 130;
 }

@@ -270,7 +270,7 @@ pub fn net_opts(data: &[u8]) {
         if spec.kind == NetKind::Sshfs {
             let (argv, _) = spec.mount_command("/var/tmp/fsarena/mnt/x");
             for a in &argv[1..] {
-                let found = crate::target::net::ssh_command_option(a);
+                let found = crate::provision::net::ssh_command_option(a);
                 assert!(found.is_none(), "{found:?} in {argv:?}");
             }
         }
@@ -383,10 +383,10 @@ pub fn database(path: &std::path::Path) {
         }
     }
     if let [a, b, ..] = ids.as_slice() {
-        let _ = crate::compare::nway::command(&store, &[a.clone(), b.clone()], Some(5.0));
+        let _ = crate::compare::nway::command(&store, &[a.clone(), b.clone()], Some(5.0), 0.03);
     }
     if let Some(a) = ids.first() {
-        let _ = crate::compare::nway::command(&store, std::slice::from_ref(a), None);
+        let _ = crate::compare::nway::command(&store, std::slice::from_ref(a), None, 0.03);
     }
 }
 

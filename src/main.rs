@@ -81,14 +81,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Compare(a) => {
             let store = Store::open_existing(&db_path(&cli.db))?;
-            let (text, regressed) =
-                fsarena::compare::nway::command(&store, &a.sides, a.fail_if_slower)?;
+            let margin = fsarena::compare::family::margin(a.margin)?;
+            let (text, code) =
+                fsarena::compare::nway::command(&store, &a.sides, a.fail_if_slower, margin)?;
             print!("{text}");
-            Ok(if regressed {
-                exit::REGRESSION
-            } else {
-                exit::OK
-            })
+            Ok(code)
         }
         Command::Export(a) => {
             if let Some(path) = &a.output {

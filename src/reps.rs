@@ -2,16 +2,26 @@
 //! hyperfine runs until a minimum count and time, but here until the answer is known).
 //!
 //! After each repetition from the third on, every workload phase is looked at, target by
-//! target, through its headline figure: the phase is **settled** when each target's 95%
-//! interval of the geometric mean is within ±`precision` (half-width on the log scale,
-//! t(0.975, n−1)·s(ln x)/√n, read as e^h − 1), or when the ranking of its targets is
-//! decided (every neighbour told apart, [`crate::compare::rank`]). The run stops when
-//! every phase is settled, at `max` repetitions, or when another repetition would not
-//! fit in the `budget` at the pace of the repetitions so far. The budget bounds the whole
-//! run, from its start: when the first repetition shows that the minimum will not fit,
-//! the run says so then ([`over_budget`]).
+//! target, through its headline figure. The first three repetitions of each target fix
+//! how many it needs (Stein's two-stage rule, Stein 1945): the fewest n with
+//! t(0.975, n−1)·s₃/√n ≤ ln(1 + `precision`), s₃ the spread of the logs of those three at
+//! its upper 80% confidence bound, s·√(2/χ²(0.2, 2)), and never fewer than six
+//! ([`needed`]). A phase is **settled** when each of
+//! its targets has the repetitions it needs. The run stops when every phase is settled, at
+//! `max` repetitions, or when another repetition would not fit in the `budget` at the pace
+//! of the repetitions so far. The budget bounds the whole run, from its start: when the
+//! first repetition shows that the minimum will not fit, the run says so then
+//! ([`over_budget`]).
+//!
+//! The rule looks at precision only, never at whether a difference looks significant:
+//! stopping as soon as a verdict turns significant is optional stopping, which makes a
+//! run of identical targets call a difference two to three times as often. And it fixes
+//! the count from the first repetitions rather than stopping when the running spread
+//! first looks small: that too selects samples whose spread happens to be low, so that
+//! the verdict reads intervals too narrow (identical targets at CV 5% were told apart in
+//! 6.7% of simulated runs that way, not 5%). `tests/verdict_sim.rs` checks the rule on
+//! the shipped code.
 
-use crate::compare::rank;
 use crate::error::usage;
 use crate::result::RunResult;
 use anyhow::Result;
@@ -85,19 +95,62 @@ pub fn parse_duration_s(text: &str) -> Result<f64, String> {
 pub struct PhaseState {
     pub workload: String,
     pub phase: String,
-    /// The widest relative half-width among its targets (e.g. 0.08 for ±8%).
+    /// The widest relative half-width of a 95% interval among its targets now (e.g. 0.08
+    /// for ±8%).
     pub widest: f64,
     /// The target with that widest interval.
     pub widest_target: String,
-    /// Every neighbour in its ranking is told apart.
-    pub ranking_decided: bool,
+    /// The fewest repetitions any of its targets has.
+    pub done: usize,
+    /// The largest variance of log values among its targets' first [`MIN_REPS`]
+    /// repetitions, at its upper [`SPREAD_BOUND`] confidence bound; infinity when a target
+    /// has fewer, or a value that is not positive.
+    pub first_var: f64,
 }
 
 impl PhaseState {
-    /// Whether more repetitions are not needed for this phase.
+    /// Whether more repetitions are not needed for this phase: each target has the
+    /// repetitions its first three call for ([`needed`]); never whether its ranking looks
+    /// decided.
     pub fn settled(&self, precision: f64) -> bool {
-        self.widest <= precision || self.ranking_decided
+        needed(self.first_var, precision).is_some_and(|n| self.done >= n)
     }
+}
+
+/// The confidence of the upper bound of the first repetitions' spread: 80%.
+pub const SPREAD_BOUND: f64 = 0.8;
+
+/// The repetitions a target needs for a 95% interval of its geometric mean within
+/// ±`precision`, from the variance of its logs `var`: the fewest n with t(0.975, n−1)·
+/// √(var/n) ≤ ln(1 + precision), and at least twice [`MIN_REPS`], so that the three that
+/// chose it are at most half of what the verdict reads (with fewer, the verdict of
+/// identical targets at CV 2% erred in 6.7% of simulated runs); `None` beyond 10,000 or
+/// without a variance.
+pub fn needed(var: f64, precision: f64) -> Option<usize> {
+    if !var.is_finite() {
+        return None;
+    }
+    let want = (1.0 + precision).ln();
+    (2 * MIN_REPS as usize..=10_000)
+        .find(|&n| crate::stats::t975(n - 1) * (var / n as f64).sqrt() <= want)
+}
+
+/// The variance of the logs of the first [`MIN_REPS`] of `xs` at its upper
+/// [`SPREAD_BOUND`] confidence bound, s²·(k−1)/χ²(1 − SPREAD_BOUND, k−1); infinity with
+/// fewer values or a value that is not positive.
+pub fn first_variance(xs: &[f64]) -> f64 {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    let k = MIN_REPS as usize;
+    let first = &xs[..xs.len().min(k)];
+    if first.len() < k || first.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+        return f64::INFINITY;
+    }
+    let logs: Vec<f64> = first.iter().map(|x| x.ln()).collect();
+    let df = (k - 1) as f64;
+    let mean = logs.iter().sum::<f64>() / k as f64;
+    let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / df;
+    let chi = ChiSquared::new(df).expect("df > 0");
+    var * df / chi.inverse_cdf(1.0 - SPREAD_BOUND)
 }
 
 /// The relative half-width of the 95% interval of the geometric mean of `xs`, or
@@ -116,7 +169,6 @@ pub fn relative_half_width(xs: &[f64]) -> f64 {
 
 /// Where every phase of `run` stands.
 pub fn states(run: &RunResult) -> Vec<PhaseState> {
-    let verdicts = rank::verdicts(run);
     let mut out = Vec::new();
     for t in &run.trials {
         for p in &t.phases {
@@ -127,6 +179,7 @@ pub fn states(run: &RunResult) -> Vec<PhaseState> {
                 continue;
             }
             let (mut widest, mut widest_target) = (0.0_f64, String::new());
+            let (mut done, mut first_var) = (usize::MAX, 0.0_f64);
             let mut targets: Vec<&str> = Vec::new();
             for u in run.trials.iter().filter(|u| u.label == t.label) {
                 if !targets.contains(&u.target.as_str()) {
@@ -141,28 +194,21 @@ pub fn states(run: &RunResult) -> Vec<PhaseState> {
                     .flat_map(|u| u.phases.iter().filter(|q| q.name == p.name))
                     .map(crate::report::ranks::primary_value)
                     .collect();
+                done = done.min(xs.len());
+                first_var = first_var.max(first_variance(&xs));
                 let h = relative_half_width(&xs);
                 if h > widest || widest_target.is_empty() {
                     widest = h;
                     widest_target = target.to_string();
                 }
             }
-            let ranking_decided = verdicts
-                .iter()
-                .find(|v| v.workload == t.label && v.phase == p.name)
-                .is_some_and(|v| {
-                    v.places.len() > 1
-                        && v.places
-                            .iter()
-                            .skip(1)
-                            .all(|p| p.apart_from_above == Some(true))
-                });
             out.push(PhaseState {
                 workload: t.label.clone(),
                 phase: p.name.clone(),
                 widest,
                 widest_target,
-                ranking_decided,
+                done,
+                first_var,
             });
         }
     }
@@ -223,12 +269,17 @@ impl Elapsed {
     }
 }
 
+/// Whether every phase of `run` is settled under `rule`: each within the precision.
+pub fn settled(rule: &AutoReps, run: &RunResult) -> bool {
+    states(run).iter().all(|s| s.settled(rule.precision))
+}
+
 /// Whether to stop after `done` repetitions, the run having taken `elapsed` so far.
 pub fn stop(rule: &AutoReps, run: &RunResult, done: u32, elapsed: Elapsed) -> Option<Stop> {
     if done < MIN_REPS {
         return None;
     }
-    if states(run).iter().all(|s| s.settled(rule.precision)) {
+    if settled(rule, run) {
         return Some(Stop::Settled);
     }
     if done >= rule.max {
@@ -282,7 +333,7 @@ pub fn report(rule: &AutoReps, run: &RunResult, done: u32, why: Stop) -> Vec<Str
             states.len()
         ),
         _ => format!(
-            "--reps auto: {done} repetitions; all {} phases within ±{pct}% or ranked",
+            "--reps auto: {done} repetitions; all {} phases settled (the repetitions ±{pct}% needs)",
             states.len()
         ),
     };
@@ -417,20 +468,29 @@ mod tests {
     #[test]
     fn a_run_stops_when_settled_at_the_maximum_or_before_the_budget_runs_out() {
         let rule = AutoReps::new(Some(5.0), Some(6), Some("100s")).unwrap();
-        // Tight figures: settled at the third repetition.
+        // Tight figures: the first three ask for the least, six repetitions (so that they
+        // are at most half of the sample the verdict reads); settled there.
         let tight = run_of(&[("a", &[100.0, 101.0, 100.5]), ("b", &[100.2, 100.9, 100.4])]);
         let at = |run_s: f64| Elapsed {
             run_s,
             reps_s: run_s,
         };
         assert_eq!(stop(&rule, &tight, 2, at(10.0)), None, "never before 3");
-        assert_eq!(stop(&rule, &tight, 3, at(10.0)), Some(Stop::Settled));
-        // Far apart but noisy: the ranking is decided although the intervals are wide.
+        assert_eq!(stop(&rule, &tight, 3, at(10.0)), None, "tight, but three");
+        let six: &[f64] = &[100.0, 101.0, 100.5, 100.3, 100.6, 100.1];
+        let tight = run_of(&[("a", six), ("b", six)]);
+        assert_eq!(stop(&rule, &tight, 6, at(10.0)), Some(Stop::Settled));
+        assert_eq!(needed(first_variance(six), 0.05), Some(6));
+        // Noisier first three ask for more: at CV 4%, over ten.
+        let more = needed(first_variance(&[100.0, 104.0, 96.0]), 0.05).unwrap();
+        assert!(more > 10, "{more}");
+        // Far apart but noisy: a difference that looks significant does not stop the
+        // repetitions (that would be optional stopping); only precision does.
         let apart = run_of(&[
             ("a", &[100.0, 130.0, 80.0]),
             ("b", &[10000.0, 13000.0, 8000.0]),
         ]);
-        assert_eq!(stop(&rule, &apart, 3, at(10.0)), Some(Stop::Settled));
+        assert_eq!(stop(&rule, &apart, 3, at(10.0)), None);
         // Noisy and close: goes on, until the maximum or the budget.
         let noisy = run_of(&[("a", &[100.0, 130.0, 80.0]), ("b", &[105.0, 70.0, 125.0])]);
         assert_eq!(stop(&rule, &noisy, 3, at(30.0)), None);
@@ -490,7 +550,7 @@ mod tests {
         let run = run_of_phases(30);
         let record = report(&rule, &run, 3, Stop::Budget);
         let open = states(&run).iter().filter(|s| !s.settled(0.05)).count();
-        assert_eq!(open, 29);
+        assert_eq!(open, 30, "three repetitions settle nothing");
         // The record keeps a line per phase that fell short, with its widest interval.
         assert_eq!(record.len(), 1 + open, "{record:?}");
         assert!(record[1].contains("w phase"), "{record:?}");
@@ -540,8 +600,8 @@ mod tests {
         let mut decided = rule.record();
         decided.outcome = report(&rule, &tight, 3, Stop::Settled);
         assert_eq!(
-            summary(&decided, &tight),
-            ["--reps auto: 3 repetitions; all 2 phases within ±50% or ranked"]
+            summary(&decided, &tight)[0],
+            "--reps auto: 3 repetitions; all 2 phases settled (the repetitions ±50% needs)"
         );
         // Not decided (an interrupted run): nothing to say.
         assert!(summary(&rule.record(), &tight).is_empty());
@@ -560,7 +620,7 @@ mod tests {
         let at = text.find("--reps auto:").expect("the summary is shown");
         let block: Vec<&str> = text[at..].lines().take_while(|l| !l.is_empty()).collect();
         assert!(block.len() <= 4, "{block:#?}");
-        assert!(block[1].starts_with("  29 short of ±5%, widest: w phase29"));
+        assert!(block[1].starts_with("  30 short of ±5%, widest: w phase29"));
         for l in text.lines() {
             assert!(l.chars().count() <= 80, "{l}");
         }

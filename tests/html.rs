@@ -331,7 +331,7 @@ fn the_verdict_opens_the_report_and_names_the_winner() {
         .split("<tr>")
         .find(|r| r.contains("postmark · transactions"))
         .expect("a row for postmark transactions");
-    assert!(row.contains("tmpfs &gt; ext4"), "{row}");
+    assert!(row.contains("tmpfs(a) ext4(b)"), "{row}");
     // The winner's cell, under its name, says so.
     let head: Vec<&str> = table[..table.find("</thead>").unwrap()]
         .split("<th>")

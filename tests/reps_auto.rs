@@ -1,6 +1,6 @@
 //! `--reps auto`: at least three repetitions, then more until the figures are precise
-//! enough or the ranking is decided, bounded by `--max-reps` and `--budget`; the number
-//! run and why it stopped are recorded and printed.
+//! enough (never because a difference looks significant), bounded by `--max-reps` and
+//! `--budget`; the number run and why it stopped are recorded and printed.
 
 mod common;
 
@@ -8,11 +8,12 @@ use assert_cmd::Command;
 use predicates::str::contains;
 
 #[test]
-fn a_clear_ranking_stops_at_three_and_an_unreachable_precision_at_the_maximum() {
-    if common::skip_without_loop("a_clear_ranking_stops_at_three") {
+fn precision_stops_the_repetitions_and_an_unreachable_one_goes_to_the_maximum() {
+    if common::skip_without_loop("precision_stops_the_repetitions") {
         return;
     }
-    // tmpfs against ext4 on file creation: told apart after the minimum of three.
+    // tmpfs against ext4 on file creation: a clear difference does not stop the
+    // repetitions by itself; they stop when every figure is within ±5%, or at the maximum.
     let img = common::image_dir();
     let (v, out) = common::run_json(
         &[
@@ -28,18 +29,24 @@ fn a_clear_ranking_stops_at_three_and_an_unreachable_precision_at_the_maximum() 
         ],
         img.path(),
     );
-    assert_eq!(v["policy"]["reps"], 3, "{out}");
-    assert_eq!(v["trials"].as_array().unwrap().len(), 6);
+    let reps = v["policy"]["reps"].as_u64().unwrap();
+    assert!((3..=6).contains(&reps), "{out}");
+    assert_eq!(v["trials"].as_array().unwrap().len() as u64, 2 * reps);
     let decided = &v["policy"]["auto_reps"];
     assert_eq!(decided["max_reps"], 6);
+    let head = decided["outcome"][0].as_str().unwrap();
+    let settled = format!(
+        "--reps auto: {reps} repetitions; all 3 phases settled (the repetitions ±5% needs)"
+    );
+    let maxed = format!("--reps auto: {reps} repetitions (--max-reps reached)");
     assert!(
-        decided["outcome"][0]
-            .as_str()
-            .unwrap()
-            .starts_with("--reps auto: 3 repetitions; all 3 phases within ±5% or ranked"),
+        head == settled || (reps == 6 && head.starts_with(&maxed)),
         "{decided}"
     );
-    assert!(out.contains("--reps auto: 3 repetitions"), "{out}");
+    assert!(
+        out.contains(&format!("--reps auto: {reps} repetitions")),
+        "{out}"
+    );
     // Rotated order: ext4 ran first in the second repetition.
     let order: Vec<(&str, u64)> = v["trials"]
         .as_array()

@@ -1,7 +1,7 @@
 //! `fsarena compare S1 S2 S3 …`: three sides or more ranked together, phase by phase, with
 //! the engine of a run's verdict ([`super::rank`]): best first, each other side's ratio to
-//! the best with its interval, `=` between neighbours not told apart, Bonferroni over the
-//! 2k − 3 comparisons of k sides.
+//! the best with its interval, letters shared by sides not told apart, and every pair of
+//! sides of every phase and target one family ([`super::family`]).
 //!
 //! Sides are all whole runs, or `RUN:TARGET`s (a whole run among them stands for the
 //! target the others name, or its only target). Whole runs are ranked target by target,
@@ -21,13 +21,15 @@ use crate::result::RunResult;
 use crate::store::Store;
 use anyhow::Result;
 
-/// What `compare` prints for `sides` (one, two or more), and whether `--fail-if-slower`
-/// found a regression.
+/// What `compare` prints for `sides` (one, two or more), and its exit status (the
+/// `--fail-if-slower` gate's, [`super::gate::Outcome::code`]); `margin` is the equivalence
+/// margin of the verdicts (0.03 for ±3%).
 pub fn command(
     store: &Store,
     sides: &[String],
     fail_if_slower: Option<f64>,
-) -> Result<(String, bool)> {
+    margin: f64,
+) -> Result<(String, i32)> {
     if fail_if_slower.is_some() && sides.len() != 2 {
         return Err(usage(format!(
             "--fail-if-slower needs two sides to compare, A and B ({} given): it gates B \
@@ -36,21 +38,24 @@ pub fn command(
         )));
     }
     match sides {
-        [a, b] => super::command(store, a, b, fail_if_slower),
-        [run] => one_run(store, run).map(|text| (text, false)),
+        [a, b] => super::command(store, a, b, fail_if_slower, margin),
+        [run] => one_run(store, run, margin).map(|text| (text, crate::error::exit::OK)),
         _ => {
             let mut loaded = Vec::new();
             for spec in sides {
                 let (run, target) = split_spec(spec)?;
                 loaded.push((store.load(run)?, target.map(str::to_string)));
             }
-            Ok((render(&ranking(&loaded)?, fit::width()), false))
+            Ok((
+                render(&ranking(&loaded, margin)?, fit::width()),
+                crate::error::exit::OK,
+            ))
         }
     }
 }
 
 /// `compare RUN`: the run's targets ranked, as `run` ends.
-fn one_run(store: &Store, spec: &str) -> Result<String> {
+fn one_run(store: &Store, spec: &str, margin: f64) -> Result<String> {
     if let (run, Some(_)) = split_spec(spec)? {
         return Err(usage(format!(
             "'{spec}' alone has nothing to be compared with: give two sides or more, or the \
@@ -58,7 +63,7 @@ fn one_run(store: &Store, spec: &str) -> Result<String> {
         )));
     }
     let run = store.load(spec)?;
-    let verdicts = rank::verdicts(&run);
+    let verdicts = rank::verdicts_with(&run, margin);
     if verdicts.is_empty() {
         return Err(usage(format!(
             "run {} has no phase measured on two targets or more: nothing to rank",
@@ -99,7 +104,9 @@ pub struct Group {
 }
 
 /// Ranks loaded sides, each a run and perhaps one of its targets (see the module docs).
-pub fn ranking(sides: &[(RunResult, Option<String>)]) -> Result<Ranking> {
+/// Every pair of sides of every phase and target is one family, judged with equivalence
+/// margin `margin` (0.03 for ±3%).
+pub fn ranking(sides: &[(RunResult, Option<String>)], margin: f64) -> Result<Ranking> {
     let shorts = short_ids(sides);
     let runs: Vec<&RunResult> = sides.iter().map(|(r, _)| r).collect();
     let run_traits: Vec<Traits> = runs.iter().map(|r| run_traits(r)).collect();
@@ -123,6 +130,10 @@ pub fn ranking(sides: &[(RunResult, Option<String>)]) -> Result<Ranking> {
         crate::guest::refuse_mixed(&named)?;
         together(&mut r, &runs, &targets, &shorts, &run_traits);
     }
+    rank::settle(
+        r.groups.iter_mut().flat_map(|g| g.verdicts.iter_mut()),
+        margin,
+    );
     if r.groups.iter().all(|g| g.verdicts.is_empty()) {
         return Err(usage(
             "the sides have no workload phase measured by two of them or more: nothing to rank",
@@ -418,7 +429,7 @@ fn group(
     Group {
         target: None,
         differ: differing(&options, &base),
-        verdicts: rank::verdicts_of(&sides),
+        verdicts: rank::measure(&sides),
         labels,
     }
 }

@@ -1,37 +1,53 @@
 //! The verdict of a run: for each workload's phases, its targets ranked by the phase's
 //! headline figure, each with how many times worse than the best it is and the interval
-//! of that ratio, and `=` between neighbours the data cannot tell apart.
+//! of that ratio, and letters that say which targets the data cannot tell apart.
 //!
-//! Method. For a phase measured on k targets, the best target is the one with the best
-//! geometric mean of the headline figure over its repetitions. Each other target is
-//! compared with the best, and each with its neighbour in the ranking: 2k − 3 Welch
-//! intervals on log ratios ([`super::welch`]). To keep the chance of any false "faster"
-//! in a phase at 5% (family-wise), each interval is taken at level 1 − 0.05/(2k − 3)
-//! (Bonferroni). A neighbour whose interval contains 1 is written `=`; one whose
-//! interval excludes 1 is written `>`. Ratios are stated as "n× slower" (how many times
-//! the best's rate, or how many times the time), never as a lost percentage.
+//! Method. For a phase measured on k targets, targets are ranked by the geometric mean of
+//! the headline figure over their repetitions. Every pair of targets is tested (Welch's t
+//! on log ratios), and all pairs of all phases of the run form one family, controlled
+//! together ([`super::family`]: Benjamini–Hochberg, with every interval at the level at
+//! which its exclusion of 1 is exactly the procedure's "told apart"). Each pair is told
+//! apart, within the equivalence margin, or cannot tell; the words (`n× slower` only for
+//! told apart, `as fast` only within the margin), the letters (a compact letter display:
+//! targets sharing a letter are not told apart, Piepho 2004) and the HTML shading all read
+//! those outcomes. Ratios are stated as "n× slower" (how many times the best's rate, or how
+//! many times the time), never as a lost percentage.
 
+use super::family::{Family, Outcome, Test, DEFAULT_MARGIN_PCT};
 use super::verdict::Sense;
-use super::welch::{log_ratio_at, LogRatio};
+use super::welch::LogRatio;
 use crate::result::{PhaseResult, RunResult};
-
-/// Family-wise level of each phase's comparisons.
-pub const FAMILY_LEVEL: f64 = 0.95;
 
 /// One target's place in a phase's ranking.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Place {
     pub target: String,
-    /// Geometric mean of the headline figure over the repetitions.
+    /// Geometric mean of the headline figure over the repetitions (NaN when a repetition
+    /// has no logarithm, see `flaw`).
     pub value: f64,
     /// Repetitions it rests on.
     pub n: usize,
-    /// How many times worse than the best (≥ 1; 1 for the best) and its interval; `None`
-    /// for the best itself.
+    /// How many times worse than the best (1 for the best) and its interval at the
+    /// family's level; `None` for the best itself and for a flawed target.
     pub vs_best: Option<LogRatio>,
-    /// Whether it is told apart from the target ranked just above it (`>`); `None` for
-    /// the best, or when no interval exists (one repetition).
-    pub apart_from_above: Option<bool>,
+    /// What the family says about it against the best; `None` for the best.
+    pub vs_best_outcome: Option<Outcome>,
+    /// Its letters: targets that share one are not told apart; `?` when it has no
+    /// interval with any other target.
+    pub letters: String,
+    /// Why it has no ratio (`a repetition of 0`): such a target is ranked last.
+    pub flaw: Option<String>,
+}
+
+/// One pair of a phase's targets: `above` ranked before `below` (indices into `places`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pair {
+    pub above: usize,
+    pub below: usize,
+    /// The test of how many times worse `below` is (b/a on the "worse" scale: above 1
+    /// when `below` is worse); `None` when no interval exists.
+    pub test: Option<Test>,
+    pub outcome: Outcome,
 }
 
 /// The verdict on one phase.
@@ -41,13 +57,18 @@ pub struct PhaseVerdict {
     pub phase: String,
     /// The headline figure's unit (`files/s`, `MB/s`, `s`).
     pub unit: String,
-    /// Best first.
+    /// Best first; flawed targets last.
     pub places: Vec<Place>,
-    /// Targets without a usable value (no successful trial, or a value of zero).
+    /// Every pair of places.
+    pub pairs: Vec<Pair>,
+    /// Targets without any value (no successful trial).
     pub missing: Vec<String>,
     /// Which of a run's kinds of machine its targets ran on (`on the host`, `in tcg
     /// guests`), when the run had several: they are ranked apart ([`verdicts`]).
     pub among: Option<String>,
+    /// The control of the family this phase was judged in (the same for every phase of a
+    /// run or of a `compare`).
+    pub family: Family,
 }
 
 /// The headline value of a phase: its `primary` figure.
@@ -78,12 +99,18 @@ pub struct Side<'a> {
     pub target: String,
 }
 
-/// The verdicts of every workload's phases, in the order the run ran them; phases with
-/// fewer than two targets are left out. A run whose targets ran on several kinds of
-/// machine (the host's kernel, KVM guests, emulated guests: `plan` targets with
-/// `kernel = "…"` beside others) has each kind ranked apart, never one against another
+/// The verdicts of every workload's phases, in the order the run ran them, judged as one
+/// family ([`super::family`]) with the default equivalence margin; phases with fewer than
+/// two targets are left out. A run whose targets ran on several kinds of machine (the
+/// host's kernel, KVM guests, emulated guests: `plan` targets with `kernel = "…"` beside
+/// others) has each kind ranked apart, never one against another
 /// ([`crate::guest::comparable`]), each verdict saying which it is `among`.
 pub fn verdicts(run: &RunResult) -> Vec<PhaseVerdict> {
+    verdicts_with(run, DEFAULT_MARGIN_PCT / 100.0)
+}
+
+/// [`verdicts`] with the equivalence margin `margin` (0.03 for ±3%).
+pub fn verdicts_with(run: &RunResult, margin: f64) -> Vec<PhaseVerdict> {
     // (kind, its sides) in first-seen order.
     let mut groups: Vec<(String, Vec<Side>)> = Vec::new();
     for t in &run.trials {
@@ -107,11 +134,12 @@ pub fn verdicts(run: &RunResult) -> Vec<PhaseVerdict> {
     let several = groups.len() > 1;
     let mut out = Vec::new();
     for (kind, sides) in groups {
-        for mut v in verdicts_of(&sides) {
+        for mut v in measure(&sides) {
             v.among = several.then(|| kind.clone());
             out.push(v);
         }
     }
+    settle(out.iter_mut(), margin);
     out
 }
 
@@ -128,11 +156,20 @@ fn machine_of(run: &RunResult, name: &str) -> String {
     }
 }
 
-/// The verdicts of `sides` ranked together, phase by phase: each workload label × phase
-/// that some side's run measured on its target, in the order the runs ran them (first
-/// run first); phases with fewer than two sides with values are left out. Workloads are
-/// matched across runs by label.
+/// The verdicts of `sides` ranked together and judged as one family, with the default
+/// margin: [`measure`], then [`settle`].
 pub fn verdicts_of(sides: &[Side]) -> Vec<PhaseVerdict> {
+    let mut out = measure(sides);
+    settle(out.iter_mut(), DEFAULT_MARGIN_PCT / 100.0);
+    out
+}
+
+/// The phases of `sides` ranked together, each pair tested but not yet judged (that is
+/// [`settle`]'s, over the whole family): each workload label × phase that some side's run
+/// measured on its target, in the order the runs ran them (first run first); phases with
+/// fewer than two sides with values are left out. Workloads are matched across runs by
+/// label.
+pub fn measure(sides: &[Side]) -> Vec<PhaseVerdict> {
     // (label, phase, unit, sense) in first-seen order.
     let mut keys: Vec<(String, String, String, Sense)> = Vec::new();
     let mut runs: Vec<&RunResult> = Vec::new();
@@ -188,8 +225,20 @@ fn geo_mean(xs: &[f64]) -> f64 {
     (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp()
 }
 
-/// Ranks the targets of one phase from their samples (see the module docs); `None` when
-/// fewer than two targets have usable values.
+/// Why a sample has no logarithm: `a repetition of 0`, `a non-finite repetition`.
+fn flaw_of(xs: &[f64]) -> String {
+    if xs.iter().any(|x| !x.is_finite()) {
+        "a non-finite repetition".into()
+    } else if xs.contains(&0.0) {
+        "a repetition of 0".into()
+    } else {
+        "a negative repetition".into()
+    }
+}
+
+/// Ranks the targets of one phase from their samples and tests every pair (see the module
+/// docs), judged as a family of its own; `None` when fewer than two targets have values.
+/// A target with a repetition of zero or a non-finite one is ranked last, unjudged.
 pub fn rank(
     workload: &str,
     phase: &str,
@@ -203,12 +252,17 @@ pub fn rank(
         .filter(|(_, xs)| usable(xs))
         .map(|(t, xs)| (*t, xs.as_slice(), geo_mean(xs)))
         .collect();
+    let flawed: Vec<(&str, &[f64])> = samples
+        .iter()
+        .filter(|(_, xs)| !xs.is_empty() && !usable(xs))
+        .map(|(t, xs)| (*t, xs.as_slice()))
+        .collect();
     let missing: Vec<String> = samples
         .iter()
-        .filter(|(_, xs)| !usable(xs))
+        .filter(|(_, xs)| xs.is_empty())
         .map(|(t, _)| t.to_string())
         .collect();
-    if ok.len() < 2 {
+    if ok.len() + flawed.len() < 2 {
         return None;
     }
     ok.sort_by(|a, b| {
@@ -219,38 +273,168 @@ pub fn rank(
             o
         }
     });
-    let k = ok.len();
-    let level = 1.0 - (1.0 - FAMILY_LEVEL) / (2 * k - 3) as f64;
     // "How many times worse" than `better`: better/worse for a rate, worse/better for a time.
-    let worse_ratio = |better: &[f64], worse: &[f64]| -> Option<LogRatio> {
+    let worse_test = |better: &[f64], worse: &[f64]| -> Option<Test> {
         if higher {
-            log_ratio_at(worse, better, level)
+            Test::of(worse, better)
         } else {
-            log_ratio_at(better, worse, level)
+            Test::of(better, worse)
         }
     };
-    let best = ok[0].1;
-    let places = ok
+    let mut places: Vec<Place> = ok
         .iter()
-        .enumerate()
-        .map(|(i, (target, xs, value))| Place {
+        .map(|(target, xs, value)| Place {
             target: target.to_string(),
             value: *value,
             n: xs.len(),
-            vs_best: (i > 0).then(|| worse_ratio(best, xs)).flatten(),
-            apart_from_above: (i > 0)
-                .then(|| worse_ratio(ok[i - 1].1, xs).and_then(|r| r.significant()))
-                .flatten(),
+            vs_best: None,
+            vs_best_outcome: None,
+            letters: String::new(),
+            flaw: None,
         })
         .collect();
-    Some(PhaseVerdict {
+    places.extend(flawed.iter().map(|(target, xs)| Place {
+        target: target.to_string(),
+        value: f64::NAN,
+        n: xs.len(),
+        vs_best: None,
+        vs_best_outcome: None,
+        letters: String::new(),
+        flaw: Some(flaw_of(xs)),
+    }));
+    let mut pairs = Vec::new();
+    for above in 0..places.len() {
+        for below in above + 1..places.len() {
+            let test = match (ok.get(above), ok.get(below)) {
+                (Some(a), Some(b)) => worse_test(a.1, b.1),
+                _ => None,
+            };
+            pairs.push(Pair {
+                above,
+                below,
+                test,
+                outcome: Outcome::CannotTell,
+            });
+        }
+    }
+    let mut v = PhaseVerdict {
         workload: workload.to_string(),
         phase: phase.to_string(),
         unit: unit.to_string(),
         places,
+        pairs,
         missing,
         among: None,
-    })
+        family: Family::control(&[], DEFAULT_MARGIN_PCT / 100.0),
+    };
+    settle(std::iter::once(&mut v), DEFAULT_MARGIN_PCT / 100.0);
+    Some(v)
+}
+
+/// Judges `verdicts` as one family ([`super::family`]) with equivalence margin `margin`:
+/// every pair's outcome, each place's ratio to the best with its interval at the family's
+/// level, and the letters.
+pub fn settle<'a>(verdicts: impl IntoIterator<Item = &'a mut PhaseVerdict>, margin: f64) {
+    let mut all: Vec<&mut PhaseVerdict> = verdicts.into_iter().collect();
+    let p: Vec<f64> = all
+        .iter()
+        .flat_map(|v| v.pairs.iter().filter_map(|x| x.test.map(|t| t.p())))
+        .collect();
+    let mut family = Family::control(&p, margin);
+    let mut apart = 0;
+    for v in &mut all {
+        for pair in &mut v.pairs {
+            pair.outcome = family.outcome(pair.test.as_ref());
+            apart += usize::from(pair.outcome == Outcome::Apart);
+        }
+    }
+    // The count as the intervals say it (the same as the procedure's but for rounding).
+    family.apart = apart;
+    for v in &mut all {
+        v.family = family;
+        let k = v.places.len();
+        let vs_best: Vec<(usize, Outcome, LogRatio)> = v
+            .pairs
+            .iter()
+            .filter(|x| x.above == 0)
+            .map(|pair| {
+                let r = LogRatio {
+                    ratio: v.places_value_ratio(pair),
+                    ci: pair.test.map(|t| t.interval(family.level)),
+                    df: pair.test.map(|t| t.df),
+                };
+                (pair.below, pair.outcome, r)
+            })
+            .collect();
+        for (i, outcome, r) in vs_best {
+            let place = &mut v.places[i];
+            place.vs_best_outcome = Some(outcome);
+            place.vs_best = place.flaw.is_none().then_some(r);
+        }
+        let letters = letters(k, &v.pairs);
+        for (place, l) in v.places.iter_mut().zip(letters) {
+            place.letters = l;
+        }
+    }
+}
+
+/// A compact letter display of `k` places (Piepho 2004, insert and absorb): two places
+/// share a letter exactly when their pair is not told apart; `?` for a place with no
+/// interval against any other.
+fn letters(k: usize, pairs: &[Pair]) -> Vec<String> {
+    let tested = |i: usize| {
+        pairs
+            .iter()
+            .any(|p| (p.above == i || p.below == i) && p.test.is_some())
+    };
+    let members: Vec<usize> = (0..k).filter(|&i| tested(i)).collect();
+    let mut columns: Vec<Vec<usize>> = vec![members.clone()];
+    for p in pairs.iter().filter(|p| p.outcome == Outcome::Apart) {
+        let mut next = Vec::new();
+        for c in columns {
+            if c.contains(&p.above) && c.contains(&p.below) {
+                next.push(c.iter().copied().filter(|&i| i != p.above).collect());
+                next.push(c.iter().copied().filter(|&i| i != p.below).collect());
+            } else {
+                next.push(c);
+            }
+        }
+        // Absorb: a column inside another says nothing more.
+        let mut kept: Vec<Vec<usize>> = Vec::new();
+        for (i, c) in next.iter().enumerate() {
+            let inside = next.iter().enumerate().any(|(j, d)| {
+                j != i && c.iter().all(|x| d.contains(x)) && (c.len() < d.len() || j < i)
+            });
+            if !inside && !c.is_empty() {
+                kept.push(c.clone());
+            }
+        }
+        columns = kept;
+    }
+    // Letters in the order of the best place each column holds.
+    columns.sort_by_key(|c| c.iter().copied().min());
+    (0..k)
+        .map(|i| {
+            if !members.contains(&i) {
+                return "?".to_string();
+            }
+            columns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.contains(&i))
+                .map(|(n, _)| letter(n))
+                .collect()
+        })
+        .collect()
+}
+
+/// The `n`th letter: a…z, then A…Z, then `*`.
+fn letter(n: usize) -> char {
+    match n {
+        0..=25 => (b'a' + n as u8) as char,
+        26..=51 => (b'A' + (n - 26) as u8) as char,
+        _ => '*',
+    }
 }
 
 /// A ratio as read: `1.06×`, `6.0×`, `12×`.
@@ -264,60 +448,92 @@ pub fn fmt_ratio(r: f64) -> String {
     }
 }
 
-/// An interval of ratios as read: `[5.1–7.0×]`; bounds beyond 0.01 and 10,000 are shown
-/// as `<0.01` and `>10,000×` (two repetitions of seven targets give bounds like 10^40,
-/// which say only that the data cannot tell).
+/// The widest interval printed as numbers: bounds more than this many times apart, or
+/// beyond 0.01 and 10,000, say only that the data cannot tell.
+pub const WIDEST_READABLE: f64 = 10.0;
+
+/// Whether an interval is narrow enough to be quoted ([`WIDEST_READABLE`]).
+pub fn readable(lo: f64, hi: f64) -> bool {
+    lo >= 0.01 && hi <= 10_000.0 && hi / lo <= WIDEST_READABLE
+}
+
+/// An interval of ratios as read: `[5.1–7.0×]`; one wider than [`WIDEST_READABLE`]
+/// (two repetitions of seven targets give bounds like 10^40) is `[wider than 10×]`.
 pub fn fmt_interval(lo: f64, hi: f64) -> String {
-    let lo = if lo < 0.01 {
-        "<0.01".to_string()
-    } else {
-        fmt_ratio(lo).trim_end_matches('×').to_string()
-    };
-    let hi = if hi > 10_000.0 {
-        ">10,000×".to_string()
-    } else {
+    if !readable(lo, hi) {
+        return "[wider than 10×]".into();
+    }
+    format!(
+        "[{}–{}]",
+        fmt_ratio(lo).trim_end_matches('×'),
         fmt_ratio(hi)
-    };
-    format!("[{lo}–{hi}]")
+    )
 }
 
 impl PhaseVerdict {
-    /// The ranking as a line of words: `tmpfs > ext4 = xfs > btrfs`; `?` between
-    /// neighbours that one repetition cannot order.
-    pub fn ranking(&self) -> String {
-        let mut s = String::new();
-        for (i, p) in self.places.iter().enumerate() {
-            if i > 0 {
-                s.push_str(match p.apart_from_above {
-                    Some(true) => " > ",
-                    Some(false) => " = ",
-                    None => " ? ",
-                });
+    /// The ratio of `pair`'s geometric means on the "worse" scale (≥ 1 but for ties).
+    fn places_value_ratio(&self, pair: &Pair) -> f64 {
+        match pair.test {
+            Some(t) => t.ratio(),
+            None => {
+                let (a, b) = (self.places[pair.above].value, self.places[pair.below].value);
+                (a / b).max(b / a)
             }
-            s.push_str(&p.target);
         }
-        s
+    }
+
+    /// The ranking as a line of words, best first, each target with its letters:
+    /// `tmpfs(a) ext4(b) xfs(bc) btrfs(c)`; targets that share a letter are not told
+    /// apart, `?` has no interval.
+    pub fn ranking(&self) -> String {
+        let each: Vec<String> = self
+            .places
+            .iter()
+            .map(|p| format!("{}({})", p.target, p.letters))
+            .collect();
+        each.join(" ")
     }
 
     /// Whether any interval exists (more than one repetition on the compared sides).
     pub fn judged(&self) -> bool {
-        self.places.iter().any(|p| p.apart_from_above.is_some())
+        self.pairs.iter().any(|p| p.test.is_some())
     }
 
-    /// What each non-best target loses: `ext4 6.0× slower [5.1–7.0]`, one string each.
+    /// The outcome of the pair of `a` and `b` (indices into `places`).
+    pub fn outcome(&self, a: usize, b: usize) -> Option<Outcome> {
+        self.pairs
+            .iter()
+            .find(|p| (p.above, p.below) == (a.min(b), a.max(b)))
+            .map(|p| p.outcome)
+    }
+
+    /// What each non-best target is against the best, one string each: `ext4 6.0× slower
+    /// [5.1–7.0×]` (told apart), `xfs as fast (within ±3%) [0.99–1.02×]`, `btrfs cannot
+    /// tell (1.93× [0.92–4.1×])`, `f2fs no ratio (a repetition of 0)`.
     pub fn ratios(&self) -> Vec<String> {
+        let margin = super::family::pct_text(self.family.margin * 100.0);
         self.places
             .iter()
             .skip(1)
-            .filter_map(|p| {
-                let r = p.vs_best?;
-                let ci =
-                    r.ci.map(|(lo, hi)| format!(" {}", fmt_interval(lo, hi)))
-                        .unwrap_or_default();
-                if r.ratio < 1.005 {
-                    return Some(format!("{} as fast{ci}", p.target));
+            .map(|p| {
+                let t = &p.target;
+                if let Some(flaw) = &p.flaw {
+                    return format!("{t} no ratio ({flaw})");
                 }
-                Some(format!("{} {} slower{ci}", p.target, fmt_ratio(r.ratio)))
+                let Some(r) = p.vs_best else {
+                    return format!("{t} cannot tell");
+                };
+                let ci = r.ci.map(|(lo, hi)| fmt_interval(lo, hi));
+                match (p.vs_best_outcome, ci) {
+                    (Some(Outcome::Apart), Some(ci)) => {
+                        format!("{t} {} slower {ci}", fmt_ratio(r.ratio))
+                    }
+                    (Some(Outcome::Within), Some(ci)) => {
+                        format!("{t} as fast (within ±{margin}%) {ci}")
+                    }
+                    (_, Some(ci)) => format!("{t} cannot tell ({} {ci})", fmt_ratio(r.ratio)),
+                    (_, None) => format!("{t} cannot tell ({}, no interval)", fmt_ratio(r.ratio)),
+                }
             })
             .collect()
     }
@@ -332,17 +548,21 @@ pub fn render(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String {
     render_head(verdicts, reps, width) + &render_body(verdicts, width)
 }
 
-/// What the verdict lines mean, and, when no interval exists anywhere, that `reps`
-/// repetitions give no verdict.
+/// What the verdict lines mean, the family's control in one line, and, when no interval
+/// exists anywhere, that `reps` repetitions give no verdict.
 pub fn render_head(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String {
     let mut out = String::new();
-    let level = (FAMILY_LEVEL * 100.0).round();
-    let head = format!(
-        "Verdict: per phase, best first; `=` not told apart, `>` told apart; \
-         n× slower than the best with its interval ({level}% family-wise per phase, \
-         Bonferroni)"
-    );
-    out.push_str(&wrap(&head, width, ""));
+    let head = "Verdict: per phase, best first; targets that share a letter are not told \
+                apart; each other target against the best: n× slower (told apart), as fast \
+                (within the margin) or cannot tell, with the interval of the ratio";
+    out.push_str(&wrap(head, width, ""));
+    if let Some(v) = verdicts.first() {
+        out.push_str(&wrap(
+            &v.family.line("pairs of sides, all phases"),
+            width,
+            "",
+        ));
+    }
     if !verdicts.iter().any(PhaseVerdict::judged) {
         out.push_str(&wrap(
             &format!(
@@ -419,43 +639,56 @@ mod tests {
     use super::*;
 
     #[test]
-    fn intervals_beyond_what_data_can_say_are_cut_to_bounds() {
+    fn intervals_too_wide_to_quote_are_not_printed_as_numbers() {
         assert_eq!(fmt_interval(5.1, 7.0), "[5.1–7.0×]");
         assert_eq!(fmt_interval(280.0, 340.0), "[280–340×]");
-        assert_eq!(fmt_interval(0.0, 7.93e44), "[<0.01–>10,000×]");
-        assert_eq!(fmt_interval(0.02, 3215.0), "[0.02–3215×]");
+        assert_eq!(fmt_interval(0.0, 7.93e44), "[wider than 10×]");
+        assert_eq!(fmt_interval(0.02, 3215.0), "[wider than 10×]");
+        assert_eq!(fmt_interval(1.64, 1077.0), "[wider than 10×]");
+        assert_eq!(fmt_interval(0.5, 4.9), "[0.50–4.9×]");
     }
 
     fn v(samples: &[(&str, Vec<f64>)], sense: Sense) -> PhaseVerdict {
         rank("smallfiles", "create", "files/s", sense, samples).unwrap()
     }
 
+    fn place<'a>(r: &'a PhaseVerdict, t: &str) -> &'a Place {
+        r.places.iter().find(|p| p.target == t).unwrap()
+    }
+
     #[test]
-    fn a_clear_winner_is_apart_and_identical_targets_are_equal() {
+    fn a_clear_winner_is_apart_and_identical_targets_are_as_fast() {
         let s = [
-            ("ext4", vec![1000.0, 1010.0, 990.0, 1005.0, 995.0]),
+            ("ext4", vec![1000.0, 1001.0, 999.0, 1000.5, 999.5]),
             ("tmpfs", vec![6000.0, 6100.0, 5900.0, 6050.0, 5950.0]),
-            ("xfs", vec![1002.0, 1012.0, 985.0, 1000.0, 998.0]),
+            ("xfs", vec![1000.2, 1001.2, 998.5, 1000.0, 999.8]),
         ];
         let r = v(&s, Sense::Rate);
         assert_eq!(r.places[0].target, "tmpfs");
         let ranking = r.ranking();
         assert!(
-            ranking == "tmpfs > ext4 = xfs" || ranking == "tmpfs > xfs = ext4",
+            ranking == "tmpfs(a) ext4(b) xfs(b)" || ranking == "tmpfs(a) xfs(b) ext4(b)",
             "{ranking}"
         );
-        let ext4 = r.places.iter().find(|p| p.target == "ext4").unwrap();
+        let ext4 = place(&r, "ext4");
         let vs = ext4.vs_best.unwrap();
         assert!((vs.ratio - 6.0).abs() < 0.1, "{vs:?}");
         let (lo, hi) = vs.ci.unwrap();
         assert!(lo > 1.0 && lo < vs.ratio && hi > vs.ratio);
+        assert_eq!(ext4.vs_best_outcome, Some(Outcome::Apart));
+        let (e, x) = (
+            r.places.iter().position(|p| p.target == "ext4").unwrap(),
+            r.places.iter().position(|p| p.target == "xfs").unwrap(),
+        );
+        assert_eq!(r.outcome(e, x), Some(Outcome::Within));
+        assert_eq!((r.family.tests, r.family.apart), (3, 2));
     }
 
     #[test]
     fn for_a_time_lower_wins_and_the_ratio_is_still_times_slower() {
         let s = [("a", vec![2.0, 2.1, 1.9]), ("b", vec![1.0, 1.05, 0.95])];
         let r = v(&s, Sense::Duration);
-        assert_eq!(r.ranking(), "b > a");
+        assert_eq!(r.ranking(), "b(a) a(b)");
         assert!((r.places[1].vs_best.unwrap().ratio - 2.0).abs() < 0.05);
         assert!(
             r.ratios()[0].starts_with("a 2.0× slower ["),
@@ -468,29 +701,114 @@ mod tests {
     fn one_repetition_orders_but_does_not_judge() {
         let s = [("a", vec![5.0]), ("b", vec![7.0])];
         let r = v(&s, Sense::Rate);
-        assert_eq!(r.ranking(), "b ? a");
+        assert_eq!(r.ranking(), "b(?) a(?)");
         assert!(!r.judged());
+        assert_eq!(r.ratios(), ["a cannot tell (1.40×, no interval)"]);
         let text = render(&[r], 1, 80);
         assert!(text.contains("no verdict can be given"), "{text}");
     }
 
     #[test]
-    fn a_target_without_a_value_is_named_and_one_alone_gets_no_verdict() {
-        let s = [("a", vec![5.0, 5.1]), ("b", vec![]), ("c", vec![6.0, 6.2])];
-        let r = v(&s, Sense::Rate);
-        assert_eq!(r.missing, ["b"]);
-        let s = [("a", vec![5.0, 5.1]), ("b", vec![0.0, 0.0])];
-        assert!(rank("w", "p", "u", Sense::Rate, &s).is_none());
+    fn two_equal_repetitions_a_side_are_not_taken_as_certain() {
+        // Issue 42: A=[100,100], B=[99,99] printed `A > B — B 1.01× slower [1.01–1.01×]`.
+        let r = v(
+            &[("a", vec![100.0, 100.0]), ("b", vec![99.0, 99.0])],
+            Sense::Rate,
+        );
+        assert_eq!(r.ranking(), "a(?) b(?)");
+        assert_eq!(r.ratios(), ["b cannot tell (1.01×, no interval)"]);
     }
 
     #[test]
-    fn the_family_level_widens_with_more_targets() {
+    fn a_target_without_a_value_is_named_and_a_zero_ranks_last() {
+        let s = [("a", vec![5.0, 5.1]), ("b", vec![]), ("c", vec![6.0, 6.2])];
+        let r = v(&s, Sense::Rate);
+        assert_eq!(r.missing, ["b"]);
+        let s = [
+            ("a", vec![5.0, 5.1, 5.05]),
+            ("z", vec![9.0, 0.0, 9.1]),
+            ("c", vec![6.0, 6.2, 6.1]),
+        ];
+        let r = v(&s, Sense::Rate);
+        assert_eq!(r.places.last().unwrap().target, "z");
+        assert!(r.missing.is_empty());
+        assert_eq!(r.ratios()[1], "z no ratio (a repetition of 0)");
+        assert!(r.ranking().ends_with("z(?)"), "{}", r.ranking());
+        let s = [("a", vec![5.0, 5.1]), ("b", vec![0.0, 0.0])];
+        assert!(rank("w", "p", "u", Sense::Rate, &s).is_some());
+        let s = [("a", vec![5.0, 5.1]), ("b", vec![])];
+        assert!(rank("w", "p", "u", Sense::Rate, &s).is_none());
+    }
+
+    /// Issue 42: A=[100,104,96,101,99], B=[97,101,93,98,96], C=[94,98,90,95,93] printed
+    /// `A = B = C` while C's interval against A excluded 1. Letters say it truthfully.
+    #[test]
+    fn a_non_transitive_result_is_shown_with_letters() {
+        let s = [
+            ("A", vec![100.0, 104.0, 96.0, 101.0, 99.0]),
+            ("B", vec![97.0, 101.0, 93.0, 98.0, 96.0]),
+            ("C", vec![94.0, 98.0, 90.0, 95.0, 93.0]),
+        ];
+        let r = v(&s, Sense::Rate);
+        let c = place(&r, "C");
+        let apart = c.vs_best_outcome == Some(Outcome::Apart);
+        let (lo, hi) = c.vs_best.unwrap().ci.unwrap();
+        // Whatever the family decides, the words, the letters and the interval agree.
+        assert_eq!(apart, lo > 1.0 || hi < 1.0);
+        let share = |x: &str, y: &str| {
+            let (a, b) = (&place(&r, x).letters, &place(&r, y).letters);
+            a.chars().any(|ch| b.contains(ch))
+        };
+        assert_eq!(share("A", "C"), !apart);
+        assert!(share("A", "B") && share("B", "C"), "{}", r.ranking());
+        assert_eq!(r.ratios()[1].contains("slower"), apart, "{:?}", r.ratios());
+    }
+
+    #[test]
+    fn letters_follow_the_pairs() {
+        let pair = |above, below, apart: bool| Pair {
+            above,
+            below,
+            test: Some(Test {
+                d: 0.0,
+                se: 1.0,
+                df: 3.0,
+                var_a: 1.0,
+                var_b: 1.0,
+            }),
+            outcome: if apart {
+                Outcome::Apart
+            } else {
+                Outcome::CannotTell
+            },
+        };
+        // 0–2 apart, 0–3, 1–3 apart; the rest not.
+        let pairs = [
+            pair(0, 1, false),
+            pair(0, 2, true),
+            pair(0, 3, true),
+            pair(1, 2, false),
+            pair(1, 3, true),
+            pair(2, 3, false),
+        ];
+        assert_eq!(letters(4, &pairs), ["a", "ab", "bc", "c"]);
+        let none: Vec<Pair> = pairs
+            .iter()
+            .map(|p| pair(p.above, p.below, false))
+            .collect();
+        assert_eq!(letters(4, &none), ["a", "a", "a", "a"]);
+        let all: Vec<Pair> = pairs.iter().map(|p| pair(p.above, p.below, true)).collect();
+        assert_eq!(letters(4, &all), ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn the_family_widens_with_more_targets() {
         let a = vec![100.0, 104.0, 97.0, 101.0];
         let b = vec![110.0, 114.0, 107.0, 111.0];
         let two = v(&[("a", a.clone()), ("b", b.clone())], Sense::Rate);
         let mut many = vec![("a", a), ("b", b)];
         for t in ["c", "d", "e", "f"] {
-            many.push((t, vec![50.0, 52.0, 49.0, 51.0]));
+            many.push((t, vec![100.0, 104.0, 97.0, 101.0]));
         }
         let many = v(&many, Sense::Rate);
         let width = |r: &PhaseVerdict| {
@@ -498,12 +816,13 @@ mod tests {
             let (lo, hi) = p.vs_best.unwrap().ci.unwrap();
             hi / lo
         };
+        assert_eq!(many.family.tests, 15);
         assert!(width(&many) > width(&two));
     }
 
     #[test]
     fn lines_break_between_words_only() {
-        let text = "smallfiles create (files/s): tmpfs > ext4 = xfs > btrfs 123456789.5";
+        let text = "smallfiles create (files/s): tmpfs(a) ext4(b) xfs(b) btrfs(c) 123456789.5";
         for w in [20, 40, 80] {
             let out = wrap(text, w, "  ");
             for word in text.split(' ') {

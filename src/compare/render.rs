@@ -3,7 +3,7 @@
 //! (which figures it gates on, at which level, and those that failed it).
 
 use super::verdict::Verdict;
-use super::{Comparison, Row};
+use super::{gate, Comparison, Row};
 use crate::report::fit::{self, Grid};
 use crate::report::terminal::fmt_num;
 use crate::result::RunResult;
@@ -76,9 +76,15 @@ fn header(c: &Comparison) -> String {
     let ta: Vec<&str> = c.pairs.iter().map(|p| p.0.as_str()).collect();
     let tb: Vec<&str> = c.pairs.iter().map(|p| p.1.as_str()).collect();
     let mut s = side("A", &c.a, &ta) + &side("B", &c.b, &tb);
-    s += "B/A is the ratio of geometric means over the repetitions; its 95% CI comes from \
+    s += "B/A is the ratio of geometric means over the repetitions; its CI comes from \
           Welch's t on the logarithms (Welch-Satterthwaite df). A verdict names a direction \
           only where the CI excludes 1.\n";
+    let _ = writeln!(
+        s,
+        "Headlines (each phase's figure that `show` prints, and scores a workload gates on): \
+         {}. The other figures: 95% each, to explore.",
+        c.family.line("headline figures")
+    );
     if c.a.run_id == c.b.run_id && c.pairs.iter().all(|(x, y)| x == y) {
         s += "note: A and B are the same measurements; no difference is expected\n";
     }
@@ -128,7 +134,7 @@ fn table(c: &Comparison) -> Grid {
         head.push("target");
     }
     head.extend([
-        "workload", "phase", "metric", "median A", "median B", "B/A", "95% CI", "n A/B", "verdict",
+        "workload", "phase", "metric", "median A", "median B", "B/A", "CI", "n A/B", "verdict",
     ]);
     let keys = if with_target { 4 } else { 3 };
     let mut t = Grid::new(head.iter().map(|h| h.to_string()).collect(), keys);
@@ -144,7 +150,13 @@ fn table(c: &Comparison) -> Grid {
             Some(l) => (
                 fmt_sig(l.ratio),
                 l.ci.map_or("—".into(), |(lo, hi)| {
-                    format!("{} – {}", fmt_sig(lo), fmt_sig(hi))
+                    // As in the verdict: bounds too far apart to quote say only that the
+                    // data cannot tell (two repetitions give bounds like 10^40).
+                    if super::rank::readable(lo, hi) {
+                        format!("{} – {}", fmt_sig(lo), fmt_sig(hi))
+                    } else {
+                        "wider than 10×".into()
+                    }
                 }),
             ),
             None => ("—".into(), "—".into()),
@@ -174,6 +186,7 @@ const TALLY_ORDER: &[&str] = &[
     "more",
     "less",
     "no significant",
+    "within",
     "cannot",
     "equal",
     "n/a",
@@ -198,55 +211,140 @@ fn tally(rows: &[Row]) -> String {
     format!("{} metrics: {}\n", rows.len(), parts.join(", "))
 }
 
+/// What `--fail-if-slower` found: what it gates on, what it could not judge, what it
+/// could not have seen, the regressions, and the outcome with its exit status.
 fn regressions(c: &Comparison) -> String {
     let Some(limit) = c.fail_if_slower else {
         return String::new();
     };
-    let bad: Vec<&Row> = c.rows.iter().filter(|r| r.regression).collect();
-    let family = format!(
-        "--fail-if-slower {limit} gates on {} figure(s), each phase's headline and the scores \
-         a workload declares, each with a {:.2}% interval (Bonferroni: 95% for all together)\n",
-        c.gated(),
-        c.gate_level() * 100.0
-    );
-    if bad.is_empty() {
-        return format!("{family}--fail-if-slower {limit}: no gated figure of B is significantly worse than A by more than {limit}%\n");
-    }
+    let k = c.gated();
     let mut s = format!(
-        "{family}--fail-if-slower {limit}: {} figure(s) of B significantly worse than A by more than {limit}%:\n",
-        bad.len()
+        "--fail-if-slower {limit} gates on {k} figure(s), each phase's headline and the \
+         scores a workload declares, judged together with the intervals at {}%; its power \
+         is planned for a single regression (a test at 0.05/{k})\n",
+        super::family::fmt_level(c.family.level)
     );
-    for r in bad {
+    let name = |r: &Row| {
+        let target = if r.target_a == r.target_b {
+            r.target_a.clone()
+        } else {
+            format!("{}→{}", r.target_a, r.target_b)
+        };
+        format!("{target} {} {} {}", r.workload, r.phase, r.metric)
+    };
+    let mut unjudged: Vec<String> = c.unjudged.clone();
+    let mut blind = Vec::new();
+    for r in c.rows.iter().filter(|r| r.gated) {
+        match &r.gate {
+            Some(gate::Check::Unjudged(why)) => unjudged.push(format!("{}: {why}", name(r))),
+            Some(gate::Check::Judged {
+                detectable_pct,
+                reps_needed,
+            }) if *detectable_pct > limit => {
+                let needs = match reps_needed {
+                    Some(n) => format!("needs {n} repetitions per side"),
+                    None => format!(
+                        "more than {} repetitions per side would be needed",
+                        super::family::MAX_REPS_FOR
+                    ),
+                };
+                let seen = if *detectable_pct >= 99.5 {
+                    "over 99".to_string()
+                } else {
+                    format!("{detectable_pct:.0}")
+                };
+                blind.push(format!(
+                    "{}: detects a slowdown of {seen}% (80% power) with {}/{} repetitions; {needs}",
+                    name(r),
+                    r.n_a,
+                    r.n_b
+                ));
+            }
+            _ => {}
+        }
+    }
+    if !unjudged.is_empty() {
+        let _ = writeln!(s, "could not judge {} gated figure(s):", unjudged.len());
+        for u in &unjudged {
+            let _ = writeln!(s, "  {u}");
+        }
+    }
+    if !blind.is_empty() {
+        let _ = writeln!(
+            s,
+            "could not see a {limit}% slowdown (80% power) in {} gated figure(s):",
+            blind.len()
+        );
+        for b in &blind {
+            let _ = writeln!(s, "  {b}");
+        }
+    }
+    let bad: Vec<&Row> = c.rows.iter().filter(|r| r.regression).collect();
+    if !bad.is_empty() {
+        let _ = writeln!(
+            s,
+            "{} figure(s) of B significantly worse than A by more than {limit}%:",
+            bad.len()
+        );
+    }
+    for r in &bad {
         let pct = match r.verdict {
             Verdict::Significant {
                 worse_pct: Some(w), ..
             } => w,
             _ => 0.0,
         };
-        let ci = r.gate_ci.map_or(String::new(), |(lo, hi)| {
-            format!(
-                ", {:.2}% CI of B/A {} – {}",
-                c.gate_level() * 100.0,
-                fmt_sig(lo),
-                fmt_sig(hi)
-            )
-        });
-        let target = if r.target_a == r.target_b {
-            r.target_a.clone()
-        } else {
-            format!("{}→{}", r.target_a, r.target_b)
-        };
+        let ci = r
+            .ratio
+            .and_then(|l| l.ci)
+            .map_or(String::new(), |(lo, hi)| {
+                format!(
+                    ", {}% CI of B/A {} – {}",
+                    super::family::fmt_level(c.family.level),
+                    fmt_sig(lo),
+                    fmt_sig(hi)
+                )
+            });
         let _ = writeln!(
             s,
-            "  {target} {} {} {}: {} ({pct:.1}% worse; median {} → {}{ci})",
-            r.workload,
-            r.phase,
-            r.metric,
+            "  {}: {} ({pct:.1}% worse; median {} → {}{ci})",
+            name(r),
             r.verdict.text(),
             fmt_sig(r.median_a),
             fmt_sig(r.median_b)
         );
     }
+    let outcome = gate::outcome(c);
+    let code = outcome.code();
+    let line = match outcome {
+        gate::Outcome::Regression => format!(
+            "--fail-if-slower {limit}: FAIL (exit {code}): {} regression(s), listed above",
+            bad.len()
+        ),
+        gate::Outcome::Unjudged => format!(
+            "--fail-if-slower {limit}: FAIL (exit {code}): no regression among the figures \
+             judged, but {} gated figure(s) could not be judged",
+            unjudged.len()
+        ),
+        gate::Outcome::CannotSee => {
+            let needs = match gate::reps_needed(c) {
+                Some(Some(n)) => format!("run {n} repetitions per side (--reps {n})"),
+                _ => format!("a {limit}% slowdown is below what any practical number of repetitions resolves here"),
+            };
+            format!(
+                "--fail-if-slower {limit}: FAIL (exit {code}): no gated figure of B is \
+                 significantly worse than A by more than {limit}%, but {} could not have \
+                 seen it; {needs}",
+                blind.len()
+            )
+        }
+        gate::Outcome::Pass => format!(
+            "--fail-if-slower {limit}: pass: no gated figure of B is significantly worse \
+             than A by more than {limit}%, and each could have seen it (80% power)"
+        ),
+    };
+    s.push_str(&line);
+    s.push('\n');
     s
 }
 

@@ -42,7 +42,7 @@ impl Sense {
     }
 
     /// The word for B moving up (`up`) or down against A.
-    fn word(self, up: bool) -> &'static str {
+    pub(super) fn word(self, up: bool) -> &'static str {
         match (self, up) {
             (Self::Rate, true) | (Self::Duration, false) => "faster",
             (Self::Rate, false) | (Self::Duration, true) => "slower",
@@ -79,6 +79,9 @@ pub enum Verdict {
     },
     /// The interval contains 1.
     NoDifference,
+    /// A headline whose interval at the family's level lies within ±this many percent
+    /// ([`super::family`]).
+    Within(f64),
     /// One repetition on a side: no interval.
     CannotJudge,
     /// Different values with no spread on either side and fewer than [`MIN_REPS_NO_SPREAD`]
@@ -99,6 +102,7 @@ impl Verdict {
                 format!("{} {word}", super::rank::fmt_ratio(*times))
             }
             Self::NoDifference => "no significant difference".into(),
+            Self::Within(pct) => format!("within ±{}%", super::family::pct_text(*pct)),
             Self::CannotJudge => "cannot judge (1 repetition)".into(),
             Self::NoSpread => "cannot judge (no spread in 2 repetitions)".into(),
             Self::Equal => "equal".into(),

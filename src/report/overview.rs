@@ -1,9 +1,10 @@
 //! The answer that opens the HTML report: a table of every workload phase (rows) by target
 //! (columns), each cell the target's ratio to the phase's best with its interval
 //! ([`crate::compare::rank`], the engine `run`, `show` and `compare` use), coloured by
-//! that ratio where the difference is significant, `=` where the data cannot tell it from
-//! the best, and every cell a link to the phase's figures further down.
+//! that ratio where the run's family told it apart, `≈` within the equivalence margin, `?`
+//! where the data cannot tell, and every cell a link to the phase's figures further down.
 
+use crate::compare::family::Outcome;
 use crate::compare::rank::{self, fmt_ratio, PhaseVerdict};
 use crate::report::charts::WorkloadFigures;
 use crate::report::svg::esc;
@@ -29,7 +30,9 @@ pub fn anchor(all: &[WorkloadFigures], workload: &str, phase: &str) -> Option<St
     })
 }
 
-/// One target's cell of a phase's row, its text linked to `href`.
+/// One target's cell of a phase's row, its text linked to `href`: shaded only where the
+/// family told it apart from the best, `≈` within the equivalence margin, `?` where the
+/// data cannot tell — the outcomes the terminal's words and letters read too.
 fn cell(v: &PhaseVerdict, target: &str, href: Option<&str>) -> String {
     let link = |text: String| match href {
         Some(h) => format!("<a href=\"{h}\">{text}</a>"),
@@ -39,27 +42,31 @@ fn cell(v: &PhaseVerdict, target: &str, href: Option<&str>) -> String {
         None => "<td>–</td>".to_string(),
         Some(0) => format!("<td class=\"best\">{}</td>", link("<b>best</b>".into())),
         Some(i) => {
-            let Some(r) = v.places[i].vs_best else {
+            let place = &v.places[i];
+            if let Some(flaw) = &place.flaw {
+                return format!("<td>{}</td>", link(format!("no ratio ({})", esc(flaw))));
+            }
+            let Some(r) = place.vs_best else {
                 return format!("<td>{}</td>", link("?".into()));
             };
-            let apart = r.significant() == Some(true);
             // The interval under the ratio, smaller, so that four targets fit a screen.
             let ci = r.ci.map_or(String::new(), |(lo, hi)| {
                 format!("<br><small>{}</small>", esc(&rank::fmt_interval(lo, hi)))
             });
-            let text = format!(
-                "{}{}{ci}",
-                if apart { "" } else { "= " },
-                esc(&fmt_ratio(r.ratio)),
-            );
-            if apart {
-                format!(
+            match place.vs_best_outcome {
+                Some(Outcome::Apart) => format!(
                     "<td style=\"background:{}\">{}</td>",
                     ratio_colour(r.ratio),
-                    link(text)
-                )
-            } else {
-                format!("<td>{}</td>", link(text))
+                    link(format!("{}{ci}", esc(&fmt_ratio(r.ratio))))
+                ),
+                Some(Outcome::Within) => format!(
+                    "<td>{}</td>",
+                    link(format!("≈ {}{ci}", esc(&fmt_ratio(r.ratio))))
+                ),
+                _ => format!(
+                    "<td>{}</td>",
+                    link(format!("? {}{ci}", esc(&fmt_ratio(r.ratio))))
+                ),
             }
         }
     }
@@ -76,10 +83,12 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
         out,
         "<section id=\"verdict\"><h2>Verdict</h2><p>Each cell: how many times slower than the \
          phase's best target (the geometric mean of its repetitions), with the interval of that \
-         ratio; shaded redder the slower where the difference is significant, <b>=</b> where \
-         the data cannot tell it from the best. Intervals are {:.0}% family-wise per phase \
-         (Bonferroni). A cell links to the phase's figures.{}</p>",
-        rank::FAMILY_LEVEL * 100.0,
+         ratio; shaded redder the slower where the difference is told apart, <b>≈</b> where \
+         it is within ±{}% of the best, <b>?</b> where the data cannot tell. In the ranking, \
+         targets that share a letter are not told apart. {} A cell links to the phase's \
+         figures.{}</p>",
+        crate::compare::family::pct_text(verdicts[0].family.margin * 100.0),
+        esc(&verdicts[0].family.line("pairs of targets, all phases")),
         if verdicts.iter().any(|v| v.judged()) {
             ""
         } else {

@@ -1,8 +1,8 @@
 //! Unit tests of the N-way ranking on runs built in memory.
 
 use super::*;
+use crate::compare::family::Test;
 use crate::compare::tests::run;
-use crate::compare::welch::log_ratio_at;
 
 const SLOW: &[f64] = &[100.0, 103.0, 98.0, 101.0];
 const FAST: &[f64] = &[200.0, 205.0, 196.0, 202.0];
@@ -30,7 +30,7 @@ fn runs_are_ranked_per_common_target_and_labelled_by_what_sets_them_apart() {
         kernel_run("20261102-000000-bbbb", "6.12.0-28-amd64", FAST, "xfs"),
         kernel_run("20261103-000000-cccc", "6.13.0-28-amd64", SLOW_TOO, "btrfs"),
     ]);
-    let r = ranking(&sides).unwrap();
+    let r = ranking(&sides, 0.03).unwrap();
     assert_eq!(r.not_common, ["xfs (in aaaa, bbbb)", "btrfs (in cccc)"]);
     assert_eq!(
         r.differ,
@@ -42,13 +42,18 @@ fn runs_are_ranked_per_common_target_and_labelled_by_what_sets_them_apart() {
     // The suffix all kernels share is left out of the labels.
     assert_eq!(g.labels, ["aaaa[6.1.0]", "bbbb[6.12.0]", "cccc[6.13.0]"]);
     let v = &g.verdicts[0];
-    assert_eq!(v.ranking(), "bbbb[6.12.0] > cccc[6.13.0] = aaaa[6.1.0]");
-    // Three sides: 2·3 − 3 = 3 comparisons, each at 1 − 0.05/3.
-    let level = 1.0 - 0.05 / 3.0;
-    let want = log_ratio_at(SLOW, FAST, level).unwrap();
+    assert_eq!(
+        v.ranking(),
+        "bbbb[6.12.0](a) cccc[6.13.0](b) aaaa[6.1.0](b)"
+    );
+    // Three sides: all 3 pairs in the family, two told apart (Benjamini-Hochberg), so
+    // every interval is at 1 − 2·0.05/3.
+    assert_eq!((v.family.tests, v.family.apart), (3, 2));
+    let level = 1.0 - 2.0 * 0.05 / 3.0;
+    assert!((v.family.level - level).abs() < 1e-12);
+    let want = Test::of(SLOW, FAST).unwrap().interval(level);
     let aaaa = v.places.iter().find(|p| p.target == "aaaa[6.1.0]").unwrap();
-    assert_eq!(aaaa.vs_best, Some(want));
-    assert!(log_ratio_at(SLOW, FAST, 0.95).unwrap().ci.unwrap().0 > want.ci.unwrap().0);
+    assert_eq!(aaaa.vs_best.unwrap().ci, Some(want));
     let text = render(&r, 80);
     assert!(text.contains("== target ext4 =="), "{text}");
     assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
@@ -71,7 +76,7 @@ fn the_trait_that_alone_tells_the_sides_apart_labels_them() {
     ] {
         r.targets[0].requested_mount_opts = opts.into();
     }
-    let r = ranking(&whole(vec![a.clone(), b.clone(), c])).unwrap();
+    let r = ranking(&whole(vec![a.clone(), b.clone(), c]), 0.03).unwrap();
     let g = &r.groups[0];
     assert_eq!(
         g.labels,
@@ -86,13 +91,13 @@ fn the_trait_that_alone_tells_the_sides_apart_labels_them() {
     let mut c = a.clone();
     c.run_id = "C".into();
     c.host.kernel = "6.19".into();
-    let r = ranking(&whole(vec![a.clone(), b, c])).unwrap();
+    let r = ranking(&whole(vec![a.clone(), b, c]), 0.03).unwrap();
     assert_eq!(
         r.groups[0].labels,
         ["A[defaults,6.18]", "B[noatime,6.18]", "C[defaults,6.19]"]
     );
     // Nothing differs: the run itself, given twice, is told apart by number.
-    let r = ranking(&whole(vec![a.clone(), a.clone(), a])).unwrap();
+    let r = ranking(&whole(vec![a.clone(), a.clone(), a]), 0.03).unwrap();
     assert_eq!(r.groups[0].labels, ["A", "A#2", "A#3"]);
     assert!(r.differ.is_empty());
 }
@@ -112,9 +117,9 @@ fn targets_of_one_run_go_by_their_names_and_a_whole_run_by_its_counterpart() {
         .iter()
         .map(|t| (one.clone(), Some(t.to_string())))
         .collect();
-    let r = ranking(&sides).unwrap();
+    let r = ranking(&sides, 0.03).unwrap();
     assert_eq!(r.groups[0].labels, ["ext4", "xfs", "tmpfs"]);
-    assert_eq!(r.groups[0].verdicts[0].ranking(), "tmpfs > xfs = ext4");
+    assert_eq!(r.groups[0].verdicts[0].ranking(), "tmpfs(a) xfs(b) ext4(b)");
     assert!(r.groups[0].target.is_none());
     // A whole run among RUN:TARGET sides stands for the target named.
     let other = kernel_run("S", "6.19", FAST, "btrfs");
@@ -123,14 +128,14 @@ fn targets_of_one_run_go_by_their_names_and_a_whole_run_by_its_counterpart() {
         (one.clone(), Some("xfs".to_string())),
         (other, None),
     ];
-    let r = ranking(&sides).unwrap();
+    let r = ranking(&sides, 0.03).unwrap();
     assert_eq!(
         r.groups[0].labels,
         ["R:ext4[6.18]", "R:xfs[6.18]", "S:ext4[6.19]"]
     );
     assert_eq!(
         r.groups[0].verdicts[0].ranking(),
-        "S:ext4[6.19] > R:xfs[6.18] = R:ext4[6.18]"
+        "S:ext4[6.19](a) R:xfs[6.18](b) R:ext4[6.18](b)"
     );
 }
 
@@ -144,7 +149,7 @@ fn one_filesystem_across_runs_goes_by_its_options() {
             (r, Some("ext4".to_string()))
         })
         .collect();
-    let r = ranking(&sides).unwrap();
+    let r = ranking(&sides, 0.03).unwrap();
     let want = ["R:ext4[defaults]", "S:ext4[noatime]", "T:ext4[sync]"];
     assert_eq!(r.groups[0].labels, want);
     // Different filesystems: their options are no distinction; nothing else differs.
@@ -155,7 +160,7 @@ fn one_filesystem_across_runs_goes_by_its_options() {
         sides[1].clone(),
         (other, Some("ext4".into())),
     ];
-    let r = ranking(&sides).unwrap();
+    let r = ranking(&sides, 0.03).unwrap();
     assert_eq!(r.groups[0].labels, ["R:ext4", "S:ext4", "T:ext4"]);
 }
 
@@ -163,7 +168,7 @@ fn one_filesystem_across_runs_goes_by_its_options() {
 fn runs_without_a_common_target_or_phase_are_usage_errors() {
     let a = run("A", &["ext4"], &[("ext4", "w", "p", SLOW)]);
     let b = run("B", &["xfs"], &[("xfs", "w", "p", SLOW)]);
-    let err = ranking(&whole(vec![a.clone(), b, a.clone()])).unwrap_err();
+    let err = ranking(&whole(vec![a.clone(), b, a.clone()]), 0.03).unwrap_err();
     let text = format!("{err:#}");
     assert!(
         text.contains("no target name in common: A (ext4), B (xfs), A (ext4)"),
@@ -172,6 +177,6 @@ fn runs_without_a_common_target_or_phase_are_usage_errors() {
     assert_eq!(crate::error::exit_code(&err), 2);
     let c = run("C", &["ext4"], &[("ext4", "v", "q", SLOW)]);
     let d = run("D", &["ext4"], &[("ext4", "u", "r", SLOW)]);
-    let err = ranking(&whole(vec![a, c, d])).unwrap_err();
+    let err = ranking(&whole(vec![a, c, d]), 0.03).unwrap_err();
     assert!(format!("{err}").contains("nothing to rank"), "{err}");
 }

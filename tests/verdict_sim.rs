@@ -1,0 +1,354 @@
+//! A Monte-Carlo simulation of the shipped verdict code (issue 42): synthetic runs go
+//! through the library's own ranking (`compare::rank::verdicts`, what `run` prints), the
+//! `--reps auto` stopping rule (`reps::settled`) and the CI gate (`compare::compare_runs`
+//! with `--fail-if-slower`), and the error rates and power they give are checked.
+//!
+//! Samples: each repetition's headline is 1000 times a noise factor of coefficient of
+//! variation 2, 5 or 15%, drawn normal, lognormal, heavy-tailed (Student's t, 3 df) or
+//! lognormal with one outlier (one repetition of one target of one phase halved).
+//!
+//! The CI run is brief (a few hundred simulated runs per check, about 30 s in a debug
+//! build); `FSARENA_SIM_SCALE=10 cargo test --test verdict_sim -- --nocapture --test-threads 1`
+//! runs ten times as many and prints the table kept in docs/compare.md. Each check
+//! allows the Monte-Carlo error: an estimated rate passes when it is within 2.33 standard
+//! errors (one-sided 99%) of the bound.
+
+use fsarena::compare::family::Outcome;
+use fsarena::compare::rank;
+use fsarena::result::{RunResult, Trial};
+use std::path::Path;
+
+/// xorshift64*: a small, seeded generator, so that every run of the test sees the same
+/// samples.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform on (0, 1).
+    fn uniform(&mut self) -> f64 {
+        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// Standard normal (Box–Muller).
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.uniform(), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.uniform() * n as f64) as usize % n
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Shape {
+    Normal,
+    LogNormal,
+    HeavyTailed,
+    OneOutlier,
+}
+
+const SHAPES: [Shape; 4] = [
+    Shape::Normal,
+    Shape::LogNormal,
+    Shape::HeavyTailed,
+    Shape::OneOutlier,
+];
+
+/// One repetition's noise factor of coefficient of variation `cv`.
+fn noise(rng: &mut Rng, shape: Shape, cv: f64) -> f64 {
+    match shape {
+        Shape::Normal => (1.0 + cv * rng.normal()).max(0.05),
+        Shape::LogNormal | Shape::OneOutlier => (cv * rng.normal()).exp(),
+        Shape::HeavyTailed => {
+            // t with 3 df has variance 3: z / sqrt(chi²₃/3), scaled to sd cv.
+            let chi: f64 = (0..3).map(|_| rng.normal().powi(2)).sum();
+            let t = rng.normal() / (chi / 3.0).sqrt();
+            (1.0 + cv * t / 3f64.sqrt()).max(0.05)
+        }
+    }
+}
+
+/// `values[target][phase][rep]` drawn around 1000·`scale[target][phase]`.
+fn draw(
+    rng: &mut Rng,
+    shape: Shape,
+    cv: f64,
+    scale: &[Vec<f64>],
+    reps: usize,
+) -> Vec<Vec<Vec<f64>>> {
+    let mut v: Vec<Vec<Vec<f64>>> = scale
+        .iter()
+        .map(|phases| {
+            phases
+                .iter()
+                .map(|s| {
+                    (0..reps)
+                        .map(|_| 1000.0 * s * noise(rng, shape, cv))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    if shape == Shape::OneOutlier {
+        let t = rng.below(v.len());
+        let p = rng.below(v[t].len());
+        let r = rng.below(reps);
+        v[t][p][r] *= 0.5;
+    }
+    v
+}
+
+/// The fixture run and one of its trials, to build synthetic runs from.
+fn template() -> (RunResult, Trial) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run.json");
+    let run: RunResult = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut t = run.trials[0].clone();
+    t.label = "w".into();
+    t.workload = "w".into();
+    t.status = "ok".into();
+    t.phases.truncate(1);
+    t.phases[0].primary = "ops_per_s".into();
+    t.phases[0].extra.clear();
+    (run, t)
+}
+
+/// A run of `values[target][phase][rep]`: targets `t0`, `t1`, …, phases `p0`, `p1`, …
+fn run_of(base: &(RunResult, Trial), values: &[Vec<Vec<f64>>]) -> RunResult {
+    let (run, trial) = base;
+    let mut r = run.clone();
+    r.targets = (0..values.len())
+        .map(|i| {
+            let mut t = run.targets[0].clone();
+            t.name = format!("t{i}");
+            t
+        })
+        .collect();
+    r.trials.clear();
+    let reps = values[0][0].len();
+    for rep in 0..reps {
+        for (i, phases) in values.iter().enumerate() {
+            let mut t = trial.clone();
+            t.target = format!("t{i}");
+            t.rep = rep as u32 + 1;
+            let one = t.phases[0].clone();
+            t.phases = phases
+                .iter()
+                .enumerate()
+                .map(|(j, xs)| {
+                    let mut p = one.clone();
+                    p.name = format!("p{j}");
+                    p.ops_per_s = xs[rep];
+                    p
+                })
+                .collect();
+            r.trials.push(t);
+        }
+    }
+    r
+}
+
+/// How many times the brief run's trial counts `FSARENA_SIM_SCALE` asks for.
+fn scale() -> usize {
+    std::env::var("FSARENA_SIM_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+}
+
+/// Whether `hits` of `n` is within Monte-Carlo error of at most `bound`.
+fn at_most(hits: usize, n: usize, bound: f64) -> bool {
+    let p = hits as f64 / n as f64;
+    p <= bound + 2.33 * (bound * (1.0 - bound) / n as f64).sqrt()
+}
+
+/// Whether `hits` of `n` is within Monte-Carlo error of at least `bound`.
+fn at_least(hits: usize, n: usize, bound: f64) -> bool {
+    let p = hits as f64 / n as f64;
+    p >= bound - 2.33 * (bound * (1.0 - bound) / n as f64).sqrt()
+}
+
+fn any_apart(v: &[rank::PhaseVerdict]) -> bool {
+    v.iter()
+        .any(|v| v.pairs.iter().any(|p| p.outcome == Outcome::Apart))
+}
+
+/// A/A: targets that are all the same call no difference anywhere in the run, at most 5%
+/// of the time, for 2 to 7 targets and 1 to 60 phases.
+#[test]
+fn identical_targets_call_a_difference_in_at_most_five_percent_of_runs() {
+    let base = template();
+    let mut rng = Rng(0x5eed_0042);
+    let mut failed = Vec::new();
+    println!("| targets | phases | reps | shape | CV | runs | runs calling a difference |");
+    println!("|---|---|---|---|---|---|---|");
+    // (targets, phases, repetitions, runs in the brief test)
+    for (i, &(k, phases, reps, runs)) in [
+        (2, 1, 3, 800),
+        (2, 1, 10, 400),
+        (2, 30, 3, 300),
+        (3, 10, 5, 300),
+        (4, 60, 3, 100),
+        (5, 5, 3, 300),
+        (7, 1, 3, 400),
+        (7, 60, 3, 60),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let shape = SHAPES[i % SHAPES.len()];
+        let cv = [0.02, 0.05, 0.15][i % 3];
+        let runs = runs * scale();
+        let flat = vec![vec![1.0; phases]; k];
+        let mut hits = 0;
+        for _ in 0..runs {
+            let run = run_of(&base, &draw(&mut rng, shape, cv, &flat, reps));
+            hits += usize::from(any_apart(&rank::verdicts(&run)));
+        }
+        println!(
+            "| {k} | {phases} | {reps} | {shape:?} | {:.0}% | {runs} | {:.1}% |",
+            cv * 100.0,
+            100.0 * hits as f64 / runs as f64
+        );
+        if !at_most(hits, runs, 0.05) {
+            failed.push(format!("{k} targets, {phases} phases: {hits} of {runs}"));
+        }
+    }
+    assert!(failed.is_empty(), "A/A run-level rate over 5%: {failed:?}");
+}
+
+/// `--reps auto` repetitions of two targets on one phase until the rule stops: the
+/// values and the repetitions taken.
+fn auto_run(
+    rng: &mut Rng,
+    base: &(RunResult, Trial),
+    shape: Shape,
+    cv: f64,
+    scale: &[Vec<f64>],
+) -> (RunResult, usize) {
+    let rule = fsarena::reps::AutoReps::new(None, None, None).unwrap();
+    let max = rule.max as usize;
+    let values = draw(rng, shape, cv, scale, max);
+    let mut reps = fsarena::reps::MIN_REPS as usize;
+    loop {
+        let now: Vec<Vec<Vec<f64>>> = values
+            .iter()
+            .map(|ph| ph.iter().map(|xs| xs[..reps].to_vec()).collect())
+            .collect();
+        let run = run_of(base, &now);
+        if reps >= max || fsarena::reps::settled(&rule, &run) {
+            return (run, reps);
+        }
+        reps += 1;
+    }
+}
+
+/// `--reps auto` stops on precision only: with identical targets the verdict at the
+/// repetitions it chose calls a difference at most 5% of the time (per phase); a true 10%
+/// difference at CV 5% is told apart in at least 80% of runs.
+#[test]
+fn reps_auto_keeps_the_error_rate_and_finds_a_ten_percent_difference() {
+    let base = template();
+    let mut rng = Rng(0xa070);
+    let same = vec![vec![1.0], vec![1.0]];
+    println!("| --reps auto, 2 targets, 1 phase | shape | CV | runs | told apart | mean reps |");
+    println!("|---|---|---|---|---|---|");
+    let mut failed = Vec::new();
+    for (i, cv) in [0.02, 0.05, 0.15].into_iter().enumerate() {
+        let shape = SHAPES[i % SHAPES.len()];
+        let runs = 300 * scale();
+        let (mut hits, mut reps) = (0, 0);
+        for _ in 0..runs {
+            let (run, n) = auto_run(&mut rng, &base, shape, cv, &same);
+            hits += usize::from(any_apart(&rank::verdicts(&run)));
+            reps += n;
+        }
+        println!(
+            "| A/A | {shape:?} | {:.0}% | {runs} | {:.1}% | {:.1} |",
+            cv * 100.0,
+            100.0 * hits as f64 / runs as f64,
+            reps as f64 / runs as f64
+        );
+        if !at_most(hits, runs, 0.05) {
+            failed.push(format!("A/A at CV {cv}: {hits} of {runs}"));
+        }
+    }
+    let slower = vec![vec![1.0], vec![0.9]];
+    for shape in [Shape::LogNormal, Shape::Normal] {
+        let runs = 300 * scale();
+        let (mut hits, mut reps) = (0, 0);
+        for _ in 0..runs {
+            let (run, n) = auto_run(&mut rng, &base, shape, 0.05, &slower);
+            let v = rank::verdicts(&run);
+            let right = v[0].places[0].target == "t0"
+                && v[0].places[1].vs_best_outcome == Some(Outcome::Apart);
+            hits += usize::from(right);
+            reps += n;
+        }
+        println!(
+            "| 10% slower | {shape:?} | 5% | {runs} | {:.1}% | {:.1} |",
+            100.0 * hits as f64 / runs as f64,
+            reps as f64 / runs as f64
+        );
+        if !at_least(hits, runs, 0.8) {
+            failed.push(format!("10% at CV 5% ({shape:?}): {hits} of {runs}"));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:?}");
+}
+
+/// The gate: two runs of identical targets fail with a false regression (exit 3) at most
+/// 5% of the time over 10 gated phases; a true 20% loss of one phase fails it in at least
+/// 80% of runs at the repetitions the gate asks for.
+#[test]
+fn the_gate_errs_at_most_five_percent_and_sees_what_it_asks_for() {
+    use fsarena::compare::compare_runs;
+    use fsarena::error::exit;
+    let base = template();
+    let mut rng = Rng(0x9a7e);
+    let phases = 10;
+    let cv = 0.05;
+    let flat = vec![vec![1.0; phases]];
+    let runs = 200 * scale();
+    let mut false_fail = 0;
+    let mut asked = Vec::new();
+    for _ in 0..runs {
+        let a = run_of(&base, &draw(&mut rng, Shape::LogNormal, cv, &flat, 5));
+        let b = run_of(&base, &draw(&mut rng, Shape::LogNormal, cv, &flat, 5));
+        let c = compare_runs(a, None, b, None, Some(10.0)).unwrap();
+        false_fail += usize::from(c.exit_code() == exit::REGRESSION);
+        if let Some(Some(n)) = fsarena::compare::gate::reps_needed(&c) {
+            asked.push(n);
+        }
+    }
+    // The repetitions per side the gate asked for most often, to see 10%.
+    asked.sort_unstable();
+    let n = asked.get(asked.len() / 2).copied().unwrap_or(5);
+    let mut slow = vec![vec![1.0; phases]];
+    slow[0][0] = 0.8;
+    let mut found = 0;
+    for _ in 0..runs {
+        let a = run_of(&base, &draw(&mut rng, Shape::LogNormal, cv, &flat, n));
+        let b = run_of(&base, &draw(&mut rng, Shape::LogNormal, cv, &slow, n));
+        let c = compare_runs(a, None, b, None, Some(10.0)).unwrap();
+        found += usize::from(c.exit_code() == exit::REGRESSION);
+    }
+    println!("| gate, 10 phases, CV 5%, --fail-if-slower 10 | runs | rate |");
+    println!("|---|---|---|");
+    println!(
+        "| A/A at 5 reps: exit 3 | {runs} | {:.1}% |",
+        100.0 * false_fail as f64 / runs as f64
+    );
+    println!(
+        "| one phase 20% slower at {n} reps (asked for): exit 3 | {runs} | {:.1}% |",
+        100.0 * found as f64 / runs as f64
+    );
+    assert!(at_most(false_fail, runs, 0.05), "{false_fail} of {runs}");
+    assert!(at_least(found, runs, 0.8), "{found} of {runs} at {n} reps");
+}

@@ -268,9 +268,11 @@ pub fn net_opts(data: &[u8]) {
         check_net(&spec);
         // Without --allow-ssh-commands, sshfs gets no option that runs a program.
         if spec.kind == NetKind::Sshfs {
+            // argv is `sshfs SOURCE MOUNTPOINT -o OPTIONS`: the options fsarena passes
+            // are the word after its own `-o`.
             let (argv, _) = spec.mount_command("/var/tmp/fsarena/mnt/x");
-            for a in &argv[1..] {
-                let found = crate::provision::net::ssh_command_option(a);
+            for w in argv.windows(2).filter(|w| w[0] == "-o") {
+                let found = crate::provision::net::ssh_command_option(&w[1]);
                 assert!(found.is_none(), "{found:?} in {argv:?}");
             }
         }

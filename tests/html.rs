@@ -229,9 +229,10 @@ fn a_default_style_report_is_small_and_folds_the_lesser_figures() {
 }
 
 /// Runs headless Chromium on `page` in a phone-width window, returning its stderr log and
-/// the screenshot's pixels.
+/// the screenshot's pixels. 8000 px tall: on a phone the verdict is a card a phase (about
+/// 110 px each), and the charts under it must still be in the shot.
 fn chromium(page: &Path, shot: &Path) -> (String, resvg::tiny_skia::Pixmap) {
-    chromium_at(page, shot, "420,6000")
+    chromium_at(page, shot, "420,8000")
 }
 
 /// [`chromium`] in a window of `size` (`W,H`).

@@ -229,9 +229,10 @@ fn a_default_style_report_is_small_and_folds_the_lesser_figures() {
 }
 
 /// Runs headless Chromium on `page` in a phone-width window, returning its stderr log and
-/// the screenshot's pixels.
+/// the screenshot's pixels. 8000 px tall: on a phone the verdict is a card a phase (about
+/// 110 px each), and the charts under it must still be in the shot.
 fn chromium(page: &Path, shot: &Path) -> (String, resvg::tiny_skia::Pixmap) {
-    chromium_at(page, shot, "420,6000")
+    chromium_at(page, shot, "420,8000")
 }
 
 /// [`chromium`] in a window of `size` (`W,H`).
@@ -445,17 +446,41 @@ fn run_writes_the_report_of_the_stored_run() {
     assert_eq!(std::fs::read_to_string(&again).unwrap(), html);
 }
 
-/// The right edges (CSS px) of every verdict cell but the phase names, as Chromium lays
-/// out `page` in a window `width` px wide, and whether the ranking column is shown: a
-/// script added to this test's copy only writes them into the page, read back from
-/// `--dump-dom`.
-fn verdict_edges(dir: &Path, page: &str, width: u32) -> (Vec<f64>, bool) {
-    let probe = "<script>for(const c of document.querySelectorAll('table.verdict td')){\
-        c.setAttribute('data-right',c.getBoundingClientRect().right)}\
-        document.body.setAttribute('data-width',document.documentElement.clientWidth)</script>";
-    let i = page.rfind("</body>").unwrap();
-    let copy = dir.join(format!("probe{width}.html"));
-    std::fs::write(&copy, format!("{}{probe}{}", &page[..i], &page[i..])).unwrap();
+/// Where headless Chromium lays out the verdict of `page` in a frame `width` px wide (a
+/// headless window is never narrower than 500 px, a frame is): a script in the frame
+/// writes, into a `<pre id="probe">` of the framing page, the frame's viewport width, the
+/// display of the verdict's head and each target cell's box, read back from the dumped
+/// DOM. A screenshot of the same frame goes to `shot`.
+fn verdict_layout(page: &str, dir: &Path, width: u32, shot: &Path) -> serde_json::Value {
+    const PROBE: &str = "<script>\
+        const t = document.querySelector('table.verdict');\
+        const cells = [...t.querySelectorAll('tbody td[data-target]')].map(c => {\
+          const r = c.getBoundingClientRect();\
+          return {target: c.dataset.target, left: r.left, right: r.right, top: r.top,\
+                  row: [...t.tBodies[0].rows].indexOf(c.parentElement),\
+                  display: getComputedStyle(c).display,\
+                  label: getComputedStyle(c, '::before').content};\
+        });\
+        const p = parent.document.createElement('pre');\
+        p.id = 'probe';\
+        p.textContent = JSON.stringify({viewport: document.documentElement.clientWidth,\
+          head: getComputedStyle(t.tHead).display, cells});\
+        parent.document.body.append(p);\
+        </script>";
+    let probed = page.replace("</body>", &format!("{PROBE}</body>"));
+    let frame = dir.join(format!("frame{width}.html"));
+    std::fs::write(
+        &frame,
+        format!(
+            "<!DOCTYPE html><html><body style=\"margin:0\"><iframe srcdoc=\"{}\" \
+             style=\"width:{width}px;height:3000px;border:0;display:block\"></iframe></body></html>",
+            probed.replace('&', "&amp;").replace('"', "&quot;")
+        ),
+    )
+    .unwrap();
+    let size = format!("{},3000", width.max(500));
+    let (log, _) = chromium_at(&frame, shot, &size);
+    assert!(console_lines(&log).is_empty(), "console: {log}");
     let out = std::process::Command::new("timeout")
         .args([
             "120",
@@ -464,35 +489,32 @@ fn verdict_edges(dir: &Path, page: &str, width: u32) -> (Vec<f64>, bool) {
             "--no-sandbox",
             "--disable-gpu",
         ])
-        .args(["--disable-dev-shm-usage", "--no-first-run", "--dump-dom"])
-        .arg(format!("--window-size={width},3000"))
-        .arg(format!("file://{}", copy.display()))
+        .args(["--disable-dev-shm-usage", "--no-first-run"])
+        .args([
+            &format!("--window-size={size}"),
+            "--virtual-time-budget=2000",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", frame.display()))
         .output()
         .unwrap();
     assert!(out.status.success(), "chromium failed: {out:?}");
-    let dom = String::from_utf8_lossy(&out.stdout).into_owned();
-    let table = &dom[dom.find("<table class=\"verdict\"").expect("a verdict")..];
-    let table = &table[..table.find("</table>").unwrap()];
-    let mut edges = Vec::new();
-    let mut ranking_shown = false;
-    for row in table.split("<tr>").skip(2) {
-        for (k, td) in row.split("<td").skip(1).enumerate() {
-            let right: f64 = attr(td, "data-right").expect("probed").parse().unwrap();
-            if k == 0 {
-                // The ranking: hidden (a zero box) on a phone, a column on a desktop.
-                ranking_shown |= right > 0.0;
-            } else {
-                edges.push(right);
-            }
-        }
-    }
-    (edges, ranking_shown)
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let start = dom.find("<pre id=\"probe\">").expect("the probe ran") + 16;
+    let json = &dom[start..start + dom[start..].find("</pre>").unwrap()];
+    let json = json
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
 }
 
-/// On a 390 px phone every ratio cell of a four-target verdict is within the screen (the
-/// ranking column gives way); at 1280 px the verdict is the desktop table with it.
+/// On a phone (390 px) every target's ratio of every phase lies inside the window, without
+/// scrolling sideways — one card a phase — while a desktop window (1280 px) keeps the
+/// table: a head of target names and each phase's cells side by side on one line.
+/// Screenshots of both are kept in the test's temp dir for a failure to be looked at.
 #[test]
-fn the_verdict_fits_a_phone_and_keeps_its_desktop_table() {
+fn the_verdict_fits_a_phone_and_stays_a_table_on_a_desktop() {
     if std::process::Command::new("chromium")
         .arg("--version")
         .output()
@@ -502,18 +524,46 @@ fn the_verdict_fits_a_phone_and_keeps_its_desktop_table() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let page = fsarena::report::html::render(&four_target_run());
-    let (phone, ranking) = verdict_edges(dir.path(), &page, 390);
-    assert!(phone.len() >= 4 * 10, "{} cells", phone.len());
-    assert!(!ranking, "the ranking column is hidden on a phone");
-    for right in &phone {
+    let run = four_target_run();
+    let page = fsarena::report::html::render(&run);
+    let phone = verdict_layout(&page, dir.path(), 390, &dir.path().join("390.png"));
+    let cells = phone["cells"].as_array().unwrap();
+    let phases = page.matches("<h3 id=\"w").count();
+    assert_eq!(cells.len(), 4 * phases, "{phone}");
+    let viewport = phone["viewport"].as_f64().unwrap();
+    assert!((300.0..=390.0).contains(&viewport), "{phone}");
+    for c in cells {
+        let (left, right) = (c["left"].as_f64().unwrap(), c["right"].as_f64().unwrap());
         assert!(
-            *right <= 390.0,
-            "a ratio cell ends at {right} px, off a 390 px screen"
+            left >= 0.0 && right <= viewport,
+            "a verdict cell outside the {viewport} px window (see {}): {c}",
+            dir.path().join("390.png").display()
         );
+        // Shown (not hidden to fit), and under its target's name, the head being gone.
+        assert!(right - left > 40.0, "{c}");
+        let label = format!("\"{}\"", c["target"].as_str().unwrap());
+        assert_eq!(c["label"].as_str(), Some(label.as_str()), "{c}");
     }
-    let (desk, ranking) = verdict_edges(dir.path(), &page, 1280);
-    assert_eq!(desk.len(), phone.len());
-    assert!(ranking, "the desktop table has its ranking column");
-    assert!(desk.iter().all(|r| *r <= 1280.0));
+    let desk = verdict_layout(&page, dir.path(), 1280, &dir.path().join("1280.png"));
+    assert_eq!(desk["head"], "table-header-group", "{desk}");
+    let cells = desk["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4 * phases);
+    for c in cells {
+        assert_eq!(c["display"], "table-cell", "{c}");
+        assert!(c["right"].as_f64().unwrap() <= desk["viewport"].as_f64().unwrap());
+    }
+    // Side by side: a row's cells share their top and go left to right in the head's order.
+    for row in cells.chunks(4) {
+        assert!(row.iter().all(|c| c["row"] == row[0]["row"]), "{row:?}");
+        assert!(row.iter().all(|c| c["top"] == row[0]["top"]), "{row:?}");
+        assert!(row
+            .windows(2)
+            .all(|p| p[0]["right"].as_f64() <= p[1]["left"].as_f64()));
+    }
+    let names: Vec<&str> = cells[..4]
+        .iter()
+        .map(|c| c["target"].as_str().unwrap())
+        .collect();
+    let head: Vec<&str> = run.targets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, head);
 }

@@ -207,7 +207,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 fits(&fsarena::plan::canon::estimate_line(&built.plan, &times))
             );
             println!();
-            print!("{}", fsarena::plan::programs::describe(&programs, width));
+            print!(
+                "{}",
+                redact(&fsarena::plan::programs::describe(&programs, width))
+            );
             println!("{}", fits(&format!("plan {} is valid", a.file.display())));
             Ok(exit::OK)
         }

@@ -316,6 +316,21 @@ mod tests {
     }
 
     #[test]
+    fn run_notes_say_the_plans_own_commands_only() {
+        assert!(run_notes(&Programs::default()).is_empty());
+        let p = Programs {
+            commands: vec![OwnCommand {
+                from: "command:run".into(),
+                line: "make".into(),
+            }],
+            programs: vec!["sh"],
+        };
+        let notes = run_notes(&p);
+        assert_eq!(notes.len(), 2);
+        assert!(notes[1].ends_with("command:run: make"), "{notes:?}");
+    }
+
+    #[test]
     fn allowed_ssh_options_are_commands_of_the_plan() {
         let net = NetSpec::parse_allowing(
             "sshfs=u@h:/p,reconnect,ProxyCommand=sh -c 'x',IdentityFile=/k",

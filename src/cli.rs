@@ -152,8 +152,9 @@ pub struct SetupArgs {
 #[derive(Debug, Subcommand)]
 pub enum PlanCommand {
     /// Validate a plan file and print its expanded matrix (every target with its filesystem,
-    /// mkfs and mount options and size), its workloads, and an estimated duration from this
-    /// host's stored trials. Touches no disk; exit status 2 when the plan is invalid.
+    /// mkfs and mount options and size), its workloads, an estimated duration from this
+    /// host's stored trials, and every command the plan runs as root and every program
+    /// fsarena runs for it. Touches no disk; exit status 2 when the plan is invalid.
     Check(PlanCheckArgs),
 }
 
@@ -162,6 +163,10 @@ pub struct PlanCheckArgs {
     /// The plan file (TOML).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+    /// Print JSON instead: `{"valid": true, "commands": [...], "programs": [...]}`, the
+    /// plan's own commands (which run as root) and fsarena's programs it will run.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

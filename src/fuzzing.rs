@@ -116,6 +116,25 @@ pub fn plan_toml(data: &[u8]) {
     let _ = crate::plan::canon::estimate_line(&plan, &[]);
     assert!(!plan.targets.is_empty() && !plan.workloads.is_empty());
     assert!((1..=crate::plan::MAX_REPS).contains(&plan.policy.reps));
+    // A plan is a program (issue 43): what it runs of its own is only what its command
+    // workloads say, and everything else is one of fsarena's own programs.
+    let programs = crate::plan::programs::of(&plan);
+    let runs_commands = plan.workloads.iter().any(|w| {
+        (crate::plan::programs::COMMAND_PARAMS.iter()).any(|(name, _)| *name == w.info.name)
+    });
+    if runs_commands {
+        // `run` is required: every command workload has at least that line.
+        assert!(!programs.commands.is_empty());
+    } else {
+        assert!(programs.commands.is_empty(), "{:?}", programs.commands);
+    }
+    for name in &programs.programs {
+        assert!(
+            crate::plan::programs::why(name).is_some(),
+            "{name} is not one of fsarena's own programs"
+        );
+    }
+    let _ = crate::plan::programs::describe(&programs, 80);
 }
 
 /// `fsarena run`'s command line with `--dir` (a directory target, nothing to make) and

@@ -176,6 +176,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Plan(PlanCommand::Check(a)) => {
             let file = fsarena::plan::file::load(&a.file)?;
             let built = fsarena::plan::build::build(&file, &Default::default())?;
+            let programs = fsarena::plan::programs::of(&built.plan);
+            if a.json {
+                let json = fsarena::plan::programs::json(&programs);
+                println!("{}", redact(&serde_json::to_string_pretty(&json)?));
+                return Ok(exit::OK);
+            }
             let width = fsarena::report::fit::width();
             let fits = |line: &str| fsarena::report::fit::wrap(line, width, 4);
             print!("{}", built.plan.describe(width));
@@ -199,6 +205,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             println!(
                 "{}",
                 fits(&fsarena::plan::canon::estimate_line(&built.plan, &times))
+            );
+            println!();
+            print!(
+                "{}",
+                redact(&fsarena::plan::programs::describe(&programs, width))
             );
             println!("{}", fits(&format!("plan {} is valid", a.file.display())));
             Ok(exit::OK)

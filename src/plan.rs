@@ -8,6 +8,7 @@ pub mod file;
 pub mod imagedir;
 pub mod located;
 pub mod matrix;
+pub mod programs;
 pub mod room;
 
 use crate::cli::RunArgs;

@@ -63,6 +63,10 @@ pub fn execute(
             "--resume cannot continue an MPI run: start it again",
         ));
     }
+    // Before anything is made: what of the plan runs as root as its author wrote it.
+    for line in crate::plan::programs::run_notes(&crate::plan::programs::of(plan)) {
+        progress.note(&line);
+    }
     let previous = match &plan.resume {
         Some(run) => {
             let s = store.as_deref().ok_or_else(|| {

@@ -133,6 +133,103 @@ fn every_example_plan_checks() {
     assert!(n >= 5, "{n} example plans");
 }
 
+/// `plan check --json` of `path`: its exit status and the JSON.
+fn check_json(path: &Path) -> (i32, serde_json::Value) {
+    let db = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("fsarena")
+        .unwrap()
+        .arg("--db")
+        .arg(db.path().join("none.db"))
+        .args(["plan", "check", "--json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out.status.code().unwrap_or(-1), json)
+}
+
+/// A plan is a program: `plan check --json` lists a command workload's lines as the plan's
+/// own commands (in the order they run) and fsarena's programs by name, each with why.
+#[test]
+fn plan_check_json_lists_the_commands_of_a_command_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    std::fs::write(
+        &path,
+        "[[target]]\nfs = \"tmpfs\"\n[[workload]]\nkind = \"command\"\n\
+         setup = \"cp -a /usr/src/linux .\"\nrun = \"make -C linux\"\n",
+    )
+    .unwrap();
+    let (code, json) = check_json(&path);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(json["valid"], true);
+    let lines: Vec<(&str, &str)> = json["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["from"].as_str().unwrap(), c["line"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ("command:setup", "cp -a /usr/src/linux ."),
+            ("command:run", "make -C linux")
+        ]
+    );
+    let names: Vec<&str> = json["programs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            assert!(p["why"].is_string(), "{p}");
+            p["name"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(names, ["mount", "sh", "umount"]);
+}
+
+/// The example plans have no command workload: no command of their own, and each lists
+/// the mkfs of its filesystems among fsarena's programs.
+#[test]
+fn example_plans_run_no_command_of_their_own() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/plans");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().and_then(|x| x.to_str()) != Some("toml") {
+            continue;
+        }
+        n += 1;
+        let (code, json) = check_json(&path);
+        assert_eq!(code, 0, "{}: {json}", path.display());
+        assert_eq!(
+            json["commands"],
+            serde_json::json!([]),
+            "{}",
+            path.display()
+        );
+        let programs = json["programs"].as_array().unwrap();
+        assert!(
+            programs.iter().any(|p| p["name"] == "mount"),
+            "{}: {json}",
+            path.display()
+        );
+        assert!(programs.iter().all(|p| p["why"].is_string()), "{json}");
+    }
+    assert!(n >= 5, "{n} example plans");
+}
+
+/// An invalid plan is refused with `--json` as without it: exit status 2, no JSON.
+#[test]
+fn plan_check_json_of_an_invalid_plan_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    std::fs::write(&path, "[[target]]\nfs = \"zfs\"\n").unwrap();
+    let (code, json) = check_json(&path);
+    assert_eq!(code, 2);
+    assert_eq!(json, serde_json::Value::Null);
+}
+
 #[test]
 fn a_plan_and_workloads_or_targets_on_the_command_line_are_refused() {
     for extra in [

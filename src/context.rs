@@ -109,14 +109,6 @@ pub fn live_ops() -> u64 {
     LIVE.total()
 }
 
-/// Set by SIGINT/SIGTERM; checked by workers and the runner.
-pub static STOP: AtomicBool = AtomicBool::new(false);
-
-/// Whether a stop was requested.
-pub fn stop_requested() -> bool {
-    STOP.load(Ordering::Relaxed)
-}
-
 /// Everything a workload needs during one trial.
 pub struct TrialContext<'a> {
     workdir: PathBuf,
@@ -847,7 +839,7 @@ pub fn cold_verifiable(info: &TargetInfo, r: &PhaseResult, primary: Primary) -> 
 
 /// Returns `Err(Interrupted)` once a stop was requested.
 pub fn check_stop() -> Result<()> {
-    if stop_requested() {
+    if crate::signals::stop_requested() {
         Err(Error::Interrupted.into())
     } else {
         Ok(())

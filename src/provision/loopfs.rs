@@ -214,7 +214,7 @@ impl LoopTarget {
         // Every step is tried whatever failed before it (a full disk, a busy mount): what
         // one step leaves is reported, never a reason to leave the rest.
         let mut failed = Vec::new();
-        if live.mounted && crate::context::stop_requested() {
+        if live.mounted && crate::signals::stop_requested() {
             // The run stops: what is still dirty in this throw-away filesystem need not
             // reach the image that is deleted next (writing it back made umount take
             // seconds after a signal).

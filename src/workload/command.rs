@@ -261,7 +261,7 @@ fn watch_for_stop(pgid: i32, done: Arc<AtomicBool>) {
     std::thread::spawn(move || {
         let mut killed_at: Option<Instant> = None;
         while !done.load(Ordering::Relaxed) {
-            if crate::context::stop_requested() {
+            if crate::signals::stop_requested() {
                 let sig = match killed_at {
                     None => Some(libc::SIGTERM),
                     Some(t) if t.elapsed() > Duration::from_secs(2) => Some(libc::SIGKILL),

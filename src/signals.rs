@@ -11,6 +11,15 @@ pub fn stop_requested() -> bool {
     STOP.load(Ordering::Relaxed)
 }
 
+/// Returns `Err(Interrupted)` once a stop was requested.
+pub fn check_stop() -> anyhow::Result<()> {
+    if stop_requested() {
+        Err(crate::error::Error::Interrupted.into())
+    } else {
+        Ok(())
+    }
+}
+
 /// Installs the handlers; call once from `main`.
 pub fn install() -> std::io::Result<()> {
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {

@@ -336,7 +336,7 @@ pub fn execute(
             ));
         }
         for (i, k) in guest.kernels.iter().enumerate() {
-            crate::context::check_stop()?;
+            crate::signals::check_stop()?;
             let info = GuestInfo {
                 kernel: k.release.clone(),
                 accel: if kvm.is_ok() { "kvm" } else { "tcg" }.into(),

@@ -23,10 +23,9 @@ pub mod wire;
 pub use gate::{NoGate, PhaseGate, Watch};
 pub use transport::{Local, Lost, Transport};
 
-use crate::context::check_stop;
 use crate::error::{exit, exit_code, usage, Error};
 use crate::result::{MpiInfo, Trial};
-use crate::signals::{stop_requested, STOP};
+use crate::signals::{check_stop, stop_requested, STOP};
 use anyhow::{anyhow, Result};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -325,7 +325,7 @@ impl Target for LoopTarget {
         let argv = self.fs.mkfs_argv(&dev, &self.user_mkfs);
         let mkfs_s = cmd::run_stoppable(&argv).context("mkfs failed")?.seconds;
         // mkfs may have ended just as a stop was asked for: no mount then.
-        crate::context::check_stop()?;
+        crate::signals::check_stop()?;
         let mount_s = self.mount_now()?;
         let mp = self
             .live

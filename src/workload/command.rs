@@ -31,11 +31,12 @@
 //! with the next trial. On Ctrl-C the command's process group gets SIGTERM (SIGKILL 2 s
 //! later).
 
-use crate::context::{check_stop, PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
+use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
 use crate::figures::Figure;
 use crate::probe::recorder::Op;
 use crate::probe::sys::children_cpu_times;
+use crate::signals::check_stop;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{anyhow, bail, Result};
 use std::io::Write;

@@ -3,7 +3,7 @@
 //! that created the image: [`super::loopdev`]), mkfs it (no discard, no lazy init), mount
 //! it; and back.
 //!
-//! Why each step is as it is (measured on a 2-vCPU KVM guest, see DESIGN.md):
+//! Why each step is as it is (measured on a 2-vCPU KVM guest):
 //! * The image is preallocated: a sparse image makes the host filesystem allocate blocks
 //!   during the benchmark (where the image directory's filesystem has no fallocate, the
 //!   image stays sparse and the target's notes say so).

@@ -170,7 +170,7 @@ fn wait_or_stop(mut child: std::process::Child, line: &str) -> Result<std::proce
         if let Some(status) = child.try_wait()? {
             return Ok(status);
         }
-        if crate::context::stop_requested() {
+        if crate::signals::stop_requested() {
             // SAFETY: kill(2) on the process group the child leads (`process_group(0)`).
             unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
             let _ = child.wait();

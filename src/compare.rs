@@ -158,7 +158,7 @@ pub fn compare_runs(
 ) -> Result<Comparison> {
     let pairs = pair_targets(&a, target_a, &b, target_b)?;
     for (ta, tb) in &pairs {
-        crate::guest::refuse_mixed(&[(&a, ta), (&b, tb)])?;
+        crate::result::refuse_mixed(&[(&a, ta), (&b, tb)])?;
     }
     let setup_differs = setup_differences(&a, &b, &pairs);
     let mut warnings = mixed_causes(&a, &b);

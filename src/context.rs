@@ -10,7 +10,6 @@
 //! so every figure of a phase covers one window.
 
 use crate::data::{DataPool, DataSource};
-use crate::error::Error;
 use crate::mpi::{NoGate, PhaseGate};
 use crate::policy::{CachePolicy, Policy, SyncPolicy};
 use crate::probe::recorder::{Mark, Op, Recorder};
@@ -18,6 +17,7 @@ use crate::probe::sys;
 use crate::probe::Stamp;
 use crate::provision::{FsTools, Target};
 use crate::result::{OpLatency, PhaseResult, TargetInfo};
+use crate::signals::check_stop;
 use anyhow::{anyhow, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -107,14 +107,6 @@ static LIVE: LiveOps = LiveOps::new();
 /// displays; never called from the workers' hot path.
 pub fn live_ops() -> u64 {
     LIVE.total()
-}
-
-/// Set by SIGINT/SIGTERM; checked by workers and the runner.
-pub static STOP: AtomicBool = AtomicBool::new(false);
-
-/// Whether a stop was requested.
-pub fn stop_requested() -> bool {
-    STOP.load(Ordering::Relaxed)
 }
 
 /// Everything a workload needs during one trial.
@@ -843,15 +835,6 @@ pub fn cold_verifiable(info: &TargetInfo, r: &PhaseResult, primary: Primary) -> 
         return false;
     }
     r.dev_read_bytes.is_some() || (primary == Primary::MbPerS && rate)
-}
-
-/// Returns `Err(Interrupted)` once a stop was requested.
-pub fn check_stop() -> Result<()> {
-    if stop_requested() {
-        Err(Error::Interrupted.into())
-    } else {
-        Ok(())
-    }
 }
 
 fn phase_result(spec: &PhaseSpec, rec: &Recorder, wall_s: f64, workers: usize) -> PhaseResult {

@@ -1,8 +1,8 @@
 //! fsarena: a filesystem benchmark suite that provisions real filesystems, runs the classic
 //! and modern workloads on them, repeats, and reports honestly.
 //!
-//! See `DESIGN.md` in the shared folder for the map: Plan → Target × Workload × repetition →
-//! Trial → Phases → Report.
+//! The map is `ARCHITECTURE.md` at the repository's root: Plan → Target × Workload ×
+//! repetition → Trial → Phases → Store → Report, and the layers the modules below sit in.
 
 pub mod cli;
 pub mod cmd;

@@ -104,7 +104,7 @@ pub struct Policy {
     /// `--reps auto`: how the number of repetitions was decided; absent for a number
     /// given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto_reps: Option<crate::reps::Decided>,
+    pub auto_reps: Option<Decided>,
 }
 
 impl Default for Policy {
@@ -118,6 +118,19 @@ impl Default for Policy {
             auto_reps: None,
         }
     }
+}
+
+/// What `--reps auto` decided, as recorded in the run's policy.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Decided {
+    /// The wanted half-width of each headline figure's 95% interval, in percent.
+    pub precision_pct: f64,
+    pub max_reps: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_s: Option<f64>,
+    /// The lines that say how many repetitions ran, why they stopped, and each phase that
+    /// did not reach the precision; empty while the run goes on.
+    pub outcome: Vec<String>,
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@
 //! the shipped code.
 
 use crate::error::usage;
+use crate::policy::Decided;
 use crate::result::RunResult;
 use anyhow::Result;
 
@@ -213,21 +214,6 @@ pub fn states(run: &RunResult) -> Vec<PhaseState> {
         }
     }
     out
-}
-
-/// What `--reps auto` decided, as recorded in the run's policy.
-#[derive(
-    Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-pub struct Decided {
-    /// The wanted half-width of each headline figure's 95% interval, in percent.
-    pub precision_pct: f64,
-    pub max_reps: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget_s: Option<f64>,
-    /// The lines that say how many repetitions ran, why they stopped, and each phase that
-    /// did not reach the precision; empty while the run goes on.
-    pub outcome: Vec<String>,
 }
 
 impl AutoReps {

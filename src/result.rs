@@ -441,6 +441,52 @@ pub struct PhaseResult {
     pub lat_buckets: Vec<(u64, u64)>,
 }
 
+/// Whether figures of target `a` may be ranked against those of target `b`: not a guest's
+/// against the host's, nor a KVM guest's against an emulated one's. `Err` says why.
+pub fn comparable(a: &TargetInfo, b: &TargetInfo) -> Result<(), String> {
+    let how = |t: &TargetInfo| match &t.guest {
+        None => "on the host's own kernel".to_string(),
+        Some(g) if g.emulated() => format!("in an emulated guest ({})", g.accel),
+        Some(g) => format!("in a {} guest", g.accel),
+    };
+    let same = match (&a.guest, &b.guest) {
+        (None, None) => true,
+        (Some(x), Some(y)) => x.accel == y.accel,
+        _ => false,
+    };
+    if same {
+        return Ok(());
+    }
+    Err(format!(
+        "{} ran {} and {} {}: a guest's figures include its virtual machine (vCPUs, \
+         virtual disk{}), so they are not ranked against those of another kind of machine; \
+         compare targets that ran the same way (guests under the same accelerator, e.g. \
+         --kernel A --kernel B in one run)",
+        a.name,
+        how(a),
+        b.name,
+        how(b),
+        if a.guest.iter().chain(&b.guest).any(GuestInfo::emulated) {
+            ", and under tcg every instruction is emulated"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// Refuses to rank the targets named `names` of `runs` (side by side) when
+/// [`comparable`] says they are not.
+pub fn refuse_mixed(sides: &[(&RunResult, &str)]) -> anyhow::Result<()> {
+    let infos: Vec<&TargetInfo> = sides
+        .iter()
+        .filter_map(|(r, n)| r.targets.iter().find(|t| t.name == *n))
+        .collect();
+    for i in 1..infos.len() {
+        comparable(infos[0], infos[i]).map_err(crate::error::usage)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -472,5 +518,36 @@ mod tests {
             classic_policy_line(["job", "untar"], &Policy::default()),
             None
         );
+    }
+
+    fn target(name: &str, accel: Option<&str>) -> TargetInfo {
+        TargetInfo {
+            name: name.into(),
+            guest: accel.map(|a| GuestInfo {
+                kernel: "6.1.0-56-amd64".into(),
+                accel: a.into(),
+                vcpus: 2,
+                memory_bytes: 2 << 30,
+                disk_cache: "none".into(),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn guests_rank_only_against_guests_of_the_same_accelerator() {
+        let host = target("ext4", None);
+        let tcg = target("ext4@6.1.0-56", Some("tcg"));
+        let tcg2 = target("ext4@6.12.107", Some("tcg"));
+        let kvm = target("ext4@6.1.0-56", Some("kvm"));
+        assert!(comparable(&host, &target("xfs", None)).is_ok());
+        assert!(comparable(&tcg, &tcg2).is_ok());
+        let e = comparable(&host, &tcg).unwrap_err();
+        assert!(
+            e.contains("on the host's own kernel") && e.contains("emulated guest"),
+            "{e}"
+        );
+        let e = comparable(&kvm, &tcg).unwrap_err();
+        assert!(e.contains("kvm guest") && e.contains("tcg"), "{e}");
     }
 }

@@ -8,7 +8,7 @@
 //! Repetitions are the outer loop, so the targets alternate (rep 1 of every target, then
 //! rep 2, …) and slow drifts of the machine spread over all targets instead of one.
 
-use crate::context::{check_stop, Ranks, TrialContext};
+use crate::context::{Ranks, TrialContext};
 use crate::data::DataPool;
 use crate::error::Error;
 use crate::mpi::shared::{SharedLead, SharedView};
@@ -17,6 +17,7 @@ use crate::plan::Plan;
 use crate::progress::{PhaseStart, Progress};
 use crate::provision::{self, Env, Target};
 use crate::result::{RunResult, Trial};
+use crate::signals::check_stop;
 use crate::state::State;
 use crate::store::Store;
 use anyhow::{Context, Result};

@@ -127,7 +127,7 @@ pub fn ranking(sides: &[(RunResult, Option<String>)], margin: f64) -> Result<Ran
             .zip(&targets)
             .map(|(r, t)| (*r, t.as_str()))
             .collect();
-        crate::guest::refuse_mixed(&named)?;
+        crate::result::refuse_mixed(&named)?;
         together(&mut r, &runs, &targets, &shorts, &run_traits);
     }
     rank::settle(
@@ -157,7 +157,7 @@ fn by_target(
     }
     for t in common {
         let sides: Vec<(&RunResult, &str)> = runs.iter().map(|r| (*r, t)).collect();
-        crate::guest::refuse_mixed(&sides)?;
+        crate::result::refuse_mixed(&sides)?;
         let targets = vec![t.to_string(); runs.len()];
         let mut g = group(runs, &targets, shorts.to_vec(), run_traits, true);
         g.target = Some(t.to_string());

@@ -104,7 +104,7 @@ pub struct Side<'a> {
 /// two targets are left out. A run whose targets ran on several kinds of machine (the
 /// host's kernel, KVM guests, emulated guests: `plan` targets with `kernel = "…"` beside
 /// others) has each kind ranked apart, never one against another
-/// ([`crate::guest::comparable`]), each verdict saying which it is `among`.
+/// ([`crate::result::comparable`]), each verdict saying which it is `among`.
 pub fn verdicts(run: &RunResult) -> Vec<PhaseVerdict> {
     verdicts_with(run, DEFAULT_MARGIN_PCT / 100.0)
 }

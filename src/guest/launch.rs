@@ -226,7 +226,7 @@ pub fn run(
             continue;
         }
         if stop.is_none() {
-            if crate::context::stop_requested() {
+            if crate::signals::stop_requested() {
                 stop = Some(Ended::Interrupted);
             } else if last.elapsed() > idle || limit.is_some_and(|l| started.elapsed() > l) {
                 stop = Some(Ended::Hung);

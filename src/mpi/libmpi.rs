@@ -14,7 +14,7 @@
 //! phase ends, and a lost rank only by an interrupted one's timeout (said on stderr).
 
 use super::{Lost, Transport};
-use crate::context::{stop_requested, STOP};
+use crate::signals::{stop_requested, STOP};
 use anyhow::{anyhow, Result};
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;

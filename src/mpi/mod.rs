@@ -8,7 +8,7 @@
 //! one more sync — the one at the end of its trial — for every rank to learn of it at
 //! the same collective: ranks never wait for a partner that has given up. Inside a
 //! phase, a failing rank also sends the others a stop message, which a watcher thread
-//! turns into the process's stop flag ([`crate::context::STOP`]), so they stop at once
+//! turns into the process's stop flag ([`crate::signals::STOP`]), so they stop at once
 //! and tear down as after Ctrl-C.
 
 mod gate;
@@ -23,9 +23,9 @@ pub mod wire;
 pub use gate::{NoGate, PhaseGate, Watch};
 pub use transport::{Local, Lost, Transport};
 
-use crate::context::{check_stop, stop_requested, STOP};
 use crate::error::{exit, exit_code, usage, Error};
 use crate::result::{MpiInfo, Trial};
+use crate::signals::{check_stop, stop_requested, STOP};
 use anyhow::{anyhow, Result};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

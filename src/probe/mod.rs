@@ -11,6 +11,7 @@ pub mod hist;
 pub mod recorder;
 pub mod series;
 pub mod sys;
+pub mod trust;
 
 pub use clock::Stamp;
 pub use hist::LatencyHistogram;

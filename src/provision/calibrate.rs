@@ -99,7 +99,7 @@ fn write_random(device: &str, bytes: u64) -> Result<()> {
         .with_context(|| format!("opening {device} with O_DIRECT"))?;
     // A stop request (SIGINT/SIGTERM) ends the calibration within one request.
     for _ in 0..bytes / CALIBRATE_REQUEST as u64 {
-        crate::context::check_stop()?;
+        crate::signals::check_stop()?;
         src.fill(buf.as_mut());
         w.write_all(buf.as_mut())?;
     }
@@ -132,7 +132,7 @@ fn read_region(device: &str, at: u64, bytes: u64) -> Result<()> {
         .open(device)
         .with_context(|| format!("opening {device} with O_DIRECT"))?;
     for off in (at..at + bytes).step_by(CALIBRATE_REQUEST) {
-        crate::context::check_stop()?;
+        crate::signals::check_stop()?;
         r.read_exact_at(buf.as_mut(), off)?;
     }
     Ok(())
@@ -149,7 +149,7 @@ fn read_buffered(device: &str, at: u64, bytes: u64) -> Result<f64> {
     let mut buf = vec![0u8; CALIBRATE_REQUEST];
     let rate = timed_mb_per_s(bytes, || {
         for _ in 0..bytes / CALIBRATE_REQUEST as u64 {
-            crate::context::check_stop()?;
+            crate::signals::check_stop()?;
             r.read_exact(&mut buf)?;
         }
         Ok(())

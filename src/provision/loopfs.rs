@@ -3,7 +3,7 @@
 //! that created the image: [`super::loopdev`]), mkfs it (no discard, no lazy init), mount
 //! it; and back.
 //!
-//! Why each step is as it is (measured on a 2-vCPU KVM guest, see DESIGN.md):
+//! Why each step is as it is (measured on a 2-vCPU KVM guest):
 //! * The image is preallocated: a sparse image makes the host filesystem allocate blocks
 //!   during the benchmark (where the image directory's filesystem has no fallocate, the
 //!   image stays sparse and the target's notes say so).
@@ -214,7 +214,7 @@ impl LoopTarget {
         // Every step is tried whatever failed before it (a full disk, a busy mount): what
         // one step leaves is reported, never a reason to leave the rest.
         let mut failed = Vec::new();
-        if live.mounted && crate::context::stop_requested() {
+        if live.mounted && crate::signals::stop_requested() {
             // The run stops: what is still dirty in this throw-away filesystem need not
             // reach the image that is deleted next (writing it back made umount take
             // seconds after a signal).
@@ -325,7 +325,7 @@ impl Target for LoopTarget {
         let argv = self.fs.mkfs_argv(&dev, &self.user_mkfs);
         let mkfs_s = cmd::run_stoppable(&argv).context("mkfs failed")?.seconds;
         // mkfs may have ended just as a stop was asked for: no mount then.
-        crate::context::check_stop()?;
+        crate::signals::check_stop()?;
         let mount_s = self.mount_now()?;
         let mp = self
             .live

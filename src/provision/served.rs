@@ -232,7 +232,7 @@ impl NfsServer {
     fn wait_ready(&self) -> Result<bool> {
         let mut waited = false;
         while Instant::now() < self.ready_at {
-            crate::context::check_stop()?;
+            crate::signals::check_stop()?;
             std::thread::sleep(Duration::from_millis(100));
             waited = true;
         }
@@ -291,7 +291,7 @@ const SERVER_START: Duration = Duration::from_secs(90);
 fn wait_for(what: &str, ready: impl Fn() -> bool) -> Result<()> {
     let until = Instant::now() + SERVER_START;
     while !ready() {
-        crate::context::check_stop()?;
+        crate::signals::check_stop()?;
         if Instant::now() > until {
             bail!("{what} did not come up within {} s", SERVER_START.as_secs());
         }

@@ -31,11 +31,12 @@
 //! with the next trial. On Ctrl-C the command's process group gets SIGTERM (SIGKILL 2 s
 //! later).
 
-use crate::context::{check_stop, PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
+use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
 use crate::figures::Figure;
 use crate::probe::recorder::Op;
 use crate::probe::sys::children_cpu_times;
+use crate::signals::check_stop;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{anyhow, bail, Result};
 use std::io::Write;
@@ -261,7 +262,7 @@ fn watch_for_stop(pgid: i32, done: Arc<AtomicBool>) {
     std::thread::spawn(move || {
         let mut killed_at: Option<Instant> = None;
         while !done.load(Ordering::Relaxed) {
-            if crate::context::stop_requested() {
+            if crate::signals::stop_requested() {
                 let sig = match killed_at {
                     None => Some(libc::SIGTERM),
                     Some(t) if t.elapsed() > Duration::from_secs(2) => Some(libc::SIGKILL),

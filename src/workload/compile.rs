@@ -747,7 +747,7 @@ impl CompileBench {
         let mut rates: Vec<(&'static str, f64)> = Vec::new();
         let mut total_runs = 0;
         while total_runs < self.cfg.runs {
-            crate::context::check_stop()?;
+            crate::signals::check_stop()?;
             let op = OPS[sim.rnd.choice(OPS.len())];
             let exists = |t: &str| self.root.join(t).exists();
             let Some(step) = sim.step(op, &exists) else {

@@ -38,10 +38,11 @@
 //! this follows its evident intent. `files` is in MiB (2^20 bytes); the article's `dd
 //! bs=1M` made MiB too. `scale` multiplies every size (rounded to a byte).
 
-use crate::context::{check_stop, PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
+use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext, Worker};
 use crate::error::usage;
 use crate::figures::Figure;
 use crate::probe::recorder::Op;
+use crate::signals::check_stop;
 use crate::size::format_size;
 use crate::workload::bonnie_files::{hash, write_data};
 use crate::workload::params::param;

@@ -386,7 +386,7 @@ fn make_pool(cx: &TrialContext, probe: &Path, n: u64) -> Result<()> {
         std::fs::create_dir_all(d).on("mkdir", d)?;
     }
     for i in 0..n {
-        crate::context::check_stop()?;
+        crate::signals::check_stop()?;
         let dir: PathBuf = probe.join(format!("s{i}"));
         std::fs::create_dir(&dir).on("mkdir", &dir)?;
         let f = dir.join("f");

@@ -13,13 +13,13 @@
 //! * readers look at `/run/fsarena` and every `/run/user/*/fsarena`;
 //! * a registry directory is believed only when, as OpenSSH's StrictModes checks, it and
 //!   every directory above it are owned by root or its user and not writable by group or
-//!   others without the sticky bit ([`crate::plan::imagedir::untrusted`]), and it is no
+//!   others without the sticky bit ([`crate::probe::trust::untrusted`]), and it is no
 //!   symlink; its entries are opened (`O_NOFOLLOW`, `O_NONBLOCK`) and removed relative to
 //!   its descriptor, and believed only when they are regular files of that user;
 //! * a file is written under a dot-name, locked, filled and only then renamed into place,
 //!   so no reader ever sees a published file before its lock is held.
 
-use crate::plan::imagedir::{untrusted, Entry};
+use crate::probe::trust::{untrusted, Entry};
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
@@ -148,13 +148,7 @@ pub fn trusted_dir(dir: &Path, owner: u32) -> Result<(), String> {
     if m.uid() != owner {
         return Err(format!("owned by uid {}, not {owner}", m.uid()));
     }
-    let lstat = |p: &Path| {
-        std::fs::symlink_metadata(p).ok().map(|m| Entry {
-            uid: m.uid(),
-            mode: m.mode(),
-            is_symlink: m.file_type().is_symlink(),
-        })
-    };
+    let lstat = |p: &Path| Entry::of(p).ok();
     match untrusted(dir, dir, owner, &lstat) {
         Some(why) => Err(why),
         None => Ok(()),

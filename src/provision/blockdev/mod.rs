@@ -212,7 +212,7 @@ impl Target for BlockTarget {
         let mkfs_s = cmd::run_stoppable(&self.fs.mkfs_argv(&node, &self.user_mkfs))
             .context("mkfs failed")?
             .seconds;
-        crate::context::check_stop()?;
+        crate::signals::check_stop()?;
         let mount_s = self.mount_now()?;
         self.info.mount_opts = mount::effective_options(&self.mountpoint).unwrap_or_default();
         let space = sys::space(&self.mountpoint)?;

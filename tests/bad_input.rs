@@ -446,7 +446,12 @@ fn listed_acceptances(s: &Sandbox, t: &mut Tally) {
     }
     let long = format!("bonnie:seeks={}", "9".repeat(100_000));
     let o = s.run(&[&long], &reps0);
-    t.refused("listed", "bonnie:seeks=9…(100 kB)", &o, "at most 4096 bytes");
+    t.refused(
+        "listed",
+        "bonnie:seeks=9…(100 kB)",
+        &o,
+        "at most 4096 bytes",
+    );
     if o.stderr.len() > 2000 {
         t.failures
             .push(format!("a 100 kB input echoed in {} bytes", o.stderr.len()));

@@ -122,7 +122,10 @@ fn every_example_plan_checks() {
             !db.path().join("none.db").exists(),
             "plan check made a database"
         );
-        for line in stdout.lines() {
+        // A path longer than the terminal cannot be wrapped: the line that names it is
+        // the one allowed past 80 columns.
+        let named = path.display().to_string();
+        for line in stdout.lines().filter(|l| !l.contains(&named)) {
             assert!(
                 line.chars().count() <= 80,
                 "{}: a line over 80 columns:\n{line}",

@@ -127,24 +127,24 @@ pub struct TrialContext<'a> {
     /// Messages for the user, shown by the runner after the trial.
     messages: Vec<String>,
     /// This process's place among the processes running the trial together (MPI ranks).
-    ranks: Ranks,
+    procs: Procs,
     /// The directory every rank sees (for one shared file or directory); `workdir` alone.
     shared_dir: PathBuf,
     /// The barriers between the processes running the trial together (none alone).
     gate: &'a dyn PhaseGate,
 }
 
-/// This process's place among the processes that run one trial together: rank `rank` of
-/// `size`. A run without MPI is rank 0 of 1.
+/// This process's place among the processes that run one trial together: process `index`
+/// of `count` (its MPI rank and the communicator's size). A run without MPI is 0 of 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ranks {
-    pub rank: usize,
-    pub size: usize,
+pub struct Procs {
+    pub index: usize,
+    pub count: usize,
 }
 
-impl Ranks {
+impl Procs {
     /// One process alone.
-    pub const SOLO: Ranks = Ranks { rank: 0, size: 1 };
+    pub const SOLO: Procs = Procs { index: 0, count: 1 };
 }
 
 /// The process's CPU times and the target device's byte counters at one instant.
@@ -230,16 +230,16 @@ impl<'a> TrialContext<'a> {
             log_path: None,
             log_used: false,
             messages: Vec::new(),
-            ranks: Ranks::SOLO,
+            procs: Procs::SOLO,
             shared_dir: workdir_for_shared,
             gate: &NoGate,
         }
     }
 
-    /// Makes this context rank `ranks.rank` of `ranks.size` processes that share
+    /// Makes this context process `procs.index` of `procs.count` that share
     /// `shared_dir` (a directory all of them see), as under `--mpi shared`.
-    pub fn with_ranks(mut self, ranks: Ranks, shared_dir: PathBuf) -> Self {
-        self.ranks = ranks;
+    pub fn with_procs(mut self, procs: Procs, shared_dir: PathBuf) -> Self {
+        self.procs = procs;
         self.shared_dir = shared_dir;
         self
     }
@@ -252,8 +252,8 @@ impl<'a> TrialContext<'a> {
     }
 
     /// This process's rank among those running the trial together (0 of 1 without MPI).
-    pub fn ranks(&self) -> Ranks {
-        self.ranks
+    pub fn procs(&self) -> Procs {
+        self.procs
     }
 
     /// The directory every rank sees; without MPI the trial's own work directory. A

@@ -134,7 +134,7 @@ pub const PHASE: &[Figure] = &[
 pub const COMMON: &[Figure] = &[
     // A phase measured in parts (compilebench's runs): how many parts.
     Figure::neither("runs", "parts"),
-    // Under MPI (src/mpi/merge.rs).
+    // Under MPI (src/mpi/merge/mod.rs).
     Figure::neither("ranks", "ranks"),
     Figure::lower("rank_first_done_s", "s"),
     Figure::lower("rank_last_done_s", "s"),

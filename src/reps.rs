@@ -193,7 +193,7 @@ pub fn states(run: &RunResult) -> Vec<PhaseState> {
                     .iter()
                     .filter(|u| u.status == "ok" && u.label == t.label && u.target == target)
                     .flat_map(|u| u.phases.iter().filter(|q| q.name == p.name))
-                    .map(crate::report::ranks::primary_value)
+                    .map(crate::report::procs::primary_value)
                     .collect();
                 done = done.min(xs.len());
                 first_var = first_var.max(first_variance(&xs));

@@ -8,7 +8,7 @@
 //! Repetitions are the outer loop, so the targets alternate (rep 1 of every target, then
 //! rep 2, …) and slow drifts of the machine spread over all targets instead of one.
 
-use crate::context::{Ranks, TrialContext};
+use crate::context::{Procs, TrialContext};
 use crate::data::DataPool;
 use crate::error::Error;
 use crate::mpi::shared::{SharedLead, SharedView};
@@ -525,12 +525,12 @@ fn run_trial(
                 expected_ops: expected.iter().find(|(p, _)| p == phase).map(|e| e.1),
             })
         };
-        let ranks = match dist.is_shared() {
-            true => Ranks {
-                rank: dist.rank(),
-                size: dist.size(),
+        let procs = match dist.is_shared() {
+            true => Procs {
+                index: dist.rank(),
+                count: dist.size(),
             },
-            false => Ranks::SOLO,
+            false => Procs::SOLO,
         };
         let watch = crate::probe::disturb::Watch::start(
             &target.info().kind,
@@ -539,7 +539,7 @@ fn run_trial(
         );
         let mut cx = TrialContext::new(workdir.clone(), &plan.policy, target, pool, &on_phase)
             .with_log_path(log)
-            .with_ranks(ranks, shared_dir)
+            .with_procs(procs, shared_dir)
             .with_gate(dist);
         let res = workload.run(&mut cx);
         trial.disturbance = Some(watch.finish());

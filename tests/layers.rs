@@ -54,11 +54,11 @@ const KNOWN_DEBTS: &[(&str, &str)] = &[
         "the journal parses its lines with report/json.rs",
     ),
     (
-        "src/store.rs -> report",
+        "src/store/mod.rs -> report",
         "render_history draws with report/fit.rs",
     ),
     (
-        "src/report/ranks.rs -> mpi",
+        "src/report/procs.rs -> mpi",
         "MPI outlier statistics live in mpi/outlier.rs",
     ),
     (
@@ -74,7 +74,7 @@ const KNOWN_DEBTS: &[(&str, &str)] = &[
         "a note printed with progress::stderr_note",
     ),
     (
-        "src/plan.rs -> guest",
+        "src/plan/mod.rs -> guest",
         "the plan builds GuestPlan and kernels from guest/",
     ),
     (
@@ -310,6 +310,23 @@ fn no_reference_points_up_the_layers_except_the_known_debts() {
     );
 }
 
+/// One module style: a module with submodules is a folder with its `mod.rs`, never a
+/// `foo.rs` beside a `foo/`, so each module's files are in one place.
+#[test]
+fn a_module_with_submodules_is_a_folder_with_mod_rs() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let beside: Vec<String> = files
+        .iter()
+        .filter(|f| f.with_extension("").is_dir())
+        .map(|f| f.strip_prefix(root()).unwrap().display().to_string())
+        .collect();
+    assert!(
+        beside.is_empty(),
+        "move each into its folder as mod.rs (git mv src/foo.rs src/foo/mod.rs): {beside:?}"
+    );
+}
+
 #[test]
 fn architecture_md_names_every_top_level_module() {
     let doc = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
@@ -334,5 +351,6 @@ fn the_reader_sees_grouped_inline_and_skips_test_modules() {
     assert!(!joined.contains("crate::j") && !joined.contains("crate::k"));
     assert_eq!(group_heads("a, b::{c, d}, e::f"), ["a", "b", "e"]);
     assert_eq!(module_of("src/report/fit.rs"), "report");
-    assert_eq!(module_of("src/store.rs"), "store");
+    assert_eq!(module_of("src/error.rs"), "error");
+    assert_eq!(module_of("src/store/mod.rs"), "store");
 }

@@ -73,7 +73,7 @@ pub struct PhaseVerdict {
 
 /// The headline value of a phase: its `primary` figure.
 fn headline(p: &PhaseResult) -> f64 {
-    crate::report::ranks::primary_value(p)
+    crate::report::procs::primary_value(p)
 }
 
 /// The sense of a phase's headline: declared by its workload, else by its metric.

@@ -313,7 +313,7 @@ pub fn render(run: &RunResult) -> String {
             esc(&w.params)
         );
         let targets: Vec<&str> = run.targets.iter().map(|t| t.name.as_str()).collect();
-        for (heading, t) in crate::report::ranks::rank_tables(run, &w.workload, &targets) {
+        for (heading, t) in crate::report::procs::proc_tables(run, &w.workload, &targets) {
             let _ = write!(out, "<p>{}</p>", esc(&heading));
             table(&mut out, &t);
         }

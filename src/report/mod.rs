@@ -11,7 +11,7 @@ pub mod lines;
 pub mod more;
 pub mod overview;
 pub mod png;
-pub mod ranks;
+pub mod procs;
 pub mod svg;
 pub mod terminal;
 

@@ -141,7 +141,7 @@ fn extra_grid(run: &RunResult, w: &str, targets: &[&str]) -> Option<Grid> {
             for k in p
                 .extra
                 .keys()
-                .filter(|k| !crate::report::ranks::is_rank_figure(k))
+                .filter(|k| !crate::report::procs::is_proc_figure(k))
             {
                 if !rows.contains(&(p.name.as_str(), k.as_str())) {
                     rows.push((&p.name, k));
@@ -239,7 +239,7 @@ fn workload_tables(
         out.push('\n');
         out.push_str(&fit::render(&extra, width));
     }
-    for table in crate::report::ranks::tables(run, w, &targets, width) {
+    for table in crate::report::procs::tables(run, w, &targets, width) {
         out.push('\n');
         out.push_str(&table);
     }

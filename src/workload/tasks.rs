@@ -8,7 +8,7 @@
 //! `ior.c` GetOffsetArrayContiguous): segment `i` of task `t` of `n` lies at byte
 //! `(i × n + t) × block` — the tasks' blocks interleave segment by segment.
 
-use crate::context::Ranks;
+use crate::context::Procs;
 use crate::workload::IoContext;
 use anyhow::Result;
 use std::fs::{File, OpenOptions};
@@ -22,13 +22,13 @@ pub struct Task {
 }
 
 impl Task {
-    /// Worker `worker` of `workers` on rank `ranks.rank` of `ranks.size`: index
-    /// `rank × workers + worker` of `size × workers`.
-    pub fn of(ranks: Ranks, workers: usize, worker: usize) -> Self {
-        debug_assert!(worker < workers && ranks.rank < ranks.size);
+    /// Worker `worker` of `workers` in process `procs.index` of `procs.count`: index
+    /// `procs.index × workers + worker` of `procs.count × workers`.
+    pub fn of(procs: Procs, workers: usize, worker: usize) -> Self {
+        debug_assert!(worker < workers && procs.index < procs.count);
         Self {
-            index: ranks.rank * workers + worker,
-            total: ranks.size * workers,
+            index: procs.index * workers + worker,
+            total: procs.count * workers,
         }
     }
 
@@ -70,7 +70,7 @@ mod tests {
 
     #[test]
     fn index_is_rank_major() {
-        let t = Task::of(Ranks { rank: 2, size: 3 }, 4, 1);
+        let t = Task::of(Procs { index: 2, count: 3 }, 4, 1);
         assert_eq!(
             t,
             Task {
@@ -78,7 +78,7 @@ mod tests {
                 total: 12
             }
         );
-        assert_eq!(Task::of(Ranks::SOLO, 1, 0), Task { index: 0, total: 1 });
+        assert_eq!(Task::of(Procs::SOLO, 1, 0), Task { index: 0, total: 1 });
         // Two tasks, two segments of 10 bytes: t0 s0, t1 s0, t0 s1, t1 s1.
         let (t0, t1) = (Task { index: 0, total: 2 }, Task { index: 1, total: 2 });
         let offs = [
@@ -101,7 +101,7 @@ mod tests {
             let mut indexes = Vec::new();
             for rank in 0..size {
                 for w in 0..workers {
-                    let t = Task::of(Ranks { rank, size }, workers, w);
+                    let t = Task::of(Procs { index: rank, count: size }, workers, w);
                     indexes.push(t.index);
                     for s in 0..segments {
                         starts.push(t.segment_offset(s, block));
@@ -111,7 +111,7 @@ mod tests {
             indexes.sort_unstable();
             prop_assert_eq!(indexes, (0..size * workers).collect::<Vec<_>>());
             starts.sort_unstable();
-            let total = Task::of(Ranks { rank: 0, size }, workers, 0)
+            let total = Task::of(Procs { index: 0, count: size }, workers, 0)
                 .shared_file_bytes(segments, block);
             // Sorted starts one block apart from 0: no overlap, no gap, ending at the size.
             for (i, s) in starts.iter().enumerate() {

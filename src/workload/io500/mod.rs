@@ -307,8 +307,8 @@ impl Io500 {
 
 impl Workload for Io500 {
     fn run(&self, cx: &mut TrialContext) -> Result<()> {
-        let (n, ranks) = (self.tasks, cx.ranks());
-        let budget = self.budget(cx, (ranks.size * n) as u64)?;
+        let (n, procs) = (self.tasks, cx.procs());
+        let budget = self.budget(cx, (procs.count * n) as u64)?;
         let d = Dirs::new(cx.workdir(), cx.shared_dir());
         // Untimed set-up, idempotent: every rank makes what it needs (mdtest's tree
         // creation is not part of its rates either).
@@ -316,14 +316,14 @@ impl Workload for Io500 {
             std::fs::create_dir_all(dir).on("create directory", dir)?;
         }
         for i in 0..n {
-            let tree = d.easy_tree(Task::of(ranks, n, i));
+            let tree = d.easy_tree(Task::of(procs, n, i));
             std::fs::create_dir_all(&tree).on("create directory", &tree)?;
         }
         let trial = Trial {
             cfg: self,
             d,
             budget,
-            ranks,
+            procs,
             seed: cx.seed(),
             reached: [(); 4].map(|_| Reached::new(n)),
         };
@@ -339,10 +339,10 @@ impl Workload for Io500 {
 impl Io500 {
     /// The find phase: this rank's tasks walk its file-per-task trees, dealt out to them in
     /// turn, and a share of the shared directories (ior-hard, mdtest-hard), which the
-    /// tasks of all ranks split by name, as the IO500's parallel find does. Returns this
+    /// tasks of all procs split by name, as the IO500's parallel find does. Returns this
     /// rank's matches.
     fn find(&self, cx: &mut TrialContext, d: &Dirs) -> Result<u64> {
-        let ranks = cx.ranks();
+        let procs = cx.procs();
         let newer = std::fs::metadata(&d.stamp).on("stat", &d.stamp)?;
         let spec = mdtest::FindSpec {
             newer_ns: {
@@ -353,7 +353,7 @@ impl Io500 {
             name_part: "01",
         };
         let mut roots = vec![d.ior_easy.clone()];
-        roots.extend((0..self.tasks).map(|i| d.easy_tree(Task::of(ranks, self.tasks, i))));
+        roots.extend((0..self.tasks).map(|i| d.easy_tree(Task::of(procs, self.tasks, i))));
         let shared = [d.ior_hard.clone(), d.mdtest_hard.clone()];
         let found = AtomicU64::new(0);
         let n = self.tasks;
@@ -361,7 +361,7 @@ impl Io500 {
             for root in roots.iter().skip(w.idx).step_by(n) {
                 mdtest::find(w, root, &spec, &found, None)?;
             }
-            let share = (ranks.rank * n + w.idx, ranks.size * n);
+            let share = (procs.index * n + w.idx, procs.count * n);
             for root in &shared {
                 mdtest::find(w, root, &spec, &found, Some(share))?;
             }

@@ -6,7 +6,7 @@
 use super::ior::{Layout, Stream};
 use super::mdtest;
 use super::*;
-use crate::context::{Ranks, TrialContext, Worker};
+use crate::context::{Procs, TrialContext, Worker};
 use crate::workload::job::file_key;
 use crate::workload::tasks::{open_shared, Task};
 use crate::workload::IoContext;
@@ -84,7 +84,7 @@ pub(super) struct Trial<'c> {
     pub(super) cfg: &'c Io500,
     pub(super) d: Dirs,
     pub(super) budget: Budget,
-    pub(super) ranks: Ranks,
+    pub(super) procs: Procs,
     pub(super) seed: u64,
     /// Transfers or files per task of ior-easy, mdtest-easy, ior-hard, mdtest-hard.
     pub(super) reached: [Reached; 4],
@@ -92,7 +92,7 @@ pub(super) struct Trial<'c> {
 
 impl Trial<'_> {
     fn task(&self, w: &Worker) -> Task {
-        Task::of(self.ranks, self.cfg.tasks, w.idx)
+        Task::of(self.procs, self.cfg.tasks, w.idx)
     }
 
     /// Task `t`'s ior stream on `f`: ior-easy (`hard` false) or ior-hard.
@@ -138,7 +138,7 @@ impl Trial<'_> {
             r[1].set(w, k);
             Ok(())
         })?;
-        if self.ranks.rank == 0 {
+        if self.procs.index == 0 {
             File::create(&d.stamp).on("create", &d.stamp)?;
         }
         cx.phase(&IOR_HARD_WRITE, n, |w| {

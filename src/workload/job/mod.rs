@@ -707,8 +707,8 @@ impl Workload for Job {
         }
         .to_path_buf();
         let seed = cx.seed();
-        let ranks = cx.ranks();
-        let task = |w: &Worker| Task::of(ranks, self.numjobs, w.idx);
+        let procs = cx.procs();
+        let task = |w: &Worker| Task::of(procs, self.numjobs, w.idx);
         let uses_files = engine.caps().uses_files;
         if uses_files {
             // Opened on demand: one more for the sync of a file that was closed.

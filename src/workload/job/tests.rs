@@ -124,7 +124,7 @@ fn verify_detects_a_corrupted_block() {
             let seed = cx.seed();
             let e = cx
                 .phase(&VERIFY, 1, |w| {
-                    j.verify(w, &dir, seed, Task::of(crate::context::Ranks::SOLO, 1, 0))
+                    j.verify(w, &dir, seed, Task::of(crate::context::Procs::SOLO, 1, 0))
                 })
                 .unwrap_err()
                 .to_string();
@@ -382,7 +382,7 @@ fn shared_file_verify_finds_another_tasks_corruption() {
                         w,
                         &dir,
                         seed,
-                        Task::of(crate::context::Ranks::SOLO, 2, w.idx),
+                        Task::of(crate::context::Procs::SOLO, 2, w.idx),
                     )
                 })
                 .unwrap_err()

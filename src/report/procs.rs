@@ -11,7 +11,7 @@ use crate::result::{PhaseResult, RunResult, Trial};
 
 /// Whether `key` of [`PhaseResult::extra`] is one of the figures this module shows (the
 /// aggregate's rank and stonewall figures), not a workload's.
-pub fn is_rank_figure(key: &str) -> bool {
+pub fn is_proc_figure(key: &str) -> bool {
     key == "ranks" || key.starts_with("rank_") || key.starts_with("stonewall_")
 }
 
@@ -27,7 +27,7 @@ pub fn primary_value(p: &PhaseResult) -> f64 {
 /// Per target of workload `w` run by several ranks: a heading and a table, for the
 /// terminal, fitted to `width` columns.
 pub fn tables(run: &RunResult, w: &str, targets: &[&str], width: usize) -> Vec<String> {
-    rank_tables(run, w, targets)
+    proc_tables(run, w, targets)
         .into_iter()
         .map(|(heading, t)| {
             let mut grid = Grid::new(t.head, 1);
@@ -45,7 +45,7 @@ pub fn tables(run: &RunResult, w: &str, targets: &[&str], width: usize) -> Vec<S
 /// Per target of workload `w` run by several ranks: a heading and the table of its
 /// phases (aggregate, first and last done, stonewall, each rank), medians over the
 /// repetitions; nothing for a run without MPI.
-pub fn rank_tables(run: &RunResult, w: &str, targets: &[&str]) -> Vec<(String, Table)> {
+pub fn proc_tables(run: &RunResult, w: &str, targets: &[&str]) -> Vec<(String, Table)> {
     let Some(mpi) = &run.mpi else {
         return Vec::new();
     };

@@ -38,7 +38,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 
 mod fault;
-mod ranks;
+mod procs;
 mod resume;
 
 /// The default database, relative to the working directory.
@@ -105,7 +105,7 @@ const MIGRATIONS: &[&str] = &[
     // 3 → 4: the expanded plan, to resume a run with the same plan only.
     "ALTER TABLE runs ADD COLUMN plan TEXT; ALTER TABLE runs ADD COLUMN plan_hash TEXT;",
     // 4 → 5: MPI runs' mode and hosts, and each rank's figures.
-    ranks::MIGRATION,
+    procs::MIGRATION,
     // 5 → 6: the filesystems of the suite this machine could not make, and why (JSON).
     "ALTER TABLE runs ADD COLUMN left_out TEXT;",
     // 6 → 7: when a run was resumed (JSON list of times).
@@ -538,7 +538,7 @@ impl Store {
             &format!("DELETE FROM phases WHERE trial_id IN ({same})"),
             params![run_id, trial.target, trial.label, trial.rep],
         )?;
-        ranks::delete(
+        procs::delete(
             &tx,
             same,
             params![run_id, trial.target, trial.label, trial.rep],
@@ -572,7 +572,7 @@ impl Store {
             ],
         )?;
         let trial_id = tx.last_insert_rowid();
-        ranks::save(&tx, trial_id, trial)?;
+        procs::save(&tx, trial_id, trial)?;
         for (i, p) in trial.phases.iter().enumerate() {
             tx.execute(
                 "INSERT INTO phases (trial_id, position, name, wall_s, ops, bytes, ops_per_s, \
@@ -866,7 +866,7 @@ impl Store {
                 .query_map([trial_id], |r| json::<PhaseResult>(r, 0))?
                 .collect::<rusqlite::Result<_>>()
                 .map_err(|e| self.damaged("phases", &phases_cols, e))?;
-            trial.ranks = ranks::load(&self.conn, trial_id)?;
+            trial.ranks = procs::load(&self.conn, trial_id)?;
             result.trials.push(trial);
         }
         result.summaries = crate::stats::summarize(&result.trials);

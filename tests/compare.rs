@@ -102,7 +102,7 @@ fn two_targets_of_one_run() {
             "12304",
             "200213",
             "11.67",
-            "wider than 10×",
+            "wider\u{a0}than\u{a0}10×",
             "3/3",
             "12× faster"
         ]
@@ -117,10 +117,7 @@ fn two_targets_of_one_run() {
     assert_eq!(row(&out, "bonnie", "seeks", "cpu_pct")[8], "5.6× more");
     // An interval that spans 1 gives no verdict.
     let rc = row(&out, "bonnie", "read_char", "mb_per_s");
-    assert_eq!(
-        rc[6..],
-        ["0.437 – 3.347", "3/3", "no significant difference"]
-    );
+    assert_eq!(rc[6..], ["0.437–3.347", "3/3", "no significant difference"]);
     // Extra figures, zeros and all-zero figures.
     assert_eq!(
         row(&out, "postmark", "transactions", "transactions_per_s")[8],
@@ -140,6 +137,22 @@ fn two_targets_of_one_run() {
         "{out}"
     );
     assert!(!out.to_lowercase().contains("nan"), "{out}");
+}
+
+/// At 80 columns the table splits between columns and no figure or interval
+/// (`0.437–3.347`, `wider than 10×`) is broken across lines; only a verdict's words may
+/// continue on the next line.
+#[test]
+fn at_80_columns_no_figure_or_interval_wraps() {
+    let (_dir, db) = fixture();
+    let (code, out, err) = compare_at("80", &db, &[&spec("ext4"), &spec("tmpfs")]);
+    assert_eq!(code, 0, "{err}");
+    assert_fits_80(&out);
+    let broken: Vec<&str> = continued_rows(&out)
+        .into_iter()
+        .filter(|l| l.chars().any(|c| c.is_ascii_digit() || c == '–') || l.contains("than"))
+        .collect();
+    assert!(broken.is_empty(), "figures wrapped: {broken:#?}\n{out}");
 }
 
 #[test]
@@ -361,6 +374,19 @@ fn three_runs(dir: &Path) -> std::path::PathBuf {
 fn flatten(out: &str) -> String {
     let words: Vec<&str> = out.split_whitespace().filter(|w| *w != "—").collect();
     words.join(" ")
+}
+
+/// A table row continued on a second line has an empty first cell (the key columns are
+/// repeated in every part of a split table, so only a wrapped cell leaves one empty).
+fn continued_rows(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.starts_with('│'))
+        .filter(|l| {
+            l.split(['│', '┆'])
+                .nth(1)
+                .is_some_and(|c| c.trim().is_empty())
+        })
+        .collect()
 }
 
 fn assert_fits_80(out: &str) {

@@ -151,11 +151,13 @@ fn table(c: &Comparison) -> Grid {
                 fmt_sig(l.ratio),
                 l.ci.map_or("—".into(), |(lo, hi)| {
                     // As in the verdict: bounds too far apart to quote say only that the
-                    // data cannot tell (two repetitions give bounds like 10^40).
+                    // data cannot tell (two repetitions give bounds like 10^40). Either is
+                    // one word (no space, or no-break spaces) so a narrow terminal never
+                    // breaks an interval across lines.
                     if super::rank::readable(lo, hi) {
-                        format!("{} – {}", fmt_sig(lo), fmt_sig(hi))
+                        format!("{}–{}", fmt_sig(lo), fmt_sig(hi))
                     } else {
-                        "wider than 10×".into()
+                        "wider\u{a0}than\u{a0}10×".into()
                     }
                 }),
             ),

@@ -260,18 +260,25 @@ fn chromium_at(page: &Path, shot: &Path, size: &str) -> (String, resvg::tiny_ski
     (log, resvg::tiny_skia::Pixmap::load_png(shot).unwrap())
 }
 
+/// Whether Chromium is installed; when it is not, prints `SKIP` and what is skipped.
+fn chromium_or_skip(what: &str) -> bool {
+    let here = std::process::Command::new("chromium")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !here {
+        eprintln!("SKIP: {what}chromium is not installed (apt-get install chromium)");
+    }
+    here
+}
+
 fn console_lines(log: &str) -> Vec<&str> {
     log.lines().filter(|l| l.contains(":CONSOLE")).collect()
 }
 
 #[test]
 fn chromium_renders_the_page_without_console_errors() {
-    if std::process::Command::new("chromium")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
+    if !chromium_or_skip("") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -364,12 +371,7 @@ fn the_verdict_opens_the_report_and_names_the_winner() {
         .unwrap();
     let heading = &page[page.find(&format!("<h3 id=\"{target}\">")).unwrap()..];
     assert!(heading[..heading.find("</h3>").unwrap()].contains("postmark · transactions"));
-    if std::process::Command::new("chromium")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIP: the rendered check: chromium is not installed");
+    if !chromium_or_skip("the rendered check: ") {
         return;
     }
     // Rendered: the best cells' green shows in the first screen of a desktop window.
@@ -515,12 +517,7 @@ fn verdict_layout(page: &str, dir: &Path, width: u32, shot: &Path) -> serde_json
 /// Screenshots of both are kept in the test's temp dir for a failure to be looked at.
 #[test]
 fn the_verdict_fits_a_phone_and_stays_a_table_on_a_desktop() {
-    if std::process::Command::new("chromium")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
+    if !chromium_or_skip("") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -84,16 +84,22 @@ proptest! {
     }
 }
 
+/// The plan files of `examples/plans/`, sorted.
+fn example_plans() -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/plans");
+    let mut plans: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().and_then(|x| x.to_str()) == Some("toml"))
+        .collect();
+    plans.sort();
+    plans
+}
+
 #[test]
 fn every_example_plan_checks() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/plans");
-    let mut n = 0;
-    for e in std::fs::read_dir(dir).unwrap() {
-        let path = e.unwrap().path();
-        if path.extension().and_then(|x| x.to_str()) != Some("toml") {
-            continue;
-        }
-        n += 1;
+    let plans = example_plans();
+    for path in &plans {
         let db = tempfile::tempdir().unwrap();
         let out = Command::cargo_bin("fsarena")
             .unwrap()
@@ -133,7 +139,7 @@ fn every_example_plan_checks() {
             );
         }
     }
-    assert!(n >= 5, "{n} example plans");
+    assert!(plans.len() >= 5, "{} example plans", plans.len());
 }
 
 /// `plan check --json` of `path`: its exit status and the JSON.
@@ -195,14 +201,8 @@ fn plan_check_json_lists_the_commands_of_a_command_workload() {
 /// the mkfs of its filesystems among fsarena's programs.
 #[test]
 fn example_plans_run_no_command_of_their_own() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/plans");
-    let mut n = 0;
-    for e in std::fs::read_dir(dir).unwrap() {
-        let path = e.unwrap().path();
-        if path.extension().and_then(|x| x.to_str()) != Some("toml") {
-            continue;
-        }
-        n += 1;
+    let plans = example_plans();
+    for path in &plans {
         let (code, json) = check_json(&path);
         assert_eq!(code, 0, "{}: {json}", path.display());
         assert_eq!(
@@ -219,7 +219,7 @@ fn example_plans_run_no_command_of_their_own() {
         );
         assert!(programs.iter().all(|p| p["why"].is_string()), "{json}");
     }
-    assert!(n >= 5, "{n} example plans");
+    assert!(plans.len() >= 5, "{} example plans", plans.len());
 }
 
 /// An invalid plan is refused with `--json` as without it: exit status 2, no JSON.

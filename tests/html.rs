@@ -228,11 +228,13 @@ fn a_default_style_report_is_small_and_folds_the_lesser_figures() {
     assert_eq!(page.matches("<summary>More figures: ").count(), phases);
 }
 
-/// Runs headless Chromium on `page` in a phone-width window, returning its stderr log and
-/// the screenshot's pixels. 8000 px tall: on a phone the verdict is a card a phase (about
-/// 110 px each), and the charts under it must still be in the shot.
+/// Runs headless Chromium on `page` in its narrowest window, 500 px (a narrower one is
+/// laid out at 500 px and clipped; a phone's width is checked in a frame, see
+/// [`verdict_layout`]), returning its stderr log and the screenshot's pixels. 8000 px
+/// tall: under 40rem the verdict is a card a phase, and the charts under it must still be
+/// in the shot.
 fn chromium(page: &Path, shot: &Path) -> (String, resvg::tiny_skia::Pixmap) {
-    chromium_at(page, shot, "420,8000")
+    chromium_at(page, shot, "500,8000")
 }
 
 /// [`chromium`] in a window of `size` (`W,H`).
@@ -303,7 +305,7 @@ fn chromium_renders_the_page_without_console_errors() {
         "console: {:?}",
         console_lines(&log)
     );
-    // Not blank: a phone-width screenshot shows text and the first chart's bars in the
+    // Not blank: a narrow screenshot shows text and the first chart's bars in the
     // targets' colours (#0072B2 ext4, #E69F00 tmpfs).
     let px = shot.pixels();
     let count = |rgb: (u8, u8, u8)| {
@@ -315,7 +317,7 @@ fn chromium_renders_the_page_without_console_errors() {
         .iter()
         .filter(|p| p.red() < 128 && p.green() < 128 && p.blue() < 128)
         .count();
-    assert_eq!(shot.width(), 420);
+    assert_eq!(shot.width(), 500);
     assert!(ink > 5_000, "{ink} dark pixels: the page looks blank");
     assert!(count((0x00, 0x72, 0xB2)) > 2_000, "no ext4 bar visible");
     assert!(count((0xE6, 0x9F, 0x00)) > 2_000, "no tmpfs bar visible");

@@ -107,7 +107,7 @@ fn every_example_plan_checks() {
             .arg(db.path().join("none.db"))
             .env("COLUMNS", "80")
             .args(["plan", "check"])
-            .arg(&path)
+            .arg(path)
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -203,7 +203,7 @@ fn plan_check_json_lists_the_commands_of_a_command_workload() {
 fn example_plans_run_no_command_of_their_own() {
     let plans = example_plans();
     for path in &plans {
-        let (code, json) = check_json(&path);
+        let (code, json) = check_json(path);
         assert_eq!(code, 0, "{}: {json}", path.display());
         assert_eq!(
             json["commands"],

@@ -50,6 +50,21 @@ pub struct Pair {
     pub outcome: Outcome,
 }
 
+/// A target shown beside a phase's ranking but not in it: a memory filesystem (tmpfs)
+/// when the run has two persistent targets or more, which are ranked among themselves
+/// ([`verdicts`]). It is not tested, so no verdict names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reference {
+    pub target: String,
+    /// Geometric mean of the headline figure over its repetitions.
+    pub value: f64,
+    /// Repetitions it rests on.
+    pub n: usize,
+    /// How many times faster (or better) than the ranking's best it is: above 1 when
+    /// faster; `None` when either has no logarithm.
+    pub vs_best: Option<f64>,
+}
+
 /// The verdict on one phase.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PhaseVerdict {
@@ -57,12 +72,16 @@ pub struct PhaseVerdict {
     pub phase: String,
     /// The headline figure's unit (`files/s`, `MB/s`, `s`).
     pub unit: String,
+    /// Whether a higher figure is better (a rate) or a lower one (a time).
+    pub higher_better: bool,
     /// Best first; flawed targets last.
     pub places: Vec<Place>,
     /// Every pair of places.
     pub pairs: Vec<Pair>,
     /// Targets without any value (no successful trial).
     pub missing: Vec<String>,
+    /// Memory targets shown beside the ranking, not in it (see [`Reference`]).
+    pub references: Vec<Reference>,
     /// Which of a run's kinds of machine its targets ran on (`on the host`, `in tcg
     /// guests`), when the run had several: they are ranked apart ([`verdicts`]).
     pub among: Option<String>,
@@ -104,7 +123,10 @@ pub struct Side<'a> {
 /// two targets are left out. A run whose targets ran on several kinds of machine (the
 /// host's kernel, KVM guests, emulated guests: `plan` targets with `kernel = "…"` beside
 /// others) has each kind ranked apart, never one against another
-/// ([`crate::result::comparable`]), each verdict saying which it is `among`.
+/// ([`crate::result::comparable`]), each verdict saying which it is `among`. Where two
+/// persistent targets or more are ranked, a memory filesystem (tmpfs) beside them is not:
+/// it is shown as a [`Reference`], so that the disks are ranked against each other rather
+/// than each divided by a filesystem that keeps nothing across a reboot.
 pub fn verdicts(run: &RunResult) -> Vec<PhaseVerdict> {
     verdicts_with(run, DEFAULT_MARGIN_PCT / 100.0)
 }
@@ -134,13 +156,63 @@ pub fn verdicts_with(run: &RunResult, margin: f64) -> Vec<PhaseVerdict> {
     let several = groups.len() > 1;
     let mut out = Vec::new();
     for (kind, sides) in groups {
-        for mut v in measure(&sides) {
+        let (memory, persistent): (Vec<Side>, Vec<Side>) = sides
+            .iter()
+            .cloned()
+            .partition(|s| is_memory(run, &s.target));
+        let (ranked, references) = match persistent.len() >= 2 && !memory.is_empty() {
+            true => (persistent, memory),
+            false => (sides, Vec::new()),
+        };
+        for mut v in measure(&ranked) {
             v.among = several.then(|| kind.clone());
+            v.references = references.iter().filter_map(|s| reference(&v, s)).collect();
             out.push(v);
         }
     }
     settle(out.iter_mut(), margin);
     out
+}
+
+/// Whether target `name` of `run` is a memory filesystem (tmpfs, ramfs): its figures are
+/// the page cache's and the CPU's, a reference for the disks rather than a rival.
+pub fn is_memory(run: &RunResult, name: &str) -> bool {
+    run.targets
+        .iter()
+        .find(|t| t.name == name)
+        .is_some_and(|t| matches!(t.fstype.as_str(), "tmpfs" | "ramfs"))
+}
+
+/// `side` as a reference beside verdict `v`: its geometric mean over the repetitions of
+/// `v`'s phase and how many times faster than `v`'s best; `None` when it has no
+/// repetition of that phase.
+fn reference(v: &PhaseVerdict, side: &Side) -> Option<Reference> {
+    let xs = headlines_of(side, &v.workload, &v.phase);
+    if xs.is_empty() {
+        return None;
+    }
+    let value = if usable(&xs) { geo_mean(&xs) } else { f64::NAN };
+    let best = v.places.first().map_or(f64::NAN, |p| p.value);
+    let higher = v.higher_better;
+    let times = if higher { value / best } else { best / value };
+    Some(Reference {
+        target: side.label.clone(),
+        value,
+        n: xs.len(),
+        vs_best: (times.is_finite() && times > 0.0).then_some(times),
+    })
+}
+
+/// The headline values of phase `phase` of workload label `label` in `side`'s successful
+/// repetitions.
+fn headlines_of(side: &Side, label: &str, phase: &str) -> Vec<f64> {
+    side.run
+        .trials
+        .iter()
+        .filter(|t| t.status == "ok" && t.label == label && t.target == side.target)
+        .flat_map(|t| t.phases.iter().filter(|p| p.name == phase))
+        .map(headline)
+        .collect()
 }
 
 /// The kind of machine target `name` of `run` ran on, as verdicts name it.
@@ -198,17 +270,7 @@ pub fn measure(sides: &[Side]) -> Vec<PhaseVerdict> {
     for (label, phase, unit, sense) in keys {
         let samples: Vec<(&str, Vec<f64>)> = sides
             .iter()
-            .map(|s| {
-                let xs = s
-                    .run
-                    .trials
-                    .iter()
-                    .filter(|t| t.status == "ok" && t.label == label && t.target == s.target)
-                    .flat_map(|t| t.phases.iter().filter(|p| p.name == phase))
-                    .map(headline)
-                    .collect();
-                (s.label.as_str(), xs)
-            })
+            .map(|s| (s.label.as_str(), headlines_of(s, &label, &phase)))
             .collect();
         if let Some(v) = rank(&label, &phase, &unit, sense, &samples) {
             out.push(v);
@@ -321,9 +383,11 @@ pub fn rank(
         workload: workload.to_string(),
         phase: phase.to_string(),
         unit: unit.to_string(),
+        higher_better: higher,
         places,
         pairs,
         missing,
+        references: Vec::new(),
         among: None,
         family: Family::control(&[], DEFAULT_MARGIN_PCT / 100.0),
     };
@@ -494,6 +558,24 @@ impl PhaseVerdict {
         each.join(" ")
     }
 
+    /// The memory references beside the ranking, one string each: `tmpfs 3.2× faster
+    /// than xfs`, `tmpfs 1.4× slower than xfs`, `tmpfs same as xfs (1.00×)`, `tmpfs no
+    /// ratio`; empty without any. A reference is never tested: these are point ratios.
+    pub fn reference_texts(&self) -> Vec<String> {
+        let best = self.places.first().map_or("", |p| p.target.as_str());
+        self.references
+            .iter()
+            .map(|r| match r.vs_best {
+                Some(x) if fmt_ratio(x) == "1.00×" => {
+                    format!("{} same as {best} (1.00×)", r.target)
+                }
+                Some(x) if x >= 1.0 => format!("{} {} faster than {best}", r.target, fmt_ratio(x)),
+                Some(x) => format!("{} {} slower than {best}", r.target, fmt_ratio(1.0 / x)),
+                None => format!("{} no ratio", r.target),
+            })
+            .collect()
+    }
+
     /// Whether any interval exists (more than one repetition on the compared sides).
     pub fn judged(&self) -> bool {
         self.pairs.iter().any(|p| p.test.is_some())
@@ -563,6 +645,26 @@ pub fn render_head(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String
             "",
         ));
     }
+    let memory: Vec<&str> = verdicts
+        .iter()
+        .flat_map(|v| v.references.iter().map(|r| r.target.as_str()))
+        .fold(Vec::new(), |mut seen, t| {
+            if !seen.contains(&t) {
+                seen.push(t);
+            }
+            seen
+        });
+    if !memory.is_empty() {
+        out.push_str(&wrap(
+            &format!(
+                "Persistent filesystems are ranked among themselves; {} (memory, kept by no \
+                 disk) is shown beside each ranking as a reference, not ranked",
+                memory.join(", ")
+            ),
+            width,
+            "",
+        ));
+    }
     if !verdicts.iter().any(PhaseVerdict::judged) {
         out.push_str(&wrap(
             &format!(
@@ -602,6 +704,14 @@ pub fn render_body(verdicts: &[PhaseVerdict], width: usize) -> String {
         } else {
             out.push_str(&wrap(&line, width, "  "));
             out.push_str(&wrap(&ratios, width, "      "));
+        }
+        let refs = v.reference_texts();
+        if !refs.is_empty() {
+            out.push_str(&wrap(
+                &format!("reference: {}", refs.join("; ")),
+                width,
+                "      ",
+            ));
         }
     }
     out
@@ -906,6 +1016,85 @@ mod fixture {
         let text = super::render(&v, run.policy.reps, 80);
         assert!(text.contains("postmark (on the host)\n"), "{text}");
         assert!(text.contains("postmark (in tcg guests)\n"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod memory_reference {
+    use crate::result::RunResult;
+
+    fn fixture() -> RunResult {
+        serde_json::from_str(include_str!("../../tests/fixtures/run.json")).unwrap()
+    }
+
+    /// The fixture (ext4 and tmpfs) with a second disk, `xfs`: ext4's trials again, half
+    /// as fast.
+    pub(crate) fn with_xfs() -> RunResult {
+        let mut run = fixture();
+        let mut t = run
+            .targets
+            .iter()
+            .find(|t| t.name == "ext4")
+            .unwrap()
+            .clone();
+        t.name = "xfs".into();
+        t.fstype = "xfs".into();
+        run.targets.push(t);
+        let copies: Vec<_> = run
+            .trials
+            .iter()
+            .filter(|t| t.target == "ext4")
+            .cloned()
+            .map(|mut t| {
+                t.target = "xfs".into();
+                for p in &mut t.phases {
+                    p.mb_per_s /= 2.0;
+                    p.ops_per_s /= 2.0;
+                    p.wall_s *= 2.0;
+                }
+                t
+            })
+            .collect();
+        run.trials.extend(copies);
+        run
+    }
+
+    #[test]
+    fn one_disk_beside_tmpfs_is_ranked_with_it() {
+        let v = super::verdicts(&fixture());
+        assert!(v.iter().all(|v| v.references.is_empty()));
+        assert!(v
+            .iter()
+            .all(|v| v.places.iter().any(|p| p.target == "tmpfs")));
+    }
+
+    #[test]
+    fn two_disks_are_ranked_among_themselves_and_tmpfs_is_their_reference() {
+        let run = with_xfs();
+        let v = super::verdicts(&run);
+        assert!(!v.is_empty());
+        for v in &v {
+            let ranked: Vec<&str> = v.places.iter().map(|p| p.target.as_str()).collect();
+            assert!(!ranked.contains(&"tmpfs"), "{ranked:?}");
+            assert_eq!(v.references.len(), 1, "{} {}", v.workload, v.phase);
+            let r = &v.references[0];
+            assert_eq!(r.target, "tmpfs");
+            // Against the best disk's geometric mean, in the phase's own sense.
+            let best = &v.places[0];
+            let want = if v.higher_better {
+                r.value / best.value
+            } else {
+                best.value / r.value
+            };
+            if let Some(x) = r.vs_best {
+                assert!((x - want).abs() < 1e-9 * want, "{x} {want}");
+            }
+        }
+        // The family counts the pairs of disks only: one pair a phase.
+        assert!(v.iter().all(|v| v.pairs.len() == 1));
+        let text = super::render(&v, run.policy.reps, 80);
+        assert!(text.contains("reference: tmpfs"), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
     }
 }

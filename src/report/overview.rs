@@ -39,7 +39,21 @@ fn cell(v: &PhaseVerdict, target: &str, href: Option<&str>) -> String {
         None => text,
     };
     match v.places.iter().position(|p| p.target == target) {
-        None => "<td>–</td>".to_string(),
+        None => match v.references.iter().find(|r| r.target == target) {
+            // A memory reference: its ratio to the best disk, never shaded (not ranked).
+            Some(r) => {
+                let text = match r.vs_best {
+                    Some(x) if x >= 1.0 => format!("{} faster", fmt_ratio(x)),
+                    Some(x) => format!("{} slower", fmt_ratio(1.0 / x)),
+                    None => "no ratio".into(),
+                };
+                format!(
+                    "<td class=\"reference\">{}</td>",
+                    link(format!("{}<br><small>reference</small>", esc(&text)))
+                )
+            }
+            None => "<td>–</td>".to_string(),
+        },
         Some(0) => format!("<td class=\"best\">{}</td>", link("<b>best</b>".into())),
         Some(i) => {
             let place = &v.places[i];
@@ -86,9 +100,16 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
          ratio; shaded redder the slower where the difference is told apart, <b>≈</b> where \
          it is within ±{}% of the best, <b>?</b> where the data cannot tell. In the ranking, \
          targets that share a letter are not told apart. {} A cell links to the phase's \
-         figures.{}</p>",
+         figures.{}{}</p>",
         crate::compare::family::pct_text(verdicts[0].family.margin * 100.0),
         esc(&verdicts[0].family.line("pairs of targets, all phases")),
+        if verdicts.iter().any(|v| !v.references.is_empty()) {
+            " Persistent filesystems are ranked among themselves; a memory filesystem \
+             (tmpfs) is a <b>reference</b>: how many times faster or slower than the \
+             phase's best, not ranked."
+        } else {
+            ""
+        },
         if verdicts.iter().any(|v| v.judged()) {
             ""
         } else {
@@ -125,4 +146,26 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table></div></section>");
+}
+
+#[cfg(test)]
+mod tests {
+    /// With two disks and tmpfs, tmpfs's cells are references: a ratio to the best disk,
+    /// unshaded, and the page says why.
+    #[test]
+    fn tmpfs_beside_two_disks_is_a_reference_cell() {
+        let run = crate::compare::rank::memory_reference::with_xfs();
+        let mut out = String::new();
+        super::section(&mut out, &run, &[]);
+        let refs = out
+            .matches("<td data-target=\"tmpfs\" class=\"reference\">")
+            .count();
+        let phases = crate::compare::rank::verdicts(&run).len();
+        assert_eq!(refs, phases, "{out}");
+        assert!(out.contains("ranked among themselves"));
+        assert!(
+            !out.contains("tmpfs(a)") && !out.contains("tmpfs(b)"),
+            "{out}"
+        );
+    }
 }

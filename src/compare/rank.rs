@@ -627,7 +627,76 @@ pub fn render(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String {
     if verdicts.is_empty() {
         return String::new();
     }
-    render_head(verdicts, reps, width) + &render_body(verdicts, width)
+    let mut out = render_head(verdicts, reps, width) + &render_body(verdicts, width);
+    if let Some(line) = resolution(verdicts) {
+        out.push_str(&wrap(&line, width, ""));
+    }
+    out
+}
+
+/// What the run could and could not tell, in one sentence: how many phases are settled
+/// (every pair told apart or within the margin) and, for the pairs that cannot tell, the
+/// smallest ratio the median such pair could have seen at 80% power with the repetitions
+/// it had, and the repetitions a target a 10% slowdown (1.11×) would take, both at
+/// the level a first call of the family must pass (0.05/m for m tests, as the CI gate
+/// plans). `None` when nothing was tested.
+pub fn resolution(verdicts: &[PhaseVerdict]) -> Option<String> {
+    use super::family::{detectable_log, reps_for, ALPHA};
+    let m = verdicts.first()?.family.tests;
+    if m == 0 {
+        return None;
+    }
+    let alpha = ALPHA / m as f64;
+    let settled = verdicts
+        .iter()
+        .filter(|v| {
+            v.judged()
+                && v.pairs
+                    .iter()
+                    .all(|p| matches!(p.outcome, Outcome::Apart | Outcome::Within))
+        })
+        .count();
+    let open: Vec<&Test> = verdicts
+        .iter()
+        .flat_map(|v| &v.pairs)
+        .filter(|p| p.outcome == Outcome::CannotTell)
+        .filter_map(|p| p.test.as_ref())
+        .collect();
+    let margin = super::family::pct_text(verdicts[0].family.margin * 100.0);
+    let mut line = format!(
+        "Could tell: {settled} of {} phases settled (every pair told apart or within \
+         ±{margin}%)",
+        verdicts.len()
+    );
+    if open.is_empty() {
+        line.push('.');
+        return Some(line);
+    }
+    let median = |mut xs: Vec<f64>| {
+        xs.sort_by(f64::total_cmp);
+        xs[xs.len() / 2]
+    };
+    let seen = median(
+        open.iter()
+            .map(|t| detectable_log(t.se, t.df, alpha).exp())
+            .collect(),
+    );
+    let reps = median(
+        open.iter()
+            .map(|t| reps_for(t.var_a, t.var_b, 10.0, alpha).map_or(f64::INFINITY, |n| n as f64))
+            .collect(),
+    );
+    let reps = match reps.is_finite() {
+        true => format!("about {reps:.0} repetitions a target"),
+        false => format!("more than {} repetitions", super::family::MAX_REPS_FOR),
+    };
+    line.push_str(&format!(
+        "; the {} pairs that cannot tell could see, at the median, differences of {} or \
+         more (80% power); telling 1.11× (10% slower) would take {reps}.",
+        open.len(),
+        fmt_ratio(seen)
+    ));
+    Some(line)
 }
 
 /// What the verdict lines mean, the family's control in one line, and, when no interval
@@ -1096,5 +1165,63 @@ pub(crate) mod memory_reference {
         let text = super::render(&v, run.policy.reps, 80);
         assert!(text.contains("reference: tmpfs"), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    }
+}
+
+#[cfg(test)]
+mod resolution_tests {
+    use super::*;
+
+    #[test]
+    fn it_counts_settled_phases_and_states_what_the_open_pairs_could_see() {
+        let apart = rank(
+            "w",
+            "fast",
+            "MB/s",
+            Sense::Rate,
+            &[
+                ("a", vec![100.0, 101.0, 99.0]),
+                ("b", vec![50.0, 51.0, 49.0]),
+            ],
+        )
+        .unwrap();
+        let open = rank(
+            "w",
+            "noisy",
+            "MB/s",
+            Sense::Rate,
+            &[
+                ("a", vec![100.0, 80.0, 120.0]),
+                ("b", vec![95.0, 70.0, 125.0]),
+            ],
+        )
+        .unwrap();
+        let mut vs = vec![apart, open];
+        settle(vs.iter_mut(), 0.03);
+        assert_eq!(vs[0].pairs[0].outcome, Outcome::Apart);
+        assert_eq!(vs[1].pairs[0].outcome, Outcome::CannotTell);
+        let line = resolution(&vs).unwrap();
+        assert!(
+            line.starts_with("Could tell: 1 of 2 phases settled"),
+            "{line}"
+        );
+        // The open pair's figures, at the level 0.05/m for the family's m = 2 tests.
+        let t = vs[1].pairs[0].test.as_ref().unwrap();
+        let seen = fmt_ratio(super::super::family::detectable_log(t.se, t.df, 0.025).exp());
+        assert!(
+            line.contains(&format!("differences of {seen} or more")),
+            "{line}"
+        );
+        let n = super::super::family::reps_for(t.var_a, t.var_b, 10.0, 0.025).unwrap();
+        assert!(line.contains(&format!("about {n} repetitions")), "{line}");
+        // One repetition: nothing tested, nothing to say.
+        let one = rank(
+            "w",
+            "p",
+            "MB/s",
+            Sense::Rate,
+            &[("a", vec![1.0]), ("b", vec![2.0])],
+        );
+        assert_eq!(resolution(&[one.unwrap()]), None);
     }
 }

@@ -100,7 +100,7 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
          ratio; shaded redder the slower where the difference is told apart, <b>≈</b> where \
          it is within ±{}% of the best, <b>?</b> where the data cannot tell. In the ranking, \
          targets that share a letter are not told apart. {} A cell links to the phase's \
-         figures.{}{}</p>",
+         figures.{}{}{}</p>",
         crate::compare::family::pct_text(verdicts[0].family.margin * 100.0),
         esc(&verdicts[0].family.line("pairs of targets, all phases")),
         if verdicts.iter().any(|v| !v.references.is_empty()) {
@@ -110,6 +110,7 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
         } else {
             ""
         },
+        rank::resolution(&verdicts).map_or(String::new(), |l| format!(" {}", esc(&l))),
         if verdicts.iter().any(|v| v.judged()) {
             ""
         } else {

@@ -107,14 +107,22 @@ pub struct WorkloadInfo {
     pub classic_tool: Option<&'static str>,
     /// Whether a stored parameter applied to a trial (`archive=` untar ignores `profile`);
     /// `None`: every one does ([`applied_params`]).
-    pub param_applies: Option<fn(&BTreeMap<String, String>, &str) -> bool>,
+    pub param_applies: Option<ParamApplies>,
     /// Re-derives its own figures from its phases merged across MPI ranks
     /// ([`after_merge`]); `None`: the merged notes stand.
-    pub after_merge: Option<fn(&mut [PhaseResult], &[RankTrial])>,
+    pub after_merge: Option<AfterMerge>,
     /// The parameters `--phase-time` scales its work by; empty: it is kept as given.
     pub phase_time_knobs: &'static [Knob],
     pub build: fn(&Params) -> Result<Box<dyn Workload>>,
 }
+
+/// Whether stored parameter `name` applied to a trial with parameters `params`
+/// ([`WorkloadInfo::param_applies`]).
+pub type ParamApplies = fn(params: &BTreeMap<String, String>, name: &str) -> bool;
+
+/// Re-derives a workload's figures from its `phases` merged across MPI `ranks`
+/// ([`WorkloadInfo::after_merge`]).
+pub type AfterMerge = fn(phases: &mut [PhaseResult], ranks: &[RankTrial]);
 
 /// A parameter that the work of some phases grows with, in proportion: what
 /// `--phase-time` raises ([`WorkloadInfo::phase_time_knobs`]).
@@ -153,7 +161,7 @@ pub fn after_merge(workload: &str, phases: &mut [PhaseResult], ranks: &[RankTria
 pub fn applied_params(t: &crate::result::Trial) -> String {
     let applies = info(&t.workload).and_then(|w| w.param_applies);
     let v: Vec<String> = (t.params.iter())
-        .filter(|(k, _)| applies.map_or(true, |f| f(&t.params, k)))
+        .filter(|(k, _)| applies.is_none_or(|f| f(&t.params, k)))
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     v.join(" ")

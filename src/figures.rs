@@ -7,7 +7,8 @@
 //! * The figures the context and the MPI merge attach to any workload's phase (`runs`,
 //!   `ranks`, `stonewall_s`, …) are [`COMMON`].
 //! * A workload's own figures (its `extra` notes) are the `FIGURES` table beside its
-//!   `INFO`, reached through [`crate::workload::WorkloadInfo::figures`].
+//!   `INFO` ([`crate::workload::WorkloadInfo::figures`]), which the caller hands in
+//!   ([`Own`]): this module never reaches the workload registry.
 //!
 //! Statistics, `compare` and every report look figures up with [`find`]; a per-operation
 //! figure (`lat_p99_us:write`, `ops:write`) is the probe's figure before the colon, for the
@@ -141,17 +142,19 @@ pub const COMMON: &[Figure] = &[
     Figure::lower("stonewall_s", "s"),
 ];
 
-/// The declaration of figure `metric` of phase `phase` of workload `workload` (its name,
-/// as in [`crate::result::Trial::workload`]); `None` when nobody declared it (a run
-/// stored by an older fsarena).
-pub fn find(workload: &str, phase: &str, metric: &str) -> Option<&'static Figure> {
+/// A workload's own figures by the workload's name (as in
+/// [`crate::result::Trial::workload`]), empty for a name nobody declared (a run stored by
+/// an older fsarena): how the workloads hand their tables in
+/// ([`crate::workload::figures_of`] is the one to pass).
+pub type Own = fn(&str) -> &'static [Figure];
+
+/// The declaration of figure `metric` of phase `phase` of a workload whose own figures are
+/// `own` ([`crate::workload::figures_of`]); `None` when nobody declared it (a run stored by
+/// an older fsarena).
+pub fn find(own: &'static [Figure], phase: &str, metric: &str) -> Option<&'static Figure> {
     if let Some((base, _op)) = metric.split_once(':') {
         return PHASE.iter().find(|f| f.name == base);
     }
-    let own = crate::workload::registry()
-        .iter()
-        .find(|w| w.name == workload)
-        .map_or(&[][..], |w| w.figures);
     PHASE
         .iter()
         .chain(COMMON)
@@ -160,19 +163,19 @@ pub fn find(workload: &str, phase: &str, metric: &str) -> Option<&'static Figure
 }
 
 /// Which side of the figure is better; [`Better::None`] for an undeclared figure.
-pub fn better(workload: &str, phase: &str, metric: &str) -> Better {
-    find(workload, phase, metric).map_or(Better::None, |f| f.better)
+pub fn better(own: &'static [Figure], phase: &str, metric: &str) -> Better {
+    find(own, phase, metric).map_or(Better::None, |f| f.better)
 }
 
 /// The figure's unit; `?` for an undeclared figure.
-pub fn unit(workload: &str, phase: &str, metric: &str) -> &'static str {
-    find(workload, phase, metric).map_or("?", |f| f.unit)
+pub fn unit(own: &'static [Figure], phase: &str, metric: &str) -> &'static str {
+    find(own, phase, metric).map_or("?", |f| f.unit)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::registry;
+    use crate::workload::{figures_of, registry};
 
     /// Whether `f` and `g` could both describe a figure of one phase.
     fn overlap(f: &Figure, g: &Figure) -> bool {
@@ -218,31 +221,49 @@ mod tests {
 
     #[test]
     fn headline_and_per_operation_figures() {
-        assert_eq!(better("bonnie", "write_block", "wall_s"), Better::Lower);
-        assert_eq!(better("bonnie", "write_block", "mb_per_s"), Better::Higher);
-        assert_eq!(unit("x", "y", "lat_p99_us:write"), "us");
-        assert_eq!(better("x", "y", "lat_p99_us:write"), Better::Lower);
-        assert_eq!(better("x", "y", "ops:write"), Better::None);
-        assert_eq!(better("x", "y", "cpu_user_s"), Better::None);
-        assert_eq!(unit("x", "y", "nobody_declared_this_s"), "?");
-        assert_eq!(better("x", "y", "nobody_declared_this_s"), Better::None);
+        assert_eq!(
+            better(figures_of("bonnie"), "write_block", "wall_s"),
+            Better::Lower
+        );
+        assert_eq!(
+            better(figures_of("bonnie"), "write_block", "mb_per_s"),
+            Better::Higher
+        );
+        assert_eq!(unit(figures_of("x"), "y", "lat_p99_us:write"), "us");
+        assert_eq!(
+            better(figures_of("x"), "y", "lat_p99_us:write"),
+            Better::Lower
+        );
+        assert_eq!(better(figures_of("x"), "y", "ops:write"), Better::None);
+        assert_eq!(better(figures_of("x"), "y", "cpu_user_s"), Better::None);
+        assert_eq!(unit(figures_of("x"), "y", "nobody_declared_this_s"), "?");
+        assert_eq!(
+            better(figures_of("x"), "y", "nobody_declared_this_s"),
+            Better::None
+        );
     }
 
     #[test]
     fn io500_scores_are_bandwidths_and_rates_not_times() {
-        let f = find("io500", "mdtest-hard-delete", "score_bw_gib_s").unwrap();
+        let f = find(figures_of("io500"), "mdtest-hard-delete", "score_bw_gib_s").unwrap();
         assert_eq!((f.unit, f.better), ("GiB/s", Better::Higher));
-        let f = find("io500", "mdtest-hard-delete", "score_md_kiops").unwrap();
+        let f = find(figures_of("io500"), "mdtest-hard-delete", "score_md_kiops").unwrap();
         assert_eq!((f.unit, f.better), ("kIOPS", Better::Higher));
         assert_eq!(
-            better("io500", "mdtest-hard-delete", "score_total"),
+            better(figures_of("io500"), "mdtest-hard-delete", "score_total"),
             Better::Higher
         );
-        assert_eq!(unit("io500", "ior-easy-write", "io500_figure"), "GiB/s");
-        assert_eq!(unit("io500", "mdtest-easy-stat", "io500_figure"), "kIOPS");
-        assert_eq!(unit("io500", "find", "io500_figure"), "kIOPS");
         assert_eq!(
-            better("io500", "find", "io500_figure"),
+            unit(figures_of("io500"), "ior-easy-write", "io500_figure"),
+            "GiB/s"
+        );
+        assert_eq!(
+            unit(figures_of("io500"), "mdtest-easy-stat", "io500_figure"),
+            "kIOPS"
+        );
+        assert_eq!(unit(figures_of("io500"), "find", "io500_figure"), "kIOPS");
+        assert_eq!(
+            better(figures_of("io500"), "find", "io500_figure"),
             Better::Higher,
             "find's figure is a rate"
         );
@@ -251,10 +272,10 @@ mod tests {
     #[test]
     fn child_cpu_seconds_are_cpu_time_not_the_phase_time() {
         for m in ["children_cpu_user_s", "children_cpu_sys_s"] {
-            let f = find("command", "run", m).unwrap();
+            let f = find(figures_of("command"), "run", m).unwrap();
             assert_eq!((f.unit, f.better), ("s", Better::None), "{m}");
         }
-        let f = find("command", "run", "command_s").unwrap();
+        let f = find(figures_of("command"), "run", "command_s").unwrap();
         assert_eq!((f.unit, f.better), ("s", Better::Lower));
     }
 }

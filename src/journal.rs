@@ -175,7 +175,7 @@ pub fn read(path: &Path) -> Result<RunResult> {
         // The journal of a run that never wrote its end: it did not finish.
         run.status = "interrupted".into();
     }
-    run.summaries = crate::stats::summarize(&run.trials);
+    run.summaries = crate::stats::summarize(&run.trials, crate::workload::figures_of);
     Ok(run)
 }
 

@@ -59,41 +59,6 @@ pub fn resumed_line(run: &RunResult) -> Option<String> {
     ))
 }
 
-/// Workloads that reproduce a 1997–2003 tool (Bonnie, Bonnie++ `-n`, Postmark, random.c)
-/// whose original neither synced nor dropped caches between its phases.
-const CLASSIC_TOOLS: [&str; 4] = ["bonnie", "bonnie-files", "postmark", "dbrandom"];
-
-/// What a run says, at its start and atop its report, when it runs one of the
-/// `CLASSIC_TOOLS` under a policy other than the originals': `--cache cold` remounts
-/// between Postmark's create and transactions and between dbrandom's phases, and
-/// `--sync end` times a sync the originals never did. `None` under `--cache keep --sync
-/// none`, or without such a workload.
-pub fn classic_policy_line<'a>(
-    workloads: impl IntoIterator<Item = &'a str>,
-    policy: &crate::policy::Policy,
-) -> Option<String> {
-    use crate::policy::{CachePolicy, SyncPolicy};
-    if policy.cache == CachePolicy::Keep && policy.sync == SyncPolicy::None {
-        return None;
-    }
-    let mut names: Vec<&str> = Vec::new();
-    for w in workloads {
-        if CLASSIC_TOOLS.contains(&w) && !names.contains(&w) {
-            names.push(w);
-        }
-    }
-    if names.is_empty() {
-        return None;
-    }
-    Some(format!(
-        "{} ran with --cache {} --sync {};\n  the originals neither dropped caches nor \
-         synced: `--cache keep --sync none`",
-        names.join(", "),
-        policy.cache,
-        policy.sync
-    ))
-}
-
 /// What a run says, at its start and atop its report, about the filesystems of its suite
 /// it left out ([`RunResult::left_out`]), or `None` when it left out none.
 pub fn left_out_line(left_out: &[String]) -> Option<String> {
@@ -490,35 +455,6 @@ pub fn refuse_mixed(sides: &[(&RunResult, &str)]) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{CachePolicy, Policy, SyncPolicy};
-
-    /// The classic suite under the default policy names the one that reproduces the
-    /// originals; under that policy, or without a classic tool, nothing is said.
-    #[test]
-    fn classic_tools_name_the_policy_that_reproduces_them() {
-        let classic = ["bonnie", "bonnie-files", "postmark", "bonnie", "postmark"];
-        let line = classic_policy_line(classic, &Policy::default()).unwrap();
-        assert!(
-            line.starts_with("bonnie, bonnie-files, postmark ran with --cache cold --sync end;"),
-            "{line}"
-        );
-        assert!(line.contains("`--cache keep --sync none`"), "{line}");
-        let original = Policy {
-            cache: CachePolicy::Keep,
-            sync: SyncPolicy::None,
-            ..Default::default()
-        };
-        assert_eq!(classic_policy_line(classic, &original), None);
-        let keep_only = Policy {
-            cache: CachePolicy::Keep,
-            ..Default::default()
-        };
-        assert!(classic_policy_line(["dbrandom"], &keep_only).is_some());
-        assert_eq!(
-            classic_policy_line(["job", "untar"], &Policy::default()),
-            None
-        );
-    }
 
     fn target(name: &str, accel: Option<&str>) -> TargetInfo {
         TargetInfo {

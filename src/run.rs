@@ -113,7 +113,7 @@ pub fn execute(
         progress.note(&line);
     }
     let names = plan.workloads.iter().map(|w| w.info.name);
-    if let Some(line) = crate::result::classic_policy_line(names, &plan.policy) {
+    if let Some(line) = crate::workload::classic_policy_line(names, &plan.policy) {
         progress.note(&line);
     }
     if let Some(prev) = previous {
@@ -663,7 +663,7 @@ pub fn describe_error(e: &anyhow::Error) -> String {
 /// how the run went (`interrupted`, `failed` when it failed or a trial did, `complete`).
 pub(crate) fn end_result(result: &mut RunResult, outcome: &Result<()>) {
     result.finished_at = Some(chrono::Utc::now().to_rfc3339());
-    result.summaries = crate::stats::summarize(&result.trials);
+    result.summaries = crate::stats::summarize(&result.trials, crate::workload::figures_of);
     result.status = match outcome {
         Err(e) if crate::error::exit_code(e) == crate::error::exit::INTERRUPTED => "interrupted",
         Err(_) => "failed",

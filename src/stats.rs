@@ -148,15 +148,17 @@ pub const METRICS: &[(&str, MetricFn)] = &[
     ("dirty_bytes_end", |p| Some(p.dirty_bytes_end as f64)),
 ];
 
-/// Summaries of every target × workload × phase × metric over the successful trials.
-pub fn summarize(trials: &[Trial]) -> Vec<Summary> {
+/// Summaries of every target × workload × phase × metric over the successful trials; each
+/// figure's unit and better side as its workload declared them (`own`:
+/// [`crate::workload::figures_of`]).
+pub fn summarize(trials: &[Trial], own: crate::figures::Own) -> Vec<Summary> {
     let mut out = Vec::new();
     for (target, workload) in groups(trials) {
         let reps: Vec<&Trial> = trials
             .iter()
             .filter(|t| t.target == target && t.label == workload && t.status == "ok")
             .collect();
-        out.extend(summarize_reps(target, workload, &reps));
+        out.extend(summarize_reps(target, workload, &reps, own));
     }
     out
 }
@@ -169,7 +171,7 @@ pub const FAILED_TRIAL: &str = "failed-trial";
 /// or interrupted trials finished before they stopped, each flagged [`FAILED_TRIAL`]: what
 /// was measured is shown, marked, instead of `failed` in every cell. They are for display
 /// only; comparisons and verdicts use [`summarize`]'s, over successful trials.
-pub fn incomplete_summaries(trials: &[Trial]) -> Vec<Summary> {
+pub fn incomplete_summaries(trials: &[Trial], own: crate::figures::Own) -> Vec<Summary> {
     let mut out = Vec::new();
     for (target, workload) in groups(trials) {
         let mine = trials
@@ -179,7 +181,7 @@ pub fn incomplete_summaries(trials: &[Trial]) -> Vec<Summary> {
             continue;
         }
         let reps: Vec<&Trial> = mine.collect();
-        for mut s in summarize_reps(target, workload, &reps) {
+        for mut s in summarize_reps(target, workload, &reps, own) {
             s.flags.push(FAILED_TRIAL.to_string());
             out.push(s);
         }
@@ -199,7 +201,12 @@ fn groups(trials: &[Trial]) -> Vec<(&str, &str)> {
 }
 
 /// The summaries of one target × workload over the repetitions `reps`.
-fn summarize_reps(target: &str, workload: &str, reps: &[&Trial]) -> Vec<Summary> {
+fn summarize_reps(
+    target: &str,
+    workload: &str,
+    reps: &[&Trial],
+    own: crate::figures::Own,
+) -> Vec<Summary> {
     let mut out = Vec::new();
     let Some(kind) = reps.first().map(|t| t.workload.as_str()) else {
         return out;
@@ -250,7 +257,7 @@ fn summarize_reps(target: &str, workload: &str, reps: &[&Trial]) -> Vec<Summary>
                     Some(p) if metric == "ops_per_s" && !p.ops_unit.is_empty() => {
                         p.ops_unit.clone()
                     }
-                    _ => crate::figures::unit(kind, phase, metric).to_string(),
+                    _ => crate::figures::unit(own(kind), phase, metric).to_string(),
                 };
                 out.push(Summary {
                     target: target.to_string(),
@@ -258,7 +265,7 @@ fn summarize_reps(target: &str, workload: &str, reps: &[&Trial]) -> Vec<Summary>
                     phase: phase.to_string(),
                     metric: metric.to_string(),
                     unit,
-                    better: crate::figures::better(kind, phase, metric),
+                    better: crate::figures::better(own(kind), phase, metric),
                     stats,
                     noisy,
                     flags: flags.clone(),
@@ -326,7 +333,7 @@ mod tests {
             ranks: Vec::new(),
             disturbance: None,
         };
-        let s = summarize(&[trial]);
+        let s = summarize(&[trial], crate::workload::figures_of);
         let get = |m: &str| s.iter().find(|s| s.metric == m).unwrap();
         let bw = get("score_bw_gib_s");
         assert_eq!((bw.unit.as_str(), bw.better), ("GiB/s", Better::Higher));

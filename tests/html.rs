@@ -170,7 +170,7 @@ fn four_target_run() -> fsarena::result::RunResult {
             .collect();
         run.trials.extend(copies);
     }
-    run.summaries = fsarena::stats::summarize(&run.trials);
+    run.summaries = fsarena::stats::summarize(&run.trials, fsarena::workload::figures_of);
     run
 }
 

@@ -46,10 +46,6 @@ const KNOWN_DEBTS: &[(&str, &str)] = &[
         "Ranks and the phase gate of MPI runs live in mpi/",
     ),
     (
-        "src/figures.rs -> workload",
-        "figures asks the workload registry for each INFO",
-    ),
-    (
         "src/journal.rs -> report",
         "the journal parses its lines with report/json.rs",
     ),

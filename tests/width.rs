@@ -208,7 +208,7 @@ fn a_wide_workload_is_transposed_then_split() {
     run.targets[0].device_buffered_read_mb_per_s = Some(2034.5);
     run.trials.retain(|t| t.label == "bonnie-files");
     run.trials.extend(more);
-    run.summaries = fsarena::stats::summarize(&run.trials);
+    run.summaries = fsarena::stats::summarize(&run.trials, fsarena::workload::figures_of);
     let text = terminal::render_width(&run, 80);
     assert_fits(&text, 80, "six targets");
     assert!(text.contains("│ phase "), "transposed: {text}");

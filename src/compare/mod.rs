@@ -392,7 +392,8 @@ fn compare_targets(c: &mut Comparison, ta: &str, tb: &str) {
                     continue;
                 };
                 let median = |xs: &[f64]| describe(xs).map_or(0.0, |d| d.median);
-                let figure = crate::figures::find(workload_kind(&c.a, w), p, m);
+                let figure =
+                    crate::figures::find(crate::workload::figures_of(workload_kind(&c.a, w)), p, m);
                 let (ratio, verdict) = verdict::judge(Sense::of(figure), xa, xb);
                 let headline = phase_primary(&c.b, w, p) == Some(m.as_str());
                 let gated = headline || figure.is_some_and(|f| f.gate);
@@ -461,7 +462,7 @@ pub fn judge_headlines(c: &mut Comparison, margin: f64) {
             continue;
         }
         let sense = Sense::of(crate::figures::find(
-            workload_kind(&c.a, &r.workload),
+            crate::workload::figures_of(workload_kind(&c.a, &r.workload)),
             &r.phase,
             &r.metric,
         ));

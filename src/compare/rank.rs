@@ -97,7 +97,11 @@ fn headline(p: &PhaseResult) -> f64 {
 
 /// The sense of a phase's headline: declared by its workload, else by its metric.
 fn sense_of(workload: &str, p: &PhaseResult) -> Sense {
-    match Sense::of(crate::figures::find(workload, &p.name, &p.primary)) {
+    match Sense::of(crate::figures::find(
+        crate::workload::figures_of(workload),
+        &p.name,
+        &p.primary,
+    )) {
         Sense::Neutral if p.primary == "wall_s" => Sense::Duration,
         Sense::Neutral => Sense::Rate,
         s => s,

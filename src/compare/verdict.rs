@@ -165,7 +165,11 @@ mod tests {
 
     /// The sense of figure `m` of phase `phase` of workload `w`, as declared.
     fn of(w: &str, phase: &str, m: &str) -> Sense {
-        Sense::of(crate::figures::find(w, phase, m))
+        Sense::of(crate::figures::find(
+            crate::workload::figures_of(w),
+            phase,
+            m,
+        ))
     }
 
     #[test]

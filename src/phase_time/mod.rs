@@ -4,7 +4,8 @@
 //! A phase much shorter than a second is timed exactly but carries start-up effects and
 //! noise the run cannot average away; the remedy is more work, and the same work on every
 //! target, so the comparison stays fair. Each workload names the parameters its work grows
-//! with ([`knobs`]) and the phases each one drives. For every such parameter the stored
+//! with and the phases each one drives, in its `INFO`
+//! ([`crate::workload::WorkloadInfo::phase_time_knobs`]). For every such parameter the stored
 //! trials of the same workload (same other parameters) on the run's targets give seconds
 //! per unit of it, phase by phase (median of the newest 9); the phase's fastest target
 //! sets the new value: goal ÷ seconds per unit, rounded up to two significant digits. A
@@ -18,53 +19,6 @@ use std::collections::BTreeMap;
 
 /// The most a parameter is multiplied by.
 pub const MAX_FACTOR: f64 = 100.0;
-
-/// A parameter that the work of some phases grows with, in proportion.
-pub struct Knob {
-    pub param: &'static str,
-    /// The phases it drives; empty: all of them.
-    pub phases: &'static [&'static str],
-    /// Files and directories the workload keeps at once per unit of it (0: none to speak
-    /// of): what a target with a fixed number of inodes must hold.
-    pub entries: f64,
-}
-
-const fn knob(param: &'static str, phases: &'static [&'static str], entries: f64) -> Knob {
-    Knob {
-        param,
-        phases,
-        entries,
-    }
-}
-
-// smallfiles: a directory per 100 files besides the files; bonnie-files: `files` is in
-// 1024s; postmark: its transactions create files as well, up to about half as many again.
-const SMALLFILES: &[Knob] = &[knob("files", &[], 1.1)];
-const BONNIE_FILES: &[Knob] = &[knob("files", &[], 1024.0)];
-const SCALE: &[Knob] = &[knob("scale", &[], 0.0)];
-const POSTMARK: &[Knob] = &[
-    knob("number", &["create", "delete"], 1.5),
-    knob("transactions", &["transactions"], 0.0),
-];
-const DBRANDOM: &[Knob] = &[
-    knob("scale", &["create"], 0.0),
-    knob("cycles", &["random"], 0.0),
-];
-const BONNIE: &[Knob] = &[knob("seeks", &["seeks"], 0.0)];
-
-/// The parameters workload `kind` scales by. Bonnie's `size` is not one: it is bound to
-/// the target's size and to memory (the file must outgrow the cache).
-pub fn knobs(kind: &str) -> &'static [Knob] {
-    match kind {
-        "smallfiles" => SMALLFILES,
-        "bonnie-files" => BONNIE_FILES,
-        "metascan" => SCALE,
-        "postmark" => POSTMARK,
-        "dbrandom" => DBRANDOM,
-        "bonnie" => BONNIE,
-        _ => &[],
-    }
-}
 
 /// What `--phase-time` did to one workload.
 pub struct Scaled {
@@ -82,7 +36,7 @@ fn per_unit(
     targets: &[String],
     times: &[PhaseTime],
 ) -> BTreeMap<(String, String), f64> {
-    let scaled: Vec<&str> = knobs(spec.info.name).iter().map(|k| k.param).collect();
+    let scaled: Vec<&str> = spec.info.phase_time_knobs.iter().map(|k| k.param).collect();
     let others = |m: &BTreeMap<String, String>| {
         m.iter()
             .filter(|(k, _)| !scaled.contains(&k.as_str()))
@@ -189,7 +143,7 @@ pub fn scale(
 ) -> Scaled {
     let name = spec.info.name;
     let mut lines = Vec::new();
-    if knobs(name).is_empty() {
+    if spec.info.phase_time_knobs.is_empty() {
         lines.push(format!(
             "{name}: kept as given (no parameter scales its work)"
         ));
@@ -198,7 +152,7 @@ pub fn scale(
     let (head, _) = spec.text.split_once(':').unwrap_or((&spec.text, ""));
     let mut rest = spec.text.split_once(':').map_or("", |(_, r)| r).to_string();
     let mut changed = false;
-    for k in knobs(name) {
+    for k in spec.info.phase_time_knobs {
         let given = spec.params.to_text_map();
         let Some(base) = given.get(k.param).and_then(|v| v.parse::<f64>().ok()) else {
             lines.push(format!("{name}: {} kept (derived, not a number)", k.param));

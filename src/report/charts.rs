@@ -337,7 +337,7 @@ pub fn phase_reps<'a>(
 pub fn build(run: &RunResult) -> Vec<WorkloadFigures> {
     let mut taken = Vec::new();
     let mut out = Vec::new();
-    let incomplete = crate::stats::incomplete_summaries(&run.trials);
+    let incomplete = crate::stats::incomplete_summaries(&run.trials, crate::workload::figures_of);
     for w in unique(run.trials.iter().map(|t| t.label.as_str())) {
         let trials: Vec<&Trial> = run.trials.iter().filter(|t| t.label == w).collect();
         let targets = unique(trials.iter().map(|t| t.target.as_str()));
@@ -560,7 +560,7 @@ mod tests {
             last.extra
                 .insert("score_bw_gib_s".into(), 1.5 + i as f64 / 10.0);
         }
-        run.summaries = crate::stats::summarize(&run.trials);
+        run.summaries = crate::stats::summarize(&run.trials, crate::workload::figures_of);
         let t = run.trials.iter().find(|t| t.label == "io500").unwrap();
         let phase = t.phases.last().unwrap().clone();
         let fig = bar_figure(

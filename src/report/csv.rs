@@ -18,6 +18,7 @@
 use crate::figures::{self, Better};
 use crate::result::{PhaseResult, RunResult, TargetInfo, Trial};
 use crate::stats::METRICS;
+use crate::workload::figures_of;
 use anyhow::Result;
 
 /// The header, in order.
@@ -76,13 +77,13 @@ pub struct Metric {
 fn metric(workload: &str, p: &PhaseResult, name: &str, value: Value) -> Metric {
     let unit = match name {
         "ops_per_s" if !p.ops_unit.is_empty() => p.ops_unit.as_str(),
-        _ => figures::unit(workload, &p.name, name),
+        _ => figures::unit(figures_of(workload), &p.name, name),
     };
     Metric {
         name: name.to_string(),
         value,
         unit: unit.to_string(),
-        better: figures::better(workload, &p.name, name),
+        better: figures::better(figures_of(workload), &p.name, name),
     }
 }
 

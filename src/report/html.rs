@@ -120,7 +120,7 @@ fn setup(out: &mut String, run: &RunResult) {
         facts.push(("resumed", line));
     }
     let names = run.trials.iter().map(|t| t.workload.as_str());
-    if let Some(line) = crate::result::classic_policy_line(names, p) {
+    if let Some(line) = crate::workload::classic_policy_line(names, p) {
         facts.push(("classic tools", line));
     }
     key_values(out, &facts);

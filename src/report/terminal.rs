@@ -260,7 +260,8 @@ fn phase_cell(
     let (s, summaries) = match find(&run.summaries, target, w, &ph.name, &ph.primary) {
         Some(s) => (s, &run.summaries),
         None => {
-            incomplete = crate::stats::incomplete_summaries(&run.trials);
+            incomplete =
+                crate::stats::incomplete_summaries(&run.trials, crate::workload::figures_of);
             let Some(s) = find(&incomplete, target, w, &ph.name, &ph.primary) else {
                 let mut mine = run
                     .trials
@@ -337,7 +338,7 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
         let _ = writeln!(out, "{line}");
     }
     let names = run.trials.iter().map(|t| t.workload.as_str());
-    if let Some(line) = crate::result::classic_policy_line(names, &run.policy) {
+    if let Some(line) = crate::workload::classic_policy_line(names, &run.policy) {
         let _ = writeln!(out, "{line}");
     }
     let mut used_marks: Vec<&str> = Vec::new();
@@ -514,7 +515,7 @@ mod tests {
         run.trials[3].status = "interrupted".into();
         run.status = "interrupted".into();
         run.planned_trials = Some(18);
-        run.summaries = crate::stats::summarize(&run.trials);
+        run.summaries = crate::stats::summarize(&run.trials, crate::workload::figures_of);
         assert_eq!(
             trials_line(&run),
             "18 trial(s) planned (3 repetition(s) of each workload on each target): \
@@ -543,7 +544,7 @@ mod tests {
             t.error = Some("filesystem full: write(2) …".into());
             t.phases.truncate(1);
         }
-        run.summaries = crate::stats::summarize(&run.trials);
+        run.summaries = crate::stats::summarize(&run.trials, crate::workload::figures_of);
         let mine: Vec<f64> = run
             .trials
             .iter()
@@ -581,7 +582,7 @@ mod tests {
     fn cpu_is_shown_only_for_phases_long_enough_to_sample() {
         let text = include_str!("../../tests/fixtures/run.json");
         let mut run: RunResult = serde_json::from_str(text).unwrap();
-        run.summaries = crate::stats::summarize(&run.trials);
+        run.summaries = crate::stats::summarize(&run.trials, crate::workload::figures_of);
         let wall = |phase: &str| {
             let s = run
                 .summaries

@@ -869,7 +869,7 @@ impl Store {
             trial.ranks = procs::load(&self.conn, trial_id)?;
             result.trials.push(trial);
         }
-        result.summaries = crate::stats::summarize(&result.trials);
+        result.summaries = crate::stats::summarize(&result.trials, crate::workload::figures_of);
         Ok(result)
     }
 }

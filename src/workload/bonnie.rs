@@ -111,6 +111,12 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     params: PARAMS,
     phases: &PHASES,
     figures: FIGURES,
+    classic_tool: Some("Bonnie"),
+    param_applies: None,
+    after_merge: None,
+    // `size` is not one: it is bound to the target's size and to memory (the file must
+    // outgrow the cache).
+    phase_time_knobs: &[super::Knob::new("seeks", &["seeks"], 0.0)],
     build,
 };
 

@@ -126,6 +126,11 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     params: PARAMS,
     phases: PHASES,
     figures: FIGURES,
+    classic_tool: Some("Bonnie++ -n"),
+    param_applies: None,
+    after_merge: None,
+    // `files` is in 1024s.
+    phase_time_knobs: &[super::Knob::new("files", &[], 1024.0)],
     build,
 };
 

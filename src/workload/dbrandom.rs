@@ -157,6 +157,13 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     params: PARAMS,
     phases: PHASES,
     figures: FIGURES,
+    classic_tool: Some("random.c"),
+    param_applies: None,
+    after_merge: None,
+    phase_time_knobs: &[
+        super::Knob::new("scale", &["create"], 0.0),
+        super::Knob::new("cycles", &["random"], 0.0),
+    ],
     build,
 };
 

@@ -3,33 +3,52 @@
 //! A workload is a sequence of named phases run through the [`TrialContext`]; it never
 //! measures anything itself.
 
-pub mod bonnie;
-pub mod bonnie_files;
-pub mod command;
-pub mod compile;
 pub mod confined;
-pub mod dbrandom;
 #[cfg(test)]
 mod figures_tests;
-pub mod io500;
-pub mod job;
-pub mod metascan;
-pub mod mongo;
 pub mod mt19937;
 pub mod params;
-pub mod postmark;
-pub mod provision;
-pub mod smallfiles;
-pub mod space;
 pub mod tasks;
 pub mod tree;
-pub mod untar;
-pub mod writeback;
+
+/// Declares each workload's module and lists its `INFO` in [`registry`], in the order
+/// `fsarena list` shows them: adding a workload is its file plus one line here.
+macro_rules! workloads {
+    ($($module:ident),+ $(,)?) => {
+        $(pub mod $module;)+
+
+        /// Every workload fsarena knows, in the order `fsarena list` shows them.
+        pub fn registry() -> &'static [&'static WorkloadInfo] {
+            static ALL: &[&WorkloadInfo] = &[$(&$module::INFO),+];
+            ALL
+        }
+    };
+}
+
+workloads! {
+    bonnie,
+    bonnie_files,
+    postmark,
+    mongo,
+    dbrandom,
+    job,
+    io500,
+    smallfiles,
+    untar,
+    compile,
+    metascan,
+    writeback,
+    command,
+    space,
+    provision,
+}
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
 pub use crate::figures::Figure;
+use crate::result::{PhaseResult, RankTrial};
 use anyhow::Result;
 pub use params::{ParamKind, ParamSpec, Params, Value};
+use std::collections::BTreeMap;
 
 /// Adds "OP PATH" context to an I/O result; the io::Error stays in the chain, so the
 /// runner still recognises ENOSPC as "filesystem full".
@@ -72,7 +91,8 @@ pub trait Workload: Send + Sync {
     }
 }
 
-/// A workload kind as listed by `fsarena list` and named on the command line.
+/// A workload kind as listed by `fsarena list` and named on the command line: everything
+/// the rest of fsarena needs to know about it, declared in its own file.
 pub struct WorkloadInfo {
     pub name: &'static str,
     pub about: &'static str,
@@ -82,75 +102,126 @@ pub struct WorkloadInfo {
     /// The workload's own figures (its phases' `extra` notes), each with its unit and
     /// better side ([`crate::figures`]); the probe's figures are declared there.
     pub figures: &'static [Figure],
+    /// The 1997–2003 tool it reproduces (`Bonnie`, `Postmark`, …), whose original neither
+    /// synced nor dropped caches between its phases ([`classic_policy_line`]).
+    pub classic_tool: Option<&'static str>,
+    /// Whether a stored parameter applied to a trial (`archive=` untar ignores `profile`);
+    /// `None`: every one does ([`applied_params`]).
+    pub param_applies: Option<ParamApplies>,
+    /// Re-derives its own figures from its phases merged across MPI ranks
+    /// ([`after_merge`]); `None`: the merged notes stand.
+    pub after_merge: Option<AfterMerge>,
+    /// The parameters `--phase-time` scales its work by; empty: it is kept as given.
+    pub phase_time_knobs: &'static [Knob],
     pub build: fn(&Params) -> Result<Box<dyn Workload>>,
+}
+
+/// Whether stored parameter `name` applied to a trial with parameters `params`
+/// ([`WorkloadInfo::param_applies`]).
+pub type ParamApplies = fn(params: &BTreeMap<String, String>, name: &str) -> bool;
+
+/// Re-derives a workload's figures from its `phases` merged across MPI `ranks`
+/// ([`WorkloadInfo::after_merge`]).
+pub type AfterMerge = fn(phases: &mut [PhaseResult], ranks: &[RankTrial]);
+
+/// A parameter that the work of some phases grows with, in proportion: what
+/// `--phase-time` raises ([`WorkloadInfo::phase_time_knobs`]).
+pub struct Knob {
+    pub param: &'static str,
+    /// The phases it drives; empty: all of them.
+    pub phases: &'static [&'static str],
+    /// Files and directories the workload keeps at once per unit of it (0: none to speak
+    /// of): what a target with a fixed number of inodes must hold.
+    pub entries: f64,
+}
+
+impl Knob {
+    /// A knob, positionally: the workloads' knob tables read as tables.
+    pub const fn new(param: &'static str, phases: &'static [&'static str], entries: f64) -> Self {
+        Self {
+            param,
+            phases,
+            entries,
+        }
+    }
 }
 
 /// Re-derives a workload's own figures from its phases merged across MPI ranks, where
 /// they are not sums or means of the ranks' notes (the io500 scores are computed from the
 /// aggregate phases, as the IO500 computes them from the whole job's).
-pub fn after_merge(
-    workload: &str,
-    phases: &mut [crate::result::PhaseResult],
-    ranks: &[crate::result::RankTrial],
-) {
-    if workload == io500::INFO.name {
-        io500::rules::rescore_merged(phases, ranks);
+pub fn after_merge(workload: &str, phases: &mut [PhaseResult], ranks: &[RankTrial]) {
+    if let Some(f) = info(workload).and_then(|w| w.after_merge) {
+        f(phases, ranks);
     }
 }
 
-/// Every workload fsarena knows, in the order `fsarena list` shows them.
 /// The parameters of trial `t` that applied to it, as `key=value` separated by spaces:
 /// every parameter but those its mode ignores (an `archive=` untar has no `profile` or
 /// `scale`; compile's mode=kernel-build no compilebench `initial_dirs`, `runs`, …).
 pub fn applied_params(t: &crate::result::Trial) -> String {
-    let applies = |k: &str| match t.workload.as_str() {
-        "untar" => untar::param_applies(&t.params, k),
-        "compile" => compile::param_applies(&t.params, k),
-        _ => true,
-    };
+    let applies = info(&t.workload).and_then(|w| w.param_applies);
     let v: Vec<String> = (t.params.iter())
-        .filter(|(k, _)| applies(k))
+        .filter(|(k, _)| applies.is_none_or(|f| f(&t.params, k)))
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     v.join(" ")
 }
 
-pub fn registry() -> &'static [&'static WorkloadInfo] {
-    static ALL: &[&WorkloadInfo] = &[
-        &bonnie::INFO,
-        &bonnie_files::INFO,
-        &postmark::INFO,
-        &mongo::INFO,
-        &dbrandom::INFO,
-        &job::INFO,
-        &io500::INFO,
-        &smallfiles::INFO,
-        &untar::INFO,
-        &compile::INFO,
-        &metascan::INFO,
-        &writeback::INFO,
-        &command::INFO,
-        &space::INFO,
-        &provision::INFO,
-    ];
-    ALL
+/// A workload's own figures by its name (as in [`crate::result::Trial::workload`]), empty
+/// for a name no workload has (a run stored by an older fsarena): what the figure and
+/// statistics core is handed ([`crate::figures::Own`]).
+pub fn figures_of(workload: &str) -> &'static [Figure] {
+    info(workload).map_or(&[], |w| w.figures)
+}
+
+/// What a run says, at its start and atop its report, when it runs a workload that
+/// reproduces a classic tool ([`WorkloadInfo::classic_tool`]) under a policy other than
+/// the originals': `--cache cold` remounts between Postmark's create and transactions and
+/// between dbrandom's phases, and `--sync end` times a sync the originals never did.
+/// `None` under `--cache keep --sync none`, or without such a workload.
+pub fn classic_policy_line<'a>(
+    workloads: impl IntoIterator<Item = &'a str>,
+    policy: &crate::policy::Policy,
+) -> Option<String> {
+    use crate::policy::{CachePolicy, SyncPolicy};
+    if policy.cache == CachePolicy::Keep && policy.sync == SyncPolicy::None {
+        return None;
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for w in workloads {
+        let classic = info(w).is_some_and(|i| i.classic_tool.is_some());
+        if classic && !names.contains(&w) {
+            names.push(w);
+        }
+    }
+    if names.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{} ran with --cache {} --sync {};\n  the originals neither dropped caches nor \
+         synced: `--cache keep --sync none`",
+        names.join(", "),
+        policy.cache,
+        policy.sync
+    ))
+}
+
+/// The workload named `name`, if there is one.
+fn info(name: &str) -> Option<&'static WorkloadInfo> {
+    registry().iter().copied().find(|w| w.name == name)
 }
 
 /// Looks a workload up by name; the error lists the valid names (exit code 2).
 pub fn find(name: &str) -> Result<&'static WorkloadInfo> {
-    registry()
-        .iter()
-        .copied()
-        .find(|w| w.name == name)
-        .ok_or_else(|| {
-            let names: Vec<_> = registry().iter().map(|w| w.name).collect();
-            crate::error::usage(format!(
-                "unknown workload '{}'{}; valid: {}",
-                crate::workload::params::echo(name),
-                crate::error::did_you_mean(name, names.iter().copied()),
-                names.join(", ")
-            ))
-        })
+    info(name).ok_or_else(|| {
+        let names: Vec<_> = registry().iter().map(|w| w.name).collect();
+        crate::error::usage(format!(
+            "unknown workload '{}'{}; valid: {}",
+            crate::workload::params::echo(name),
+            crate::error::did_you_mean(name, names.iter().copied()),
+            names.join(", ")
+        ))
+    })
 }
 
 /// Whether workload `w` can run on `target`, checked when the plan is made, before
@@ -303,5 +374,115 @@ pub(crate) mod testutil {
         fn teardown(&mut self) -> anyhow::Result<()> {
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{CachePolicy, Policy, SyncPolicy};
+
+    /// What each workload declares in its `INFO` names what it has: unique names, knobs
+    /// that are numeric parameters of it driving phases it runs.
+    #[test]
+    fn every_workload_declares_what_the_others_need() {
+        for (i, w) in registry().iter().enumerate() {
+            assert!(!w.name.is_empty() && !w.about.is_empty(), "{}", w.name);
+            assert!(
+                !registry()[..i].iter().any(|v| v.name == w.name),
+                "{} registered twice",
+                w.name
+            );
+            assert!(std::ptr::eq(find(w.name).unwrap(), *w), "{}", w.name);
+            for k in w.phase_time_knobs {
+                let p = w.params.iter().find(|p| p.name == k.param);
+                let p = p.unwrap_or_else(|| {
+                    panic!("{}: knob {} is no parameter of it", w.name, k.param)
+                });
+                assert!(
+                    matches!(p.kind, ParamKind::Count | ParamKind::Float),
+                    "{}: knob {} is not a number",
+                    w.name,
+                    k.param
+                );
+                assert!(k.entries >= 0.0, "{}: {}", w.name, k.param);
+                for ph in k.phases {
+                    assert!(
+                        w.phases.iter().any(|s| s.name == *ph),
+                        "{}: knob {} drives phase {ph}, which it does not have",
+                        w.name,
+                        k.param
+                    );
+                }
+            }
+            if let Some(tool) = w.classic_tool {
+                assert!(!tool.is_empty(), "{}", w.name);
+            }
+        }
+        let classic: Vec<_> = (registry().iter())
+            .filter(|w| w.classic_tool.is_some())
+            .map(|w| w.name)
+            .collect();
+        assert_eq!(classic, ["bonnie", "bonnie-files", "postmark", "dbrandom"]);
+    }
+
+    /// A mode's ignored parameters are left out of what applied; a workload without a
+    /// `param_applies`, or a name no workload has, keeps them all.
+    #[test]
+    fn applied_params_leave_out_what_a_mode_ignores() {
+        let run: crate::result::RunResult =
+            serde_json::from_str(include_str!("../../tests/fixtures/run.json")).unwrap();
+        let trial = |workload: &str, params: &[(&str, &str)]| crate::result::Trial {
+            workload: workload.into(),
+            params: (params.iter())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..run.trials[0].clone()
+        };
+        let own = [("archive", "/a.tar"), ("profile", "web"), ("scale", "1")];
+        assert_eq!(applied_params(&trial("untar", &own)), "archive=/a.tar");
+        let generated = [("archive", ""), ("profile", "web")];
+        assert_eq!(
+            applied_params(&trial("untar", &generated)),
+            "archive= profile=web"
+        );
+        assert_eq!(
+            applied_params(&trial("bonnie", &[("seeks", "8000")])),
+            "seeks=8000"
+        );
+        assert_eq!(
+            applied_params(&trial("gone", &[("profile", "web")])),
+            "profile=web"
+        );
+        assert!(figures_of("gone").is_empty());
+        assert!(std::ptr::eq(figures_of("io500"), io500::INFO.figures));
+    }
+
+    /// The classic suite under the default policy names the one that reproduces the
+    /// originals; under that policy, or without a classic tool, nothing is said.
+    #[test]
+    fn classic_tools_name_the_policy_that_reproduces_them() {
+        let classic = ["bonnie", "bonnie-files", "postmark", "bonnie", "postmark"];
+        let line = classic_policy_line(classic, &Policy::default()).unwrap();
+        assert!(
+            line.starts_with("bonnie, bonnie-files, postmark ran with --cache cold --sync end;"),
+            "{line}"
+        );
+        assert!(line.contains("`--cache keep --sync none`"), "{line}");
+        let original = Policy {
+            cache: CachePolicy::Keep,
+            sync: SyncPolicy::None,
+            ..Default::default()
+        };
+        assert_eq!(classic_policy_line(classic, &original), None);
+        let keep_only = Policy {
+            cache: CachePolicy::Keep,
+            ..Default::default()
+        };
+        assert!(classic_policy_line(["dbrandom"], &keep_only).is_some());
+        assert_eq!(
+            classic_policy_line(["job", "untar"], &Policy::default()),
+            None
+        );
     }
 }

@@ -179,6 +179,14 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     params: PARAMS,
     phases: PHASES,
     figures: FIGURES,
+    classic_tool: Some("Postmark"),
+    param_applies: None,
+    after_merge: None,
+    // Its transactions create files as well, up to about half as many again.
+    phase_time_knobs: &[
+        super::Knob::new("number", &["create", "delete"], 1.5),
+        super::Knob::new("transactions", &["transactions"], 0.0),
+    ],
     build,
 };
 

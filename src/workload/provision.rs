@@ -106,6 +106,10 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     params: PARAMS,
     phases: &[MKFS, MOUNT, POPULATE, UMOUNT, MOUNT_POPULATED, FSCK],
     figures: FIGURES,
+    classic_tool: None,
+    param_applies: None,
+    after_merge: None,
+    phase_time_knobs: &[],
     build,
 };
 

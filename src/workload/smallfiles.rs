@@ -132,6 +132,11 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     params: PARAMS,
     phases: PHASES,
     figures: FIGURES,
+    classic_tool: None,
+    param_applies: None,
+    after_merge: None,
+    // A directory per 100 files besides the files.
+    phase_time_knobs: &[super::Knob::new("files", &[], 1.1)],
     build,
 };
 

@@ -92,6 +92,10 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     params: PARAMS,
     phases: &[STORE],
     figures: FIGURES,
+    classic_tool: None,
+    param_applies: None,
+    after_merge: None,
+    phase_time_knobs: &[],
     build,
 };
 
@@ -251,11 +255,11 @@ mod tests {
         );
         assert_eq!(f.extras()[3].1, 3.0);
         for (name, _) in f.extras() {
-            let unit = crate::figures::unit("space", "store", name);
+            let unit = crate::figures::unit(INFO.figures, "store", name);
             assert!(name.contains("efficiency") || unit == "bytes", "{name}");
         }
         assert_eq!(
-            crate::figures::better("space", "store", "efficiency"),
+            crate::figures::better(INFO.figures, "store", "efficiency"),
             crate::figures::Better::Higher
         );
     }

@@ -1,42 +1,55 @@
 //! Filesystem types fsarena can make on a loop image: mkfs, mount and fsck knowledge, and
 //! whether this machine has the kernel support and the tools. One file per family, each
-//! holding a [`Knowledge`] table (like fio's one engine per file); this file only looks
-//! them up.
+//! holding a [`Knowledge`] table (like fio's one engine per file), registered by one line
+//! of the `filesystems!` list here; this file only looks them up.
 
-mod bcachefs;
-mod btrfs;
-mod exfat;
-mod ext;
-mod f2fs;
-mod fat;
 mod host;
-mod jfs;
-mod nilfs2;
-mod ntfs;
-mod reiserfs;
-mod xfs;
 
 #[cfg(test)]
 pub(crate) use host::fake::FakeHost;
 pub use host::{kernel_lacks, planning_for_guest, with_guest_kernel, Host, LiveHost};
 use serde::Serialize;
 
-/// A filesystem type fsarena can make.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum FsType {
-    Ext2,
-    Ext3,
-    Ext4,
-    Xfs,
-    Btrfs,
-    F2fs,
-    Jfs,
-    Reiserfs,
-    Vfat,
-    Exfat,
-    Ntfs,
-    Nilfs2,
-    Bcachefs,
+/// Declares each family's module and, from its [`Knowledge`] tables, the [`FsType`]
+/// variants, [`FsType::ALL`] (in the order given: the order reports use) and
+/// [`FsType::knowledge`]: adding a filesystem is its file plus one line here.
+macro_rules! filesystems {
+    ($(mod $module:ident { $($variant:ident = $knowledge:ident),+ $(,)? })+) => {
+        $(mod $module;)+
+
+        /// A filesystem type fsarena can make.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+        pub enum FsType {
+            $($($variant,)+)+
+        }
+
+        impl FsType {
+            /// Every type, in the order reports use.
+            pub const ALL: [FsType; [$($(FsType::$variant),+),+].len()] =
+                [$($(FsType::$variant),+),+];
+
+            /// What fsarena knows about this type.
+            pub fn knowledge(self) -> &'static Knowledge {
+                match self {
+                    $($(FsType::$variant => &$module::$knowledge,)+)+
+                }
+            }
+        }
+    };
+}
+
+filesystems! {
+    mod ext { Ext2 = EXT2, Ext3 = EXT3, Ext4 = EXT4 }
+    mod xfs { Xfs = XFS }
+    mod btrfs { Btrfs = BTRFS }
+    mod f2fs { F2fs = F2FS }
+    mod jfs { Jfs = JFS }
+    mod reiserfs { Reiserfs = REISERFS }
+    mod fat { Vfat = VFAT }
+    mod exfat { Exfat = EXFAT }
+    mod ntfs { Ntfs = NTFS }
+    mod nilfs2 { Nilfs2 = NILFS2 }
+    mod bcachefs { Bcachefs = BCACHEFS }
 }
 
 /// Whether this machine can make and mount a filesystem type, and if not, why.
@@ -99,42 +112,6 @@ pub struct Knowledge {
 }
 
 impl FsType {
-    /// Every type, in the order reports use.
-    pub const ALL: [FsType; 13] = [
-        FsType::Ext2,
-        FsType::Ext3,
-        FsType::Ext4,
-        FsType::Xfs,
-        FsType::Btrfs,
-        FsType::F2fs,
-        FsType::Jfs,
-        FsType::Reiserfs,
-        FsType::Vfat,
-        FsType::Exfat,
-        FsType::Ntfs,
-        FsType::Nilfs2,
-        FsType::Bcachefs,
-    ];
-
-    /// What fsarena knows about this type.
-    pub fn knowledge(self) -> &'static Knowledge {
-        match self {
-            FsType::Ext2 => &ext::EXT2,
-            FsType::Ext3 => &ext::EXT3,
-            FsType::Ext4 => &ext::EXT4,
-            FsType::Xfs => &xfs::XFS,
-            FsType::Btrfs => &btrfs::BTRFS,
-            FsType::F2fs => &f2fs::F2FS,
-            FsType::Jfs => &jfs::JFS,
-            FsType::Reiserfs => &reiserfs::REISERFS,
-            FsType::Vfat => &fat::VFAT,
-            FsType::Exfat => &exfat::EXFAT,
-            FsType::Ntfs => &ntfs::NTFS,
-            FsType::Nilfs2 => &nilfs2::NILFS2,
-            FsType::Bcachefs => &bcachefs::BCACHEFS,
-        }
-    }
-
     /// The name users type and reports show (the kernel's name, except `ntfs`).
     pub fn name(self) -> &'static str {
         self.knowledge().name
@@ -478,6 +455,20 @@ mod tests {
             assert_eq!(refuse_paths(&words), Ok(()), "{good}");
         }
         assert_eq!(refuse_paths(&["noatime,data=writeback,commit=60"]), Ok(()));
+    }
+
+    /// Each registered type has a name of its own that parses back to it, and serializes
+    /// as its variant, as plan files and the database store it.
+    #[test]
+    fn every_type_parses_back_from_its_name() {
+        for (i, f) in FsType::ALL.iter().enumerate() {
+            assert_eq!(FsType::parse(f.name()), Ok(*f));
+            assert!(!FsType::ALL[..i].iter().any(|g| g.name() == f.name()));
+            assert!(!f.mkfs_program().is_empty() && !f.package().is_empty());
+        }
+        assert_eq!(FsType::ALL.len(), 13);
+        assert_eq!(serde_json::to_string(&FsType::Ext4).unwrap(), "\"Ext4\"");
+        assert_eq!(serde_json::to_string(&FsType::Vfat).unwrap(), "\"Vfat\"");
     }
 
     #[test]

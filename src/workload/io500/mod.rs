@@ -193,6 +193,10 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     params: PARAMS,
     phases: PHASES,
     figures: FIGURES,
+    classic_tool: None,
+    param_applies: None,
+    after_merge: Some(rules::rescore_merged),
+    phase_time_knobs: &[],
     build,
 };
 

@@ -150,6 +150,10 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     params: PARAMS,
     phases: ALL.split_at(1 + 4 * DEFAULT_PASSES).0,
     figures: FIGURES,
+    classic_tool: None,
+    param_applies: None,
+    after_merge: None,
+    phase_time_knobs: &[super::Knob::new("scale", &[], 0.0)],
     build,
 };
 

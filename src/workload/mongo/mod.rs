@@ -174,6 +174,10 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     params: PARAMS,
     phases: PHASES,
     figures: FIGURES,
+    classic_tool: None,
+    param_applies: None,
+    after_merge: None,
+    phase_time_knobs: &[],
     build,
 };
 

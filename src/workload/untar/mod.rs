@@ -121,6 +121,10 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     params: PARAMS,
     phases: PHASES,
     figures: FIGURES,
+    classic_tool: None,
+    param_applies: Some(param_applies),
+    after_merge: None,
+    phase_time_knobs: &[],
     build,
 };
 

@@ -17,7 +17,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "base",
         &[
             "error", "size", "limits", "secret", "output", "signals", "cmd", "policy", "data",
-            "stats", "figures", "result", "host",
+            "stats", "figures", "result", "host", "term",
         ],
     ),
     ("probe", &["probe"]),
@@ -68,10 +68,6 @@ const KNOWN_DEBTS: &[(&str, &str)] = &[
     (
         "src/result.rs -> probe",
         "results embed probe's Percentiles and SeriesOut",
-    ),
-    (
-        "src/provision/loopfs.rs -> progress",
-        "a note printed with progress::stderr_note",
     ),
     (
         "src/plan/mod.rs -> guest",

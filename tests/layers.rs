@@ -42,10 +42,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// import it names.
 const KNOWN_DEBTS: &[(&str, &str)] = &[
     (
-        "src/context.rs -> mpi",
-        "Ranks and the phase gate of MPI runs live in mpi/",
-    ),
-    (
         "src/figures.rs -> workload",
         "figures asks the workload registry for each INFO",
     ),
@@ -56,10 +52,6 @@ const KNOWN_DEBTS: &[(&str, &str)] = &[
     (
         "src/store/mod.rs -> report",
         "render_history draws with report/fit.rs",
-    ),
-    (
-        "src/report/procs.rs -> mpi",
-        "MPI outlier statistics live in mpi/outlier.rs",
     ),
     (
         "src/report/terminal.rs -> reps",

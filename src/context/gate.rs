@@ -1,16 +1,17 @@
 //! The sync points of a trial as a phase sees them: [`PhaseGate`], which
 //! [`crate::context::TrialContext`] calls before each phase, and the stop watcher that runs
-//! during the timed part of one.
+//! during the timed part of one. A process alone passes [`NoGate`]; processes running a
+//! trial together pass theirs ([`crate::mpi::Dist`] under `run --mpi`), so the context
+//! never reaches the layer that coordinates them.
 
-use super::{Dist, Status};
 use anyhow::Result;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Keeps a phase's stop watcher running; stops and joins it when dropped.
 pub struct Watch {
-    pub(super) done: Arc<AtomicBool>,
-    pub(super) handle: Option<std::thread::JoinHandle<()>>,
+    pub(crate) done: Arc<AtomicBool>,
+    pub(crate) handle: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Drop for Watch {
@@ -43,15 +44,3 @@ pub trait PhaseGate {
 pub struct NoGate;
 
 impl PhaseGate for NoGate {}
-
-impl PhaseGate for Dist {
-    fn is_multi(&self) -> bool {
-        Dist::is_multi(self)
-    }
-    fn barrier(&self) -> Result<()> {
-        self.sync(Status::Ok)
-    }
-    fn watch(&self) -> Option<Watch> {
-        Dist::watch(self)
-    }
-}

@@ -9,8 +9,9 @@
 //! policy `end`) included. CPU times and device counters are read at the same two instants,
 //! so every figure of a phase covers one window.
 
+pub mod gate;
+
 use crate::data::{DataPool, DataSource};
-use crate::mpi::{NoGate, PhaseGate};
 use crate::policy::{CachePolicy, Policy, SyncPolicy};
 use crate::probe::recorder::{Mark, Op, Recorder};
 use crate::probe::sys;
@@ -19,6 +20,7 @@ use crate::provision::{FsTools, Target};
 use crate::result::{OpLatency, PhaseResult, TargetInfo};
 use crate::signals::check_stop;
 use anyhow::{anyhow, Result};
+use gate::{NoGate, PhaseGate};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -58,10 +58,6 @@ const KNOWN_DEBTS: &[(&str, &str)] = &[
         "the --reps auto summary lines come from reps.rs",
     ),
     (
-        "src/result.rs -> probe",
-        "results embed probe's Percentiles and SeriesOut",
-    ),
-    (
         "src/plan/mod.rs -> guest",
         "the plan builds GuestPlan and kernels from guest/",
     ),

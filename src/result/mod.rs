@@ -3,9 +3,11 @@
 //! Field names are part of fsarena's interface: scripts read them. Units are in the names
 //! (`_s` seconds, `_bytes` bytes, `mb_per_s` 10^6 bytes per second, `lat_us` microseconds).
 
+mod probed;
+
+pub use probed::{Disturbance, LiveRun, Percentiles, SeriesOut};
+
 use crate::policy::Policy;
-use crate::probe::hist::Percentiles;
-use crate::probe::series::SeriesOut;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -315,7 +317,7 @@ pub struct Trial {
     /// on the device); `busy` trials have their phases flagged `busy`. Absent in runs
     /// recorded before it was watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disturbance: Option<crate::probe::disturb::Disturbance>,
+    pub disturbance: Option<Disturbance>,
 }
 
 impl Trial {

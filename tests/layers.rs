@@ -46,10 +46,6 @@ const KNOWN_DEBTS: &[(&str, &str)] = &[
         "figures asks the workload registry for each INFO",
     ),
     (
-        "src/journal.rs -> report",
-        "the journal parses its lines with report/json.rs",
-    ),
-    (
         "src/store/mod.rs -> report",
         "render_history draws with report/fit.rs",
     ),

@@ -3,8 +3,10 @@
 //! Field names are part of fsarena's interface: scripts read them. Units are in the names
 //! (`_s` seconds, `_bytes` bytes, `mb_per_s` 10^6 bytes per second, `lat_us` microseconds).
 
+mod document;
 mod probed;
 
+pub use document::{parse_document, SCHEMA_VERSION};
 pub use probed::{Disturbance, LiveRun, Percentiles, SeriesOut};
 
 use crate::policy::Policy;

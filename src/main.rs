@@ -71,7 +71,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::History => {
             let store = Store::open_existing(&db_path(&cli.db))?;
-            print!("{}", fsarena::store::render_history(&store.history()?));
+            print!("{}", fsarena::report::history::render(&store.history()?));
             Ok(exit::OK)
         }
         Command::Show(a) => {

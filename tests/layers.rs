@@ -46,10 +46,6 @@ const KNOWN_DEBTS: &[(&str, &str)] = &[
         "figures asks the workload registry for each INFO",
     ),
     (
-        "src/store/mod.rs -> report",
-        "render_history draws with report/fit.rs",
-    ),
-    (
         "src/report/terminal.rs -> reps",
         "the --reps auto summary lines come from reps.rs",
     ),

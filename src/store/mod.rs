@@ -929,35 +929,6 @@ fn planned_trials(plan: &str) -> Option<u32> {
     u32::try_from(n("targets")? as u64 * n("workloads")? as u64 * reps).ok()
 }
 
-/// `fsarena history`'s table.
-pub fn render_history(runs: &[RunSummary]) -> String {
-    use crate::report::fit::{self, Grid};
-    if runs.is_empty() {
-        return "no runs stored yet\n".into();
-    }
-    // A run's id is its UTC start (`20261125-152408-095a`): no column repeats it.
-    let head = [
-        "run (UTC start)",
-        "host",
-        "targets",
-        "workloads",
-        "trials",
-        "status",
-    ];
-    let mut t = Grid::new(head.map(String::from).to_vec(), 1);
-    for r in runs {
-        t.rows.push(vec![
-            r.id.clone(),
-            r.hostname.clone(),
-            r.targets.join(", "),
-            r.workloads.join(" "),
-            r.trials.to_string(),
-            r.status.clone(),
-        ]);
-    }
-    format!("{}\n", fit::render(&t, fit::width()))
-}
-
 /// Puts the database in rollback-journal mode (see the module's header), which needs it
 /// to be open nowhere else when it was in WAL mode: while an older fsarena holds it open
 /// in WAL mode, this connection keeps WAL for now rather than wait.
@@ -1340,7 +1311,7 @@ mod tests {
         let h = s.history().unwrap();
         let a = h.iter().find(|r| r.id.ends_with("aaaa")).unwrap();
         assert_eq!(a.status, "interrupted");
-        assert!(render_history(&h).contains("interrupted"));
+        assert!(crate::report::history::render(&h).contains("interrupted"));
     }
 
     #[test]

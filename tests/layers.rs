@@ -46,10 +46,6 @@ const KNOWN_DEBTS: &[(&str, &str)] = &[
         "figures asks the workload registry for each INFO",
     ),
     (
-        "src/report/terminal.rs -> reps",
-        "the --reps auto summary lines come from reps.rs",
-    ),
-    (
         "src/plan/mod.rs -> guest",
         "the plan builds GuestPlan and kernels from guest/",
     ),

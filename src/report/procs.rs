@@ -6,6 +6,7 @@
 use super::fit::{self, Grid};
 use super::terminal::{fmt_num, unit_of};
 use crate::report::charts::Table;
+pub use crate::result::primary_value;
 use crate::result::{PhaseResult, RunResult, Trial};
 use crate::stats::outlier::{median, outliers};
 
@@ -13,15 +14,6 @@ use crate::stats::outlier::{median, outliers};
 /// aggregate's rank and stonewall figures), not a workload's.
 pub fn is_proc_figure(key: &str) -> bool {
     key == "ranks" || key.starts_with("rank_") || key.starts_with("stonewall_")
-}
-
-/// The headline figure of a phase (its `primary`).
-pub fn primary_value(p: &PhaseResult) -> f64 {
-    match p.primary.as_str() {
-        "mb_per_s" => p.mb_per_s,
-        "wall_s" => p.wall_s,
-        _ => p.ops_per_s,
-    }
 }
 
 /// Per target of workload `w` run by several ranks: a heading and a table, for the

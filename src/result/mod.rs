@@ -491,6 +491,28 @@ pub fn refuse_mixed(sides: &[(&RunResult, &str)]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The headline figure of a phase (its `primary`).
+pub fn primary_value(p: &PhaseResult) -> f64 {
+    match p.primary.as_str() {
+        "mb_per_s" => p.mb_per_s,
+        "wall_s" => p.wall_s,
+        _ => p.ops_per_s,
+    }
+}
+
+/// The unit of a phase's headline figure.
+pub fn unit_of(p: &PhaseResult) -> String {
+    if p.primary == "mb_per_s" {
+        "MB/s".into()
+    } else if p.primary == "wall_s" {
+        "s".into()
+    } else if p.ops_unit.is_empty() {
+        "ops/s".into()
+    } else {
+        p.ops_unit.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

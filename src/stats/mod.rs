@@ -10,9 +10,11 @@
 //!   mean can take keeps its coverage (a true mean ≥ 0 inside the t interval is inside the
 //!   truncated one), where a lower bound of −58,820 bytes would say nothing true.
 //!
-//! Which of several nodes' figures stand out (median absolute deviations) is [`outlier`].
+//! Which of several nodes' figures stand out (median absolute deviations) is [`outlier`];
+//! how precisely a run's figures are known so far (`--reps auto`) is [`precision`].
 
 pub mod outlier;
+pub mod precision;
 
 use crate::result::{PhaseResult, Trial};
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,8 @@
 //! [`crate::context::TrialContext`] calls before each phase, and the stop watcher that runs
 //! during the timed part of one. A process alone passes [`NoGate`]; processes running a
 //! trial together pass theirs ([`crate::mpi::Dist`] under `run --mpi`), so the context
-//! never reaches the layer that coordinates them.
+//! never reaches the layer that coordinates them. [`Procs`] is this process's place among
+//! them.
 
 use anyhow::Result;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,3 +45,16 @@ pub trait PhaseGate {
 pub struct NoGate;
 
 impl PhaseGate for NoGate {}
+
+/// This process's place among the processes that run one trial together: process `index`
+/// of `count` (its MPI rank and the communicator's size). A run without MPI is 0 of 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Procs {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Procs {
+    /// One process alone.
+    pub const SOLO: Procs = Procs { index: 0, count: 1 };
+}

@@ -1,3 +1,6 @@
+//! Unit tests of the trial context: policies around phases, workers and their start line,
+//! live counts and the figures of a phase, with targets and data in memory.
+
 use super::workers::LiveOps;
 use super::*;
 use crate::result::{Provision, TargetInfo};

@@ -1,3 +1,6 @@
+//! Unit tests of the result store on databases in temporary directories: opening,
+//! migrating, locking, and runs written and read back.
+
 use super::schema::{probe, uri_path, Found, SCHEMA_VERSION};
 use super::*;
 use crate::result::{OpLatency, PhaseResult, Provision};

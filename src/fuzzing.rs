@@ -382,7 +382,7 @@ pub fn database(path: &std::path::Path) {
     let Ok(runs) = store.history() else {
         return;
     };
-    let _ = crate::store::render_history(&runs);
+    let _ = crate::report::history::render(&runs);
     let ids: Vec<String> = runs.iter().take(3).map(|r| r.id.clone()).collect();
     for id in &ids {
         let _ = store.resolve(id);

@@ -126,7 +126,7 @@ pub fn read(path: &Path) -> Result<RunResult> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     if serde_json::from_str::<RunResult>(&text).is_ok() {
-        return crate::report::json::parse(&text).with_context(|| path.display().to_string());
+        return crate::result::parse_document(&text).with_context(|| path.display().to_string());
     }
     let mut run: Option<RunResult> = None;
     for (i, l) in text

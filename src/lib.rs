@@ -42,4 +42,5 @@ pub mod state;
 pub mod stats;
 pub mod store;
 pub mod suite;
+pub mod term;
 pub mod workload;

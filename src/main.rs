@@ -71,7 +71,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::History => {
             let store = Store::open_existing(&db_path(&cli.db))?;
-            print!("{}", fsarena::store::render_history(&store.history()?));
+            print!("{}", fsarena::report::history::render(&store.history()?));
             Ok(exit::OK)
         }
         Command::Show(a) => {
@@ -133,8 +133,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             print!("{}", fsarena::list::render());
             // Estimates come from this host's stored trials; a missing database is not made.
             let path = db_path(&cli.db);
-            let store = Store::open_read_only(&path).ok();
-            print!("{}", fsarena::suite::render(store.as_ref(), 3));
+            let host = fsarena::host::host_info().hostname;
+            let times = Store::open_read_only(&path)
+                .and_then(|s| s.trial_times(&host))
+                .unwrap_or_default();
+            print!("{}", fsarena::suite::render(&times, 3));
             Ok(exit::OK)
         }
         Command::Import(a) => {

@@ -17,38 +17,14 @@
 //! from the last finished trial; it appears after the first trial and sharpens as trials
 //! finish.
 
+/// Whole lines and notes on stderr, [`crate::term`]'s, which the run layer writes beside its
+/// progress.
+pub use crate::term::{stderr_line, stderr_note};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// [`stderr_line`] for a note a person reads: wrapped at spaces to the terminal's width,
-/// continued four columns in, when stderr is a terminal; whole otherwise (logs and
-/// scripts get one line per note).
-pub fn stderr_note(text: &str) {
-    use std::io::IsTerminal;
-    if std::io::stderr().is_terminal() {
-        stderr_line(&crate::report::fit::wrap_text(
-            text,
-            crate::report::fit::width(),
-            4,
-        ));
-    } else {
-        stderr_line(text);
-    }
-}
-
-/// Writes `text` and a newline to stderr with one `write` (never one per formatted piece),
-/// so that lines of several processes sharing the stream — MPI ranks under mpirun — do not
-/// interleave mid-line. Errors are ignored: a closed stderr must not stop a run.
-pub fn stderr_line(text: &str) {
-    use std::io::Write;
-    let mut line = String::with_capacity(text.len() + 1);
-    line.push_str(text);
-    line.push('\n');
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
-}
 
 /// A phase about to be measured.
 pub struct PhaseStart<'a> {

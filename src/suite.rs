@@ -11,7 +11,7 @@
 //! trials of this host (median elapsed time of the same workload with the same parameters
 //! on the same target, × repetitions); parts never run here are named, not guessed.
 
-use crate::store::{Store, TrialTime};
+use crate::store::TrialTime;
 use crate::workload::WorkloadSpec;
 use anyhow::Result;
 use std::fmt::Write;
@@ -264,13 +264,10 @@ pub fn human_duration(s: f64) -> String {
 }
 
 /// The suites' part of `fsarena list`: each suite's filesystems, workloads with their
-/// parameters, and its estimated duration here (`store` holds this host's past trials).
-pub fn render(store: Option<&Store>, reps: u32) -> String {
+/// parameters, and its estimated duration here (`times`: this host's past trials, none
+/// without a database).
+pub fn render(times: &[TrialTime], reps: u32) -> String {
     let width = crate::report::fit::width();
-    let host = crate::host::host_info().hostname;
-    let times = store
-        .and_then(|s| s.trial_times(&host).ok())
-        .unwrap_or_default();
     let mut out =
         String::from("\nSuites (fsarena run --suite NAME; `fsarena run` alone runs quick):\n");
     for name in names() {
@@ -297,7 +294,7 @@ pub fn render(store: Option<&Store>, reps: u32) -> String {
                 crate::report::fit::wrap_after(w, ',', width, 4, 6)
             );
         }
-        let line = match estimate(&suite, &fs, reps, &times) {
+        let line = match estimate(&suite, &fs, reps, times) {
             Err(e) => format!("cannot estimate: {e:#}"),
             Ok((_, missing)) if missing.len() == suite.workloads.len() * fs.len() => {
                 "never run on this host: no estimate (run it once, then `fsarena list` \

@@ -83,7 +83,7 @@ impl MpiTransport {
         });
         let threads_ok = threading == Threading::Multiple;
         if !threads_ok && rank == 0 {
-            crate::progress::stderr_line(&format!(
+            crate::term::stderr_line(&format!(
                 "fsarena: warning: this MPI offers {threading:?} threading, not Multiple: a \
                  rank that fails is noticed by the others when their phase ends, not at once, \
                  and a rank that dies only when another is interrupted"

@@ -11,18 +11,16 @@
 //! turns into the process's stop flag ([`crate::signals::STOP`]), so they stop at once
 //! and tear down as after Ctrl-C.
 
-mod gate;
 #[cfg(feature = "mpi")]
 mod libmpi;
 pub mod merge;
-pub mod outlier;
 pub mod shared;
 mod transport;
 pub mod wire;
 
-pub use gate::{NoGate, PhaseGate, Watch};
 pub use transport::{Local, Lost, Transport};
 
+use crate::context::gate::{PhaseGate, Watch};
 use crate::error::{exit, exit_code, usage, Error};
 use crate::result::{MpiInfo, Trial};
 use crate::signals::{check_stop, stop_requested, STOP};
@@ -531,6 +529,18 @@ impl Dist {
     /// torn down by then.
     pub fn must_skip_finalize(&self, code: i32) -> bool {
         self.mode.is_some() && (code == exit::INTERRUPTED || self.is_gone())
+    }
+}
+
+impl PhaseGate for Dist {
+    fn is_multi(&self) -> bool {
+        Dist::is_multi(self)
+    }
+    fn barrier(&self) -> Result<()> {
+        self.sync(Status::Ok)
+    }
+    fn watch(&self) -> Option<Watch> {
+        Dist::watch(self)
     }
 }
 

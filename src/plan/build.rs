@@ -6,12 +6,12 @@
 //! own `size` is more specific than all of them and wins over `--size`.
 
 use super::file::{PlanFile, TargetEntry, WorkloadEntry};
+use super::kernel::{self, Kernel};
 use super::located::{At, Src};
 use super::matrix::{target_name, valid_name};
 use super::{Plan, PlanTarget};
 use crate::cli::RunArgs;
 use crate::error::usage;
-use crate::guest::kernel::Kernel;
 use crate::policy::Policy;
 use crate::provision::fs::{split_opts, FsType, Support};
 use crate::provision::TargetSpec;
@@ -517,8 +517,7 @@ fn guest_kernel(src: &Src, k: &At<String>, plan_dir: &Path) -> Result<Kernel> {
     } else {
         k.v.clone()
     };
-    crate::guest::kernel::resolve_as(&text, "kernel")
-        .map_err(|e| src.err(&k.span, format!("{e:#}")))
+    kernel::resolve_as(&text, "kernel").map_err(|e| src.err(&k.span, format!("{e:#}")))
 }
 
 /// The workloads of one entry: the kind with its parameters, or the suite's workloads.

@@ -5,7 +5,9 @@
 pub mod build;
 pub mod canon;
 pub mod file;
+pub mod guest;
 pub mod imagedir;
+pub mod kernel;
 pub mod located;
 pub mod matrix;
 pub mod programs;
@@ -28,14 +30,14 @@ pub struct PlanTarget {
     pub spec: TargetSpec,
     /// The guest kernel it runs in (`kernel = "…"` in a plan); reports then name it
     /// `NAME@RELEASE`. `None`: the host's kernel, or every `--kernel` given.
-    pub kernel: Option<crate::guest::kernel::Kernel>,
+    pub kernel: Option<kernel::Kernel>,
 }
 
 impl PlanTarget {
     /// The name reports give it: `ext4`, or `ext4@6.1.0-56` in a guest kernel of its own.
     pub fn report_name(&self) -> String {
         match &self.kernel {
-            Some(k) => crate::guest::target_name(&self.name, k),
+            Some(k) => guest::target_name(&self.name, k),
             None => self.name.clone(),
         }
     }
@@ -79,7 +81,7 @@ pub struct Plan {
     pub phase_time_s: Option<f64>,
     /// `--kernel`: the targets run in a guest per kernel ([`crate::guest`]); `None` on
     /// the host's own kernel.
-    pub guest: Option<crate::guest::GuestPlan>,
+    pub guest: Option<guest::GuestPlan>,
     /// Where the run's journal goes, kept after the run (`--journal-dir`, which a guest's
     /// fsarena is given); `None`: beside the state files, removed once all is stored.
     pub journal_dir: Option<PathBuf>,
@@ -239,10 +241,10 @@ impl Plan {
                 ));
             }
         }
-        let Some(guest) = crate::guest::GuestPlan::from_args(a)? else {
+        let Some(guest) = guest::GuestPlan::from_args(a)? else {
             let mut plan = Self::from_args_here(a)?;
             if a.in_guest.is_none() {
-                plan.guest = crate::guest::GuestPlan::from_plan(&plan, a)?;
+                plan.guest = guest::GuestPlan::from_plan(&plan, a)?;
             }
             return Ok(plan);
         };

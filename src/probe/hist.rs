@@ -12,8 +12,8 @@
 //! the statistics measure; pooling the buckets would weight a longer repetition more and
 //! hide that spread. The buckets are stored for anyone who wants the pooled figure.
 
+pub use crate::result::Percentiles;
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 
 /// Highest latency tracked exactly: one hour. Longer values are clamped (and counted).
 const MAX_NS: u64 = 3_600_000_000_000;
@@ -65,16 +65,6 @@ impl Default for LatencyHistogram {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// Percentiles of a histogram, in microseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Percentiles {
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub max: f64,
 }
 
 impl LatencyHistogram {

@@ -5,7 +5,7 @@
 //! length. At phase end the merged series is coarsened to at most [`MAX_POINTS`] points
 //! (never below 10 ms per interval), which gives ≥ 20 points for any phase ≥ 0.2 s.
 
-use serde::{Deserialize, Serialize};
+pub use crate::result::SeriesOut;
 
 /// Width of the finest bucket, nanoseconds.
 pub const MIN_INTERVAL_NS: u64 = 10_000_000;
@@ -24,14 +24,6 @@ pub struct Series {
     /// order, so most land in the same bucket as the one before and need no division.
     cur_idx: usize,
     cur_start_ns: u64,
-}
-
-/// A finished series, as reported.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct SeriesOut {
-    pub interval_s: f64,
-    pub ops: Vec<u64>,
-    pub bytes: Vec<u64>,
 }
 
 impl Default for Series {

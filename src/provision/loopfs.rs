@@ -181,7 +181,7 @@ impl LoopTarget {
     /// stderr the first time.
     fn note(&mut self, text: String) {
         if !self.info.notes.contains(&text) {
-            crate::progress::stderr_note(&format!("fsarena: {}: {text}", self.info.name));
+            crate::term::stderr_note(&format!("fsarena: {}: {text}", self.info.name));
             self.info.notes.push(text);
         }
     }

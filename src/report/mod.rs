@@ -4,6 +4,7 @@ pub mod bonnie_csv;
 pub mod charts;
 pub mod csv;
 pub mod fit;
+pub mod history;
 pub mod html;
 pub mod human;
 pub mod json;

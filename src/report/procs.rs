@@ -1,27 +1,19 @@
 //! The ranks of an MPI run side by side: per phase, the aggregate, the straggler tail
 //! (first and last rank done), the stonewall figure when asked for, and each rank's own
 //! figure — under `--mpi fleet` with the nodes that stand out marked (more than 3 median
-//! absolute deviations from the fleet's median, [`crate::mpi::outlier`]).
+//! absolute deviations from the fleet's median, [`crate::stats::outlier`]).
 
 use super::fit::{self, Grid};
 use super::terminal::{fmt_num, unit_of};
-use crate::mpi::outlier::{median, outliers};
 use crate::report::charts::Table;
+pub use crate::result::primary_value;
 use crate::result::{PhaseResult, RunResult, Trial};
+use crate::stats::outlier::{median, outliers};
 
 /// Whether `key` of [`PhaseResult::extra`] is one of the figures this module shows (the
 /// aggregate's rank and stonewall figures), not a workload's.
 pub fn is_proc_figure(key: &str) -> bool {
     key == "ranks" || key.starts_with("rank_") || key.starts_with("stonewall_")
-}
-
-/// The headline figure of a phase (its `primary`).
-pub fn primary_value(p: &PhaseResult) -> f64 {
-    match p.primary.as_str() {
-        "mb_per_s" => p.mb_per_s,
-        "wall_s" => p.wall_s,
-        _ => p.ops_per_s,
-    }
 }
 
 /// Per target of workload `w` run by several ranks: a heading and a table, for the

@@ -3,6 +3,7 @@
 //! variation), CPU% and honesty marks.
 
 use super::fit::{self, Grid};
+pub use crate::result::unit_of;
 use crate::result::{PhaseResult, RunResult};
 use crate::stats::Summary;
 use std::fmt::Write;
@@ -104,19 +105,6 @@ pub fn fmt_num(v: f64) -> String {
         format!("{v:.2}")
     } else {
         format!("{v:.3}")
-    }
-}
-
-/// The unit of a phase's headline figure.
-pub fn unit_of(p: &PhaseResult) -> String {
-    if p.primary == "mb_per_s" {
-        "MB/s".into()
-    } else if p.primary == "wall_s" {
-        "s".into()
-    } else if p.ops_unit.is_empty() {
-        "ops/s".into()
-    } else {
-        p.ops_unit.clone()
     }
 }
 
@@ -410,7 +398,10 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
     let verdicts = crate::compare::rank::verdicts(run);
     if let Some(decided) = &run.policy.auto_reps {
         out.push('\n');
-        for (i, line) in crate::reps::summary(decided, run).iter().enumerate() {
+        for (i, line) in crate::stats::precision::summary(decided, run)
+            .iter()
+            .enumerate()
+        {
             let indent = if i == 0 { "" } else { "  " };
             out.push_str(&crate::compare::rank::wrap(line, width, indent));
         }

@@ -25,8 +25,8 @@ pub mod registry;
 #[cfg(test)]
 mod tests;
 
+pub use crate::result::Disturbance;
 pub use registry::LiveRun;
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -40,64 +40,6 @@ pub const OTHERS_DEVICE_SHARE: f64 = 0.25;
 pub const OTHERS_DEVICE_MIN_BYTES: u64 = 16 << 20;
 /// How often other runs are looked for during a trial.
 pub const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
-
-/// What competed with one trial, stored with it (`disturbance` in JSON).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Disturbance {
-    /// Whether the trial is flagged `busy`: some reason below.
-    pub busy: bool,
-    /// What made it busy: `other-run` (a), `cpu` (b), `device` (c).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub reasons: Vec<String>,
-    /// (a) other fsarena runs live during the trial.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub other_runs: Vec<LiveRun>,
-    /// (b) share (0–1) of all CPUs' time used by other processes.
-    pub others_cpu_share: Option<f64>,
-    /// (c) bytes others read and wrote on the device under the loop image …
-    pub others_device_bytes: Option<u64>,
-    /// … and their share (0–1) of that device's bytes.
-    pub others_device_share: Option<f64>,
-    /// Checks not made, and why.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
-
-impl Disturbance {
-    /// What made the trial busy, with figures: `another fsarena run: …; others used 48% of
-    /// the CPUs`; empty when not busy.
-    pub fn describe(&self) -> String {
-        self.parts().join("; ")
-    }
-
-    /// [`Disturbance::describe`]'s parts, one per reason.
-    pub fn parts(&self) -> Vec<String> {
-        let mut parts = Vec::new();
-        if self.reasons.iter().any(|r| r == "other-run") {
-            let runs: Vec<String> = self.other_runs.iter().map(LiveRun::describe).collect();
-            parts.push(format!("another fsarena run: {}", runs.join(", ")));
-        }
-        if let (true, Some(s)) = (self.has("cpu"), self.others_cpu_share) {
-            parts.push(format!("others used {:.0}% of the CPUs", s * 100.0));
-        }
-        if let (true, Some(b), Some(s)) = (
-            self.has("device"),
-            self.others_device_bytes,
-            self.others_device_share,
-        ) {
-            parts.push(format!(
-                "others moved {:.1} MB on the device ({:.0}% of its traffic)",
-                b as f64 / 1e6,
-                s * 100.0
-            ));
-        }
-        parts
-    }
-
-    fn has(&self, reason: &str) -> bool {
-        self.reasons.iter().any(|r| r == reason)
-    }
-}
 
 /// One reading of the CPU counters, in clock ticks (USER_HZ).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -20,7 +20,7 @@
 //!   so no reader ever sees a published file before its lock is held.
 
 use crate::probe::trust::{untrusted, Entry};
-use serde::{Deserialize, Serialize};
+pub use crate::result::LiveRun;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
@@ -31,24 +31,6 @@ use std::sync::OnceLock;
 pub const ROOT_REGISTRY: &str = "/run/fsarena";
 /// The directory of users' runtime directories (`$XDG_RUNTIME_DIR` is `/run/user/UID`).
 const USER_RUNTIME: &str = "/run/user";
-
-/// A live fsarena run on this machine.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct LiveRun {
-    pub run_id: String,
-    pub pid: u32,
-    pub image_dir: String,
-}
-
-impl LiveRun {
-    /// `run ID (pid N, image dir D)`.
-    pub fn describe(&self) -> String {
-        format!(
-            "run {} (pid {}, image dir {})",
-            self.run_id, self.pid, self.image_dir
-        )
-    }
-}
 
 /// This process's entry, held locked until dropped (then removed).
 pub struct Registration {

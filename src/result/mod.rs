@@ -3,9 +3,13 @@
 //! Field names are part of fsarena's interface: scripts read them. Units are in the names
 //! (`_s` seconds, `_bytes` bytes, `mb_per_s` 10^6 bytes per second, `lat_us` microseconds).
 
+mod document;
+mod probed;
+
+pub use document::{parse_document, SCHEMA_VERSION};
+pub use probed::{Disturbance, LiveRun, Percentiles, SeriesOut};
+
 use crate::policy::Policy;
-use crate::probe::hist::Percentiles;
-use crate::probe::series::SeriesOut;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -280,7 +284,7 @@ pub struct Trial {
     /// on the device); `busy` trials have their phases flagged `busy`. Absent in runs
     /// recorded before it was watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disturbance: Option<crate::probe::disturb::Disturbance>,
+    pub disturbance: Option<Disturbance>,
 }
 
 impl Trial {
@@ -450,6 +454,28 @@ pub fn refuse_mixed(sides: &[(&RunResult, &str)]) -> anyhow::Result<()> {
         comparable(infos[0], infos[i]).map_err(crate::error::usage)?;
     }
     Ok(())
+}
+
+/// The headline figure of a phase (its `primary`).
+pub fn primary_value(p: &PhaseResult) -> f64 {
+    match p.primary.as_str() {
+        "mb_per_s" => p.mb_per_s,
+        "wall_s" => p.wall_s,
+        _ => p.ops_per_s,
+    }
+}
+
+/// The unit of a phase's headline figure.
+pub fn unit_of(p: &PhaseResult) -> String {
+    if p.primary == "mb_per_s" {
+        "MB/s".into()
+    } else if p.primary == "wall_s" {
+        "s".into()
+    } else if p.ops_unit.is_empty() {
+        "ops/s".into()
+    } else {
+        p.ops_unit.clone()
+    }
 }
 
 #[cfg(test)]

@@ -1,16 +1,18 @@
 //! The sync points of a trial as a phase sees them: [`PhaseGate`], which
 //! [`crate::context::TrialContext`] calls before each phase, and the stop watcher that runs
-//! during the timed part of one.
+//! during the timed part of one. A process alone passes [`NoGate`]; processes running a
+//! trial together pass theirs ([`crate::mpi::Dist`] under `run --mpi`), so the context
+//! never reaches the layer that coordinates them. [`Procs`] is this process's place among
+//! them.
 
-use super::{Dist, Status};
 use anyhow::Result;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Keeps a phase's stop watcher running; stops and joins it when dropped.
 pub struct Watch {
-    pub(super) done: Arc<AtomicBool>,
-    pub(super) handle: Option<std::thread::JoinHandle<()>>,
+    pub(crate) done: Arc<AtomicBool>,
+    pub(crate) handle: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Drop for Watch {
@@ -44,14 +46,15 @@ pub struct NoGate;
 
 impl PhaseGate for NoGate {}
 
-impl PhaseGate for Dist {
-    fn is_multi(&self) -> bool {
-        Dist::is_multi(self)
-    }
-    fn barrier(&self) -> Result<()> {
-        self.sync(Status::Ok)
-    }
-    fn watch(&self) -> Option<Watch> {
-        Dist::watch(self)
-    }
+/// This process's place among the processes that run one trial together: process `index`
+/// of `count` (its MPI rank and the communicator's size). A run without MPI is 0 of 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Procs {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Procs {
+    /// One process alone.
+    pub const SOLO: Procs = Procs { index: 0, count: 1 };
 }

@@ -9,6 +9,12 @@
 //!   truncated at 0, [max(0, x̄ − h), x̄ + h]. Truncating an interval to the values the
 //!   mean can take keeps its coverage (a true mean ≥ 0 inside the t interval is inside the
 //!   truncated one), where a lower bound of −58,820 bytes would say nothing true.
+//!
+//! Which of several nodes' figures stand out (median absolute deviations) is [`outlier`];
+//! how precisely a run's figures are known so far (`--reps auto`) is [`precision`].
+
+pub mod outlier;
+pub mod precision;
 
 use crate::result::{PhaseResult, Trial};
 use serde::{Deserialize, Serialize};

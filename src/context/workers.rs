@@ -1,0 +1,423 @@
+//! Running a phase's workers: one thread each (or this thread alone), the start line they
+//! may wait at ([`Worker::ready`]), the CPU and device counters read around them, and the
+//! live operation counts a progress display reads ([`live_ops`]).
+
+use crate::data::{DataPool, DataSource};
+use crate::policy::SyncPolicy;
+use crate::probe::recorder::{Mark, Op, Recorder};
+use crate::probe::sys;
+use crate::probe::Stamp;
+use crate::signals::check_stop;
+use anyhow::{anyhow, Result};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Instant;
+
+/// One worker's count of operations done, alone on its cache line: the worker stores into
+/// it (a plain store, no lock, no shared line), a progress display reads it.
+#[derive(Default)]
+#[repr(align(128))]
+struct LiveCell(AtomicU64);
+
+/// The counts of the workers of the phase now running or, once it ended, of that phase
+/// until the next is announced: a phase shorter than a display's refresh is seen done
+/// (its final count), not at 0.
+pub(super) struct LiveOps(Mutex<Option<Arc<[LiveCell]>>>);
+
+impl LiveOps {
+    pub(super) const fn new() -> Self {
+        Self(Mutex::new(None))
+    }
+
+    /// Fresh counts for `n` workers, shown from now on.
+    fn open(&self, n: usize) -> Arc<[LiveCell]> {
+        let cells: Arc<[LiveCell]> = (0..n).map(|_| LiveCell::default()).collect();
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&cells));
+        cells
+    }
+
+    /// 0 until the next workers start: a phase is announced.
+    pub(super) fn clear(&self) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    pub(super) fn total(&self) -> u64 {
+        let guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        guard.as_ref().map_or(0, |cells| {
+            cells.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+        })
+    }
+}
+
+pub(super) static LIVE: LiveOps = LiveOps::new();
+
+/// Operations done so far in the phase now running, or in all by the phase that ended
+/// last until the next is announced (0 from then until its workers start). For progress
+/// displays; never called from the workers' hot path.
+pub fn live_ops() -> u64 {
+    LIVE.total()
+}
+
+/// The process's CPU times and the target device's byte counters at one instant.
+pub(super) struct Counters {
+    cpu: sys::CpuTimes,
+    stat_path: Option<PathBuf>,
+    dev: Option<(u64, u64)>,
+}
+
+impl Counters {
+    pub(super) fn now(stat_path: Option<PathBuf>) -> Self {
+        let dev = stat_path.as_deref().and_then(sys::device_bytes);
+        Self {
+            cpu: sys::cpu_times(),
+            stat_path,
+            dev,
+        }
+    }
+
+    /// CPU user and system seconds, and device bytes read and written, since `self`.
+    pub(super) fn since(&self) -> (f64, f64, Option<(u64, u64)>) {
+        let cpu = sys::cpu_times();
+        let dev1 = self.stat_path.as_deref().and_then(sys::device_bytes);
+        let dev = match (self.dev, dev1) {
+            (Some((r0, w0)), Some((r1, w1))) => {
+                Some((r1.saturating_sub(r0), w1.saturating_sub(w0)))
+            }
+            _ => None,
+        };
+        (
+            cpu.user_s - self.cpu.user_s,
+            cpu.sys_s - self.cpu.sys_s,
+            dev,
+        )
+    }
+}
+
+/// What the workers of one phase did and cost, every figure over one window: from the
+/// phase start (the start line of [`Worker::ready`], or just before the workers start) to
+/// the moment the last worker ended.
+pub(super) struct Ran {
+    pub(super) rec: Recorder,
+    pub(super) wall_s: f64,
+    pub(super) cpu_user_s: f64,
+    pub(super) cpu_sys_s: f64,
+    /// Bytes the device read and wrote meanwhile.
+    pub(super) dev: Option<(u64, u64)>,
+}
+
+/// Runs `n` workers of one phase (on this thread when `n` is 1) and merges their recorders;
+/// CPU times and the device counters at `stat` (a `/sys/block/*/stat`) are read when the
+/// clock starts and when it stops. Their operation counts are shown in `shown`.
+pub(super) fn run_workers<F>(
+    sync: SyncPolicy,
+    pool: &DataPool,
+    n: usize,
+    f: &F,
+    stat: Option<PathBuf>,
+    shown: &LiveOps,
+) -> Result<Ran>
+where
+    F: Fn(&mut Worker) -> Result<()> + Sync,
+{
+    let abort = AtomicBool::new(false);
+    // Left in `shown` when the workers end: their final count stays on display.
+    let live = shown.open(n);
+    // Built before the clock starts: allocating histograms is not the filesystem's time.
+    let recorders: Vec<Recorder> = (0..n).map(|_| Recorder::new(Instant::now())).collect();
+    let gate = Gate::new(n, stat.clone());
+    let early = Counters::now(stat);
+    let start = Instant::now();
+    let run_one = |idx: usize, mut rec: Recorder| -> Result<Recorder> {
+        rec.restart(start);
+        // Counts this worker at the start line when it ends without reaching it.
+        let _leave = gate.leave_on_drop(idx);
+        let mut w = Worker {
+            idx,
+            rec,
+            sync,
+            data: pool.source(idx as u64),
+            abort: &abort,
+            live: &live[idx].0,
+            gate: &gate,
+        };
+        let res = f(&mut w);
+        w.rec.finish();
+        if res.is_err() {
+            abort.store(true, Ordering::Relaxed);
+        }
+        res.map(|_| w.rec)
+    };
+    let results: Vec<Result<Recorder>> = if n == 1 {
+        recorders.into_iter().map(|rec| run_one(0, rec)).collect()
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = recorders
+                .into_iter()
+                .enumerate()
+                .map(|(i, rec)| s.spawn(move || run_one(i, rec)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow!("a worker thread panicked")))
+                })
+                .collect()
+        })
+    };
+    // From the start line when the workers waited at one (Worker::ready): their setup is
+    // in neither the wall time nor the CPU and device figures.
+    let (start, before) = gate.opened().unwrap_or((start, early));
+    let wall_s = start.elapsed().as_secs_f64();
+    let (cpu_user_s, cpu_sys_s, dev) = before.since();
+    let mut merged = Recorder::new(start);
+    let mut first_err = None;
+    for r in results {
+        match r {
+            Ok(rec) => merged += &rec,
+            Err(e) if first_err.is_none() => first_err = Some(e),
+            Err(_) => {}
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(Ran {
+            rec: merged,
+            wall_s,
+            cpu_user_s,
+            cpu_sys_s,
+            dev,
+        }),
+    }
+}
+
+/// One worker of a phase: records operations and applies the sync policy.
+pub struct Worker<'a> {
+    /// 0-based index of this worker in the phase.
+    pub idx: usize,
+    rec: Recorder,
+    sync: SyncPolicy,
+    data: DataSource,
+    abort: &'a AtomicBool,
+    /// Where this worker publishes its operation count for progress displays.
+    live: &'a AtomicU64,
+    gate: &'a Gate,
+}
+
+impl Worker<'_> {
+    /// The time an operation starts.
+    #[inline]
+    pub fn start(&self) -> Instant {
+        Instant::now()
+    }
+
+    /// The time an operation starts, from the cheaper clock of [`crate::probe::clock`]
+    /// (the TSC where the kernel trusts it): for hot loops where a clock read is a large
+    /// part of an operation. The `done*` methods take either kind of time.
+    #[inline]
+    pub fn stamp(&self) -> Stamp {
+        Stamp::now()
+    }
+
+    /// Records an operation that started at `t` and moved `bytes` bytes.
+    #[inline]
+    pub fn done<T: Mark>(&mut self, op: Op, t: T, bytes: u64) {
+        self.rec.done(op, t, bytes);
+        self.live.store(self.rec.ops, Ordering::Relaxed);
+    }
+
+    /// Records an operation that began at `t` and ended at `ended` (see
+    /// [`Recorder::done_between`]).
+    #[inline]
+    pub fn done_between<T: Mark>(&mut self, op: Op, t: T, ended: T, bytes: u64) {
+        self.rec.done_between(op, t, ended, bytes);
+        self.live.store(self.rec.ops, Ordering::Relaxed);
+    }
+
+    /// Records an fsync or fdatasync that began at `t` and a workload issued itself: timed
+    /// under [`Op::Fsync`] as the sync policy's are, not counted as an operation.
+    pub fn sync_done<T: Mark>(&mut self, t: T) {
+        self.rec.sync_done(t);
+    }
+
+    /// Records a part of a compound operation (see [`Recorder::part`]).
+    #[inline]
+    pub fn done_part<T: Mark>(&mut self, op: Op, t: T, bytes: u64) {
+        self.rec.part(op, t, bytes);
+    }
+
+    /// Records `ops` operations timed together from `t`.
+    #[inline]
+    pub fn done_batch<T: Mark>(&mut self, op: Op, t: T, ops: u64, bytes: u64) {
+        self.rec.done_batch(op, t, ops, bytes);
+        self.live.store(self.rec.ops, Ordering::Relaxed);
+    }
+
+    /// Waits until every worker of the phase is ready (has called this, or ended), then
+    /// starts the phase's clock: the phase's wall time, CPU times, device counters and this
+    /// worker's series run from the moment the last worker got ready. For workloads whose workers set up (open
+    /// files, fill buffers) before their timed work, so that thread start and setup are not
+    /// counted as the work's time — fio too starts its jobs' clocks after their setup.
+    /// A phase whose workers never call it is timed from before they start.
+    pub fn ready(&mut self) {
+        let t = self.gate.arrive(self.idx);
+        self.rec.restart(t);
+    }
+
+    /// This worker's stream of pattern bytes.
+    #[inline]
+    pub fn data(&mut self) -> &mut DataSource {
+        &mut self.data
+    }
+
+    /// The sync policy in force.
+    pub fn sync_policy(&self) -> SyncPolicy {
+        self.sync
+    }
+
+    /// Fails with `Interrupted` after SIGINT/SIGTERM, or when another worker failed.
+    #[inline]
+    pub fn check(&self) -> Result<()> {
+        if self.abort.load(Ordering::Relaxed) {
+            return Err(anyhow!("stopped because another worker failed"));
+        }
+        check_stop()
+    }
+
+    fn timed_sync(&mut self, what: impl FnOnce() -> std::io::Result<()>) -> std::io::Result<()> {
+        let t = Instant::now();
+        what()?;
+        self.rec.sync_done(t);
+        Ok(())
+    }
+
+    /// fsync `f` now, whatever the sync policy (a workload's own fsync), timed as the
+    /// policy's fsyncs are.
+    pub fn fsync(&mut self, f: &File) -> std::io::Result<()> {
+        self.timed_sync(|| f.sync_all())
+    }
+
+    /// After each write: fsync under `--sync each`.
+    pub fn after_write(&mut self, f: &File) -> std::io::Result<()> {
+        if self.sync == SyncPolicy::Each {
+            self.timed_sync(|| f.sync_all())?;
+        }
+        Ok(())
+    }
+
+    /// After creating or deleting in `dir`: fsync the directory under `--sync each`.
+    pub fn after_dir_change(&mut self, dir: &Path) -> std::io::Result<()> {
+        if self.sync == SyncPolicy::Each {
+            self.timed_sync(|| File::open(dir)?.sync_all())?;
+        }
+        Ok(())
+    }
+
+    /// At the end of writing `f`: fsync under `--sync end` (under `each` it already was).
+    pub fn end_file(&mut self, f: &File) -> std::io::Result<()> {
+        if self.sync == SyncPolicy::End {
+            self.timed_sync(|| f.sync_all())?;
+        }
+        Ok(())
+    }
+
+    /// At the end of a metadata phase: syncfs of the filesystem holding `path` under
+    /// `--sync end`.
+    pub fn end_fs(&mut self, path: &Path) -> std::io::Result<()> {
+        if self.sync == SyncPolicy::End {
+            self.timed_sync(|| sys::syncfs(path))?;
+        }
+        Ok(())
+    }
+}
+
+/// The start line of a phase's workers (see [`Worker::ready`]): opens when each worker has
+/// arrived or ended; the instant it opened is the phase start, if any worker arrived, and
+/// the counters read then are the phase's starting counters.
+struct Gate {
+    n: usize,
+    /// The device counters to read when the gate opens.
+    stat: Option<PathBuf>,
+    state: Mutex<GateState>,
+    opened: Condvar,
+}
+
+struct GateState {
+    /// Workers that arrived or ended.
+    counted: usize,
+    /// Whether any worker waits at the gate (arrived rather than ended).
+    waited: bool,
+    /// When the gate opened.
+    start: Option<Instant>,
+    /// The CPU times and device counters when it opened.
+    counters: Option<Counters>,
+    /// Which workers were counted.
+    arrived: Vec<bool>,
+}
+
+impl Gate {
+    fn new(n: usize, stat: Option<PathBuf>) -> Self {
+        Self {
+            n,
+            stat,
+            state: Mutex::new(GateState {
+                counted: 0,
+                waited: false,
+                start: None,
+                counters: None,
+                arrived: vec![false; n],
+            }),
+            opened: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts worker `idx` (once); the last one opens the gate.
+    fn count(&self, s: &mut GateState, idx: usize, waits: bool) {
+        if !std::mem::replace(&mut s.arrived[idx], true) {
+            s.counted += 1;
+        }
+        s.waited |= waits;
+        if s.counted == self.n && s.waited && s.start.is_none() {
+            s.counters = Some(Counters::now(self.stat.clone()));
+            s.start = Some(Instant::now());
+            self.opened.notify_all();
+        }
+    }
+
+    /// Worker `idx` is ready: waits for the others and returns the phase start.
+    fn arrive(&self, idx: usize) -> Instant {
+        let mut s = self.lock();
+        self.count(&mut s, idx, true);
+        loop {
+            if let Some(t) = s.start {
+                return t;
+            }
+            s = self.opened.wait(s).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Counts worker `idx` when the returned guard drops (it ended, failed or panicked),
+    /// unless it arrived before.
+    fn leave_on_drop(&self, idx: usize) -> impl Drop + '_ {
+        struct Leave<'g>(&'g Gate, usize);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                let mut s = self.0.lock();
+                self.0.count(&mut s, self.1, false);
+            }
+        }
+        Leave(self, idx)
+    }
+
+    /// When the gate opened and the counters then; once, after the workers ended.
+    fn opened(&self) -> Option<(Instant, Counters)> {
+        let mut s = self.lock();
+        Some((s.start?, s.counters.take()?))
+    }
+}

@@ -526,10 +526,10 @@ pub fn readable(lo: f64, hi: f64) -> bool {
 }
 
 /// An interval of ratios as read: `[5.1–7.0×]`; one wider than [`WIDEST_READABLE`]
-/// (two repetitions of seven targets give bounds like 10^40) is `[wider than 10×]`.
+/// (two repetitions of seven targets give bounds like 10^40) is `[wider than 10×]`, with no-break spaces so that it is never broken across lines.
 pub fn fmt_interval(lo: f64, hi: f64) -> String {
     if !readable(lo, hi) {
-        return "[wider than 10×]".into();
+        return "[wider\u{a0}than\u{a0}10×]".into();
     }
     format!(
         "[{}–{}]",
@@ -825,9 +825,9 @@ mod tests {
     fn intervals_too_wide_to_quote_are_not_printed_as_numbers() {
         assert_eq!(fmt_interval(5.1, 7.0), "[5.1–7.0×]");
         assert_eq!(fmt_interval(280.0, 340.0), "[280–340×]");
-        assert_eq!(fmt_interval(0.0, 7.93e44), "[wider than 10×]");
-        assert_eq!(fmt_interval(0.02, 3215.0), "[wider than 10×]");
-        assert_eq!(fmt_interval(1.64, 1077.0), "[wider than 10×]");
+        assert_eq!(fmt_interval(0.0, 7.93e44), "[wider\u{a0}than\u{a0}10×]");
+        assert_eq!(fmt_interval(0.02, 3215.0), "[wider\u{a0}than\u{a0}10×]");
+        assert_eq!(fmt_interval(1.64, 1077.0), "[wider\u{a0}than\u{a0}10×]");
         assert_eq!(fmt_interval(0.5, 4.9), "[0.50–4.9×]");
     }
 

@@ -1,5 +1,7 @@
 //! Unit tests of `compile`.
 
+use super::datasets::{Dataset, Datasets, MIB};
+use super::sim::{Sim, Step, Trees, OPS};
 use super::*;
 
 #[test]

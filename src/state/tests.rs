@@ -1,5 +1,6 @@
 //! Unit tests of `state`.
 
+use super::cleanup::{outside, replay_state_files};
 use super::*;
 
 #[test]

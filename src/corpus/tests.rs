@@ -1,5 +1,6 @@
 //! Unit tests of `corpus`.
 
+use super::profiles::scaled;
 use super::*;
 use crate::context::{PhaseKind, PhaseSpec, Primary};
 use crate::policy::{DataPolicy, SyncPolicy};

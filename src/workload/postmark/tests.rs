@@ -1,5 +1,6 @@
 //! Unit tests of `postmark`.
 
+use super::table::{c_name, Half};
 use super::*;
 use crate::error::exit_code;
 use crate::policy::{DataPolicy, SyncPolicy};

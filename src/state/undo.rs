@@ -1,0 +1,201 @@
+//! Undoing one recorded resource: detaching loop devices, unmounting, stopping a guest's
+//! QEMU, removing what a run made.
+
+use super::*;
+
+/// Whether `dev` (e.g. `/dev/loop3`) is attached to `image`.
+pub(super) fn loop_backs(dev: &str, image: &Path) -> bool {
+    backing_file(dev).is_some_and(|b| b == image)
+}
+
+/// The backing file of a loop device, without the " (deleted)" the kernel appends once the
+/// file was unlinked while attached.
+pub(super) fn backing_file(dev: &str) -> Option<PathBuf> {
+    let name = dev.trim_start_matches("/dev/");
+    let text = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
+    let text = text.trim_end_matches('\n');
+    Some(PathBuf::from(
+        text.strip_suffix(" (deleted)").unwrap_or(text),
+    ))
+}
+
+/// Every attached loop device with its backing file.
+pub(super) fn attached_loops() -> Vec<(String, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with("loop"))
+        .map(|n| format!("/dev/{n}"))
+        .filter_map(|d| backing_file(&d).map(|b| (d, b)))
+        .collect()
+}
+
+/// Detaches `dev` from `image` and waits until it is really gone. `losetup -d` on a device
+/// that someone still holds open (udev's blkid probing it after a write, for one) only marks
+/// it for autoclear and returns at once; the detach happens when the last opener closes it.
+/// Retries `losetup -d` while waiting, for up to 10 s.
+pub fn detach_loop(dev: &str, image: &Path) -> Result<()> {
+    for attempt in 0..200 {
+        if !loop_backs(dev, image) {
+            return Ok(());
+        }
+        if attempt % 20 == 0 {
+            if let Err(e) = crate::cmd::run(&["losetup", "-d", dev]) {
+                if !loop_backs(dev, image) {
+                    return Ok(());
+                }
+                if attempt >= 180 {
+                    return Err(e);
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    anyhow::bail!("{dev} is still attached to {} after 10 s", image.display())
+}
+
+/// Loop devices whose backing file is `image`.
+pub fn loops_backing(image: &Path) -> Vec<String> {
+    attached_loops()
+        .into_iter()
+        .filter(|(d, b)| b == image && backs_here(d, image))
+        .map(|(d, _)| d)
+        .collect()
+}
+
+/// Whether loop device `dev` is attached to the very file `image` names in this host's
+/// view (same device and inode). The kernel reports a backing file by the path its
+/// attacher saw: hosts that share one kernel (containers, namespaces) see the same path
+/// name different files, and another host's image must not be detached from here.
+pub(super) fn backs_here(dev: &str, image: &Path) -> bool {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(image)
+        .is_ok_and(|f| crate::provision::loopdev::backs(dev, &f))
+}
+
+/// Whether `path` is a mount point now (per /proc/self/mountinfo).
+pub fn is_mounted(path: &Path) -> bool {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let want = path.to_string_lossy();
+    text.lines()
+        .filter_map(|l| l.split(' ').nth(4))
+        .any(|m| unescape_mount_path(m) == want)
+}
+
+/// Undoes `octal escapes (\040 for space) of /proc mount paths.
+pub fn unescape_mount_path(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 4 <= b.len() {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Unmounts `path` with one `umount` and no retry, for an unmount that is timed: a wait
+/// between retries would be counted as the filesystem's. Returns seconds taken.
+pub fn umount_once(path: &Path) -> Result<f64> {
+    let p = path.to_string_lossy().to_string();
+    crate::cmd::run(&["umount", &p])
+        .map(|out| out.seconds)
+        .with_context(|| format!("the timed umount of {p} (not retried, so no wait is timed)"))
+}
+
+/// Unmounts `path`, retrying while busy, lazily as a last resort. Returns seconds taken.
+pub fn umount(path: &Path) -> Result<f64> {
+    let p = path.to_string_lossy().to_string();
+    let mut last = None;
+    for attempt in 0..5 {
+        match crate::cmd::run(&["umount", &p]) {
+            Ok(out) => return Ok(out.seconds),
+            Err(e) => {
+                if !is_mounted(path) {
+                    return Ok(0.0);
+                }
+                last = Some(e);
+                std::thread::sleep(std::time::Duration::from_millis(200 << attempt));
+            }
+        }
+    }
+    crate::cmd::run(&["umount", "-l", &p])
+        .map(|o| o.seconds)
+        .map_err(|e| last.unwrap_or(e))
+}
+
+/// Undoes one resource; `Ok(true)` when something was done.
+pub fn undo(r: &Resource) -> Result<bool> {
+    match r {
+        Resource::Mount { path } => {
+            if is_mounted(path) {
+                umount(path)?;
+                let _ = owned::remove(path, Removal::EmptyDir);
+                return Ok(true);
+            }
+            Ok(owned::remove(path, Removal::EmptyDir).unwrap_or(false))
+        }
+        Resource::Loop { device, image } => {
+            if loop_backs(device, image) {
+                detach_loop(device, image)?;
+                return Ok(true);
+            }
+            Ok(false)
+        }
+        Resource::Image { path } => {
+            // A run killed between losetup and recording the device leaves an attached
+            // loop device that only the image names: detach it first.
+            for dev in loops_backing(path) {
+                detach_loop(&dev, path)?;
+            }
+            owned::remove(path, Removal::File)
+        }
+        Resource::Dir { path } => owned::remove(path, Removal::Tree),
+        Resource::Guest { pidfile } => stop_guest(pidfile),
+    }
+}
+
+/// Stops the QEMU whose pid is in `pidfile` (only a live process whose command line names
+/// that very pidfile), waiting up to 10 s for it to go; `Ok(true)` when one was stopped.
+pub fn stop_guest(pidfile: &Path) -> Result<bool> {
+    let Ok(text) = std::fs::read_to_string(pidfile) else {
+        return Ok(false);
+    };
+    let Ok(pid) = text.trim().parse::<i32>() else {
+        return Ok(false);
+    };
+    let ours = |pid: i32| {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+            let want = pidfile.as_os_str().as_encoded_bytes();
+            c.split(|&b| b == 0).any(|arg| arg == want)
+        })
+    };
+    if pid <= 1 || !ours(pid) {
+        let _ = std::fs::remove_file(pidfile);
+        return Ok(false);
+    }
+    for (signal, wait) in [(libc::SIGTERM, 50), (libc::SIGKILL, 50)] {
+        // SAFETY: kill(2) on a pid just checked to be this guest's QEMU.
+        unsafe { libc::kill(pid, signal) };
+        for _ in 0..wait {
+            if !ours(pid) {
+                let _ = std::fs::remove_file(pidfile);
+                return Ok(true);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    anyhow::bail!("QEMU (pid {pid}) of {} did not stop", pidfile.display())
+}

@@ -1,0 +1,308 @@
+//! The phases of a job: choosing the engine, laying out and filling the files, the timed
+//! run of each job on its backend, the end sync and the verify pass.
+
+use super::*;
+
+impl Job {
+    /// The engine to use: `io_uring` is probed first; where it is missing, psync with a
+    /// message under `fallback=psync`, else a clear error.
+    pub(super) fn resolve_engine(&self, cx: &mut TrialContext) -> Result<Engine> {
+        if self.engine != Engine::IoUring {
+            return Ok(self.engine);
+        }
+        match uring::probe() {
+            Ok(()) => Ok(Engine::IoUring),
+            Err(why) if self.fallback => {
+                cx.message(format!(
+                    "job: {why}; running engine=psync (iodepth 1) instead"
+                ));
+                Ok(Engine::Psync)
+            }
+            Err(why) => Err(anyhow!(why)),
+        }
+    }
+
+    /// Writes job `w.idx`'s files; with `shared_file`, makes the shared file (each task
+    /// does, idempotently) and writes the task's segments of it.
+    pub(super) fn layout(
+        &self,
+        w: &mut Worker,
+        dir: &Path,
+        engine: Engine,
+        seed: u64,
+        task: Task,
+    ) -> Result<()> {
+        let mut buf = vec![0u8; LAYOUT_CHUNK as usize];
+        if self.shared {
+            let path = shared::path(dir);
+            let t = w.start();
+            let total = task.shared_file_bytes(self.nrfiles as u64, self.file_size());
+            let f = crate::workload::tasks::open_shared(&path, total)?;
+            w.done(Op::Create, t, 0);
+            if self.fills(engine) {
+                let bases = shared::bases(task, self.nrfiles, self.file_size());
+                for (seg, base) in bases.into_iter().enumerate() {
+                    let key = verify::file_key(seed, task.index, seg);
+                    self.fill(w, &f, &path, base, key, &mut buf)?;
+                }
+                w.end_file(&f).on("fsync", &path)?;
+            }
+            return Ok(());
+        }
+        let job = w.idx;
+        for file in 0..self.nrfiles {
+            let path = Self::path(dir, job, file);
+            let t = w.start();
+            let f = File::create(&path).on("create", &path)?;
+            if !self.fills(engine) {
+                w.done(Op::Create, t, 0);
+                if let Some(mode) = self.fallocate {
+                    // Timed on its own (an `other` part), not in the create's latency.
+                    let t = w.start();
+                    preallocate(&f, mode, self.file_size()).on("fallocate", &path)?;
+                    w.done_part(Op::Other, t, 0);
+                    w.end_file(&f).on("fsync", &path)?;
+                }
+                continue;
+            }
+            w.done(Op::Create, t, 0);
+            let key = verify::file_key(seed, job, file);
+            self.fill(w, &f, &path, 0, key, &mut buf)?;
+            w.end_file(&f).on("fsync", &path)?;
+        }
+        Ok(())
+    }
+
+    /// Writes one file's (or segment's) `file_size` bytes at `base` of `f`: the verify
+    /// pattern keyed `key`, or the data pool's bytes.
+    pub(super) fn fill(
+        &self,
+        w: &mut Worker,
+        f: &File,
+        path: &Path,
+        base: u64,
+        key: u64,
+        buf: &mut [u8],
+    ) -> Result<()> {
+        let mut off = 0;
+        while off < self.file_size() {
+            let n = (self.file_size() - off).min(LAYOUT_CHUNK) as usize;
+            if self.verify {
+                verify::fill(&mut buf[..n & !7], key, off);
+            } else {
+                w.data().fill(&mut buf[..n]);
+            }
+            let t = w.start();
+            f.write_all_at(&buf[..n], base + off).on("write", path)?;
+            w.done(Op::Write, t, n as u64);
+            off += n as u64;
+            w.check()?;
+        }
+        Ok(())
+    }
+
+    /// Runs one job (task `task`) on `engine` until `until`; returns the files (or
+    /// segments) it wrote.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn job(
+        &self,
+        engine: Engine,
+        w: &mut Worker,
+        files: &mut JobFiles,
+        cfg: &JobCfg,
+        until: Until,
+        stream: u64,
+        task: Task,
+    ) -> Result<Vec<u32>> {
+        let idx = w.idx;
+        if !self.cpus.is_empty() {
+            pin(self.cpus[idx % self.cpus.len()])?;
+        }
+        let bases = (self.shared && engine.caps().uses_files)
+            .then(|| shared::bases(task, self.nrfiles, self.file_size()));
+        let (job, bases) = match &bases {
+            Some(b) => (task.index, Some(b.as_slice())),
+            None => (idx, None),
+        };
+        let run = Run {
+            cfg,
+            job,
+            until,
+            stream,
+            bases,
+        };
+        let files = match (engine, files) {
+            (Engine::Psync, JobFiles::Cached(cache)) => return run.on(CachedPsync { cache }, w),
+            (_, JobFiles::All(v)) => v,
+            (_, JobFiles::Cached(_)) => {
+                return Err(anyhow!("job: openfiles needs engine=psync"));
+            }
+        };
+        match engine {
+            Engine::Psync => run.on(Psync::new(files), w),
+            Engine::Null => run.on(Null, w),
+            Engine::Mmap => {
+                let len = if self.shared {
+                    task.shared_file_bytes(self.nrfiles as u64, self.file_size())
+                } else {
+                    self.file_size()
+                };
+                let m = Mmap::new(files, len)
+                    .map_err(|e| anyhow!("engine=mmap: mapping the files: {e}"))?;
+                run.on(m, w)
+            }
+            Engine::IoUring => {
+                let u = uring::Uring::new(files, cfg.depth)
+                    .map_err(|e| anyhow!(uring::unavailable(&e)))?;
+                run.on(u, w)
+            }
+        }
+    }
+
+    pub(super) fn until(&self, for_time: Option<Duration>) -> Until {
+        match for_time {
+            Some(d) => Until::Time(d),
+            None => Until::Bytes(self.size),
+        }
+    }
+
+    /// The run phase as reported: random jobs by IOPS, sequential ones by MB/s; jobs that
+    /// only read are read phases (the cache policy applies as to any read).
+    pub(super) fn run_spec(&self) -> PhaseSpec {
+        PhaseSpec {
+            kind: if self.read_pct == 100 {
+                PhaseKind::Read
+            } else {
+                PhaseKind::Write
+            },
+            primary: if self.seq() {
+                Primary::MbPerS
+            } else {
+                Primary::OpsPerS
+            },
+            ..RUN
+        }
+    }
+
+    /// fsyncs the files a job wrote, as `end_fsync` or the sync policy asks.
+    pub(super) fn end_sync(
+        &self,
+        w: &mut Worker,
+        files: &mut JobFiles,
+        written: &[u32],
+        engine: Engine,
+    ) -> Result<()> {
+        let policy_end = w.sync_policy() == SyncPolicy::End;
+        if engine == Engine::Null || !(self.end_fsync || policy_end) {
+            return Ok(());
+        }
+        // One shared file: whichever segments were written, it is synced once.
+        let written = if self.shared && !written.is_empty() {
+            &[0][..]
+        } else {
+            written
+        };
+        for &f in written {
+            let t = w.start();
+            files
+                .sync_all(f)
+                .map_err(|e| anyhow!("job: end fsync of file {f}: {e}"))?;
+            w.sync_done(t);
+        }
+        Ok(())
+    }
+
+    /// Reads job `job`'s files back; the first file with blocks that differ from the
+    /// pattern fails the phase with their count.
+    pub(super) fn verify(&self, w: &mut Worker, dir: &Path, seed: u64, task: Task) -> Result<()> {
+        if self.shared {
+            let t = w.start();
+            let path = shared::path(dir);
+            let blocks = shared::verify(&path, task, self.nrfiles, self.file_size(), seed)?;
+            w.done_batch(Op::Read, t, blocks, self.size);
+            return Ok(());
+        }
+        let job = w.idx;
+        let mut buf = vec![0u8; verify::VERIFY_BLOCK];
+        for file in 0..self.nrfiles {
+            let path = Self::path(dir, job, file);
+            let t = w.start();
+            let c = check_file(
+                &path,
+                verify::file_key(seed, job, file),
+                self.file_size(),
+                &mut buf,
+            )?;
+            w.done_batch(Op::Read, t, c.blocks, self.file_size());
+            if c.bad > 0 {
+                return Err(anyhow!(
+                    "job: verify found corruption: {} of {} blocks of {} differ from what was \
+                     written (first at byte {})",
+                    c.bad,
+                    c.blocks,
+                    path.display(),
+                    c.first_bad.unwrap_or(0)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reserves the first `len` bytes of `f` with fallocate(2) in `mode` (0: the file grows to
+/// `len`; `FALLOC_FL_KEEP_SIZE`: its size stays). Like fio's `fallocate=native`, a
+/// filesystem that has no fallocate (`EOPNOTSUPP`) leaves the file as it is.
+pub(super) fn preallocate(f: &File, mode: i32, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fallocate on a descriptor we own, with plain integer arguments.
+    let rc = unsafe { libc::fallocate(f.as_raw_fd(), mode, 0, len as libc::off_t) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EOPNOTSUPP) => Ok(()),
+        _ => Err(e),
+    }
+}
+
+/// Pins the calling thread to CPU `cpu`.
+pub(super) fn pin(cpu: u64) -> Result<()> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET stays within it (cpu was
+    // checked against CPU_SETSIZE).
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu as usize, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        return Err(anyhow!(
+            "job: cannot pin to cpu {cpu}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// One job's run on an engine: the loop's arguments, and the segments' offsets when the
+/// files are segments of one shared file.
+pub(super) struct Run<'a> {
+    pub(super) cfg: &'a JobCfg,
+    pub(super) job: usize,
+    pub(super) until: Until,
+    pub(super) stream: u64,
+    pub(super) bases: Option<&'a [u64]>,
+}
+
+impl Run<'_> {
+    pub(super) fn on<B: IoBackend>(&self, mut b: B, w: &mut Worker) -> Result<Vec<u32>> {
+        let (cfg, job, until, stream) = (self.cfg, self.job, self.until, self.stream);
+        match self.bases {
+            Some(base) => {
+                let mut s = shared::Segmented { inner: b, base };
+                engine::run(&mut s, cfg, job, w, until, stream)
+            }
+            None => engine::run(&mut b, cfg, job, w, until, stream),
+        }
+    }
+}

@@ -59,9 +59,8 @@ pub struct Plan {
     pub workloads: Vec<WorkloadSpec>,
     pub policy: Policy,
     pub image_dir: PathBuf,
-    pub json: Option<PathBuf>,
-    /// Where to write the HTML report, if anywhere.
-    pub html: Option<PathBuf>,
+    /// The exporters to write once the run is over (`--json PATH`, `--html PATH`).
+    pub outputs: Vec<crate::report::Output>,
     pub quiet: bool,
     /// The plan file it came from, if any.
     pub source: Option<PathBuf>,
@@ -282,8 +281,7 @@ impl Plan {
                 policy.auto_reps = Some(rule.record());
             }
             return Ok(Plan {
-                json: a.json.clone(),
-                html: a.html.clone(),
+                outputs: a.outputs.0.clone(),
                 quiet: a.quiet,
                 resume: a.resume.clone(),
                 auto_reps,
@@ -507,8 +505,7 @@ impl Plan {
             workloads,
             policy,
             image_dir,
-            json: a.json.clone(),
-            html: a.html.clone(),
+            outputs: a.outputs.0.clone(),
             quiet: a.quiet,
             source: None,
             resume: None,

@@ -1,6 +1,8 @@
-//! Command-line definitions (clap). Nothing outside `main` and `plan` sees these types.
+//! Command-line definitions (clap). Nothing outside `main` and `plan` sees these types. The
+//! output flags of `export`, `report` and `run` are made from [`crate::report::exporters`].
 
-use clap::{Args, Parser, Subcommand};
+use crate::report::{exporters, Exporter, Output, Writes};
+use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// Default directory for loop images, mount points and state files.
@@ -229,47 +231,26 @@ pub struct CompareArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("format").required(true).args(["json", "csv", "bonnie_csv"])))]
 pub struct ExportArgs {
     /// The run: its id, a unique prefix of it, or `last`.
     #[arg(value_name = "RUN")]
     pub run: String,
-    /// The whole run as JSON (the same document as `run --json`).
-    #[arg(long)]
-    pub json: bool,
-    /// Tidy CSV with a header: one row per run × target × workload × repetition × phase ×
-    /// metric, values in full precision, every trial (see its trial_status column). Columns
-    /// and metrics: docs/export.md.
-    #[arg(long)]
-    pub csv: bool,
-    /// Bonnie++ 2.00 CSV lines (format 1.98) for bon_csv2html and bon_csv2txt: one per
-    /// target × repetition, joining its finished bonnie and bonnie-files trials; a test not
-    /// run is an empty field, never "+++++".
-    #[arg(long)]
-    pub bonnie_csv: bool,
+    // --json, --csv, --bonnie-csv: the exporters `export` offers, exactly one given.
+    #[command(flatten)]
+    pub format: ExportFormat,
     /// Write to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("output").required(true).multiple(true).args(["html", "png", "svg"])))]
 pub struct ReportArgs {
     /// The run: its id, a unique prefix of it, or `last`.
     #[arg(value_name = "RUN")]
     pub run: String,
-    /// One self-contained HTML file (no script, font or network): the verdict first, each
-    /// cell linked to its phase; the setup; then per workload and phase the headline's
-    /// zero-based bar chart with min-max and 95% CI whiskers above its table, and folded
-    /// beneath it the latency percentiles, the other metrics and the throughput over time.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// Write every chart as DIR/SLUG.png (twice the SVG's size), creating DIR.
-    #[arg(long, value_name = "DIR")]
-    pub png: Option<PathBuf>,
-    /// Write every chart as DIR/SLUG.svg, creating DIR.
-    #[arg(long, value_name = "DIR")]
-    pub svg: Option<PathBuf>,
+    // --html FILE, --png DIR, --svg DIR: the exporters `report` offers, one or more given.
+    #[command(flatten)]
+    pub outputs: ReportOutputs,
 }
 
 #[derive(Debug, Args)]
@@ -406,12 +387,9 @@ pub struct RunArgs {
     /// Seed of every random choice (the same in every repetition). [default: 42]
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Write the whole run as JSON to PATH.
-    #[arg(long, value_name = "PATH")]
-    pub json: Option<PathBuf>,
-    /// Write the HTML report of the run to PATH (as `fsarena report RUN --html PATH`).
-    #[arg(long, value_name = "PATH")]
-    pub html: Option<PathBuf>,
+    // --json PATH, --html PATH: the exporters `run` offers.
+    #[command(flatten)]
+    pub outputs: RunOutputs,
     /// No progress lines; only the result tables.
     #[arg(long)]
     pub quiet: bool,
@@ -510,4 +488,160 @@ pub struct DoctorArgs {
     /// The image directory a run would use (its free space is checked).
     #[arg(long, value_name = "DIR", default_value = DEFAULT_IMAGE_DIR)]
     pub image_dir: PathBuf,
+}
+
+/// The subcommands that offer exporters as flags.
+#[derive(Clone, Copy)]
+enum Offer {
+    Export,
+    Report,
+    Run,
+}
+
+/// The exporters `offer` offers, with their help there, in registry order.
+fn offered(offer: Offer) -> impl Iterator<Item = (&'static Exporter, &'static str)> {
+    exporters().iter().filter_map(move |&e| {
+        let help = match offer {
+            Offer::Export => e.export,
+            Offer::Report => e.report,
+            Offer::Run => e.run.as_ref().map(|r| r.help),
+        };
+        help.map(|h| (e, h))
+    })
+}
+
+/// The id of an exporter's argument: its flag with `_` for `-` (`bonnie_csv`).
+fn arg_id(e: &Exporter) -> String {
+    e.flag.replace('-', "_")
+}
+
+/// `--FLAG VALUE_NAME` arguments for the exporters `offer` offers, in a group `group`
+/// when one is given (`required`, and `multiple` when `value_name` is given).
+fn exporter_args(
+    cmd: clap::Command,
+    offer: Offer,
+    value_name: Option<fn(&Exporter) -> &'static str>,
+    group: Option<&'static str>,
+) -> clap::Command {
+    let mut ids = Vec::new();
+    let mut cmd = cmd;
+    for (e, help) in offered(offer) {
+        let arg = Arg::new(arg_id(e)).long(e.flag).help(help);
+        let arg = match value_name {
+            Some(name) => arg
+                .value_name(name(e))
+                .value_parser(clap::value_parser!(PathBuf))
+                .action(ArgAction::Set),
+            None => arg.action(ArgAction::SetTrue),
+        };
+        ids.push(arg_id(e));
+        cmd = cmd.arg(arg);
+    }
+    match group {
+        Some(g) => cmd.group(
+            ArgGroup::new(g)
+                .required(true)
+                .multiple(value_name.is_some())
+                .args(ids),
+        ),
+        None => cmd,
+    }
+}
+
+/// The exporters `offer` offers that `m` gives, with their paths.
+fn given_outputs(offer: Offer, m: &ArgMatches) -> Vec<Output> {
+    offered(offer)
+        .filter_map(|(exporter, _)| {
+            let path = m.get_one::<PathBuf>(&arg_id(exporter))?;
+            Some(Output {
+                exporter,
+                path: path.clone(),
+            })
+        })
+        .collect()
+}
+
+/// `export`'s format: one flag per exporter that offers `export` ([`crate::report::Exporter::export`]),
+/// exactly one given.
+#[derive(Clone, Copy, Debug)]
+pub struct ExportFormat(pub &'static Exporter);
+
+impl FromArgMatches for ExportFormat {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        offered(Offer::Export)
+            .find(|(e, _)| m.get_flag(&arg_id(e)))
+            .map(|(e, _)| ExportFormat(e))
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::MissingRequiredArgument))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for ExportFormat {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        exporter_args(cmd, Offer::Export, None, Some("format"))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+/// `report`'s outputs: `--FLAG FILE` (or `DIR` for an exporter that writes files in a
+/// directory) per exporter that offers `report`, one or more given.
+#[derive(Clone, Debug)]
+pub struct ReportOutputs(pub Vec<Output>);
+
+impl FromArgMatches for ReportOutputs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Self(given_outputs(Offer::Report, m)))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for ReportOutputs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let value_name = |e: &Exporter| match e.writes {
+            Writes::Bytes(_) => "FILE",
+            Writes::Files(_) => "DIR",
+        };
+        exporter_args(cmd, Offer::Report, Some(value_name), Some("output"))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+/// `run`'s outputs: `--FLAG PATH` per exporter that offers `run`, written once the run is
+/// over.
+#[derive(Clone, Debug, Default)]
+pub struct RunOutputs(pub Vec<Output>);
+
+impl FromArgMatches for RunOutputs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Self(given_outputs(Offer::Run, m)))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for RunOutputs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        exporter_args(cmd, Offer::Run, Some(|_| "PATH"), None)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }

@@ -3,6 +3,7 @@
 use clap::FromArgMatches;
 use fsarena::cli::{Cli, Command, PlanCommand};
 use fsarena::error::{exit, exit_code};
+use fsarena::report::Writes;
 use fsarena::secret::redact;
 use fsarena::store::Store;
 use fsarena::{plan::Plan, report, run};
@@ -93,13 +94,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             }
             let store = Store::open_existing(&db_path(&cli.db))?;
             let run = store.load(&a.run)?;
-            let bytes = if a.csv {
-                report::csv::export(&run)?
-            } else if a.bonnie_csv {
-                report::bonnie_csv::export(&run)?
-            } else {
-                report::json::export(&run)?
-            };
+            let bytes = a.format.0.bytes(&run)?;
             match &a.output {
                 Some(path) => write_file(path, &bytes)?,
                 None => write_stdout(&bytes)?,
@@ -107,18 +102,27 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             Ok(exit::OK)
         }
         Command::Report(a) => {
-            if let Some(path) = &a.html {
-                fsarena::output::check(path, "--html", &db_path(&cli.db))?;
+            let outputs = &a.outputs.0;
+            for o in outputs
+                .iter()
+                .filter(|o| matches!(o.exporter.writes, Writes::Bytes(_)))
+            {
+                fsarena::output::check(&o.path, &o.exporter.option(), &db_path(&cli.db))?;
             }
             let store = Store::open_existing(&db_path(&cli.db))?;
             let run = store.load(&a.run)?;
-            if let Some(path) = &a.html {
-                write_file(path, report::html::render(&run).as_bytes())?;
-                println!("wrote {}", path.display());
+            let mut charts = 0;
+            for o in outputs {
+                match o.exporter.writes {
+                    Writes::Bytes(render) => {
+                        write_file(&o.path, &render(&run)?)?;
+                        println!("wrote {}", o.path.display());
+                    }
+                    Writes::Files(write) => charts += write(&run, &o.path)?.len(),
+                }
             }
-            let files = report::charts::write(&run, a.svg.as_deref(), a.png.as_deref())?;
-            if !files.is_empty() {
-                println!("wrote {} chart files", files.len());
+            if charts > 0 {
+                println!("wrote {charts} chart files");
             }
             Ok(exit::OK)
         }
@@ -356,10 +360,8 @@ fn run_command(
     let mut store = dist.agree((|| {
         plan.protect_database(&path)?;
         if lead {
-            for (out, what) in [(&plan.json, "--json"), (&plan.html, "--html")] {
-                if let Some(out) = out {
-                    fsarena::output::check(out, what, &path)?;
-                }
+            for o in &plan.outputs {
+                fsarena::output::check(&o.path, &o.exporter.option(), &path)?;
             }
         }
         fsarena::signals::install()?;
@@ -409,16 +411,7 @@ fn run_command(
     if stored {
         say!("run {} stored in {}", result.run_id, path.display());
     }
-    if let Some(path) = &plan.json {
-        write_file(path, &report::json::export(&result)?)?;
-    }
-    if let Some(path) = &plan.html {
-        // The stored run when there is one, so the report is the one `report` makes.
-        let stored = store.as_ref().map(|s| s.load(&result.run_id)).transpose()?;
-        let html = report::html::render(stored.as_ref().unwrap_or(&result));
-        write_file(path, html.as_bytes())?;
-        say!("report written to {}", path.display());
-    }
+    write_outputs(&plan.outputs, &result, store.as_ref())?;
     if let Some(why) = &kept.store_error {
         let recover = match &kept.journal {
             Some(j) => format!(
@@ -451,6 +444,31 @@ fn run_command(
         ));
     }
     Ok(run_exit_code(&result.status))
+}
+
+/// Writes the exporters `run` was given (`--json PATH`, `--html PATH`), in registry order.
+fn write_outputs(
+    outputs: &[report::Output],
+    result: &fsarena::result::RunResult,
+    store: Option<&Store>,
+) -> anyhow::Result<()> {
+    let mut stored = None;
+    for o in outputs {
+        let after = o.exporter.run.as_ref();
+        let run = match (after.is_some_and(|r| r.stored), store) {
+            // The stored run when there is one, so a report is the one `report` makes.
+            (true, Some(s)) => match &mut stored {
+                Some(run) => &*run,
+                None => &*stored.insert(s.load(&result.run_id)?),
+            },
+            _ => result,
+        };
+        write_file(&o.path, &o.exporter.bytes(run)?)?;
+        if after.is_some_and(|r| r.says) {
+            say!("report written to {}", o.path.display());
+        }
+    }
+    Ok(())
 }
 
 /// The exit code of a run that ended with `status`.

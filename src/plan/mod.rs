@@ -61,9 +61,8 @@ pub struct Plan {
     pub workloads: Vec<WorkloadSpec>,
     pub policy: Policy,
     pub image_dir: PathBuf,
-    pub json: Option<PathBuf>,
-    /// Where to write the HTML report, if anywhere.
-    pub html: Option<PathBuf>,
+    /// The exporters to write once the run is over (`--json PATH`, `--html PATH`).
+    pub outputs: Vec<crate::report::Output>,
     pub quiet: bool,
     /// The plan file it came from, if any.
     pub source: Option<PathBuf>,
@@ -265,6 +264,19 @@ impl Plan {
         self.targets.iter().any(|t| t.kernel.is_some())
     }
 
+    /// Validates the `run` arguments into a plan on the kernel fsarena runs on, in these
+    /// steps (each refuses what it cannot use, in this order):
+    ///
+    /// 1. `--resume` needs `--plan`; a plan file is built by [`Self::from_plan_file`];
+    /// 2. the suite (`--suite`, or quick when no workload is named) and the workloads;
+    /// 3. the repetitions: `--reps` (fixed or auto), `--phase-time`;
+    /// 4. the image directory;
+    /// 5. the policy: `--cache`, `--sync`, `--data`, `--seed` and the repetitions;
+    /// 6. the size of loop images and tmpfs;
+    /// 7. the targets ([`targets`]): filesystems, devices, network mounts, directories;
+    /// 8. what the workloads need of the targets, and room for the images and tmpfs;
+    ///
+    /// then the outputs, progress and journal the command line gives.
     fn from_args_here(a: &RunArgs) -> Result<Plan> {
         if a.resume.is_some() && a.plan.is_none() {
             return Err(usage(
@@ -272,245 +284,27 @@ impl Plan {
             ));
         }
         if let Some(path) = &a.plan {
-            let f = file::load(path)?;
-            let built = build::build(&f, &build::Overrides::from_args(a))?;
-            if let Some(e) = built.host_problems.into_iter().next() {
-                return Err(e);
-            }
-            let auto_reps = auto_reps(a, None)?;
-            let mut policy = built.plan.policy.clone();
-            if let Some(rule) = &auto_reps {
-                policy.reps = rule.max;
-                policy.auto_reps = Some(rule.record());
-            }
-            return Ok(Plan {
-                json: a.json.clone(),
-                html: a.html.clone(),
-                quiet: a.quiet,
-                resume: a.resume.clone(),
-                auto_reps,
-                policy,
-                journal_dir: a.journal_dir.clone(),
-                ..built.plan
-            });
+            return Self::from_plan_file(a, path);
         }
-        let suite = match (&a.suite, a.workloads.is_empty()) {
-            (Some(name), _) => Some(crate::suite::find(name)?),
-            (None, true) => Some(crate::suite::find("quick")?),
-            (None, false) => None,
-        };
-        let texts: Vec<String> = match &suite {
-            Some(s) => s.workloads.iter().map(|w| w.to_string()).collect(),
-            None => a.workloads.clone(),
-        };
-        let size_text = a
-            .size
-            .clone()
-            .or_else(|| suite.as_ref().and_then(|s| s.size).map(String::from))
-            .unwrap_or_else(|| crate::cli::DEFAULT_SIZE.to_string());
-        let workloads = texts
-            .iter()
-            .map(|t| WorkloadSpec::parse(t))
-            .collect::<Result<Vec<_>>>()?;
+        let suite = suite_of(a)?;
+        let workloads = workloads_of(a, suite.as_ref())?;
         let auto_reps = auto_reps(a, suite.as_ref())?;
-        let phase_time_s = a
-            .phase_time
-            .as_deref()
-            .map(|t| {
-                crate::reps::parse_duration_s(t).map_err(|e| usage(format!("--phase-time {e}")))
-            })
-            .transpose()?;
-        let reps = match (a.reps, &auto_reps) {
-            (_, Some(rule)) => rule.max,
-            (Some(r), None) => r.fixed().unwrap_or(crate::cli::DEFAULT_REPS),
-            (None, None) => crate::cli::DEFAULT_REPS,
-        };
+        let phase_time_s = phase_time_s(a)?;
         let image_dir = imagedir::resolve(
             a.image_dir
                 .as_deref()
                 .unwrap_or(Path::new(crate::cli::DEFAULT_IMAGE_DIR)),
         )?;
-        let policy = Policy {
-            cache: (a.cache.as_deref().unwrap_or(crate::cli::DEFAULT_CACHE))
-                .parse()
-                .map_err(|e| usage(format!("--cache: {e}")))?,
-            sync: (a.sync.as_deref().unwrap_or(crate::cli::DEFAULT_SYNC))
-                .parse()
-                .map_err(|e| usage(format!("--sync: {e}")))?,
-            data: (a.data.as_deref().unwrap_or(crate::cli::DEFAULT_DATA))
-                .parse()
-                .map_err(|e| usage(format!("--data: {e}")))?,
-            reps,
-            seed: a.seed.unwrap_or(crate::cli::DEFAULT_SEED),
-            auto_reps: auto_reps.as_ref().map(crate::reps::AutoReps::record),
-        };
-        if !(1..=MAX_REPS).contains(&reps) {
-            return Err(usage(format!("--reps {reps}: give 1 to {MAX_REPS}")));
-        }
-        let size_bytes = parse_size(&size_text).map_err(|e| usage(format!("--size: {e}")))?;
-        if size_bytes < 64 << 20 {
-            return Err(usage(format!(
-                "--size {size_text}: at least 64MiB is needed (xfs and btrfs refuse smaller)"
-            )));
-        }
-        let mkfs = parse_fs_opts(&a.mkfs_opt, "--mkfs-opt")?;
-        let mount = parse_fs_opts(&a.mount_opt, "--mount-opt")?;
-        let mut left_out = Vec::new();
-        let names: Vec<String> = match &a.fs {
-            Some(list) => list
-                .split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect(),
-            None if !a.dir.is_empty() || !a.net.is_empty() => Vec::new(),
-            // A suite's filesystems, those of them this machine can make; the others are
-            // named, with why.
-            None => {
-                let wanted: Vec<&str> = match suite.as_ref().filter(|s| !s.fs.is_empty()) {
-                    Some(s) => s.fs.to_vec(),
-                    None => default_set().collect(),
-                };
-                let (can, cannot) = makeable(&wanted);
-                left_out = cannot;
-                can
-            }
-        };
-        refuse_unused_opts(&mkfs, "--mkfs-opt", &names, &left_out)?;
-        refuse_unused_opts(&mount, "--mount-opt", &names, &left_out)?;
-        let mut targets = device_targets(a, &names, &mkfs, &mount, &image_dir)?;
-        for name in names.iter().filter(|_| a.device.is_empty()) {
-            let mount_opts = mount_opts_for(name, &mount);
-            if name == "tmpfs" {
-                if let Support::No(why) = crate::provision::fs::tmpfs_support() {
-                    return Err(usage(format!(
-                        "--fs tmpfs: this machine cannot mount it: {why}"
-                    )));
-                }
-                targets.push(TargetSpec::Tmpfs {
-                    size_bytes,
-                    mount_opts,
-                });
-                continue;
-            }
-            if let Some(proto) = crate::provision::served::Protocol::parse(name) {
-                if let Support::No(why) = proto.support() {
-                    return Err(usage(format!("--fs {name}: {why}")));
-                }
-                let fs = crate::provision::served::BACKING;
-                if size_bytes < fs.min_size_bytes() {
-                    return Err(usage(format!(
-                        "--fs {name} --size {size_text}: its {} needs at least {}",
-                        fs.name(),
-                        format_size(fs.min_size_bytes())
-                    )));
-                }
-                targets.push(TargetSpec::Served {
-                    proto,
-                    mkfs_opts: mkfs_opts_for(name, &mkfs)?,
-                    mount_opts,
-                    size_bytes,
-                });
-                continue;
-            }
-            let fs = FsType::parse(name).map_err(usage)?;
-            if let Support::No(why) = fs.support() {
-                return Err(usage(format!(
-                    "--fs {name}: this machine cannot make it: {why}"
-                )));
-            }
-            if size_bytes < fs.min_size_bytes() {
-                return Err(usage(format!(
-                    "--fs {name} --size {size_text}: {} needs at least {} ({} bytes)",
-                    fs.mkfs_program(),
-                    format_size(fs.min_size_bytes()),
-                    fs.min_size_bytes()
-                )));
-            }
-            let mkfs_opts = mkfs_opts_for(name, &mkfs)?;
-            targets.push(TargetSpec::Loop {
-                fs,
-                mkfs_opts,
-                mount_opts,
-                size_bytes,
-            });
-        }
-        for text in &a.net {
-            let spec = NetSpec::parse_allowing(text, a.allow_ssh_commands).map_err(usage)?;
-            if let Support::No(why) = spec.kind.support() {
-                return Err(usage(format!(
-                    "--net {}: this machine cannot mount {}: {why}",
-                    crate::secret::redact_word(text),
-                    spec.kind.name()
-                )));
-            }
-            if let Some(warning) = spec.check_credentials().map_err(usage)? {
-                crate::progress::stderr_line(&format!("fsarena: warning: {warning}"));
-            }
-            targets.push(TargetSpec::Net(spec));
-        }
-        if targets.iter().any(|t| !matches!(t, TargetSpec::Dir { .. }))
-            && !crate::probe::sys::is_root()
-        {
-            let e = Error::NeedsRoot {
-                what:
-                    "making loop and tmpfs filesystems and mounting network ones (mount, losetup)"
-                        .into(),
-            };
-            return Err(usage(e.to_string()));
-        }
-        for d in &a.dir {
-            if !d.is_dir() {
-                return Err(usage(format!(
-                    "--dir {}: not an existing directory",
-                    d.display()
-                )));
-            }
-            let path = d.canonicalize()?;
-            if let Some(why) = crate::provision::dir::refuse_dir(&path, &image_dir) {
-                return Err(usage(format!("--dir {}: {why}", d.display())));
-            }
-            targets.push(TargetSpec::Dir { path });
-        }
-        let mut seen = std::collections::HashSet::new();
-        for t in &targets {
-            let name = t.name();
-            if !seen.insert(name.clone()) {
-                return Err(usage(format!("target {name} is listed twice")));
-            }
-        }
-        if targets.is_empty() {
-            return Err(usage(
-                "no target: give --fs LIST, --dir PATH or --net KIND=SOURCE",
-            ));
-        }
-        for w in &workloads {
-            for t in &targets {
-                crate::workload::check_target(w, t)?;
-            }
-        }
-        if targets
-            .iter()
-            .any(|t| matches!(t, TargetSpec::Loop { .. } | TargetSpec::Served { .. }))
-        {
-            if let Some(why) = room::image_dir_problem(&image_dir, size_bytes) {
-                return Err(usage(format!("--image-dir {why}")));
-            }
-        }
-        if targets
-            .iter()
-            .any(|t| matches!(t, TargetSpec::Tmpfs { .. }))
-        {
-            if let Some(why) = room::tmpfs_problem(size_bytes, room::memory_for_tmpfs()) {
-                return Err(usage(format!("--fs tmpfs --size {size_text}: {why}")));
-            }
-        }
+        let policy = policy_of(a, auto_reps.as_ref())?;
+        let size = Size::of(a, suite.as_ref())?;
+        let (targets, left_out) = targets(a, suite.as_ref(), &image_dir, &size)?;
+        check_workloads_and_room(&workloads, &targets, &image_dir, &size)?;
         Ok(Plan {
             targets: targets.into_iter().map(PlanTarget::from).collect(),
             workloads,
             policy,
             image_dir,
-            json: a.json.clone(),
-            html: a.html.clone(),
+            outputs: a.outputs.0.clone(),
             quiet: a.quiet,
             source: None,
             resume: None,
@@ -521,6 +315,306 @@ impl Plan {
             journal_dir: a.journal_dir.clone(),
         })
     }
+
+    /// `--plan FILE`: the plan file built with the command line's overrides, refused when
+    /// this host cannot run it, with `--reps auto`'s rule and the command line's outputs.
+    fn from_plan_file(a: &RunArgs, path: &Path) -> Result<Plan> {
+        let f = file::load(path)?;
+        let built = build::build(&f, &build::Overrides::from_args(a))?;
+        if let Some(e) = built.host_problems.into_iter().next() {
+            return Err(e);
+        }
+        let auto_reps = auto_reps(a, None)?;
+        let mut policy = built.plan.policy.clone();
+        if let Some(rule) = &auto_reps {
+            policy.reps = rule.max;
+            policy.auto_reps = Some(rule.record());
+        }
+        Ok(Plan {
+            outputs: a.outputs.0.clone(),
+            quiet: a.quiet,
+            resume: a.resume.clone(),
+            auto_reps,
+            policy,
+            journal_dir: a.journal_dir.clone(),
+            ..built.plan
+        })
+    }
+}
+
+/// The suite `--suite` names, the quick suite when no workload is named, else none.
+fn suite_of(a: &RunArgs) -> Result<Option<crate::suite::Suite>> {
+    Ok(match (&a.suite, a.workloads.is_empty()) {
+        (Some(name), _) => Some(crate::suite::find(name)?),
+        (None, true) => Some(crate::suite::find("quick")?),
+        (None, false) => None,
+    })
+}
+
+/// The suite's workloads, or those named on the command line, parsed.
+fn workloads_of(a: &RunArgs, suite: Option<&crate::suite::Suite>) -> Result<Vec<WorkloadSpec>> {
+    let texts: Vec<String> = match suite {
+        Some(s) => s.workloads.iter().map(|w| w.to_string()).collect(),
+        None => a.workloads.clone(),
+    };
+    texts.iter().map(|t| WorkloadSpec::parse(t)).collect()
+}
+
+/// `--phase-time`, in seconds.
+fn phase_time_s(a: &RunArgs) -> Result<Option<f64>> {
+    a.phase_time
+        .as_deref()
+        .map(|t| crate::reps::parse_duration_s(t).map_err(|e| usage(format!("--phase-time {e}"))))
+        .transpose()
+}
+
+/// The policy of `--cache`, `--sync`, `--data` and `--seed` (or their defaults), with the
+/// repetitions: `--reps`, or the most `auto_reps` runs.
+fn policy_of(a: &RunArgs, auto_reps: Option<&crate::reps::AutoReps>) -> Result<Policy> {
+    let reps = match (a.reps, auto_reps) {
+        (_, Some(rule)) => rule.max,
+        (Some(r), None) => r.fixed().unwrap_or(crate::cli::DEFAULT_REPS),
+        (None, None) => crate::cli::DEFAULT_REPS,
+    };
+    let policy = Policy {
+        cache: (a.cache.as_deref().unwrap_or(crate::cli::DEFAULT_CACHE))
+            .parse()
+            .map_err(|e| usage(format!("--cache: {e}")))?,
+        sync: (a.sync.as_deref().unwrap_or(crate::cli::DEFAULT_SYNC))
+            .parse()
+            .map_err(|e| usage(format!("--sync: {e}")))?,
+        data: (a.data.as_deref().unwrap_or(crate::cli::DEFAULT_DATA))
+            .parse()
+            .map_err(|e| usage(format!("--data: {e}")))?,
+        reps,
+        seed: a.seed.unwrap_or(crate::cli::DEFAULT_SEED),
+        auto_reps: auto_reps.map(crate::reps::AutoReps::record),
+    };
+    if !(1..=MAX_REPS).contains(&reps) {
+        return Err(usage(format!("--reps {reps}: give 1 to {MAX_REPS}")));
+    }
+    Ok(policy)
+}
+
+/// The size of each loop image and tmpfs, as given and in bytes.
+struct Size {
+    text: String,
+    bytes: u64,
+}
+
+impl Size {
+    /// `--size`, else the suite's, else the default; at least 64MiB.
+    fn of(a: &RunArgs, suite: Option<&crate::suite::Suite>) -> Result<Size> {
+        let text = a
+            .size
+            .clone()
+            .or_else(|| suite.and_then(|s| s.size).map(String::from))
+            .unwrap_or_else(|| crate::cli::DEFAULT_SIZE.to_string());
+        let bytes = parse_size(&text).map_err(|e| usage(format!("--size: {e}")))?;
+        if bytes < 64 << 20 {
+            return Err(usage(format!(
+                "--size {text}: at least 64MiB is needed (xfs and btrfs refuse smaller)"
+            )));
+        }
+        Ok(Size { text, bytes })
+    }
+}
+
+/// The targets of the command line, in this order: `--device`s, else the filesystems
+/// `--fs` names (or the suite's, or the default set: those this machine can make), then
+/// `--net` mounts (needing root, as the made filesystems do), then `--dir`s; a target
+/// listed twice, or none, is refused. Also the filesystems left out, with why.
+fn targets(
+    a: &RunArgs,
+    suite: Option<&crate::suite::Suite>,
+    image_dir: &Path,
+    size: &Size,
+) -> Result<(Vec<TargetSpec>, Vec<String>)> {
+    let mkfs = parse_fs_opts(&a.mkfs_opt, "--mkfs-opt")?;
+    let mount = parse_fs_opts(&a.mount_opt, "--mount-opt")?;
+    let (names, left_out) = fs_names(a, suite);
+    refuse_unused_opts(&mkfs, "--mkfs-opt", &names, &left_out)?;
+    refuse_unused_opts(&mount, "--mount-opt", &names, &left_out)?;
+    let mut targets = device_targets(a, &names, &mkfs, &mount, image_dir)?;
+    for name in names.iter().filter(|_| a.device.is_empty()) {
+        targets.push(made_target(name, &mkfs, &mount, size)?);
+    }
+    for text in &a.net {
+        targets.push(net_target(text, a.allow_ssh_commands)?);
+    }
+    if targets.iter().any(|t| !matches!(t, TargetSpec::Dir { .. })) && !crate::probe::sys::is_root()
+    {
+        let e = Error::NeedsRoot {
+            what: "making loop and tmpfs filesystems and mounting network ones (mount, losetup)"
+                .into(),
+        };
+        return Err(usage(e.to_string()));
+    }
+    for d in &a.dir {
+        targets.push(dir_target(d, image_dir)?);
+    }
+    let mut seen = std::collections::HashSet::new();
+    for t in &targets {
+        let name = t.name();
+        if !seen.insert(name.clone()) {
+            return Err(usage(format!("target {name} is listed twice")));
+        }
+    }
+    if targets.is_empty() {
+        return Err(usage(
+            "no target: give --fs LIST, --dir PATH or --net KIND=SOURCE",
+        ));
+    }
+    Ok((targets, left_out))
+}
+
+/// The filesystems to make: those `--fs` names; none when only `--dir` or `--net` is
+/// given; else the suite's or the default set, those this machine can make (the others
+/// are left out, each with why).
+fn fs_names(a: &RunArgs, suite: Option<&crate::suite::Suite>) -> (Vec<String>, Vec<String>) {
+    match &a.fs {
+        Some(list) => (
+            list.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            Vec::new(),
+        ),
+        None if !a.dir.is_empty() || !a.net.is_empty() => (Vec::new(), Vec::new()),
+        None => {
+            let wanted: Vec<&str> = match suite.filter(|s| !s.fs.is_empty()) {
+                Some(s) => s.fs.to_vec(),
+                None => default_set().collect(),
+            };
+            makeable(&wanted)
+        }
+    }
+}
+
+/// The target fsarena makes for filesystem `name` (`--fs`): a tmpfs, a served filesystem
+/// or a loop image, refused when this machine cannot make it or `size` is too small.
+fn made_target(
+    name: &str,
+    mkfs: &[(String, String)],
+    mount: &[(String, String)],
+    size: &Size,
+) -> Result<TargetSpec> {
+    let (size_text, size_bytes) = (&size.text, size.bytes);
+    let mount_opts = mount_opts_for(name, mount);
+    if name == "tmpfs" {
+        if let Support::No(why) = crate::provision::fs::tmpfs_support() {
+            return Err(usage(format!(
+                "--fs tmpfs: this machine cannot mount it: {why}"
+            )));
+        }
+        return Ok(TargetSpec::Tmpfs {
+            size_bytes,
+            mount_opts,
+        });
+    }
+    if let Some(proto) = crate::provision::served::Protocol::parse(name) {
+        if let Support::No(why) = proto.support() {
+            return Err(usage(format!("--fs {name}: {why}")));
+        }
+        let fs = crate::provision::served::BACKING;
+        if size_bytes < fs.min_size_bytes() {
+            return Err(usage(format!(
+                "--fs {name} --size {size_text}: its {} needs at least {}",
+                fs.name(),
+                format_size(fs.min_size_bytes())
+            )));
+        }
+        return Ok(TargetSpec::Served {
+            proto,
+            mkfs_opts: mkfs_opts_for(name, mkfs)?,
+            mount_opts,
+            size_bytes,
+        });
+    }
+    let fs = FsType::parse(name).map_err(usage)?;
+    if let Support::No(why) = fs.support() {
+        return Err(usage(format!(
+            "--fs {name}: this machine cannot make it: {why}"
+        )));
+    }
+    if size_bytes < fs.min_size_bytes() {
+        return Err(usage(format!(
+            "--fs {name} --size {size_text}: {} needs at least {} ({} bytes)",
+            fs.mkfs_program(),
+            format_size(fs.min_size_bytes()),
+            fs.min_size_bytes()
+        )));
+    }
+    let mkfs_opts = mkfs_opts_for(name, mkfs)?;
+    Ok(TargetSpec::Loop {
+        fs,
+        mkfs_opts,
+        mount_opts,
+        size_bytes,
+    })
+}
+
+/// The target of one `--net KIND=SOURCE[,OPTS]`, refused when this machine cannot mount
+/// it; a warning about its credentials is said on stderr.
+fn net_target(text: &str, allow_ssh_commands: bool) -> Result<TargetSpec> {
+    let spec = NetSpec::parse_allowing(text, allow_ssh_commands).map_err(usage)?;
+    if let Support::No(why) = spec.kind.support() {
+        return Err(usage(format!(
+            "--net {}: this machine cannot mount {}: {why}",
+            crate::secret::redact_word(text),
+            spec.kind.name()
+        )));
+    }
+    if let Some(warning) = spec.check_credentials().map_err(usage)? {
+        crate::progress::stderr_line(&format!("fsarena: warning: {warning}"));
+    }
+    Ok(TargetSpec::Net(spec))
+}
+
+/// The target of one `--dir PATH`: an existing directory fsarena may work in.
+fn dir_target(d: &Path, image_dir: &Path) -> Result<TargetSpec> {
+    if !d.is_dir() {
+        return Err(usage(format!(
+            "--dir {}: not an existing directory",
+            d.display()
+        )));
+    }
+    let path = d.canonicalize()?;
+    if let Some(why) = crate::provision::dir::refuse_dir(&path, image_dir) {
+        return Err(usage(format!("--dir {}: {why}", d.display())));
+    }
+    Ok(TargetSpec::Dir { path })
+}
+
+/// Refuses a workload a target cannot run, and a run whose images or tmpfs have no room.
+fn check_workloads_and_room(
+    workloads: &[WorkloadSpec],
+    targets: &[TargetSpec],
+    image_dir: &Path,
+    size: &Size,
+) -> Result<()> {
+    for w in workloads {
+        for t in targets {
+            crate::workload::check_target(w, t)?;
+        }
+    }
+    if targets
+        .iter()
+        .any(|t| matches!(t, TargetSpec::Loop { .. } | TargetSpec::Served { .. }))
+    {
+        if let Some(why) = room::image_dir_problem(image_dir, size.bytes) {
+            return Err(usage(format!("--image-dir {why}")));
+        }
+    }
+    if targets
+        .iter()
+        .any(|t| matches!(t, TargetSpec::Tmpfs { .. }))
+    {
+        if let Some(why) = room::tmpfs_problem(size.bytes, room::memory_for_tmpfs()) {
+            return Err(usage(format!("--fs tmpfs --size {}: {why}", size.text)));
+        }
+    }
+    Ok(())
 }
 
 /// The `--mount-opt` options given for filesystem `name`, joined.

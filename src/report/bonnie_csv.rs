@@ -312,6 +312,19 @@ pub fn fields(run: &RunResult, pair: &Pair) -> Vec<String> {
     f
 }
 
+/// `export --bonnie-csv`.
+pub const EXPORTER: super::Exporter = super::Exporter {
+    flag: "bonnie-csv",
+    export: Some(
+        "Bonnie++ 2.00 CSV lines (format 1.98) for bon_csv2html and bon_csv2txt: one per \
+         target × repetition, joining its finished bonnie and bonnie-files trials; a test not \
+         run is an empty field, never \"+++++\"",
+    ),
+    report: None,
+    run: None,
+    writes: super::Writes::Bytes(export),
+};
+
 /// The bonnie++ CSV lines of the run's bonnie and bonnie-files trials (no header line, as
 /// bonnie++ writes for a single test; bon_csv2txt would complain about one).
 pub fn export(run: &RunResult) -> Result<Vec<u8>> {

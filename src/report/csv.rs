@@ -231,6 +231,19 @@ pub fn read(text: &str) -> Result<Vec<Vec<String>>> {
     Ok(records)
 }
 
+/// `export --csv`.
+pub const EXPORTER: super::Exporter = super::Exporter {
+    flag: "csv",
+    export: Some(
+        "Tidy CSV with a header: one row per run × target × workload × repetition × phase × \
+         metric, values in full precision, every trial (see its trial_status column). Columns \
+         and metrics: docs/export.md",
+    ),
+    report: None,
+    run: None,
+    writes: super::Writes::Bytes(export),
+};
+
 /// One row per run × target × workload × repetition × phase × metric, with a header.
 pub fn export(run: &RunResult) -> Result<Vec<u8>> {
     let mut out = line(COLUMNS);

@@ -277,6 +277,29 @@ fn phase(out: &mut String, w: &charts::WorkloadFigures, p: &charts::PhaseFigures
     }
 }
 
+/// `report --html FILE` and `run --html PATH`.
+pub const EXPORTER: super::Exporter = super::Exporter {
+    flag: "html",
+    export: None,
+    report: Some(
+        "One self-contained HTML file (no script, font or network): the verdict first, each \
+         cell linked to its phase; the setup; then per workload and phase the headline's \
+         zero-based bar chart with min-max and 95% CI whiskers above its table, and folded \
+         beneath it the latency percentiles, the other metrics and the throughput over time",
+    ),
+    run: Some(super::AfterRun {
+        help: "Write the HTML report of the run to PATH (as `fsarena report RUN --html PATH`)",
+        stored: true,
+        says: true,
+    }),
+    writes: super::Writes::Bytes(document),
+};
+
+/// [`render`] as bytes.
+fn document(run: &RunResult) -> anyhow::Result<Vec<u8>> {
+    Ok(render(run).into_bytes())
+}
+
 /// The whole report as one HTML document.
 pub fn render(run: &RunResult) -> String {
     let all = charts::build(run);

@@ -20,6 +20,19 @@ pub struct Document {
     pub run: RunResult,
 }
 
+/// `export --json` and `run --json PATH`.
+pub const EXPORTER: super::Exporter = super::Exporter {
+    flag: "json",
+    export: Some("The whole run as JSON (the same document as `run --json`)"),
+    report: None,
+    run: Some(super::AfterRun {
+        help: "Write the whole run as JSON to PATH",
+        stored: false,
+        says: false,
+    }),
+    writes: super::Writes::Bytes(export),
+};
+
 /// Pretty-printed JSON of the run, ending with a newline.
 pub fn export(run: &RunResult) -> Result<Vec<u8>> {
     let doc = DocumentRef {

@@ -5,6 +5,15 @@
 use anyhow::{anyhow, Context, Result};
 use resvg::{tiny_skia, usvg};
 
+/// `report --png DIR`.
+pub const EXPORTER: super::Exporter = super::Exporter {
+    flag: "png",
+    export: None,
+    report: Some("Write every chart as DIR/SLUG.png (twice the SVG's size), creating DIR"),
+    run: None,
+    writes: super::Writes::Files(|run, dir| super::charts::write(run, None, Some(dir))),
+};
+
 /// Pixels per SVG unit in the PNG.
 pub const SCALE: f32 = 2.0;
 

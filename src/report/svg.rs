@@ -13,6 +13,15 @@
 
 use std::fmt::Write;
 
+/// `report --svg DIR`.
+pub const EXPORTER: super::Exporter = super::Exporter {
+    flag: "svg",
+    export: None,
+    report: Some("Write every chart as DIR/SLUG.svg, creating DIR"),
+    run: None,
+    writes: super::Writes::Files(|run, dir| super::charts::write(run, Some(dir), None)),
+};
+
 /// Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
 pub const PALETTE: [&str; 8] = [
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#8C6D00", "#000000",

@@ -427,14 +427,16 @@ pub fn run_flags(args: &[String]) {
             "--kernel",
             "--in-guest",
             "--resume",
-            "--json",
-            "--html",
             "--journal-dir",
             "--db",
             "--mpi",
         ]
         .iter()
         .any(|f| a.starts_with(f))
+            // Every output `run` offers writes a file.
+            || crate::report::exporters()
+                .iter()
+                .any(|e| e.run.is_some() && a.starts_with(&format!("--{}", e.flag)))
     };
     if args.iter().any(unsafe_flag) {
         return;

@@ -43,18 +43,25 @@ pub const SCRATCH_SERIAL: &str = "fsarena-scratch";
 const KVM_CHECK: Duration = Duration::from_secs(20);
 
 /// Options of `run` that the host keeps for itself (with their values): the guest gets
-/// its own database, image directory and output.
-const HOST_ONLY: [&str; 9] = [
+/// its own database, image directory and output; every output flag `run` offers
+/// ([`crate::report::exporters`]) is the host's too ([`host_only`]).
+const HOST_ONLY: [&str; 7] = [
     "--kernel",
     "--journal-dir",
     "--guest-cpus",
     "--guest-memory",
     "--guest-timeout",
-    "--json",
-    "--html",
     "--image-dir",
     "--db",
 ];
+
+/// Whether `flag` (`--json`) is one the host keeps: in [`HOST_ONLY`] or an output of `run`.
+fn host_only(flag: &str) -> bool {
+    HOST_ONLY.contains(&flag)
+        || crate::report::exporters()
+            .iter()
+            .any(|e| e.run.is_some() && flag.strip_prefix("--") == Some(e.flag))
+}
 
 /// The `run` arguments of `argv` (the host's command line) that the guest's fsarena
 /// gets: everything after `run` but the host's own options.
@@ -69,11 +76,11 @@ pub fn guest_args(argv: &[String]) -> Vec<String> {
         if std::mem::take(&mut skip) {
             continue;
         }
-        if HOST_ONLY.contains(&a.as_str()) {
+        if host_only(a) {
             skip = true;
             continue;
         }
-        if HOST_ONLY.iter().any(|f| a.starts_with(&format!("{f}="))) {
+        if a.split_once('=').is_some_and(|(f, _)| host_only(f)) {
             continue;
         }
         out.push(a.clone());

@@ -1,40 +1,44 @@
 //! Reports: they read only the results, never the run. Exporters return bytes.
 //!
 //! An output format of a run is an [`Exporter`]: its own file here holding its `EXPORTER`,
-//! and one line of [`exporters`]. The output flags of `export`, `report` and `run` are
+//! and one line of the `exporters!` list below, which declares its module and puts it in
+//! [`exporters`]. The output flags of `export`, `report` and `run` are
 //! made from that list (`cli`), and `main` writes what they name through it.
 
-pub mod bonnie_csv;
 pub mod charts;
-pub mod csv;
 pub mod fit;
 pub mod history;
-pub mod html;
 pub mod human;
-pub mod json;
 pub mod lines;
 pub mod more;
 pub mod overview;
-pub mod png;
 pub mod procs;
-pub mod svg;
 pub mod terminal;
 
 use crate::result::RunResult;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
-/// Every output format, in the order their flags are listed in `--help`.
-pub fn exporters() -> &'static [&'static Exporter] {
-    static ALL: &[&Exporter] = &[
-        &json::EXPORTER,
-        &csv::EXPORTER,
-        &bonnie_csv::EXPORTER,
-        &html::EXPORTER,
-        &png::EXPORTER,
-        &svg::EXPORTER,
-    ];
-    ALL
+/// Declares each exporter's module and lists its `EXPORTER` in [`exporters`].
+macro_rules! exporters {
+    ($($module:ident),+ $(,)?) => {
+        $(pub mod $module;)+
+
+        /// Every output format, in the order their flags are listed in `--help`.
+        pub fn exporters() -> &'static [&'static Exporter] {
+            static ALL: &[&Exporter] = &[$(&$module::EXPORTER),+];
+            ALL
+        }
+    };
+}
+
+exporters! {
+    json,
+    csv,
+    bonnie_csv,
+    html,
+    png,
+    svg,
 }
 
 /// An output format of a run, and where the command line offers it as `--FLAG`. Help

@@ -77,7 +77,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Show(a) => {
             let store = Store::open_existing(&db_path(&cli.db))?;
-            print!("{}", report::terminal::render(&store.load(&a.run)?));
+            let mut run = store.load(&a.run)?;
+            if a.margin.is_some() {
+                run.policy.margin_pct = Some(fsarena::compare::family::margin(a.margin)? * 100.0);
+            }
+            print!("{}", report::terminal::render(&run));
             Ok(exit::OK)
         }
         Command::Compare(a) => {
@@ -110,7 +114,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 fsarena::output::check(&o.path, &o.exporter.option(), &db_path(&cli.db))?;
             }
             let store = Store::open_existing(&db_path(&cli.db))?;
-            let run = store.load(&a.run)?;
+            let mut run = store.load(&a.run)?;
+            if a.margin.is_some() {
+                run.policy.margin_pct = Some(fsarena::compare::family::margin(a.margin)? * 100.0);
+            }
             let mut charts = 0;
             for o in outputs {
                 match o.exporter.writes {

@@ -105,6 +105,10 @@ pub struct Policy {
     /// given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_reps: Option<Decided>,
+    /// The verdict's equivalence margin in percent (`--margin`): a pair whose interval lies
+    /// within ±this reads "as fast"; absent: the default, 3%.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin_pct: Option<f64>,
 }
 
 impl Default for Policy {
@@ -116,6 +120,7 @@ impl Default for Policy {
             reps: 3,
             seed: 42,
             auto_reps: None,
+            margin_pct: None,
         }
     }
 }

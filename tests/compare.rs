@@ -514,3 +514,78 @@ fn three_targets_are_ranked_together_and_the_gate_needs_two() {
         "{err}"
     );
 }
+
+/// `--margin` on `show` and `report` judges a stored run with that margin; out of range is
+/// a usage error (exit 2), as for `compare`.
+#[test]
+fn show_and_report_take_the_margin() {
+    let (dir, db) = fixture();
+    let fsarena = |args: &[&str]| {
+        Command::new(common::bin())
+            .env("COLUMNS", "300")
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .expect("run fsarena")
+    };
+    let out = fsarena(&["show", common::FIXTURE_RUN, "--margin", "50"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("as fast means within ±50%"), "{text}");
+    let plain = fsarena(&["show", common::FIXTURE_RUN]);
+    assert!(String::from_utf8_lossy(&plain.stdout).contains("as fast means within ±3%"));
+    for bad in ["0", "100", "-5"] {
+        let out = fsarena(&["show", common::FIXTURE_RUN, "--margin", bad]);
+        assert_eq!(out.status.code(), Some(2), "--margin {bad}");
+    }
+    let html = dir.path().join("r.html");
+    let out = fsarena(&[
+        "report",
+        common::FIXTURE_RUN,
+        "--html",
+        html.to_str().unwrap(),
+        "--margin",
+        "50",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("within ±50% of the best"),
+        "no margin in the page"
+    );
+}
+
+/// `run --margin` is recorded with the run (its JSON's policy), so `show` and `report`
+/// judge it with the same margin later.
+#[test]
+fn run_records_its_margin() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let json = dir.path().join("r.json");
+    let out = Command::new(common::bin())
+        .env("COLUMNS", "300")
+        .args([
+            "run",
+            "smallfiles:files=20",
+            "--reps",
+            "3",
+            "--cache",
+            "keep",
+        ])
+        .arg("--dir")
+        .arg(&work)
+        .arg("--image-dir")
+        .arg(dir.path().join("img"))
+        .arg("--db")
+        .arg(dir.path().join("r.db"))
+        .arg("--json")
+        .arg(&json)
+        .args(["--margin", "40"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["policy"]["margin_pct"], 40.0);
+}

@@ -253,6 +253,10 @@ pub struct ReportArgs {
     // --html FILE, --png DIR, --svg DIR: the exporters `report` offers, one or more given.
     #[command(flatten)]
     pub outputs: ReportOutputs,
+    /// The equivalence margin of the verdict, in percent (default 3): a target whose
+    /// interval against the best lies within ±PCT reads "as fast (within ±PCT%)"
+    #[arg(long, value_name = "PCT")]
+    pub margin: Option<f64>,
 }
 
 #[derive(Debug, Args)]
@@ -260,6 +264,10 @@ pub struct ShowArgs {
     /// The run: its id, a unique prefix of it, or `last`.
     #[arg(value_name = "RUN")]
     pub run: String,
+    /// The equivalence margin of the verdict, in percent (default 3): a target whose
+    /// interval against the best lies within ±PCT reads "as fast (within ±PCT%)"
+    #[arg(long, value_name = "PCT")]
+    pub margin: Option<f64>,
 }
 
 /// Size of loop images and tmpfs when neither `--size` nor the suite gives one.
@@ -367,6 +375,11 @@ pub struct RunArgs {
     /// [default: none; a suite's own, e.g. 4m for quick]
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
+    /// The equivalence margin of the run's verdict, in percent: a target whose interval
+    /// against the best lies within ±PCT reads "as fast (within ±PCT%)"; recorded with
+    /// the run, so `show` and `report` judge with it too. [default: 3]
+    #[arg(long, value_name = "PCT")]
+    pub margin: Option<f64>,
     /// Scale the workloads so that each phase lasts at least DURATION (0.5s, 2s) on every
     /// target: the parameters their work grows with (files, number, transactions, scale,
     /// cycles, seeks) are raised, the same on every target, from this host's stored trials

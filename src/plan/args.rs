@@ -54,6 +54,7 @@ pub(super) fn policy_of(a: &RunArgs, auto_reps: Option<&crate::reps::AutoReps>) 
         reps,
         seed: a.seed.unwrap_or(crate::cli::DEFAULT_SEED),
         auto_reps: auto_reps.map(crate::reps::AutoReps::record),
+        margin_pct: None,
     };
     if !(1..=MAX_REPS).contains(&reps) {
         return Err(usage(format!("--reps {reps}: give 1 to {MAX_REPS}")));

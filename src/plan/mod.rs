@@ -234,6 +234,17 @@ impl Plan {
     /// Validates the `run` arguments into a plan. With `--kernel`, what each filesystem
     /// needs of the kernel is checked against every guest kernel, not the running one.
     pub fn from_args(a: &RunArgs) -> Result<Plan> {
+        let mut plan = Self::from_args_checked(a)?;
+        // The verdict's margin is recorded with the run, not part of what runs (its hash).
+        plan.policy.margin_pct = a
+            .margin
+            .map(|p| crate::compare::family::margin(Some(p)).map(|m| m * 100.0))
+            .transpose()?;
+        Ok(plan)
+    }
+
+    /// [`Self::from_args`] but for the verdict's margin.
+    fn from_args_checked(a: &RunArgs) -> Result<Plan> {
         check_arg_lengths(a)?;
         if let (Some(path), false) = (&a.plan, a.kernel.is_empty()) {
             let f = file::load(path)?;

@@ -99,7 +99,7 @@ pub struct PhaseVerdict {
 
 /// The headline value of a phase: its `primary` figure.
 fn headline(p: &PhaseResult) -> f64 {
-    crate::report::procs::primary_value(p)
+    crate::result::primary_value(p)
 }
 
 /// The sense of a phase's headline: declared by its workload, else by its metric.
@@ -130,7 +130,8 @@ pub struct Side<'a> {
 }
 
 /// The verdicts of every workload's phases, in the order the run ran them, judged as one
-/// family ([`super::family`]) with the default equivalence margin; phases with fewer than
+/// family ([`super::family`]) with the run's equivalence margin (`run --margin`, recorded in
+/// its policy; else the default); phases with fewer than
 /// two targets are left out. A run whose targets ran on several kinds of machine (the
 /// host's kernel, KVM guests, emulated guests: `plan` targets with `kernel = "…"` beside
 /// others) has each kind ranked apart, never one against another
@@ -139,7 +140,8 @@ pub struct Side<'a> {
 /// it is shown as a [`Reference`], so that the disks are ranked against each other rather
 /// than each divided by a filesystem that keeps nothing across a reboot.
 pub fn verdicts(run: &RunResult) -> Vec<PhaseVerdict> {
-    verdicts_with(run, DEFAULT_MARGIN_PCT / 100.0)
+    let pct = run.policy.margin_pct.unwrap_or(DEFAULT_MARGIN_PCT);
+    verdicts_with(run, pct / 100.0)
 }
 
 /// [`verdicts`] with the equivalence margin `margin` (0.03 for ±3%).
@@ -270,7 +272,7 @@ pub fn measure(sides: &[Side]) -> Vec<PhaseVerdict> {
         for t in run.trials.iter().filter(|t| mine(&t.target)) {
             for p in &t.phases {
                 if !keys.iter().any(|k| k.0 == t.label && k.1 == p.name) {
-                    let unit = crate::report::terminal::unit_of(p);
+                    let unit = crate::result::unit_of(p);
                     let sense = sense_of(&t.workload, p);
                     keys.push((t.label.clone(), p.name.clone(), unit, sense));
                 }

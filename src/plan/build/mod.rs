@@ -153,6 +153,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         reps,
         seed,
         auto_reps: None,
+        margin_pct: None,
     };
     let check = |s: &str| -> Result<u64, String> {
         let b = parse_size(s)?;

@@ -3,6 +3,8 @@
 //! `*_tests.rs`, a module declared under `#[cfg(test)]`), is one of the [`GENERATED`]
 //! tables, or is one of the files still [`NOT_YET`] split.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 /// The most lines a file of `src/` may have.
@@ -17,17 +19,6 @@ const NOT_YET: &[&str] = &[];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
 }
 
 /// Whether the module in `path` is compiled only for tests: declared as `mod name;` right
@@ -73,20 +64,8 @@ fn test_only(path: &Path) -> bool {
 /// Each file of `src/` (relative to the crate) over [`MAX_LINES`] lines that may not be,
 /// with its length.
 fn too_long() -> Vec<(String, usize)> {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
-    files.sort();
     let mut long = Vec::new();
-    for path in files {
-        let name = path.file_name().unwrap().to_str().unwrap();
-        if name == "tests.rs" || name.ends_with("_tests.rs") {
-            continue;
-        }
-        let rel = path
-            .strip_prefix(root())
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
+    for (rel, path) in common::source_files() {
         if GENERATED.contains(&rel.as_str()) {
             continue;
         }

@@ -7,6 +7,8 @@
 //! job without splitting the library (see `ARCHITECTURE.md`). Test code (`#[cfg(test)]`
 //! modules, `tests.rs`, `*_tests.rs`) may reach anywhere and is not read.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -70,17 +72,6 @@ fn modules(src: &Path) -> BTreeSet<String> {
         .collect()
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// The lines of `text` with comments cut and `#[cfg(test)] mod x { … }` blocks blanked
 /// (kept as empty lines, so line numbers stay true).
 fn code_lines(text: &str) -> Vec<String> {
@@ -141,21 +132,9 @@ fn group_heads(inner: &str) -> Vec<String> {
 }
 
 /// Every `crate::` reference to a top-level module in the non-test code of `src/`.
-fn references(src: &Path, mods: &BTreeSet<String>) -> Vec<Ref> {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
-    files.sort();
+fn references(mods: &BTreeSet<String>) -> Vec<Ref> {
     let mut refs = Vec::new();
-    for path in files {
-        let name = path.file_name().unwrap().to_str().unwrap();
-        if name == "tests.rs" || name.ends_with("_tests.rs") {
-            continue;
-        }
-        let file = path
-            .strip_prefix(root())
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
+    for (file, path) in common::source_files() {
         let lines = code_lines(&std::fs::read_to_string(&path).unwrap());
         let joined = lines.join("\n");
         let line_of = |at: usize| joined[..at].matches('\n').count() + 1;
@@ -237,7 +216,7 @@ fn no_reference_points_up_the_layers_except_the_known_debts() {
     let debts: BTreeMap<&str, &str> = KNOWN_DEBTS.iter().copied().collect();
     let mut seen = BTreeSet::new();
     let mut wrong = Vec::new();
-    for r in references(&src, &mods) {
+    for r in references(&mods) {
         let from = module_of(&r.file);
         let Some(&(from_i, from_layer)) = layer.get(from.as_str()) else {
             continue; // lib.rs and main.rs: the roots
@@ -273,12 +252,10 @@ fn no_reference_points_up_the_layers_except_the_known_debts() {
 /// `foo.rs` beside a `foo/`, so each module's files are in one place.
 #[test]
 fn a_module_with_submodules_is_a_folder_with_mod_rs() {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
-    let beside: Vec<String> = files
-        .iter()
-        .filter(|f| f.with_extension("").is_dir())
-        .map(|f| f.strip_prefix(root()).unwrap().display().to_string())
+    let beside: Vec<String> = common::source_files()
+        .into_iter()
+        .filter(|(_, f)| f.with_extension("").is_dir())
+        .map(|(rel, _)| rel)
         .collect();
     assert!(
         beside.is_empty(),

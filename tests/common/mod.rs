@@ -409,3 +409,36 @@ pub fn recovered_from_journal(err: &str, dir: &Path, times: usize) -> usize {
         .unwrap()
         .len()
 }
+
+/// The non-test source files of `src/`, sorted, each with its path relative to the crate
+/// (`src/report/fit.rs`): every `.rs` file but `tests.rs` and `*_tests.rs`. What
+/// `tests/layers.rs` and `tests/file_size.rs` read.
+pub fn source_files() -> Vec<(String, PathBuf)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    walk(&root.join("src"), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name != "tests.rs" && !name.ends_with("_tests.rs")
+        })
+        .map(|p| {
+            (
+                p.strip_prefix(root).unwrap().to_string_lossy().into_owned(),
+                p,
+            )
+        })
+        .collect()
+}

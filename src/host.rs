@@ -30,6 +30,7 @@ pub fn host_info() -> HostInfo {
         cpu_model,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         mem_bytes,
+        noise: None,
     }
 }
 

@@ -133,6 +133,10 @@ pub struct Decided {
     pub max_reps: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_s: Option<f64>,
+    /// `--reps-for PCT`: repeated until a difference of PCT percent could be seen (at 80%
+    /// power) in every phase, instead of for `precision_pct`, which is then not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reps_for_pct: Option<f64>,
     /// The lines that say how many repetitions ran, why they stopped, and each phase that
     /// did not reach the precision; empty while the run goes on.
     pub outcome: Vec<String>,

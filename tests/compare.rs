@@ -223,7 +223,7 @@ fn fail_if_slower_sets_the_exit_code() {
     assert!(
         out.contains(
             "tmpfs→ext4 bonnie rewrite mb_per_s: detects a slowdown of 64% (80% power) with \
-             3/3 repetitions; needs 4 repetitions per side"
+             3/3 repetitions; needs 6 repetitions per side"
         ),
         "{out}"
     );

@@ -1,6 +1,7 @@
 //! `--reps auto`: at least three repetitions, then more until the figures are precise
 //! enough (never because a difference looks significant), bounded by `--max-reps` and
-//! `--budget`; the number run and why it stopped are recorded and printed.
+//! `--budget`; the number run and why it stopped are recorded and printed. `--reps-for
+//! PCT` repeats until a PCT% difference could be seen; both start with a noise probe.
 
 mod common;
 
@@ -98,6 +99,15 @@ fn its_options_are_checked_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     for (args, want) in [
         (&["--precision", "5"][..], "go with --reps auto"),
+        (&["--reps-for", "0"][..], "--reps-for 0: give a percentage"),
+        (
+            &["--reps-for", "10", "--reps", "3"][..],
+            "cannot be used with",
+        ),
+        (
+            &["--reps-for", "10", "--precision", "5"][..],
+            "cannot be used with",
+        ),
         (
             &["--reps", "3", "--max-reps", "5"][..],
             "go with --reps auto",
@@ -126,4 +136,64 @@ fn its_options_are_checked_before_anything_runs() {
             .code(2)
             .stderr(contains(want));
     }
+}
+
+#[test]
+fn reps_for_repeats_for_the_difference_after_a_noise_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    let img = dir.path().join("img");
+    std::fs::create_dir(&img).unwrap();
+    let out = common::run_any(
+        &[
+            "smallfiles:files=100",
+            "--dir",
+            work.to_str().unwrap(),
+            "--reps-for",
+            "50",
+            "--max-reps",
+            "4",
+        ],
+        &img,
+    );
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, out.stdout);
+    let v = out.json.expect("json written");
+    let decided = &v["policy"]["auto_reps"];
+    assert_eq!(decided["reps_for_pct"], 50.0, "{decided}");
+    assert_eq!(decided["max_reps"], 4, "{decided}");
+    let reps = v["policy"]["reps"].as_u64().unwrap();
+    assert!((3..=4).contains(&reps), "{decided}");
+    let head = decided["outcome"][0].as_str().unwrap();
+    assert!(
+        head.starts_with(&format!("--reps-for 50: {reps} repetitions")),
+        "{decided}"
+    );
+    // The probe before the first trial: its figures recorded, its forecast said.
+    let noise = &v["host"]["noise"];
+    assert_eq!(noise["rounds"], 6, "{noise}");
+    assert_eq!(noise["io_bytes"], 16 << 20, "{noise}");
+    for cv in ["io_cv", "cpu_cv"] {
+        let x = noise[cv].as_f64().unwrap();
+        assert!(x.is_finite() && x >= 0.0, "{noise}");
+    }
+    assert!(
+        out.stderr.contains("Noise probe: 6 timings"),
+        "{}",
+        out.stderr
+    );
+    // A fixed number of repetitions has no probe.
+    let img = dir.path().join("img2");
+    std::fs::create_dir(&img).unwrap();
+    let (v, _) = common::run_json(
+        &[
+            "smallfiles:files=100",
+            "--dir",
+            work.to_str().unwrap(),
+            "--reps",
+            "1",
+        ],
+        &img,
+    );
+    assert!(v["host"].get("noise").is_none(), "{}", v["host"]);
 }

@@ -233,6 +233,18 @@ fn auto_run(
     scale: &[Vec<f64>],
 ) -> (RunResult, usize) {
     let rule = fsarena::reps::AutoReps::new(None, None, None).unwrap();
+    run_by(rng, base, shape, cv, scale, &rule)
+}
+
+/// Repetitions under `rule` until it stops: the values and the repetitions taken.
+fn run_by(
+    rng: &mut Rng,
+    base: &(RunResult, Trial),
+    shape: Shape,
+    cv: f64,
+    scale: &[Vec<f64>],
+    rule: &fsarena::reps::AutoReps,
+) -> (RunResult, usize) {
     let max = rule.max as usize;
     let values = draw(rng, shape, cv, scale, max);
     let mut reps = fsarena::reps::MIN_REPS as usize;
@@ -242,7 +254,7 @@ fn auto_run(
             .map(|ph| ph.iter().map(|xs| xs[..reps].to_vec()).collect())
             .collect();
         let run = run_of(base, &now);
-        if reps >= max || fsarena::reps::settled(&rule, &run) {
+        if reps >= max || fsarena::reps::settled(rule, &run) {
             return (run, reps);
         }
         reps += 1;
@@ -351,4 +363,127 @@ fn the_gate_errs_at_most_five_percent_and_sees_what_it_asks_for() {
     );
     assert!(at_most(false_fail, runs, 0.05), "{false_fail} of {runs}");
     assert!(at_least(found, runs, 0.8), "{found} of {runs} at {n} reps");
+}
+
+/// `--reps-for 10` on two targets and one phase at CV 5%: identical targets are told
+/// apart at most 5% of the time at the repetitions it chose, a true 10% difference in at
+/// least 80%. Then the gate: two single-target runs of 10 phases at CV 3%, each repeated as
+/// `--reps-for 10` chose, pass `--fail-if-slower 10` (exit 0) when nothing changed and
+/// fail it (exit 3) when one phase is 20% slower, in at least 80% of runs.
+#[test]
+fn reps_for_sees_the_difference_it_was_asked_to() {
+    use fsarena::compare::compare_runs;
+    use fsarena::error::exit;
+    let base = template();
+    let mut rng = Rng(0x4e9f);
+    let rule = fsarena::reps::AutoReps::detecting(10.0, None, None).unwrap();
+    println!("| --reps-for 10 | case | runs | rate | mean reps |");
+    println!("|---|---|---|---|---|");
+    let mut failed = Vec::new();
+    let runs = 300 * scale();
+    for (truth, b) in [("A/A: told apart", 1.0), ("10% slower: told apart", 0.9)] {
+        let (mut hits, mut reps) = (0, 0);
+        for _ in 0..runs {
+            let scale = vec![vec![1.0], vec![b]];
+            let (run, n) = run_by(&mut rng, &base, Shape::LogNormal, 0.05, &scale, &rule);
+            let v = rank::verdicts(&run);
+            hits += usize::from(match b < 1.0 {
+                true => {
+                    v[0].places[0].target == "t0"
+                        && v[0].places[1].vs_best_outcome == Some(Outcome::Apart)
+                }
+                false => any_apart(&v),
+            });
+            reps += n;
+        }
+        let rate = hits as f64 / runs as f64;
+        println!(
+            "| 2 targets, 1 phase, CV 5% | {truth} | {runs} | {:.1}% | {:.1} |",
+            100.0 * rate,
+            reps as f64 / runs as f64
+        );
+        let ok = match b < 1.0 {
+            true => at_least(hits, runs, 0.8),
+            false => at_most(hits, runs, 0.05),
+        };
+        if !ok {
+            failed.push(format!("{truth}: {hits} of {runs}"));
+        }
+    }
+    let phases = 10;
+    let flat = vec![vec![1.0; phases]];
+    let mut slow = vec![vec![1.0; phases]];
+    slow[0][0] = 0.8;
+    let runs = 100 * scale();
+    for (truth, b_scale, code) in [
+        ("A/A: exit 0", &flat, exit::OK),
+        ("one phase 20% slower: exit 3", &slow, exit::REGRESSION),
+    ] {
+        let (mut hits, mut reps) = (0, 0);
+        for _ in 0..runs {
+            let (a, na) = run_by(&mut rng, &base, Shape::LogNormal, 0.03, &flat, &rule);
+            let (b, nb) = run_by(&mut rng, &base, Shape::LogNormal, 0.03, b_scale, &rule);
+            let c = compare_runs(a, None, b, None, Some(10.0)).unwrap();
+            hits += usize::from(c.exit_code() == code);
+            reps += na + nb;
+        }
+        println!(
+            "| gate, 10 phases, CV 3% | {truth} | {runs} | {:.1}% | {:.1} |",
+            100.0 * hits as f64 / runs as f64,
+            reps as f64 / (2 * runs) as f64
+        );
+        if !at_least(hits, runs, 0.8) {
+            failed.push(format!("gate {truth}: {hits} of {runs}"));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:?}");
+}
+
+/// The power rule the noise probe's forecast, `--reps-for` and the gate's "needs N
+/// repetitions" plan with (`stats::power::planned_detectable_log`): a true difference of
+/// exactly the stated size, at the stated noise, repetitions and number of tests, is told
+/// apart by the run's verdict in at least 80% of runs.
+#[test]
+fn a_difference_of_the_stated_resolution_is_told_apart_four_times_in_five() {
+    use fsarena::stats::power::planned_detectable_log;
+    let base = template();
+    let mut rng = Rng(0x7e11);
+    println!("| stated resolution | phases | reps | CV | ratio | runs | told apart |");
+    println!("|---|---|---|---|---|---|---|");
+    let mut failed = Vec::new();
+    for (phases, reps, cv) in [
+        (1, 3, 0.05),
+        (1, 5, 0.15),
+        (10, 5, 0.05),
+        (30, 3, 0.02),
+        (30, 10, 0.1),
+    ] {
+        let var = (1.0f64 + cv * cv).ln();
+        let alpha = 0.05 / phases as f64;
+        let ratio = planned_detectable_log(var, reps, alpha).exp();
+        let runs = 400 * scale();
+        let mut hits = 0;
+        for _ in 0..runs {
+            let mut b = vec![1.0; phases];
+            b[0] = 1.0 / ratio;
+            let scale = vec![vec![1.0; phases], b];
+            let run = run_of(&base, &draw(&mut rng, Shape::LogNormal, cv, &scale, reps));
+            let v = rank::verdicts(&run);
+            hits += usize::from(
+                v[0].places[0].target == "t0"
+                    && v[0].places[1].vs_best_outcome == Some(Outcome::Apart),
+            );
+        }
+        println!(
+            "| 2 targets | {phases} | {reps} | {:.0}% | {ratio:.3}× | {runs} | {:.1}% |",
+            cv * 100.0,
+            100.0 * hits as f64 / runs as f64
+        );
+        if !at_least(hits, runs, 0.8) {
+            failed.push(format!(
+                "{phases} phases, {reps} reps, CV {cv}: {hits} of {runs}"
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:?}");
 }

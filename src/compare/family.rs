@@ -25,6 +25,7 @@
 //! interval lies inside [1/(1+X), 1+X], an equivalence claim at the same level; X is the
 //! margin, [`DEFAULT_MARGIN_PCT`] unless `--margin` says otherwise), or cannot tell.
 
+pub use crate::stats::power::{detectable_log, reps_for, LOG_SD_FLOOR, MAX_REPS_FOR, POWER};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// The false-discovery rate of a verdict, and so the chance that an A/A run calls any
@@ -32,9 +33,6 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 pub const ALPHA: f64 = 0.05;
 /// The equivalence margin when none is given, in percent: `within ±3%`.
 pub const DEFAULT_MARGIN_PCT: f64 = 3.0;
-/// The least standard deviation of a side's log values (0.1%): the resolution below which
-/// equal repetitions say nothing more.
-pub const LOG_SD_FLOOR: f64 = 1e-3;
 /// Repetitions each side needs before a pair in which neither side varies is tested.
 pub const MIN_REPS_NO_SPREAD: usize = super::verdict::MIN_REPS_NO_SPREAD;
 
@@ -119,41 +117,11 @@ impl Test {
     }
 }
 
-/// The power a gate is planned for: a slowdown is seen 80% of the time.
-pub const POWER: f64 = 0.8;
-/// The most repetitions [`reps_for`] considers.
-pub const MAX_REPS_FOR: usize = 1000;
-
-/// The smallest change of the log ratio, |d|, that a two-sided test at level `alpha` with
-/// standard error `se` and `df` degrees of freedom detects with probability [`POWER`]:
-/// (t(1 − alpha/2, df) + t(POWER, df))·se (the usual normal-theory approximation with t
-/// quantiles, e.g. Julious 2004).
-pub fn detectable_log(se: f64, df: f64, alpha: f64) -> f64 {
-    use crate::stats::t_quantile;
-    (t_quantile(1.0 - alpha / 2.0, df) + t_quantile(POWER, df)) * se
-}
-
 /// The smallest slowdown, in percent of A's speed, that `test` could have detected at
 /// [`POWER`] with a two-sided test at level `alpha`: 1 − e^(−δ), δ from
 /// [`detectable_log`]; the same for rates and for times.
 pub fn detectable_pct(test: &Test, alpha: f64) -> f64 {
     (1.0 - (-detectable_log(test.se, test.df, alpha)).exp()) * 100.0
-}
-
-/// The repetitions per side (the same on both, from 3) at which a slowdown of `pct`
-/// percent is detected at [`POWER`] by a test at level `alpha`, with the log variances
-/// `var_a` and `var_b` seen so far; `None` when even [`MAX_REPS_FOR`] would not do.
-pub fn reps_for(var_a: f64, var_b: f64, pct: f64, alpha: f64) -> Option<usize> {
-    if !(pct > 0.0 && pct < 100.0) {
-        return None;
-    }
-    let want = -(1.0 - pct / 100.0).ln();
-    (3..=MAX_REPS_FOR).find(|&n| {
-        let nf = n as f64;
-        let se = ((var_a + var_b) / nf).sqrt();
-        let df = (var_a + var_b).powi(2) * (nf - 1.0) / (var_a * var_a + var_b * var_b);
-        detectable_log(se, df, alpha) <= want
-    })
 }
 
 /// How the family of a verdict was controlled.
@@ -315,9 +283,10 @@ mod tests {
         assert!((sd - 0.05).abs() < 0.001, "{sd}");
         let pct = detectable_pct(&t, 0.05);
         assert!((pct - 14.1).abs() < 0.3, "{pct}");
-        // 10% (ln 1/0.9 = 0.105) needs more: at n = 4, df 6, (2.447 + 0.906)·0.05·√(2/4)
-        // = 0.119; at n = 5, df 8, (2.306 + 0.889)·0.05·√(2/5) = 0.101.
-        assert_eq!(reps_for(t.var_a, t.var_b, 10.0, 0.05), Some(5));
+        // 10% (ln 1/0.9 = 0.105) needs more, planned with Welch's fewest df, n − 1: at
+        // n = 5, df 4, (2.776 + 0.941)·0.05·√(2/5) = 0.118; at n = 6, df 5,
+        // (2.571 + 0.920)·0.05·√(2/6) = 0.101.
+        assert_eq!(reps_for(t.var_a, t.var_b, 10.0, 0.05), Some(6));
         assert!(reps_for(t.var_a, t.var_b, 10.0, 0.05 / 30.0).unwrap() > 5);
         assert_eq!(reps_for(t.var_a, t.var_b, 0.0, 0.05), None);
         assert_eq!(reps_for(1.0, 1.0, 1.0, 0.05), None);

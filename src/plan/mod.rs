@@ -201,13 +201,22 @@ fn check_arg_lengths(a: &RunArgs) -> Result<()> {
 }
 
 /// The rule of `--reps auto` with its `--precision`, `--max-reps` and `--budget`; those
-/// three are refused without it. A suite runs with `--reps auto` and the suite's budget
+/// three are refused without it. `--reps-for` is the same rule for another goal, without a
+/// suite's budget (seeing a difference is what was asked for; `--budget` bounds it). A suite runs with `--reps auto` and the suite's budget
 /// unless `--reps` says otherwise (or `--mpi` is given: its ranks cannot agree on when to
 /// stop, so it keeps the fixed default).
 fn auto_reps(
     a: &RunArgs,
     suite: Option<&crate::suite::Suite>,
 ) -> Result<Option<crate::reps::AutoReps>> {
+    if let Some(pct) = a.reps_for {
+        if a.mpi.is_some() {
+            return Err(usage(
+                "--reps-for cannot be combined with --mpi: give a number of repetitions",
+            ));
+        }
+        return crate::reps::AutoReps::detecting(pct, a.max_reps, a.budget.as_deref()).map(Some);
+    }
     let suite_auto = suite.filter(|_| a.reps.is_none() && a.mpi.is_none());
     if a.reps != Some(crate::cli::Reps::Auto) && suite_auto.is_none() {
         if a.precision.is_some() || a.max_reps.is_some() || a.budget.is_some() {

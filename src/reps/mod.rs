@@ -13,6 +13,12 @@
 //! first repetition shows that the minimum will not fit, the run says so then
 //! ([`over_budget`]).
 //!
+//! `--reps-for PCT` is the same rule with another goal ([`Goal::Detect`]): the fewest n
+//! at which two figures as spread as a phase's most spread target, at its upper bound,
+//! would tell a PCT% difference apart at 80% power by the two-sided test a verdict's or
+//! a CI gate's first call must pass (level 0.05/m, [`detect_alpha`]) — what
+//! `compare --fail-if-slower PCT` will ask of the run.
+//!
 //! The rule looks at precision only, never at whether a difference looks significant:
 //! stopping as soon as a verdict turns significant is optional stopping, which makes a
 //! run of identical targets call a difference two to three times as often. And it fixes
@@ -23,8 +29,8 @@
 //! the shipped code.
 
 pub use crate::stats::precision::{
-    first_variance, needed, relative_half_width, states, summary, PhaseState, MIN_REPS,
-    SPREAD_BOUND, WIDEST_SHOWN,
+    detect_alpha, first_variance, needed, relative_half_width, states, summary, Goal, PhaseState,
+    MIN_REPS, SPREAD_BOUND, WIDEST_SHOWN,
 };
 
 use crate::error::usage;
@@ -35,6 +41,9 @@ use anyhow::Result;
 
 /// `--max-reps` when not given.
 pub const DEFAULT_MAX_REPS: u32 = 10;
+/// `--max-reps` when not given, with `--reps-for`: seeing a difference takes more
+/// repetitions than knowing each figure to ±5%.
+pub const DEFAULT_MAX_REPS_FOR: u32 = 30;
 /// `--precision` (percent) when not given.
 pub const DEFAULT_PRECISION_PCT: f64 = 5.0;
 
@@ -46,6 +55,9 @@ pub struct AutoReps {
     pub precision: f64,
     /// Wall time the repetitions may take, in seconds.
     pub budget_s: Option<f64>,
+    /// `--reps-for PCT`: repeat until a PCT% difference could be seen, instead of for
+    /// `precision`.
+    pub reps_for_pct: Option<f64>,
 }
 
 impl AutoReps {
@@ -72,7 +84,42 @@ impl AutoReps {
             max,
             precision: pct / 100.0,
             budget_s,
+            reps_for_pct: None,
         })
+    }
+
+    /// Checks `--reps-for PCT`, `--max-reps N` and `--budget DURATION`.
+    pub fn detecting(pct: f64, max: Option<u32>, budget: Option<&str>) -> Result<Self> {
+        if !(pct > 0.0 && pct < 100.0) {
+            return Err(usage(format!(
+                "--reps-for {pct}: give a percentage above 0 and below 100 (10 reads as a \
+                 10% difference)"
+            )));
+        }
+        let rule = Self::new(None, Some(max.unwrap_or(DEFAULT_MAX_REPS_FOR)), budget)?;
+        Ok(Self {
+            reps_for_pct: Some(pct),
+            ..rule
+        })
+    }
+
+    /// What the repetitions of `run` are for.
+    pub fn goal(&self, run: &RunResult) -> Goal {
+        match self.reps_for_pct {
+            Some(pct) => Goal::Detect {
+                pct,
+                alpha: detect_alpha(run),
+            },
+            None => Goal::Precision(self.precision),
+        }
+    }
+
+    /// `--reps auto` or `--reps-for 10`, for the lines a person reads.
+    fn name(&self) -> String {
+        match self.reps_for_pct {
+            Some(pct) => format!("--reps-for {}", pct_as_typed(pct)),
+            None => "--reps auto".into(),
+        }
     }
 }
 
@@ -102,6 +149,7 @@ impl AutoReps {
             precision_pct: (self.precision * 100.0 * 1e9).round() / 1e9,
             max_reps: self.max,
             budget_s: self.budget_s,
+            reps_for_pct: self.reps_for_pct.map(pct_as_typed),
             outcome: Vec::new(),
         }
     }
@@ -136,7 +184,8 @@ impl Elapsed {
 
 /// Whether every phase of `run` is settled under `rule`: each within the precision.
 pub fn settled(rule: &AutoReps, run: &RunResult) -> bool {
-    states(run).iter().all(|s| s.settled(rule.precision))
+    let goal = rule.goal(run);
+    states(run).iter().all(|s| s.settled(goal))
 }
 
 /// Whether to stop after `done` repetitions, the run having taken `elapsed` so far.
@@ -180,38 +229,50 @@ pub fn over_budget(rule: &AutoReps, done: u32, elapsed: Elapsed) -> Option<Strin
 /// What the run records when `--reps auto` stopped: how many repetitions, why, and each
 /// phase that did not reach the precision with how far it got ([`Decided::outcome`]).
 pub fn report(rule: &AutoReps, run: &RunResult, done: u32, why: Stop) -> Vec<String> {
-    let pct = pct_as_typed(rule.precision * 100.0);
+    let goal = rule.goal(run);
     let states = states(run);
-    let open: Vec<&PhaseState> = states
-        .iter()
-        .filter(|s| !s.settled(rule.precision))
-        .collect();
+    let open: Vec<&PhaseState> = states.iter().filter(|s| !s.settled(goal)).collect();
     let reason = match why {
         Stop::Settled => None,
         Stop::MaxReps => Some("--max-reps reached"),
         Stop::Budget => Some("--budget reached"),
     };
-    let settled = states.len() - open.len();
+    let (name, settled) = (rule.name(), states.len() - open.len());
+    let what = match goal {
+        Goal::Precision(_) => "settled".to_string(),
+        Goal::Detect { .. } => format!("could see {}", goal.text()),
+    };
     let head = match reason {
         Some(reason) if !open.is_empty() => format!(
-            "--reps auto: {done} repetitions ({reason}); {settled} of {} phases settled",
+            "{name}: {done} repetitions ({reason}); {settled} of {} phases {what}",
             states.len()
         ),
-        _ => format!(
-            "--reps auto: {done} repetitions; all {} phases settled (the repetitions ±{pct}% needs)",
-            states.len()
-        ),
+        _ => match goal {
+            Goal::Precision(_) => format!(
+                "{name}: {done} repetitions; all {} phases settled (the repetitions {} needs)",
+                states.len(),
+                goal.text()
+            ),
+            Goal::Detect { alpha, .. } => format!(
+                "{name}: {done} repetitions; all {} phases could see {} (80% power, \
+                 each test at {})",
+                states.len(),
+                goal.text(),
+                crate::stats::precision::fmt_alpha(alpha)
+            ),
+        },
     };
     let mut lines = vec![head];
+    let short = match goal {
+        Goal::Precision(_) => format!("not within {}", goal.text()),
+        Goal::Detect { .. } => format!("cannot yet see {}", goal.text()),
+    };
     for s in open {
-        let got = if s.widest.is_finite() {
-            format!("±{:.1}%", s.widest * 100.0)
-        } else {
-            "no interval".into()
-        };
         lines.push(format!(
-            "  not within ±{pct}%: {} {} ({got} on {})",
-            s.workload, s.phase, s.widest_target
+            "  {short}: {} {} ({})",
+            s.workload,
+            s.phase,
+            s.shortfall(goal)
         ));
     }
     lines

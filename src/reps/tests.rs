@@ -134,7 +134,10 @@ fn a_shortfall_is_a_few_lines_naming_the_widest_and_where_the_rest_are() {
     let rule = AutoReps::new(Some(5.0), Some(10), Some("4m")).unwrap();
     let run = run_of_phases(30);
     let record = report(&rule, &run, 3, Stop::Budget);
-    let open = states(&run).iter().filter(|s| !s.settled(0.05)).count();
+    let open = states(&run)
+        .iter()
+        .filter(|s| !s.settled(Goal::Precision(0.05)))
+        .count();
     assert_eq!(open, 30, "three repetitions settle nothing");
     // The record keeps a line per phase that fell short, with its widest interval.
     assert_eq!(record.len(), 1 + open, "{record:?}");
@@ -209,4 +212,64 @@ fn the_printed_report_shows_the_summary_and_fits_80_columns() {
     for l in text.lines() {
         assert!(l.chars().count() <= 80, "{l}");
     }
+}
+
+#[test]
+fn reps_for_asks_what_seeing_the_difference_takes_and_stops_there() {
+    assert!(AutoReps::detecting(0.0, None, None).is_err());
+    assert!(AutoReps::detecting(100.0, None, None).is_err());
+    let rule = AutoReps::detecting(10.0, None, None).unwrap();
+    assert_eq!(rule.max, DEFAULT_MAX_REPS_FOR);
+    assert_eq!(rule.record().reps_for_pct, Some(10.0));
+    // Two targets, one phase: the family and the gate's are 2 tests, each at 0.025.
+    let first: &[f64] = &[100.0, 105.0, 95.0];
+    let run = run_of(&[("a", first), ("b", first)]);
+    assert_eq!(detect_alpha(&run), 0.025);
+    let goal = rule.goal(&run);
+    let n = goal.needs(first_variance(first)).unwrap();
+    // What the gate would ask of figures this spread, at its level for the same tests.
+    let v = first_variance(first);
+    let gate = crate::stats::power::reps_for(v, v, 10.0, 0.025).unwrap();
+    assert_eq!(n, gate.max(6));
+    assert!(n > 6 && n < DEFAULT_MAX_REPS_FOR as usize, "{n}");
+    let at = Elapsed {
+        run_s: 1.0,
+        reps_s: 1.0,
+    };
+    assert_eq!(stop(&rule, &run, 3, at), None, "three are not enough");
+    let values: Vec<f64> = first.iter().cycle().take(n).copied().collect();
+    let run = run_of(&[("a", &values), ("b", &values)]);
+    assert_eq!(stop(&rule, &run, n as u32, at), Some(Stop::Settled));
+    let lines = report(&rule, &run, n as u32, Stop::Settled);
+    assert_eq!(
+        lines,
+        vec![format!(
+            "--reps-for 10: {n} repetitions; all 1 phases could see a 10% difference \
+             (80% power, each test at 0.05/2)"
+        )]
+    );
+    // A smaller difference, or more targets (a smaller level), takes more.
+    let half = AutoReps::detecting(5.0, None, None).unwrap();
+    assert!(half.goal(&run).needs(v).unwrap() > n);
+    let four = run_of(&[("a", first), ("b", first), ("c", first), ("d", first)]);
+    assert_eq!(detect_alpha(&four), 0.05 / 6.0);
+    assert!(rule.goal(&four).needs(v).unwrap() > n);
+    // Too noisy for the maximum: stopped there, each phase with what it needs.
+    let noisy = run_of(&[("a", &[100.0, 150.0, 70.0]), ("b", &[100.0, 150.0, 70.0])]);
+    let lines = report(&rule, &noisy, 30, Stop::MaxReps);
+    assert!(
+        lines[0].starts_with("--reps-for 10: 30 repetitions (--max-reps reached); 0 of 1"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("  cannot yet see a 10% difference: w p (needs "),
+        "{lines:?}"
+    );
+    let mut decided = rule.record();
+    decided.outcome = lines;
+    let shown = summary(&decided, &noisy);
+    assert!(
+        shown[1].starts_with("cannot yet see a 10% difference: w p needs "),
+        "{shown:?}"
+    );
 }

@@ -141,6 +141,23 @@ pub struct HostInfo {
     pub cpu_model: String,
     pub cores: usize,
     pub mem_bytes: u64,
+    /// How much the same small work varied on this machine at the run's start (a run
+    /// with `--reps auto` or `--reps-for`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<NoiseProbe>,
+}
+
+/// A short noise probe at the start of a run: `rounds` timings each of `io_bytes`
+/// written and fdatasync'ed in the image directory, and of a fixed computation, after one
+/// unmeasured round of each.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct NoiseProbe {
+    pub rounds: u32,
+    pub io_bytes: u64,
+    /// Coefficient of variation (standard deviation / mean) of the write timings.
+    pub io_cv: f64,
+    /// Coefficient of variation of the computation's timings.
+    pub cpu_cv: f64,
 }
 
 /// A place the workloads ran.

@@ -23,6 +23,7 @@ use crate::store::Store;
 use anyhow::{Context, Result};
 use std::sync::Arc;
 
+mod noise;
 mod trials;
 
 pub(crate) use trials::announce;
@@ -121,6 +122,18 @@ pub fn execute(
     let names = plan.workloads.iter().map(|w| w.info.name);
     if let Some(line) = crate::workload::classic_policy_line(names, &plan.policy) {
         progress.note(&line);
+    }
+    if plan.auto_reps.is_some() && !dist.is_multi() && previous.is_none() {
+        match noise::measure(&plan.image_dir) {
+            Ok(probe) => {
+                let tests = noise::tests_of(plan);
+                if let Some(line) = noise::forecast(&probe, tests, crate::reps::MIN_REPS) {
+                    progress.note(&line);
+                }
+                result.host.noise = Some(probe);
+            }
+            Err(e) => progress.note(&format!("no noise probe: {e:#}")),
+        }
     }
     if let Some(prev) = previous {
         result.started_at = prev.started_at;

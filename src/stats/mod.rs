@@ -14,6 +14,7 @@
 //! how precisely a run's figures are known so far (`--reps auto`) is [`precision`].
 
 pub mod outlier;
+pub mod power;
 pub mod precision;
 
 use crate::result::{PhaseResult, Trial};

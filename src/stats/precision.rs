@@ -1,7 +1,8 @@
 //! How precisely a run's figures are known so far, as `--reps auto` ([`crate::reps`])
 //! judges them: per phase, its widest 95% interval among targets and whether each target
-//! has the repetitions Stein's two-stage rule asks for ([`needed`]); and the lines a
-//! person reads of a decided run ([`summary`]), which the run's report shows.
+//! has the repetitions Stein's two-stage rule asks for — for a wanted precision
+//! ([`needed`]) or for a difference to be seen (`--reps-for`, [`Goal::Detect`]); and the
+//! lines a person reads of a decided run ([`summary`]), which the run's report shows.
 
 use crate::policy::Decided;
 use crate::result::RunResult;
@@ -29,11 +30,72 @@ pub struct PhaseState {
 
 impl PhaseState {
     /// Whether more repetitions are not needed for this phase: each target has the
-    /// repetitions its first three call for ([`needed`]); never whether its ranking looks
+    /// repetitions its first three call for under `goal`; never whether its ranking looks
     /// decided.
-    pub fn settled(&self, precision: f64) -> bool {
-        needed(self.first_var, precision).is_some_and(|n| self.done >= n)
+    pub fn settled(&self, goal: Goal) -> bool {
+        goal.needs(self.first_var).is_some_and(|n| self.done >= n)
     }
+}
+
+/// What `--reps auto` repeats for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Goal {
+    /// Each headline figure's 95% interval within ±this fraction (`--precision`).
+    Precision(f64),
+    /// A slowdown of `pct` percent seen at 80% power ([`super::power::POWER`]) by a
+    /// two-sided test at level `alpha` between two figures each as spread as the phase's
+    /// most spread target (`--reps-for`).
+    Detect { pct: f64, alpha: f64 },
+}
+
+impl Goal {
+    /// The goal `decided` recorded for `run`.
+    pub fn of(decided: &Decided, run: &RunResult) -> Self {
+        match decided.reps_for_pct {
+            Some(pct) => Self::Detect {
+                pct,
+                alpha: detect_alpha(run),
+            },
+            None => Self::Precision(decided.precision_pct / 100.0),
+        }
+    }
+
+    /// The repetitions a target whose first ones have the log variance `var` (at its
+    /// upper bound, [`first_variance`]) needs; `None` beyond what is considered, or
+    /// without a variance. Never fewer than twice [`MIN_REPS`] (see [`needed`]).
+    pub fn needs(self, var: f64) -> Option<usize> {
+        match self {
+            Self::Precision(p) => needed(var, p),
+            Self::Detect { pct, alpha } => {
+                if !var.is_finite() {
+                    return None;
+                }
+                let var = var.max(super::power::LOG_SD_FLOOR.powi(2));
+                super::power::reps_for(var, var, pct, alpha).map(|n| n.max(2 * MIN_REPS as usize))
+            }
+        }
+    }
+
+    /// `±5%` or `a 10% difference`, for the lines a person reads.
+    pub fn text(self) -> String {
+        match self {
+            Self::Precision(p) => format!("±{}%", pct_as_typed(p * 100.0)),
+            Self::Detect { pct, .. } => format!("a {}% difference", pct_as_typed(pct)),
+        }
+    }
+}
+
+/// The level `--reps-for` plans each test at for `run`: 0.05/m, m the larger of the
+/// run's own family (every pair of its k targets in each of its P phases, P·k(k−1)/2)
+/// and the CI gate's (each target's phases against another run's, P·k) — the level a
+/// first call of either must pass.
+pub fn detect_alpha(run: &RunResult) -> f64 {
+    let phases = states(run).len().max(1);
+    let mut targets: Vec<&str> = run.trials.iter().map(|t| t.target.as_str()).collect();
+    targets.sort_unstable();
+    targets.dedup();
+    let k = targets.len().max(1);
+    0.05 / (phases * (k * (k - 1) / 2).max(k)) as f64
 }
 
 /// The confidence of the upper bound of the first repetitions' spread: 80%.
@@ -143,39 +205,71 @@ pub fn summary(decided: &Decided, run: &RunResult) -> Vec<String> {
     let Some(head) = decided.outcome.first() else {
         return Vec::new();
     };
-    let pct = pct_as_typed(decided.precision_pct);
+    let goal = Goal::of(decided, run);
     let mut open: Vec<PhaseState> = states(run)
         .into_iter()
-        .filter(|s| !s.settled(decided.precision_pct / 100.0))
+        .filter(|s| !s.settled(goal))
         .collect();
     if open.is_empty() {
         return vec![head.clone()];
     }
-    // Widest first; no interval at all counts as the widest.
-    open.sort_by(|a, b| b.widest.total_cmp(&a.widest));
+    // Furthest first; no interval at all counts as the furthest.
+    let far = |s: &PhaseState| match goal {
+        Goal::Precision(_) => s.widest,
+        Goal::Detect { .. } => goal.needs(s.first_var).map_or(f64::INFINITY, |n| n as f64),
+    };
+    open.sort_by(|a, b| far(b).total_cmp(&far(a)));
     let named: Vec<String> = open
         .iter()
         .take(WIDEST_SHOWN)
-        .map(|s| {
-            let got = if s.widest.is_finite() {
-                format!("±{}%", fmt_width_pct(s.widest * 100.0))
-            } else {
-                "no interval".into()
-            };
-            format!("{} {} {got} on {}", s.workload, s.phase, s.widest_target)
-        })
+        .map(|s| format!("{} {} {}", s.workload, s.phase, s.shortfall(goal)))
         .collect();
+    let short = match goal {
+        Goal::Precision(_) => format!("short of {}", goal.text()),
+        Goal::Detect { .. } => format!("cannot yet see {}", goal.text()),
+    };
     let line = if open.len() <= WIDEST_SHOWN {
-        format!("short of ±{pct}%: {}", named.join(", "))
+        format!("{short}: {}", named.join(", "))
     } else {
+        let first = match goal {
+            Goal::Precision(_) => "widest",
+            Goal::Detect { .. } => "furthest",
+        };
         format!(
-            "{n} short of ±{pct}%, widest: {}; all {n} in the run's JSON, \
+            "{n} {short}, {first}: {}; all {n} in the run's JSON, \
              policy.auto_reps.outcome",
             named.join(", "),
             n = open.len()
         )
     };
     vec![head.clone(), line]
+}
+
+impl PhaseState {
+    /// How far this phase is from `goal`: `±12% on xfs` (its widest interval) or `needs
+    /// about 14 repetitions` (what its first ones call for).
+    pub fn shortfall(&self, goal: Goal) -> String {
+        match goal {
+            Goal::Precision(_) if self.widest.is_finite() => format!(
+                "±{}% on {}",
+                fmt_width_pct(self.widest * 100.0),
+                self.widest_target
+            ),
+            Goal::Precision(_) => format!("no interval on {}", self.widest_target),
+            Goal::Detect { .. } => match goal.needs(self.first_var) {
+                Some(n) => format!("needs about {n} repetitions"),
+                None if self.first_var.is_finite() => {
+                    format!("needs more than {} repetitions", super::power::MAX_REPS_FOR)
+                }
+                None => format!("no spread yet on {}", self.widest_target),
+            },
+        }
+    }
+}
+
+/// A level of [`detect_alpha`] as a person reads it: `0.05/180`.
+pub fn fmt_alpha(alpha: f64) -> String {
+    format!("0.05/{:.0}", 0.05 / alpha)
 }
 
 /// A percentage as typed: 5, 0.5, 0.0001 (not 0.00009999999999999999).

@@ -98,17 +98,25 @@ pub fn forecast(probe: &NoiseProbe, tests: usize, reps: u32) -> Option<String> {
         Some(k) => format!("about {k}"),
         None => format!("more than {}", crate::stats::power::MAX_REPS_FOR),
     };
+    // Beyond 10× a ratio is not printed as a number a reader would quote (as the
+    // verdict's intervals).
+    let told = match seen < 10.0 {
+        true => format!(
+            "tell apart differences of {} or more",
+            crate::compare::rank::fmt_ratio(seen)
+        ),
+        false => "tell apart only differences over 10×".to_string(),
+    };
     Some(format!(
         "Noise probe: {} timings of {} MiB written and fdatasync'ed beside the images vary by \
          {}% (CV), of a fixed computation by {}%. If the phases vary by {}%, \
-         {reps} repetitions a target tell apart differences of {} or more, and 10% would \
-         take {ten} (80% power, each of the {tests} tests at 0.05/{tests}).",
+         {reps} repetitions a target {told}, and 10% would take {ten} (80% power, each of \
+         the {tests} tests at 0.05/{tests}).",
         probe.rounds,
         probe.io_bytes >> 20,
         pct(probe.io_cv),
         pct(probe.cpu_cv),
         pct(cv),
-        crate::compare::rank::fmt_ratio(seen),
     ))
 }
 
@@ -161,14 +169,20 @@ mod tests {
             line[at..].split('×').next().unwrap().parse().unwrap()
         };
         let quiet = forecast(&probe(0.02), 6, 3).unwrap();
-        let noisy = forecast(&probe(0.15), 6, 3).unwrap();
-        let more = forecast(&probe(0.15), 6, 10).unwrap();
-        let many = forecast(&probe(0.15), 90, 3).unwrap();
+        // Past 10× no number is quoted.
+        let wild = forecast(&probe(0.3), 90, 3).unwrap();
+        assert!(
+            wild.contains("tell apart only differences over 10×"),
+            "{wild}"
+        );
+        let noisy = forecast(&probe(0.05), 6, 3).unwrap();
+        let more = forecast(&probe(0.05), 6, 10).unwrap();
+        let many = forecast(&probe(0.05), 30, 3).unwrap();
         assert!(ratio(&quiet) < ratio(&noisy), "{quiet}\n{noisy}");
         assert!(ratio(&more) < ratio(&noisy), "{more}\n{noisy}");
         assert!(ratio(&many) > ratio(&noisy), "{many}\n{noisy}");
-        // The figure is the power rule's, at 0.05/6 for pairs of logs varying by 15%.
-        let var = (1.0f64 + 0.15 * 0.15).ln();
+        // The figure is the power rule's, at 0.05/6 for pairs of logs varying by 5%.
+        let var = (1.0f64 + 0.05 * 0.05).ln();
         let k = reps_for(var, var, 10.0, 0.05 / 6.0).unwrap();
         assert!(
             noisy.contains(&format!("10% would take about {k} ")),

@@ -195,11 +195,15 @@ pub fn resolution(verdicts: &[PhaseVerdict]) -> Option<String> {
             crate::compare::family::MAX_REPS_FOR
         ),
     };
+    // Beyond 10× a ratio is not a number a reader would quote (as the intervals).
+    let seen = match seen < 10.0 {
+        true => format!("differences of {} or more", fmt_ratio(seen)),
+        false => "only differences over 10×".to_string(),
+    };
     line.push_str(&format!(
-        "; the {} pairs that cannot tell could see, at the median, differences of {} or \
-         more (80% power); telling 1.11× (10% slower) would take {reps}.",
+        "; the {} pairs that cannot tell could see, at the median, {seen} (80% power); \
+         telling 1.11× (10% slower) would take {reps}.",
         open.len(),
-        fmt_ratio(seen)
     ));
     Some(line)
 }

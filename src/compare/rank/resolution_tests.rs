@@ -44,6 +44,25 @@ fn it_counts_settled_phases_and_states_what_the_open_pairs_could_see() {
     );
     let n = super::super::family::reps_for(t.var_a, t.var_b, 10.0, 0.025).unwrap();
     assert!(line.contains(&format!("about {n} repetitions")), "{line}");
+    // Past 10×, no number is quoted.
+    let wild = rank(
+        "w",
+        "wild",
+        "MB/s",
+        Sense::Rate,
+        &[
+            ("a", vec![100.0, 10.0, 1000.0]),
+            ("b", vec![90.0, 900.0, 9.0]),
+        ],
+    )
+    .unwrap();
+    let mut vs = vec![wild];
+    settle(vs.iter_mut(), 0.03);
+    let line = resolution(&vs).unwrap();
+    assert!(
+        line.contains("could see, at the median, only differences over 10× (80% power)"),
+        "{line}"
+    );
     // One repetition: nothing tested, nothing to say.
     let one = rank(
         "w",

@@ -34,7 +34,7 @@ print(f"same-against-same: {quiet} of {n} runs told no difference apart")
 PY
   ;;
 gate)
-  job="job:rw=randread,bs=4KiB,size=32MiB,runtime=2"
+  job="job:rw=randread,bs=4KiB,size=256MiB,runtime=2"
   pass=0; caught=0
   for i in $(seq 1 "$n"); do
     db="$out/gate-$i.db"

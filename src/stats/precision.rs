@@ -26,6 +26,9 @@ pub struct PhaseState {
     /// repetitions, at its upper [`SPREAD_BOUND`] confidence bound; infinity when a target
     /// has fewer, or a value that is not positive.
     pub first_var: f64,
+    /// The largest variance of log values among its targets' repetitions so far (all of
+    /// them, no bound); infinity as `first_var`.
+    pub now_var: f64,
 }
 
 impl PhaseState {
@@ -33,7 +36,19 @@ impl PhaseState {
     /// repetitions its first three call for under `goal`; never whether its ranking looks
     /// decided.
     pub fn settled(&self, goal: Goal) -> bool {
-        goal.needs(self.first_var).is_some_and(|n| self.done >= n)
+        self.needs(goal).is_some_and(|n| self.done >= n)
+    }
+
+    /// The repetitions this phase needs under `goal`: what its first ones call for and,
+    /// for [`Goal::Detect`], also what all of them so far call for — a machine whose
+    /// noise grew after the first three would otherwise end a run that the gate, which
+    /// reads all repetitions, then finds could not see the difference.
+    pub fn needs(&self, goal: Goal) -> Option<usize> {
+        let first = goal.needs(self.first_var)?;
+        match goal {
+            Goal::Precision(_) => Some(first),
+            Goal::Detect { .. } => Some(first.max(goal.needs(self.now_var)?)),
+        }
     }
 }
 
@@ -121,29 +136,35 @@ pub fn needed(var: f64, precision: f64) -> Option<usize> {
 pub fn first_variance(xs: &[f64]) -> f64 {
     use statrs::distribution::{ChiSquared, ContinuousCDF};
     let k = MIN_REPS as usize;
-    let first = &xs[..xs.len().min(k)];
-    if first.len() < k || first.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+    if xs.len() < k {
         return f64::INFINITY;
     }
-    let logs: Vec<f64> = first.iter().map(|x| x.ln()).collect();
+    let var = log_variance(&xs[..k]);
     let df = (k - 1) as f64;
-    let mean = logs.iter().sum::<f64>() / k as f64;
-    let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / df;
     let chi = ChiSquared::new(df).expect("df > 0");
     var * df / chi.inverse_cdf(1.0 - SPREAD_BOUND)
 }
 
-/// The relative half-width of the 95% interval of the geometric mean of `xs`, or
-/// infinity with fewer than two values or a value that is not positive.
-pub fn relative_half_width(xs: &[f64]) -> f64 {
+/// The variance of the logs of `xs`; infinity with fewer than two values or a value that
+/// is not positive.
+pub fn log_variance(xs: &[f64]) -> f64 {
     if xs.len() < 2 || xs.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
         return f64::INFINITY;
     }
     let n = xs.len() as f64;
     let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
     let mean = logs.iter().sum::<f64>() / n;
-    let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    let h = super::t975(xs.len() - 1) * (var / n).sqrt();
+    logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0)
+}
+
+/// The relative half-width of the 95% interval of the geometric mean of `xs`, or
+/// infinity with fewer than two values or a value that is not positive.
+pub fn relative_half_width(xs: &[f64]) -> f64 {
+    let var = log_variance(xs);
+    if !var.is_finite() {
+        return f64::INFINITY;
+    }
+    let h = super::t975(xs.len() - 1) * (var / xs.len() as f64).sqrt();
     h.exp() - 1.0
 }
 
@@ -159,7 +180,7 @@ pub fn states(run: &RunResult) -> Vec<PhaseState> {
                 continue;
             }
             let (mut widest, mut widest_target) = (0.0_f64, String::new());
-            let (mut done, mut first_var) = (usize::MAX, 0.0_f64);
+            let (mut done, mut first_var, mut now_var) = (usize::MAX, 0.0_f64, 0.0_f64);
             let mut targets: Vec<&str> = Vec::new();
             for u in run.trials.iter().filter(|u| u.label == t.label) {
                 if !targets.contains(&u.target.as_str()) {
@@ -176,6 +197,7 @@ pub fn states(run: &RunResult) -> Vec<PhaseState> {
                     .collect();
                 done = done.min(xs.len());
                 first_var = first_var.max(first_variance(&xs));
+                now_var = now_var.max(log_variance(&xs));
                 let h = relative_half_width(&xs);
                 if h > widest || widest_target.is_empty() {
                     widest = h;
@@ -189,6 +211,7 @@ pub fn states(run: &RunResult) -> Vec<PhaseState> {
                 widest_target,
                 done,
                 first_var,
+                now_var,
             });
         }
     }
@@ -216,7 +239,7 @@ pub fn summary(decided: &Decided, run: &RunResult) -> Vec<String> {
     // Furthest first; no interval at all counts as the furthest.
     let far = |s: &PhaseState| match goal {
         Goal::Precision(_) => s.widest,
-        Goal::Detect { .. } => goal.needs(s.first_var).map_or(f64::INFINITY, |n| n as f64),
+        Goal::Detect { .. } => s.needs(goal).map_or(f64::INFINITY, |n| n as f64),
     };
     open.sort_by(|a, b| far(b).total_cmp(&far(a)));
     let named: Vec<String> = open
@@ -256,7 +279,7 @@ impl PhaseState {
                 self.widest_target
             ),
             Goal::Precision(_) => format!("no interval on {}", self.widest_target),
-            Goal::Detect { .. } => match goal.needs(self.first_var) {
+            Goal::Detect { .. } => match self.needs(goal) {
                 Some(n) => format!("needs about {n} repetitions"),
                 None if self.first_var.is_finite() => {
                     format!("needs more than {} repetitions", super::power::MAX_REPS_FOR)

@@ -6,6 +6,7 @@ mod args;
 pub mod build;
 pub mod canon;
 pub mod file;
+pub mod fio;
 pub mod guest;
 pub mod imagedir;
 pub mod kernel;
@@ -85,6 +86,9 @@ pub struct Plan {
     /// Where the run's journal goes, kept after the run (`--journal-dir`, which a guest's
     /// fsarena is given); `None`: beside the state files, removed once all is stored.
     pub journal_dir: Option<PathBuf>,
+    /// What the run states before it starts: how a fio job file was mapped and, with
+    /// `--fio-lenient`, what of it was left out ([`fio::FioPlan::run_notes`]).
+    pub notes: Vec<String>,
 }
 
 fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
@@ -303,7 +307,12 @@ impl Plan {
             return Self::from_plan_file(a, path);
         }
         let suite = suite_of(a)?;
-        let workloads = workloads_of(a, suite.as_ref())?;
+        let fio = a
+            .fio
+            .as_deref()
+            .map(|f| fio::load(f, a.fio_lenient))
+            .transpose()?;
+        let workloads = workloads_of(a, suite.as_ref(), fio.as_ref())?;
         let auto_reps = auto_reps(a, suite.as_ref())?;
         let phase_time_s = phase_time_s(a)?;
         let image_dir = imagedir::resolve(
@@ -311,7 +320,7 @@ impl Plan {
                 .as_deref()
                 .unwrap_or(Path::new(crate::cli::DEFAULT_IMAGE_DIR)),
         )?;
-        let policy = policy_of(a, auto_reps.as_ref())?;
+        let policy = policy_of(a, auto_reps.as_ref(), fio.as_ref())?;
         let size = Size::of(a, suite.as_ref())?;
         let (targets, left_out) = targets(a, suite.as_ref(), &image_dir, &size)?;
         check_workloads_and_room(&workloads, &targets, &image_dir, &size)?;
@@ -329,6 +338,7 @@ impl Plan {
             auto_reps,
             phase_time_s,
             journal_dir: a.journal_dir.clone(),
+            notes: fio.map(|f| f.run_notes()).unwrap_or_default(),
         })
     }
 

@@ -272,6 +272,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
             phase_time_s: None,
             guest: None,
             journal_dir: None,
+            notes: Vec::new(),
         },
         host_problems: host,
     })

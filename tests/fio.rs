@@ -1,0 +1,126 @@
+//! `fsarena run --fio FILE`: a job file written here (two groups, an include, a variable
+//! from the environment) runs in a temporary directory without root, one trial per group
+//! in file order; refusals come all at once with exit code 2; `--fio-lenient` runs
+//! without them.
+
+mod common;
+
+use common::phase;
+use std::process::Command;
+
+const JOBS: &str = "\
+; two groups: a sequential write, then random reads by two jobs
+[global]
+include common.inc
+size=${FSARENA_TEST_FIO_SIZE}
+directory=/elsewhere   # fsarena supplies the directory
+
+[write]
+rw=write
+bs=64k
+end_fsync=1
+
+[reads]
+stonewall
+rw=randread
+norandommap
+numjobs=2
+time_based
+runtime=300ms
+";
+
+fn write_jobs(dir: &std::path::Path, text: &str) -> std::path::PathBuf {
+    std::fs::write(dir.join("common.inc"), "ioengine=psync\nbs=4k\n").unwrap();
+    let path = dir.join("t.fio");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `fsarena run --fio FILE ARGS --dir WORK --reps 1 --quiet` with its JSON, in `image`.
+fn run(file: &std::path::Path, extra: &[&str], image: &std::path::Path) -> common::RunOutput {
+    let work = image.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut args = vec![
+        "--fio",
+        file.to_str().unwrap(),
+        "--dir",
+        work.to_str().unwrap(),
+        "--reps",
+        "1",
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    std::env::set_var("FSARENA_TEST_FIO_SIZE", "2m");
+    common::run_any(&args, image)
+}
+
+#[test]
+fn a_job_file_runs_its_groups_in_order() {
+    let image = common::image_dir();
+    let file = write_jobs(image.path(), JOBS);
+    let out = run(&file, &[], image.path());
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, out.stdout);
+    let v = out.json.expect("json");
+    assert_eq!(
+        v["policy"]["sync"], "none",
+        "fio syncs only where the file says"
+    );
+    assert_eq!(v["policy"]["cache"], "cold", "fio's invalidate=1");
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 2);
+    let labels: Vec<&str> = trials
+        .iter()
+        .map(|t| t["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "job:rw=write,bs=64KiB,size=2MiB,engine=psync,end_fsync=true,fallocate=native",
+            "job:rw=randread,bs=4KiB,size=2MiB,engine=psync,runtime=0.3,numjobs=2",
+        ]
+    );
+    let (w, r) = (&trials[0], &trials[1]);
+    assert_eq!(w["status"], "ok", "{w}");
+    assert_eq!(r["status"], "ok", "{r}");
+    assert_eq!(phase(w, "run")["bytes"], 2 << 20);
+    assert_eq!(phase(w, "run")["ops"], 32, "2 MiB in 64 KiB writes");
+    assert_eq!(phase(r, "run")["workers"], 2);
+    assert!(phase(r, "run")["ops"].as_u64().unwrap() > 0);
+    assert_eq!(r["params"]["numjobs"], "2");
+    common::assert_clean(image.path());
+}
+
+#[test]
+fn refusals_come_all_at_once_and_lenient_runs_without_them() {
+    let image = common::image_dir();
+    let text = "[j]\nioengine=null\nsize=1m\ngtod_reduce=1\nfsync_on_close=1\nrw=randread\n";
+    let file = write_jobs(image.path(), text);
+    let out = run(&file, &[], image.path());
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    for option in ["gtod_reduce=1", "fsync_on_close=1", "rw=randread"] {
+        assert!(out.stderr.contains(option), "{option}: {}", out.stderr);
+    }
+    assert!(out.json.is_none(), "nothing ran");
+    let out = run(&file, &["--fio-lenient"], image.path());
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v = out.json.expect("json");
+    assert_eq!(v["trials"][0]["status"], "ok");
+    assert_eq!(v["trials"][0]["params"]["engine"], "null");
+    assert_eq!(phase(&v["trials"][0], "run")["ops"], 256, "1 MiB in 4 KiB");
+}
+
+#[test]
+fn a_policy_the_file_contradicts_is_refused() {
+    let image = common::image_dir();
+    let file = write_jobs(image.path(), JOBS);
+    for flags in [["--cache", "keep"], ["--sync", "end"]] {
+        let out = run(&file, &flags, image.path());
+        assert_eq!(out.code, Some(2), "{flags:?}: {}", out.stderr);
+    }
+    // --fio replaces the workloads: naming one too is a usage error of clap.
+    let out = Command::new(common::bin())
+        .args(["run", "--fio", file.to_str().unwrap(), "job"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

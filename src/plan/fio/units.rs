@@ -16,6 +16,12 @@ pub enum Amount {
 /// `4kib` is 4000, `1m` 2^20, `1g` 2^30, `1t` 2^40, `1p` 2^50, `10%` a percentage.
 pub fn amount(text: &str) -> Result<Amount, String> {
     let t = text.trim();
+    if t.contains(['$', '*', '/', '+', '(']) {
+        return Err(format!(
+            "'{t}': fio's keywords ($pagesize, $mb_memory, $ncpus) and arithmetic are not \
+             read: give the number (or ${{VAR}} from the environment)"
+        ));
+    }
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     if num.is_empty() {
@@ -44,6 +50,7 @@ pub fn amount(text: &str) -> Result<Amount, String> {
         "gib" => (3, 1000),
         "tib" => (4, 1000),
         "pib" => (5, 1000),
+        "z" => return Err(format!("'{t}': fio's z counts zones of a zoned device")),
         _ => {
             return Err(format!(
                 "'{t}': unknown unit (fio takes k m g t p, kb … pb)"

@@ -124,3 +124,34 @@ fn a_policy_the_file_contradicts_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_plan_file_runs_a_job_file_with_the_policy_it_asks_for() {
+    let image = common::image_dir();
+    let dir = image.path();
+    write_jobs(dir, JOBS);
+    std::fs::create_dir_all(dir.join("work")).unwrap();
+    let plan = |defaults: &str| {
+        let text = format!(
+            "[defaults]\nreps = 1\n{defaults}\n[[target]]\ndir = \"work\"\n\
+             [[workload]]\nfio = \"t.fio\"\n"
+        );
+        let path = dir.join("p.toml");
+        std::fs::write(&path, text).unwrap();
+        std::env::set_var("FSARENA_TEST_FIO_SIZE", "2m");
+        common::run_any(&["--plan", path.to_str().unwrap(), "--quiet"], dir)
+    };
+    let out = plan("");
+    assert_eq!(out.code, Some(2), "sync = end is not fio's: {}", out.stderr);
+    let out = plan("sync = \"none\"");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v = out.json.expect("json");
+    let labels: Vec<&str> = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.len(), 2);
+    assert!(labels[1].contains("numjobs=2"), "{labels:?}");
+}

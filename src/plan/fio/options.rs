@@ -276,7 +276,13 @@ pub(super) fn files_of(cx: &mut Ctx, get: Get, m: &mut Mapped) -> Option<(u64, u
             }
             Some((s, nrfiles))
         }
-        (None, None) if m.filename.as_ref().is_some_and(|o| o.text().contains("/dev/")) => None,
+        (None, None)
+            if m.filename
+                .as_ref()
+                .is_some_and(|o| o.text().contains("/dev/")) =>
+        {
+            None
+        }
         (None, None) => {
             if !cx
                 .issues

@@ -183,10 +183,12 @@ pub fn parse(
         };
         issues.push(Issue::fatal(at, "", "no job section in the file".into()));
     }
+    // Every job has one (fio's default is 1); a seed only where given.
     let invalidate = one_setting(&jobs, &mut issues, "invalidate", |j| {
-        j.invalidate.1.clone().map(|at| (j.invalidate.0, at))
+        let at = j.invalidate.1.clone().unwrap_or_else(|| j.at.clone());
+        Some((u8::from(j.invalidate.0), at))
     })
-    .unwrap_or(true);
+    .is_none_or(|v| v == 1);
     let seed = one_setting(&jobs, &mut issues, "randseed", |j| j.seed.clone());
     let entries = groups(&jobs, &mut issues);
     if !issues.iter().any(|i| i.fatal) {

@@ -352,4 +352,9 @@ fn settings_taken_once_per_run_must_agree() {
             .any(|i| i.fatal && i.at.line == 7 && i.why.contains("invalidate")),
         "{e:#?}"
     );
+    // A job left at fio's default 1 disagrees with one that gives 0.
+    let text = "[a]\nsize=1m\n[b]\nstonewall\nsize=1m\ninvalidate=0\n";
+    let e = issues(text, true);
+    let at_default = |i: &Issue| i.at.line == 6 && i.why.contains("invalidate=1 at /jobs/t.fio:1");
+    assert!(e.iter().any(|i| i.fatal && at_default(i)), "{e:#?}");
 }

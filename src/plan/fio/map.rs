@@ -255,8 +255,15 @@ pub fn job(
         }
     }
     if let Some(o) = get("openfiles") {
-        if let Some(n) = count_of(&mut cx, &o) {
-            p.push(("openfiles", n.to_string()));
+        let nrfiles = files.map_or(1, |f| f.1);
+        match count_of(&mut cx, &o) {
+            Some(n) if random && n < nrfiles => cx.ignored(
+                &o,
+                "fio moves to a random job's next files only when their random map is full \
+                 (never with norandommap); fsarena's job moves on after size/nrfiles bytes",
+            ),
+            Some(n) => p.push(("openfiles", n.to_string())),
+            None => {}
         }
     }
     depth_of(&mut cx, get("iodepth"), &engine, &mut p);
@@ -286,7 +293,7 @@ pub fn job(
     if get("end_fsync").is_some_and(|o| flag_of(&mut cx, &o)) {
         p.push(("end_fsync", "true".into()));
     }
-    time_of(&mut cx, &get, &mut p);
+    time_of(&mut cx, &get, random, &mut p);
     rate_of(&mut cx, get("rate"), reads, writes, &mut p);
     if let Some(o) = get("random_distribution") {
         if let Some(d) = distribution_of(&mut cx, &o) {
@@ -323,6 +330,19 @@ pub fn job(
     fallocate_of(&mut cx, get("fallocate"), &rw, overwrite, &engine, &mut p);
     if overwrite && rw == "write" {
         p.push(("overwrite", "true".into()));
+    }
+    let lays_out = engine != "null" && (rw != "write" || overwrite);
+    if let (false, Some(at)) = (m.invalidate.0, &m.invalidate.1) {
+        if lays_out {
+            cx.issues.push(Issue::approx(
+                at.clone(),
+                "invalidate=0",
+                "fio fsyncs the files it lays out (create_fsync=1); with --cache keep and \
+                 --sync none fsarena's layout leaves them to writeback"
+                    .into(),
+                "layout not synced",
+            ));
+        }
     }
     m.params = p;
     m

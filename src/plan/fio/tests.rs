@@ -287,8 +287,8 @@ fn mapped_options() {
             "rw=write,bs=4KiB,size=1MiB,engine=psync,verify=true,overwrite=true",
         ),
         (
-            "time_based\nruntime=1500ms\nramp_time=1\nrate=1m\n",
-            "rw=read,bs=4KiB,size=1MiB,engine=psync,runtime=1.5,ramp=1,rate=1MiB",
+            "rw=randread\nnorandommap\ntime_based\nruntime=1500ms\nramp_time=1\nrate=1m\n",
+            "rw=randread,bs=4KiB,size=1MiB,engine=psync,runtime=1.5,ramp=1,rate=1MiB",
         ),
         (
             "rw=randread\nnorandommap\nrandom_distribution=zipf:1.2\n",
@@ -311,10 +311,11 @@ fn mapped_options() {
         let text = format!("[j]\nsize=1m\n{opts}");
         assert_eq!(specs(&text), [format!("job:{want}")], "{opts}");
     }
-    let plan = ok("[j]\nfilesize=256k\nnrfiles=4\ninvalidate=0\nrandseed=7\n");
+    // A sequential write into new files lays nothing out: invalidate=0 changes no sync.
+    let plan = ok("[j]\nrw=write\nfilesize=256k\nnrfiles=4\ninvalidate=0\nrandseed=7\n");
     assert_eq!(
         plan.entries[0].spec,
-        "job:rw=read,bs=4KiB,size=1MiB,nrfiles=4,engine=psync"
+        "job:rw=write,bs=4KiB,size=1MiB,nrfiles=4,engine=psync,fallocate=native"
     );
     assert!(!plan.invalidate);
     assert_eq!(plan.seed, Some(7));
@@ -331,6 +332,12 @@ fn approximations_need_lenient() {
         ("cpus_allowed=0-1\n", "pins each job"),
         ("rw=read\nverify=md5\n", "earlier fio job"),
         ("no_such_option=3\n", "no_such_option"),
+        ("time_based\nruntime=2\nramp_time=1\n", "after the ramp"),
+        (
+            "rw=randread\nnorandommap\nnrfiles=4\nopenfiles=2\n",
+            "random map is full",
+        ),
+        ("invalidate=0\n", "create_fsync"),
     ] {
         let text = format!("[j]\nsize=1m\n{opts}");
         let e = issues(&text, false);

@@ -4,7 +4,7 @@
 //! end, `include FILE` inside a section (a relative name is tried as given, then beside
 //! the including file; included files hold options, no sections), and `${VAR}` replaced
 //! in an option by the variable's value (by nothing when it is unset, as fio does).
-//! What the options mean is [`super::map`]'s business.
+//! What the options mean is `map`'s business.
 
 use super::{Issue, Loc};
 use std::path::{Path, PathBuf};

@@ -38,7 +38,6 @@ fn canonical(key: &str) -> &str {
         "nr_files" => "nrfiles",
         "rand_repeatable" => "randrepeat",
         "rwmixwrite" => "rwmixread",
-        "random_distribution" => "random_distribution",
         k => k,
     }
 }

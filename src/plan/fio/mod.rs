@@ -1,7 +1,7 @@
 //! fio job files (`run --fio FILE`): fio's INI format (Jens Axboe, fio HOWTO "Job file
 //! format") read into entries of the `job` workload, so that everything after the plan —
 //! targets, repetitions, policies, the store, reports — is what it is for any workload.
-//! [`ini`] reads sections, includes and `${VAR}`; [`map`] turns one job's options into
+//! [`ini`] reads sections, includes and `${VAR}`; `map` turns one job's options into
 //! `job` parameters; here jobs become groups: fio runs the jobs between two `stonewall`s
 //! at once, so each such group is one plan entry, and the entries run in file order.
 //!

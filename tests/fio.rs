@@ -155,3 +155,68 @@ fn a_plan_file_runs_a_job_file_with_the_policy_it_asks_for() {
     assert_eq!(labels.len(), 2);
     assert!(labels[1].contains("numjobs=2"), "{labels:?}");
 }
+
+/// The same job file through fio itself (when installed) and through fsarena moves the
+/// same bytes in the same number of requests, group by group: sizes with fio's units,
+/// `filesize` × `nrfiles`, `numjobs`, the null engine.
+#[test]
+fn moves_what_fio_moves() {
+    let fio = std::path::Path::new("/usr/bin/fio");
+    if !fio.exists() {
+        eprintln!("SKIP moves_what_fio_moves: /usr/bin/fio is not installed");
+        return;
+    }
+    let image = common::image_dir();
+    let fio_dir = image.path().join("fio-files");
+    std::fs::create_dir_all(&fio_dir).unwrap();
+    let text = format!(
+        "[global]\ndirectory={}\nioengine=psync\n\
+         [w]\nrw=write\nbs=64k\nsize=2m\nnumjobs=2\n\
+         [r]\nstonewall\nrw=read\nbs=4kb\nfilesize=256k\nnrfiles=4\n\
+         [n]\nstonewall\nioengine=null\nrw=randread\nnorandommap\nbs=4KiB\nsize=1m\n",
+        fio_dir.display()
+    );
+    let file = write_jobs(image.path(), &text);
+    let out = Command::new(fio)
+        .args(["--output-format=json", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // fio: per job; the two clones of `w` add up as fsarena's one trial of numjobs=2.
+    let mut by_group: Vec<(u64, u64)> = Vec::new();
+    for j in v["jobs"].as_array().unwrap() {
+        let moved = |d: &str| {
+            (
+                j[d]["io_bytes"].as_u64().unwrap(),
+                j[d]["total_ios"].as_u64().unwrap(),
+            )
+        };
+        let (rb, ri) = moved("read");
+        let (wb, wi) = moved("write");
+        match (j["jobname"].as_str().unwrap(), by_group.as_mut_slice()) {
+            ("w", [g]) => *g = (g.0 + rb + wb, g.1 + ri + wi),
+            _ => by_group.push((rb + wb, ri + wi)),
+        }
+    }
+    let out = run(&file, &[], image.path());
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v = out.json.expect("json");
+    let ours: Vec<(u64, u64)> = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let p = phase(t, "run");
+            (p["bytes"].as_u64().unwrap(), p["ops"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(ours, by_group);
+    // 2 × 2 MiB in 64 KiB; 1 MiB in 4096 B; 1 MiB in blocks of 4000 B (fio's KiB is
+    // 1000), the last one whole, as fio does.
+    assert_eq!(by_group, [(4 << 20, 64), (1 << 20, 256), (263 * 4000, 263)]);
+}

@@ -6,7 +6,6 @@
 use super::ini::Opt;
 use super::options::*;
 use super::{Issue, Loc};
-use crate::size::format_size;
 use std::collections::BTreeMap;
 
 /// A job as the job workload will run it.
@@ -248,7 +247,7 @@ pub fn job(
     let engine = engine_of(&mut cx, get("ioengine"));
     let files = files_of(&mut cx, &get, &mut m);
     if let Some((size, nrfiles)) = files {
-        p.push(("size", format_size(size)));
+        p.push(("size", exact(size)));
         if nrfiles != 1 {
             p.push(("nrfiles", nrfiles.to_string()));
         }

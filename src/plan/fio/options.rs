@@ -6,7 +6,6 @@ use super::ini::Opt;
 use super::map::Mapped;
 use super::units;
 use super::Issue;
-use crate::size::format_size;
 
 pub(super) struct Ctx<'a> {
     pub issues: &'a mut Vec<Issue>,
@@ -39,6 +38,17 @@ impl Ctx<'_> {
             self.notes.push(text);
         }
     }
+}
+
+/// Bytes as `job` parameter text, exactly: `64KiB`, `1MiB`, or `4000` (fsarena's own
+/// [`crate::size::format_size`] rounds what is not a whole number of its unit).
+pub(super) fn exact(bytes: u64) -> String {
+    for (unit, shift) in [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if bytes > 0 && bytes % (1u64 << shift) == 0 {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
 }
 
 pub(super) type Get<'a> = &'a dyn Fn(&str) -> Option<Opt>;
@@ -154,12 +164,12 @@ pub(super) fn bs_of(
             let lo = bytes_of(cx, &o, lo, why).unwrap_or(4096);
             let hi = bytes_of(cx, &o, hi, why).unwrap_or(4096);
             if lo == hi {
-                format_size(lo)
+                exact(lo)
             } else {
-                format!("{}-{}", format_size(lo), format_size(hi))
+                format!("{}-{}", exact(lo), exact(hi))
             }
         }
-        None => format_size(bytes_of(cx, &o, v, why).unwrap_or(4096)),
+        None => exact(bytes_of(cx, &o, v, why).unwrap_or(4096)),
     }
 }
 
@@ -190,7 +200,7 @@ fn bssplit(cx: &mut Ctx, o: &Opt, v: &str) -> Option<String> {
     let list: Vec<String> = items
         .iter()
         .filter(|(_, p)| p.unwrap_or(share) > 0)
-        .map(|(s, p)| format!("{}:{}", format_size(*s), p.unwrap_or(share)))
+        .map(|(s, p)| format!("{}:{}", exact(*s), p.unwrap_or(share)))
         .collect();
     (!list.is_empty()).then(|| list.join(","))
 }
@@ -366,7 +376,7 @@ pub(super) fn rate_of(cx: &mut Ctx, o: Option<Opt>, reads: bool, writes: bool, p
     let v = if reads { r } else { w };
     if let Some(bytes) = v.and_then(|v| bytes_of(cx, &o, v, "a rate is not a percentage")) {
         if bytes > 0 {
-            p.push(("rate", format_size(bytes)));
+            p.push(("rate", exact(bytes)));
         }
     }
 }

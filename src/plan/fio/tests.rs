@@ -65,6 +65,18 @@ fn sizes_follow_fio_kb_base_1024() {
 }
 
 #[test]
+fn sizes_are_passed_on_exactly() {
+    assert_eq!(super::options::exact(4000), "4000");
+    assert_eq!(super::options::exact(4096), "4KiB");
+    assert_eq!(super::options::exact(3 << 30), "3GiB");
+    assert_eq!(super::options::exact(0), "0");
+    assert_eq!(
+        specs("[j]\nsize=1m\nbs=4kib\n"),
+        ["job:rw=read,bs=4000,size=1MiB,engine=psync"]
+    );
+}
+
+#[test]
 fn times_default_to_seconds() {
     let s = |t| units::seconds(t).unwrap();
     assert_eq!(s("5"), 5.0);

@@ -294,20 +294,11 @@ pub(super) fn files_of(cx: &mut Ctx, get: Get, m: &mut Mapped) -> Option<(u64, u
             None
         }
         (None, None) => {
-            if !cx
-                .issues
-                .iter()
-                .any(|i| i.fatal && i.at.line == m.at.line && i.option.is_empty())
-            {
-                cx.issues.push(Issue::fatal(
-                    m.at.clone(),
-                    "",
-                    format!(
-                        "job {}: no size= (or filesize=): fio needs one for a job's files",
-                        m.name
-                    ),
-                ));
-            }
+            let why = format!(
+                "job {}: no size= (or filesize=): fio needs one for a job's files",
+                m.name
+            );
+            cx.issues.push(Issue::fatal(m.at.clone(), "", why));
             None
         }
     }

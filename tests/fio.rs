@@ -220,3 +220,12 @@ fn moves_what_fio_moves() {
     // 1000), the last one whole, as fio does.
     assert_eq!(by_group, [(4 << 20, 64), (1 << 20, 256), (263 * 4000, 263)]);
 }
+
+#[test]
+fn a_guest_kernel_is_refused_for_now() {
+    let image = common::image_dir();
+    let file = write_jobs(image.path(), JOBS);
+    let out = run(&file, &["--kernel", "/nonexistent/vmlinuz"], image.path());
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--fio"), "{}", out.stderr);
+}

@@ -239,6 +239,17 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
     }
     let mut workloads = Vec::new();
     let mut notes = Vec::new();
+    let guest = f.targets.iter().find_map(|t| t.kernel.as_ref());
+    if let (Some(k), Some(w)) = (guest, f.workloads.iter().find(|w| w.is_fio)) {
+        return Err(src.err(
+            &w.span,
+            format!(
+                "an fio job file cannot run in a guest kernel yet (the target at {} names \
+                 one): the guest does not see the job file, its includes or its variables",
+                src.place(&k.span)
+            ),
+        ));
+    }
     for w in &f.workloads {
         let specs = match w.is_fio {
             true => fio_workloads(src, w, &plan_dir, &policy, &mut notes)?,

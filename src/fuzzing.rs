@@ -82,6 +82,55 @@ pub fn workload_spec(data: &[u8]) {
     }
 }
 
+/// An fio job file held in memory: the input before its first NUL is the file, what
+/// follows is every file it includes; `${A}` is `4k`, `${B}` is `[x]`, others unset.
+struct FioInput<'a> {
+    include: &'a str,
+}
+
+impl crate::plan::fio::ini::Source for FioInput<'_> {
+    fn read(&mut self, _: &std::path::Path) -> Result<String, String> {
+        Ok(self.include.to_string())
+    }
+    fn exists(&self, _: &std::path::Path) -> bool {
+        true
+    }
+    fn var(&self, name: &str) -> Option<String> {
+        match name {
+            "A" => Some("4k".into()),
+            "B" => Some("[x]".into()),
+            _ => None,
+        }
+    }
+}
+
+/// fio job files: [`crate::plan::fio::parse`], strict and lenient. Invariants: a plan it
+/// returns has entries whose specs the job workload accepts; a refusal is never empty and
+/// lenient refuses only what is fatal.
+pub fn fio_job(data: &[u8]) {
+    use crate::plan::fio;
+    let text = String::from_utf8_lossy(data);
+    let (main, include) = text.split_once('\0').unwrap_or((&text, ""));
+    let path = std::path::Path::new("/fuzz/job.fio");
+    for lenient in [false, true] {
+        match fio::parse(path, main, &mut FioInput { include }, lenient) {
+            Ok(plan) => {
+                assert!(!plan.entries.is_empty(), "a plan without entries");
+                for e in &plan.entries {
+                    assert!(WorkloadSpec::parse(&e.spec).is_ok(), "{} refused", e.spec);
+                }
+                assert!(lenient || plan.ignored.is_empty());
+                let _ = plan.run_notes();
+            }
+            Err(issues) => {
+                assert!(!issues.is_empty(), "refused without a reason");
+                assert!(!lenient || issues.iter().any(|i| i.fatal));
+                let _ = format!("{:#}", fio::refusal(path, &issues));
+            }
+        }
+    }
+}
+
 /// Plan TOML: [`crate::plan::file::parse`], then what `fsarena plan check` does with it
 /// (build and validate the plan, describe it, its canonical form and hash, the estimate).
 pub fn plan_toml(data: &[u8]) {
@@ -92,6 +141,10 @@ pub fn plan_toml(data: &[u8]) {
     let Ok(file) = crate::plan::file::parse("fuzz.toml", text) else {
         return;
     };
+    if file.workloads.iter().any(|w| w.is_fio) {
+        // Building reads the job file a path names: the `fio_job` surface reads job files.
+        return;
+    }
     for w in file.workloads.iter().filter(|w| !w.is_suite) {
         let Ok(info) = crate::workload::find(&w.kind.v) else {
             continue;

@@ -33,6 +33,11 @@ fn plan_toml() {
 }
 
 #[test]
+fn fio_job() {
+    replay("fio_job", fsarena::fuzzing::fio_job);
+}
+
+#[test]
 fn workload_spec() {
     replay("workload_spec", fsarena::fuzzing::workload_spec);
 }

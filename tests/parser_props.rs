@@ -259,3 +259,68 @@ proptest! {
         }
     }
 }
+
+/// A line of an fio job file: a header, a known option with a value (well-formed or
+/// not), a comment, an include or junk.
+fn fio_line() -> impl Strategy<Value = String> {
+    let key = prop::sample::select(vec![
+        "rw",
+        "bs",
+        "bsrange",
+        "bssplit",
+        "size",
+        "filesize",
+        "nrfiles",
+        "openfiles",
+        "numjobs",
+        "iodepth",
+        "ioengine",
+        "direct",
+        "buffered",
+        "fsync",
+        "runtime",
+        "time_based",
+        "ramp_time",
+        "rate",
+        "random_distribution",
+        "norandommap",
+        "verify",
+        "fallocate",
+        "overwrite",
+        "invalidate",
+        "cpus_allowed",
+        "stonewall",
+        "new_group",
+        "filename",
+        "rwmixwrite",
+        "randseed",
+        "gtod_reduce",
+    ]);
+    let value = prop_oneof![
+        "[0-9]{1,4}(k|m|g|kib|%|ms|s|)?",
+        "(read|write|randread|randrw|rw|trim|psync|libaio|null|io_uring|zipf:1.2|native|md5)",
+        "[0-9]k(-|/|:|,)[0-9]{0,2}k?(/[0-9]{0,3})?",
+        "[ -~]{0,10}",
+    ];
+    prop_oneof![
+        "\\[(global|[a-z]{1,5})\\]",
+        (key.clone(), value).prop_map(|(k, v)| format!("{k}={v}")),
+        key.prop_map(str::to_string),
+        "[;#][ -~]{0,10}",
+        Just("include x.inc".to_string()),
+        "[ -~]{0,16}",
+    ]
+}
+
+proptest! {
+    /// Any job file: parsed strict and lenient without a panic; a plan's entries are specs
+    /// the job workload accepts (the fuzz target's invariants, on stable).
+    #[test]
+    fn fio_job_files_never_panic(
+        lines in prop::collection::vec(fio_line(), 0..14),
+        include in prop::collection::vec(fio_line(), 0..3),
+    ) {
+        let text = format!("{}\0{}", lines.join("\n"), include.join("\n"));
+        fsarena::fuzzing::fio_job(text.as_bytes());
+    }
+}

@@ -295,6 +295,15 @@ pub struct RunArgs {
     /// them).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["workloads", "suite", "fs", "dir", "mkfs_opt", "mount_opt", "device", "net"])]
     pub plan: Option<PathBuf>,
+    /// Run the jobs of fio job file FILE (fio's INI format, see docs/fio.md): each group of
+    /// jobs fio runs at once (between stonewalls) becomes a `job` workload, in file order.
+    /// What fsarena cannot run as fio would is refused, all options at once.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["workloads", "suite", "plan"])]
+    pub fio: Option<PathBuf>,
+    /// With --fio: run without the options fsarena cannot run as fio would (or as each
+    /// refusal says, e.g. libaio on io_uring), and list them.
+    #[arg(long, requires = "fio")]
+    pub fio_lenient: bool,
     /// Continue stored run RUN of the same plan: run only the trials it lacks (failed and
     /// interrupted trials again, successful ones are kept). Refused when the expanded plan
     /// differs from the one the run was started with.

@@ -8,19 +8,22 @@ use super::*;
 pub(super) fn suite_of(a: &RunArgs) -> Result<Option<crate::suite::Suite>> {
     Ok(match (&a.suite, a.workloads.is_empty()) {
         (Some(name), _) => Some(crate::suite::find(name)?),
-        (None, true) => Some(crate::suite::find("quick")?),
-        (None, false) => None,
+        (None, true) if a.fio.is_none() => Some(crate::suite::find("quick")?),
+        (None, _) => None,
     })
 }
 
-/// The suite's workloads, or those named on the command line, parsed.
+/// The suite's workloads, the entries of `--fio`'s job file, or those named on the command
+/// line, parsed.
 pub(super) fn workloads_of(
     a: &RunArgs,
     suite: Option<&crate::suite::Suite>,
+    fio: Option<&super::fio::FioPlan>,
 ) -> Result<Vec<WorkloadSpec>> {
-    let texts: Vec<String> = match suite {
-        Some(s) => s.workloads.iter().map(|w| w.to_string()).collect(),
-        None => a.workloads.clone(),
+    let texts: Vec<String> = match (suite, fio) {
+        (Some(s), _) => s.workloads.iter().map(|w| w.to_string()).collect(),
+        (None, Some(f)) => f.entries.iter().map(|e| e.spec.clone()).collect(),
+        (None, None) => a.workloads.clone(),
     };
     texts.iter().map(|t| WorkloadSpec::parse(t)).collect()
 }
@@ -35,24 +38,32 @@ pub(super) fn phase_time_s(a: &RunArgs) -> Result<Option<f64>> {
 
 /// The policy of `--cache`, `--sync`, `--data` and `--seed` (or their defaults), with the
 /// repetitions: `--reps`, or the most `auto_reps` runs.
-pub(super) fn policy_of(a: &RunArgs, auto_reps: Option<&crate::reps::AutoReps>) -> Result<Policy> {
+pub(super) fn policy_of(
+    a: &RunArgs,
+    auto_reps: Option<&crate::reps::AutoReps>,
+    fio: Option<&super::fio::FioPlan>,
+) -> Result<Policy> {
     let reps = match (a.reps, auto_reps) {
         (_, Some(rule)) => rule.max,
         (Some(r), None) => r.fixed().unwrap_or(crate::cli::DEFAULT_REPS),
         (None, None) => crate::cli::DEFAULT_REPS,
     };
+    let (cache, sync, seed) = match fio {
+        Some(f) => fio_policy(a, f)?,
+        None => (
+            a.cache.as_deref().unwrap_or(crate::cli::DEFAULT_CACHE),
+            a.sync.as_deref().unwrap_or(crate::cli::DEFAULT_SYNC),
+            a.seed.unwrap_or(crate::cli::DEFAULT_SEED),
+        ),
+    };
     let policy = Policy {
-        cache: (a.cache.as_deref().unwrap_or(crate::cli::DEFAULT_CACHE))
-            .parse()
-            .map_err(|e| usage(format!("--cache: {e}")))?,
-        sync: (a.sync.as_deref().unwrap_or(crate::cli::DEFAULT_SYNC))
-            .parse()
-            .map_err(|e| usage(format!("--sync: {e}")))?,
+        cache: cache.parse().map_err(|e| usage(format!("--cache: {e}")))?,
+        sync: sync.parse().map_err(|e| usage(format!("--sync: {e}")))?,
         data: (a.data.as_deref().unwrap_or(crate::cli::DEFAULT_DATA))
             .parse()
             .map_err(|e| usage(format!("--data: {e}")))?,
         reps,
-        seed: a.seed.unwrap_or(crate::cli::DEFAULT_SEED),
+        seed,
         auto_reps: auto_reps.map(crate::reps::AutoReps::record),
         margin_pct: None,
     };
@@ -60,6 +71,39 @@ pub(super) fn policy_of(a: &RunArgs, auto_reps: Option<&crate::reps::AutoReps>) 
         return Err(usage(format!("--reps {reps}: give 1 to {MAX_REPS}")));
     }
     Ok(policy)
+}
+
+/// The cache policy, sync policy and seed of a `--fio` run: what the job file asks for
+/// (`invalidate=1`, fio's default: `cold`; `invalidate=0`: `keep`; no sync but the file's
+/// own: `none`; its `randseed`), and a command line that asks otherwise refused.
+fn fio_policy<'a>(a: &'a RunArgs, f: &super::fio::FioPlan) -> Result<(&'a str, &'a str, u64)> {
+    let cache = if f.invalidate { "cold" } else { "keep" };
+    let clash = |flag: &str, given: &str, wants: &str, why: &str| {
+        usage(format!(
+            "{flag} {given}: the fio job file asks for {flag} {wants} ({why}); drop {flag} \
+             or give {wants}"
+        ))
+    };
+    if let Some(c) = a.cache.as_deref().filter(|c| *c != cache) {
+        let why = if f.invalidate {
+            "fio invalidates a job's files in the page cache before it starts (invalidate=1)"
+        } else {
+            "invalidate=0 keeps the page cache"
+        };
+        return Err(clash("--cache", c, cache, why));
+    }
+    if let Some(s) = a.sync.as_deref().filter(|s| *s != "none") {
+        let why = "fio syncs only where the file says so (fsync, fdatasync, end_fsync)";
+        return Err(clash("--sync", s, "none", why));
+    }
+    let seed = match (a.seed, f.seed) {
+        (Some(given), Some(file)) if given != file => {
+            let why = format!("its randseed={file}");
+            return Err(clash("--seed", &given.to_string(), &file.to_string(), &why));
+        }
+        (given, file) => given.or(file).unwrap_or(crate::cli::DEFAULT_SEED),
+    };
+    Ok((if f.invalidate { "cold" } else { "keep" }, "none", seed))
 }
 
 /// The size of each loop image and tmpfs, as given and in bytes.

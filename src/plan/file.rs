@@ -51,11 +51,14 @@ pub struct TargetEntry {
     pub span: Option<Range<usize>>,
 }
 
-/// One `[[workload]]`: a workload kind with parameters, or a suite.
+/// One `[[workload]]`: a workload kind with parameters, a suite, or an fio job file.
 pub struct WorkloadEntry {
-    /// `kind` or `suite`, with its value.
+    /// `kind`, `suite` or `fio` (the job file's path), with its value.
     pub kind: At<String>,
     pub is_suite: bool,
+    /// `fio = "FILE"` (docs/fio.md), with `lenient = true` for `--fio-lenient`.
+    pub is_fio: bool,
+    pub fio_lenient: bool,
     /// Parameters (for `kind`): key, the value as workload-spec text, the value's span.
     pub params: Vec<(At<String>, At<String>)>,
     /// The keys of `params` written as TOML arrays (`files = [1, 10]`): only list
@@ -291,6 +294,9 @@ fn read_matrix(src: &Src, t: &Table, before: usize) -> Result<Vec<TargetEntry>> 
 
 fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
     let span = t.span().or_else(|| super::located::table_span(t));
+    if let Some(f) = t.get("fio") {
+        return read_fio(src, t, src.string(f, "fio")?, span);
+    }
     let (kind, is_suite) = match (t.get("kind"), t.get("suite")) {
         (Some(k), None) => (src.string(k, "kind")?, false),
         (None, Some(s)) => (src.string(s, "suite")?, true),
@@ -340,8 +346,36 @@ fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
     Ok(WorkloadEntry {
         kind,
         is_suite,
+        is_fio: false,
+        fio_lenient: false,
         params,
         list_keys,
+        span,
+    })
+}
+
+/// `[[workload]] fio = "FILE"` (and `lenient = true`): an fio job file, read when the plan
+/// is built.
+fn read_fio(
+    src: &Src,
+    t: &Table,
+    path: At<String>,
+    span: Option<Range<usize>>,
+) -> Result<WorkloadEntry> {
+    src.only_keys(t, "an fio [[workload]]", &["fio", "lenient"])?;
+    let fio_lenient = match t.get("lenient") {
+        Some(item) => item
+            .as_bool()
+            .ok_or_else(|| src.err(&item.span(), "lenient is true or false"))?,
+        None => false,
+    };
+    Ok(WorkloadEntry {
+        kind: path,
+        is_suite: false,
+        is_fio: true,
+        fio_lenient,
+        params: Vec::new(),
+        list_keys: Vec::new(),
         span,
     })
 }

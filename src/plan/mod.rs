@@ -6,6 +6,7 @@ mod args;
 pub mod build;
 pub mod canon;
 pub mod file;
+pub mod fio;
 pub mod guest;
 pub mod imagedir;
 pub mod kernel;
@@ -85,6 +86,9 @@ pub struct Plan {
     /// Where the run's journal goes, kept after the run (`--journal-dir`, which a guest's
     /// fsarena is given); `None`: beside the state files, removed once all is stored.
     pub journal_dir: Option<PathBuf>,
+    /// What the run states before it starts: how a fio job file was mapped and, with
+    /// `--fio-lenient`, what of it was left out ([`fio::FioPlan::run_notes`]).
+    pub notes: Vec<String>,
 }
 
 fn parse_fs_opts(list: &[String], flag: &str) -> Result<Vec<(String, String)>> {
@@ -255,6 +259,12 @@ impl Plan {
     /// [`Self::from_args`] but for the verdict's margin.
     fn from_args_checked(a: &RunArgs) -> Result<Plan> {
         check_arg_lengths(a)?;
+        if a.fio.is_some() && !a.kernel.is_empty() {
+            return Err(usage(
+                "--fio cannot be combined with --kernel yet: the guest does not see the job \
+                 file, its includes or its variables",
+            ));
+        }
         if let (Some(path), false) = (&a.plan, a.kernel.is_empty()) {
             let f = file::load(path)?;
             if let Some(k) = f.targets.iter().find_map(|t| t.kernel.as_ref()) {
@@ -262,6 +272,13 @@ impl Plan {
                     &k.span,
                     "this plan names its targets' kernels and --kernel names one for all: \
                      give the kernels in one place (drop --kernel, or the plan's kernel keys)",
+                ));
+            }
+            if let Some(w) = f.workloads.iter().find(|w| w.is_fio) {
+                return Err(f.src.err(
+                    &w.span,
+                    "an fio job file cannot run under --kernel yet: the guest does not see \
+                     the job file, its includes or its variables",
                 ));
             }
         }
@@ -312,7 +329,12 @@ impl Plan {
             return Self::from_plan_file(a, path);
         }
         let suite = suite_of(a)?;
-        let workloads = workloads_of(a, suite.as_ref())?;
+        let fio = a
+            .fio
+            .as_deref()
+            .map(|f| fio::load(f, a.fio_lenient))
+            .transpose()?;
+        let workloads = workloads_of(a, suite.as_ref(), fio.as_ref())?;
         let auto_reps = auto_reps(a, suite.as_ref())?;
         let phase_time_s = phase_time_s(a)?;
         let image_dir = imagedir::resolve(
@@ -320,7 +342,7 @@ impl Plan {
                 .as_deref()
                 .unwrap_or(Path::new(crate::cli::DEFAULT_IMAGE_DIR)),
         )?;
-        let policy = policy_of(a, auto_reps.as_ref())?;
+        let policy = policy_of(a, auto_reps.as_ref(), fio.as_ref())?;
         let size = Size::of(a, suite.as_ref())?;
         let (targets, left_out) = targets(a, suite.as_ref(), &image_dir, &size)?;
         check_workloads_and_room(&workloads, &targets, &image_dir, &size)?;
@@ -338,6 +360,7 @@ impl Plan {
             auto_reps,
             phase_time_s,
             journal_dir: a.journal_dir.clone(),
+            notes: fio.map(|f| f.run_notes()).unwrap_or_default(),
         })
     }
 

@@ -119,6 +119,9 @@ pub fn execute(
     if let Some(line) = crate::result::left_out_line(&plan.left_out) {
         progress.note(&line);
     }
+    for line in &plan.notes {
+        progress.note(line);
+    }
     let names = plan.workloads.iter().map(|w| w.info.name);
     if let Some(line) = crate::workload::classic_policy_line(names, &plan.policy) {
         progress.note(&line);

@@ -238,8 +238,23 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         )));
     }
     let mut workloads = Vec::new();
+    let mut notes = Vec::new();
+    let guest = f.targets.iter().find_map(|t| t.kernel.as_ref());
+    if let (Some(k), Some(w)) = (guest, f.workloads.iter().find(|w| w.is_fio)) {
+        return Err(src.err(
+            &w.span,
+            format!(
+                "an fio job file cannot run in a guest kernel yet (the target at {} names \
+                 one): the guest does not see the job file, its includes or its variables",
+                src.place(&k.span)
+            ),
+        ));
+    }
     for w in &f.workloads {
-        let specs = workload(src, w)?;
+        let specs = match w.is_fio {
+            true => fio_workloads(src, w, &plan_dir, &policy, &mut notes)?,
+            false => workload(src, w)?,
+        };
         for spec in &specs {
             for (t, _) in &targets {
                 crate::workload::check_target(spec, &t.spec)
@@ -272,9 +287,46 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
             phase_time_s: None,
             guest: None,
             journal_dir: None,
+            notes,
         },
         host_problems: host,
     })
+}
+
+/// `fio = "FILE"` (relative to the plan's directory): the job file's groups, refused
+/// when the plan's policy is not the one the file asks for (docs/fio.md: cache `cold`,
+/// or `keep` with `invalidate=0`; sync `none`; its `randseed`).
+fn fio_workloads(
+    src: &Src,
+    w: &WorkloadEntry,
+    plan_dir: &Path,
+    policy: &Policy,
+    notes: &mut Vec<String>,
+) -> Result<Vec<WorkloadSpec>> {
+    use crate::policy::{CachePolicy, SyncPolicy};
+    let at = |e: anyhow::Error| src.err(&w.kind.span, format!("{e:#}"));
+    let f = super::fio::load(&plan_dir.join(&w.kind.v), w.fio_lenient).map_err(at)?;
+    let cache = if f.invalidate {
+        CachePolicy::Cold
+    } else {
+        CachePolicy::Keep
+    };
+    let seed = f.seed.unwrap_or(policy.seed);
+    if policy.cache != cache || policy.sync != SyncPolicy::None || policy.seed != seed {
+        return Err(src.err(
+            &w.span,
+            format!(
+                "the fio job file asks for cache = \"{cache}\", sync = \"none\" and seed = \
+                 {seed} (the plan has {}, {}, {}): set them in [defaults] or on the command line",
+                policy.cache, policy.sync, policy.seed
+            ),
+        ));
+    }
+    notes.extend(f.run_notes());
+    f.entries
+        .iter()
+        .map(|e| WorkloadSpec::parse(&e.spec).map_err(at))
+        .collect()
 }
 
 /// The workloads of one entry: the kind with its parameters, or the suite's workloads.

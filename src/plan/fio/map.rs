@@ -1,0 +1,347 @@
+//! One fio job's options → the `job` workload's parameters (src/workload/job/mod.rs,
+//! `PARAMS`). An option is mapped only where the job engine does what fio does with it;
+//! anything else becomes an [`Issue`] naming the option, its place and what fsarena
+//! lacks. The table of what maps to what is in docs/fio.md.
+
+use super::ini::Opt;
+use super::options::*;
+use super::{Issue, Loc};
+use std::collections::BTreeMap;
+
+/// A job as the job workload will run it.
+#[derive(Clone, Debug)]
+pub struct Mapped {
+    pub name: String,
+    pub at: Loc,
+    /// The job workload's parameters but `numjobs`, in a fixed order.
+    pub params: Vec<(&'static str, String)>,
+    pub numjobs: u64,
+    pub stonewall: bool,
+    pub new_group: Option<Loc>,
+    /// `filename`, when given: jobs that share it share a file in fio.
+    pub filename: Option<Opt>,
+    /// fio's `invalidate` (default 1) and where it was set.
+    pub invalidate: (bool, Option<Loc>),
+    pub seed: Option<(u64, Loc)>,
+}
+
+/// fio's names for the same option → the name used here.
+fn canonical(key: &str) -> &str {
+    match key {
+        "readwrite" => "rw",
+        "blocksize" => "bs",
+        "blocksize_range" | "bsrange" => "bs",
+        "blocksize_split" => "bssplit",
+        "timeout" => "runtime",
+        "wait_for_previous" => "stonewall",
+        "nr_files" => "nrfiles",
+        "rand_repeatable" => "randrepeat",
+        "rwmixwrite" => "rwmixread",
+        k => k,
+    }
+}
+
+/// fio options fsarena knows it lacks, with what is missing.
+const LACKS: &[(&str, &str)] = &[
+    (
+        "gtod_reduce",
+        "fsarena always times every request; it has no reduced-clock mode",
+    ),
+    (
+        "fsync_on_close",
+        "the job engine does not fsync a file when it closes it",
+    ),
+    (
+        "pre_read",
+        "the job engine does not read files into the cache before a job",
+    ),
+    (
+        "rate_iops",
+        "the job engine limits bytes per second (rate), not operations",
+    ),
+    ("startdelay", "the job engine starts every job at once"),
+    (
+        "loops",
+        "the job engine runs a job once per trial (use --reps for repetitions)",
+    ),
+    ("io_size", "a size-based job moves its size once"),
+    ("offset", "the job engine's files start at offset 0"),
+    (
+        "zero_buffers",
+        "written data follows --data (random, zeros, or a compressibility)",
+    ),
+    ("refill_buffers", "written data follows --data"),
+    (
+        "buffer_compress_percentage",
+        "written data follows --data=compressible:N",
+    ),
+    ("percentage_random", "a job is all sequential or all random"),
+    (
+        "random_generator",
+        "the job engine draws offsets with xoshiro256++",
+    ),
+    (
+        "create_on_open",
+        "the job engine lays out files before the run",
+    ),
+    ("unlink", "fsarena removes the files with the target"),
+    (
+        "iodepth_batch_submit",
+        "io_uring submits what is queued in one call",
+    ),
+    (
+        "iodepth_batch_complete_min",
+        "io_uring reaps what has completed",
+    ),
+    ("iodepth_low", "io_uring keeps iodepth requests in flight"),
+    (
+        "thinktime",
+        "the job engine issues the next request at once",
+    ),
+    ("lat_percentiles", "fsarena always keeps latency histograms"),
+    ("write_bw_log", "fsarena keeps its own time series"),
+    ("write_lat_log", "fsarena keeps its own latency histograms"),
+    ("write_iops_log", "fsarena keeps its own time series"),
+    ("log_avg_msec", "fsarena keeps its own time series"),
+];
+
+/// Options that change nothing fsarena does: reporting and process model.
+const ACCEPTED: &[&str] = &["name", "description", "thread", "group_reporting"];
+
+/// Maps one job: `opts` are the globals in force at its section, then its own options.
+pub fn job(
+    name: &str,
+    at: &Loc,
+    opts: &[Opt],
+    issues: &mut Vec<Issue>,
+    notes: &mut Vec<String>,
+) -> Mapped {
+    let mut cx = Ctx { issues, notes };
+    let mut last: BTreeMap<String, Opt> = BTreeMap::new();
+    for o in opts {
+        last.insert(canonical(&o.key).to_string(), o.clone());
+    }
+    let get = |k: &str| last.get(k).cloned();
+    let mut m = Mapped {
+        name: name.to_string(),
+        at: at.clone(),
+        params: Vec::new(),
+        numjobs: 1,
+        stonewall: false,
+        new_group: None,
+        filename: None,
+        invalidate: (true, None),
+        seed: None,
+    };
+    for (key, o) in &last {
+        let known = [
+            "rw",
+            "rwmixread",
+            "bs",
+            "bssplit",
+            "size",
+            "filesize",
+            "nrfiles",
+            "openfiles",
+            "filename",
+            "directory",
+            "ioengine",
+            "iodepth",
+            "direct",
+            "buffered",
+            "fsync",
+            "fdatasync",
+            "end_fsync",
+            "runtime",
+            "time_based",
+            "ramp_time",
+            "rate",
+            "random_distribution",
+            "norandommap",
+            "randrepeat",
+            "randseed",
+            "verify",
+            "fallocate",
+            "overwrite",
+            "invalidate",
+            "cpus_allowed",
+            "cpus_allowed_policy",
+            "numjobs",
+            "stonewall",
+            "new_group",
+            "kb_base",
+        ];
+        if ACCEPTED.contains(&key.as_str()) || known.contains(&key.as_str()) {
+            continue;
+        }
+        match LACKS.iter().find(|(k, _)| k == key) {
+            Some((_, why)) => cx.ignored(o, format!("fsarena has no {key}: {why}")),
+            None => cx.ignored(
+                o,
+                format!("fsarena's job engine has no equivalent of fio's {key} (or it is not a fio option)"),
+            ),
+        }
+    }
+    if let Some(o) = get("kb_base") {
+        if o.value.as_deref().map(str::trim) != Some("1024") {
+            cx.bad(
+                &o,
+                "only fio's default kb_base=1024 is read (4k = 4096 bytes)",
+            );
+        }
+    }
+    if let Some(o) = get("name") {
+        m.name = o.value.clone().unwrap_or_default();
+    }
+    m.stonewall = get("stonewall").is_some_and(|o| flag_of(&mut cx, &o));
+    if let Some(o) = get("new_group") {
+        if flag_of(&mut cx, &o) {
+            m.new_group = Some(o.at.clone());
+        }
+    }
+    if let Some(o) = get("numjobs") {
+        m.numjobs = count_of(&mut cx, &o).unwrap_or(1);
+    }
+    if let Some(o) = get("invalidate") {
+        m.invalidate = (flag_of(&mut cx, &o), Some(o.at.clone()));
+    }
+    if let Some(o) = get("randseed") {
+        m.seed = count_of(&mut cx, &o).map(|s| (s, o.at.clone()));
+    }
+    if let Some(o) = get("randrepeat") {
+        if !flag_of(&mut cx, &o) {
+            cx.ignored(
+                &o,
+                "fsarena's offsets always repeat from --seed (fio's randrepeat=1)",
+            );
+        }
+    }
+    if let Some(o) = get("directory") {
+        cx.note(format!(
+            "{}: {}: fsarena runs the job in the target's directory instead",
+            o.at,
+            o.text()
+        ));
+    }
+    let rw = rw_of(&mut cx, get("rw"));
+    let reads = rw != "write" && rw != "randwrite";
+    let writes = rw != "read" && rw != "randread";
+    let random = rw.starts_with("rand");
+    let mut p: Vec<(&'static str, String)> = vec![("rw", rw.clone())];
+    if let Some(o) = get("rwmixread") {
+        if let Some(n) = count_of(&mut cx, &o) {
+            let read = if o.key == "rwmixwrite" {
+                100u64.saturating_sub(n)
+            } else {
+                n
+            };
+            if n > 100 {
+                cx.bad(&o, "give 0 to 100");
+            } else if reads && writes {
+                p.push(("rwmixread", read.to_string()));
+            }
+        }
+    }
+    let bs = bs_of(&mut cx, get("bs"), get("bssplit"), reads, writes);
+    p.push(("bs", bs));
+    let engine = engine_of(&mut cx, get("ioengine"));
+    let files = files_of(&mut cx, &get, &mut m);
+    if let Some((size, nrfiles)) = files {
+        p.push(("size", exact(size)));
+        if nrfiles != 1 {
+            p.push(("nrfiles", nrfiles.to_string()));
+        }
+    }
+    if let Some(o) = get("openfiles") {
+        let nrfiles = files.map_or(1, |f| f.1);
+        match count_of(&mut cx, &o) {
+            Some(n) if random && n < nrfiles => cx.ignored(
+                &o,
+                "fio moves to a random job's next files only when their random map is full \
+                 (never with norandommap); fsarena's job moves on after size/nrfiles bytes",
+            ),
+            Some(n) => p.push(("openfiles", n.to_string())),
+            None => {}
+        }
+    }
+    depth_of(&mut cx, get("iodepth"), &engine, &mut p);
+    p.push(("engine", engine.clone()));
+    let mut direct = get("direct").is_some_and(|o| flag_of(&mut cx, &o));
+    if let Some(o) = get("buffered") {
+        let unbuffered = !flag_of(&mut cx, &o);
+        if get("direct").is_some() && unbuffered != direct {
+            cx.bad(&o, "contradicts direct= (buffered=0 is direct=1)");
+        }
+        direct |= unbuffered;
+    }
+    if direct {
+        p.push(("direct", "true".into()));
+    }
+    for k in ["fsync", "fdatasync"] {
+        if let Some(o) = get(k) {
+            match count_of(&mut cx, &o) {
+                Some(n) if n > 0 => p.push((
+                    if k == "fsync" { "fsync" } else { "fdatasync" },
+                    n.to_string(),
+                )),
+                _ => {}
+            }
+        }
+    }
+    if get("end_fsync").is_some_and(|o| flag_of(&mut cx, &o)) {
+        p.push(("end_fsync", "true".into()));
+    }
+    time_of(&mut cx, &get, random, &mut p);
+    rate_of(&mut cx, get("rate"), reads, writes, &mut p);
+    if let Some(o) = get("random_distribution") {
+        if let Some(d) = distribution_of(&mut cx, &o) {
+            p.push(("random_distribution", d));
+        }
+    }
+    let norandommap = get("norandommap").is_some_and(|o| flag_of(&mut cx, &o));
+    if random && !norandommap {
+        let o = get("rw").expect("random needs rw");
+        cx.approx(
+            &o,
+            "fio's default random map visits each block once per pass; fsarena's job engine \
+             draws offsets with replacement, as fio's norandommap=1 (add norandommap=1)",
+            "runs with offsets drawn with replacement",
+        );
+    }
+    let overwrite = get("overwrite").is_some_and(|o| flag_of(&mut cx, &o));
+    if rw == "randwrite" && !overwrite && engine != "null" {
+        let o = get("rw").expect("randwrite needs rw");
+        cx.approx(
+            &o,
+            "fsarena's job engine lays out a randwrite job's files written in full (fio's \
+             overwrite=1); fio's default writes into new files (add overwrite=1)",
+            "runs on files written in full",
+        );
+    }
+    verify_of(&mut cx, get("verify"), &rw, overwrite, writes, &mut p);
+    cpus_of(
+        &mut cx,
+        get("cpus_allowed"),
+        get("cpus_allowed_policy"),
+        &mut p,
+    );
+    fallocate_of(&mut cx, get("fallocate"), &rw, overwrite, &engine, &mut p);
+    if overwrite && rw == "write" {
+        p.push(("overwrite", "true".into()));
+    }
+    let lays_out = engine != "null" && (rw != "write" || overwrite);
+    if let (false, Some(at)) = (m.invalidate.0, &m.invalidate.1) {
+        if lays_out {
+            cx.issues.push(Issue::approx(
+                at.clone(),
+                "invalidate=0",
+                "fio fsyncs the files it lays out (create_fsync=1); with --cache keep and \
+                 --sync none fsarena's layout leaves them to writeback"
+                    .into(),
+                "layout not synced",
+            ));
+        }
+    }
+    m.params = p;
+    m
+}

@@ -1,0 +1,359 @@
+//! fio job files (`run --fio FILE`): fio's INI format (Jens Axboe, fio HOWTO "Job file
+//! format") read into entries of the `job` workload, so that everything after the plan —
+//! targets, repetitions, policies, the store, reports — is what it is for any workload.
+//! [`ini`] reads sections, includes and `${VAR}`; `map` turns one job's options into
+//! `job` parameters; here jobs become groups: fio runs the jobs between two `stonewall`s
+//! at once, so each such group is one plan entry, and the entries run in file order.
+//!
+//! What fsarena cannot run as fio would is refused all at once, each with its file, line,
+//! option and what fsarena lacks; `--fio-lenient` runs without the refusals it can leave
+//! out and lists them. docs/fio.md is the user's page.
+
+pub mod ini;
+mod map;
+mod options;
+pub mod units;
+
+use crate::error::usage;
+use crate::workload::WorkloadSpec;
+use anyhow::Result;
+use map::Mapped;
+use std::fmt;
+use std::path::Path;
+
+/// The largest job file read (include files too).
+pub const MAX_JOB_FILE_BYTES: u64 = 1 << 20;
+
+/// A place in a job file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loc {
+    pub file: String,
+    pub line: usize,
+}
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// An option fsarena cannot run as fio would.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Issue {
+    pub at: Loc,
+    /// The option as written (`ioengine=libaio`), or empty for a whole job.
+    pub option: String,
+    /// What fsarena lacks.
+    pub why: String,
+    /// Refused even with `--fio-lenient`.
+    pub fatal: bool,
+    /// What `--fio-lenient` does instead (`left out`, `runs on io_uring`).
+    pub lenient: String,
+}
+
+impl Issue {
+    pub fn fatal(at: Loc, option: &str, why: String) -> Self {
+        Self {
+            at,
+            option: option.to_string(),
+            why,
+            fatal: true,
+            lenient: String::new(),
+        }
+    }
+
+    pub fn approx(at: Loc, option: &str, why: String, lenient: &str) -> Self {
+        Self {
+            at,
+            option: option.to_string(),
+            why,
+            fatal: false,
+            lenient: lenient.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Issue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let opt = crate::error::echo(&self.option);
+        match (self.option.is_empty(), self.fatal) {
+            (true, _) => write!(f, "{}: {}", self.at, self.why),
+            (false, true) => write!(f, "{}: {opt}: {}", self.at, self.why),
+            (false, false) => write!(
+                f,
+                "{}: {opt}: {} (--fio-lenient: {})",
+                self.at, self.why, self.lenient
+            ),
+        }
+    }
+}
+
+/// One plan entry: a group of jobs fio runs at once.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The `job` workload spec (`job:rw=randread,bs=4KiB,…`).
+    pub spec: String,
+    /// The fio jobs it runs.
+    pub jobs: Vec<String>,
+    pub at: Loc,
+}
+
+/// A job file read into plan entries.
+#[derive(Clone, Debug)]
+pub struct FioPlan {
+    pub entries: Vec<Entry>,
+    /// Mappings the run states (`ioengine=sync runs as psync`, `directory` overridden).
+    pub notes: Vec<String>,
+    /// With `lenient`: what was refused and run without (or as said).
+    pub ignored: Vec<Issue>,
+    /// fio's `invalidate` of every job (1 by default): the cache policy it asks for.
+    pub invalidate: bool,
+    /// `randseed`, when the jobs give one.
+    pub seed: Option<u64>,
+}
+
+impl FioPlan {
+    /// The lines a run states before it starts: each group and the jobs it runs, the
+    /// mappings, and what `--fio-lenient` ran without.
+    pub fn run_notes(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .entries
+            .iter()
+            .map(|e| format!("fio: {} ({}) runs as {}", e.jobs.join(", "), e.at, e.spec))
+            .collect();
+        lines.extend(self.notes.iter().map(|n| format!("fio: {n}")));
+        lines.extend(
+            self.ignored
+                .iter()
+                .map(|i| format!("fio --fio-lenient: {i}")),
+        );
+        lines
+    }
+}
+
+/// Reads the job file at `path` (includes and `${VAR}` from this machine).
+pub fn load(path: &Path, lenient: bool) -> Result<FioPlan> {
+    let text = read_job_file(path)
+        .map_err(|e| usage(format!("cannot read fio job file {}: {e}", path.display())))?;
+    parse(path, &text, &mut ini::Real, lenient).map_err(|issues| refusal(path, &issues))
+}
+
+/// The usage error that lists every issue.
+pub fn refusal(path: &Path, issues: &[Issue]) -> anyhow::Error {
+    let mut msg = format!(
+        "{}: fsarena cannot run {} of this fio job file as fio would:",
+        path.display(),
+        match issues.len() {
+            1 => "1 option".to_string(),
+            n => format!("{n} options"),
+        }
+    );
+    for i in issues {
+        msg.push_str(&format!("\n  {i}"));
+    }
+    if issues.iter().all(|i| !i.fatal) {
+        msg.push_str("\n--fio-lenient runs it as each line says");
+    }
+    usage(msg)
+}
+
+/// Parses job-file `text` (the file `path`); `Err` holds every issue, none left out.
+pub fn parse(
+    path: &Path,
+    text: &str,
+    src: &mut dyn ini::Source,
+    lenient: bool,
+) -> Result<FioPlan, Vec<Issue>> {
+    let (sections, mut issues) = ini::read(path, text, src);
+    let mut notes = Vec::new();
+    let mut globals = Vec::new();
+    let mut jobs: Vec<Mapped> = Vec::new();
+    for s in &sections {
+        if s.global {
+            globals.extend(s.opts.iter().cloned());
+            continue;
+        }
+        let opts: Vec<ini::Opt> = globals.iter().chain(&s.opts).cloned().collect();
+        jobs.push(map::job(&s.name, &s.at, &opts, &mut issues, &mut notes));
+    }
+    if jobs.is_empty() && issues.is_empty() {
+        let at = Loc {
+            file: path.display().to_string(),
+            line: 1,
+        };
+        issues.push(Issue::fatal(at, "", "no job section in the file".into()));
+    }
+    // Every job has one (fio's default is 1); a seed only where given.
+    let invalidate = one_setting(&jobs, &mut issues, "invalidate", |j| {
+        let at = j.invalidate.1.clone().unwrap_or_else(|| j.at.clone());
+        Some((u8::from(j.invalidate.0), at))
+    })
+    .is_none_or(|v| v == 1);
+    let seed = one_setting(&jobs, &mut issues, "randseed", |j| j.seed.clone());
+    let entries = groups(&jobs, &mut issues);
+    if !issues.iter().any(|i| i.fatal) {
+        for e in &entries {
+            if let Err(err) = WorkloadSpec::parse(&e.spec) {
+                let why = format!("job {}: {err:#}", e.jobs.join(", "));
+                issues.push(Issue::fatal(e.at.clone(), "", why));
+            }
+        }
+    }
+    // A [global] option is the same issue in every job.
+    let mut seen = Vec::new();
+    issues.retain(|i| {
+        let fresh = !seen.contains(i);
+        if fresh {
+            seen.push(i.clone());
+        }
+        fresh
+    });
+    if issues.iter().any(|i| i.fatal) || (!lenient && !issues.is_empty()) {
+        return Err(issues);
+    }
+    Ok(FioPlan {
+        entries,
+        notes,
+        ignored: issues,
+        invalidate,
+        seed,
+    })
+}
+
+/// A setting fsarena takes once per run (`invalidate` → the cache policy, `randseed` →
+/// the seed): refused where jobs give it different values.
+fn one_setting<T: PartialEq + Copy + fmt::Display>(
+    jobs: &[Mapped],
+    issues: &mut Vec<Issue>,
+    name: &str,
+    of: impl Fn(&Mapped) -> Option<(T, Loc)>,
+) -> Option<T> {
+    let mut first: Option<(T, Loc)> = None;
+    for j in jobs {
+        let Some((v, at)) = of(j) else { continue };
+        match &first {
+            None => first = Some((v, at)),
+            Some((f, f_at)) if *f != v => issues.push(Issue::fatal(
+                at,
+                &format!("{name}={v}"),
+                format!("{name}={f} at {f_at}: fsarena takes one {name} for all the jobs of a run"),
+            )),
+            Some(_) => {}
+        }
+    }
+    first.map(|(v, _)| v)
+}
+
+/// The jobs between two `stonewall`s run at once in fio: each such group becomes one
+/// entry, which the job engine can run only when its jobs are alike.
+fn groups(jobs: &[Mapped], issues: &mut Vec<Issue>) -> Vec<Entry> {
+    let mut groups: Vec<Vec<&Mapped>> = Vec::new();
+    for j in jobs {
+        match groups.last_mut() {
+            Some(g) if !j.stonewall => g.push(j),
+            _ => groups.push(vec![j]),
+        }
+    }
+    groups.iter().map(|g| entry(g, issues)).collect()
+}
+
+fn entry(group: &[&Mapped], issues: &mut Vec<Issue>) -> Entry {
+    let first = group[0];
+    for j in &group[1..] {
+        if let Some(at) = &j.new_group {
+            issues.push(Issue::approx(
+                at.clone(),
+                "new_group",
+                format!(
+                    "fio runs job {} at once with job {} but reports it apart; fsarena \
+                     reports one group per trial (add stonewall to run it after)",
+                    j.name, first.name
+                ),
+                "reported together",
+            ));
+        }
+        if j.params != first.params {
+            let diff: Vec<String> = j
+                .params
+                .iter()
+                .filter(|p| !first.params.contains(p))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            issues.push(Issue::fatal(
+                j.at.clone(),
+                "",
+                format!(
+                    "job {} runs at once with job {} ({}) in fio but differs ({}): the job \
+                     engine runs one kind of job per trial; add stonewall to run it after",
+                    j.name,
+                    first.name,
+                    first.at,
+                    if diff.is_empty() {
+                        "in what it leaves out".into()
+                    } else {
+                        diff.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
+    let numjobs: u64 = group.iter().map(|j| j.numjobs).sum();
+    let named: Vec<&&Mapped> = group.iter().filter(|j| j.filename.is_some()).collect();
+    if let Some(j) = named.first() {
+        let o = j.filename.as_ref().expect("named");
+        let sharing: u64 = named
+            .iter()
+            .filter(|k| k.filename.as_ref().map(|f| &f.value) == Some(&o.value))
+            .map(|k| k.numjobs)
+            .sum();
+        if sharing > 1 {
+            issues.push(Issue::approx(
+                o.at.clone(),
+                &o.text(),
+                format!(
+                    "in fio the {sharing} jobs of this group share this file, each over all \
+                     of it; fsarena's job engine gives each job its own files"
+                ),
+                "each job gets its own files",
+            ));
+        }
+    }
+    let mut items: Vec<String> = first
+        .params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if numjobs != 1 {
+        items.push(format!("numjobs={numjobs}"));
+    }
+    Entry {
+        spec: format!("job:{}", items.join(",")),
+        jobs: group.iter().map(|j| j.name.clone()).collect(),
+        at: first.at.clone(),
+    }
+}
+
+/// The text of a job file: a regular file of at most [`MAX_JOB_FILE_BYTES`], in UTF-8.
+pub fn read_job_file(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    if !file.metadata().map_err(|e| e.to_string())?.is_file() {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_JOB_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_JOB_FILE_BYTES {
+        return Err("larger than 1 MiB".into());
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
+}
+
+#[cfg(test)]
+mod tests;

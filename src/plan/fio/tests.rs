@@ -1,0 +1,379 @@
+//! The job-file reader: fio's units, comments, includes, `${VAR}`, stonewall groups, the
+//! mapping onto `job` parameters, and refusals, all at once with file and line.
+
+use super::ini::Source;
+use super::units::{self, Amount};
+use super::*;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Files and variables held in memory.
+#[derive(Default)]
+struct Mem {
+    files: HashMap<PathBuf, String>,
+    vars: HashMap<String, String>,
+}
+
+impl Source for Mem {
+    fn read(&mut self, path: &Path) -> Result<String, String> {
+        self.files
+            .get(path)
+            .cloned()
+            .ok_or_else(|| "no such file".into())
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.files.contains_key(path)
+    }
+    fn var(&self, name: &str) -> Option<String> {
+        self.vars.get(name).cloned()
+    }
+}
+
+fn parse_with(mem: &mut Mem, text: &str, lenient: bool) -> Result<FioPlan, Vec<Issue>> {
+    parse(Path::new("/jobs/t.fio"), text, mem, lenient)
+}
+
+fn ok(text: &str) -> FioPlan {
+    parse_with(&mut Mem::default(), text, false).unwrap_or_else(|e| panic!("{e:#?}"))
+}
+
+fn specs(text: &str) -> Vec<String> {
+    ok(text).entries.into_iter().map(|e| e.spec).collect()
+}
+
+fn issues(text: &str, lenient: bool) -> Vec<Issue> {
+    parse_with(&mut Mem::default(), text, lenient).expect_err("refused")
+}
+
+#[test]
+fn sizes_follow_fio_kb_base_1024() {
+    let b = |t| units::amount(t).unwrap();
+    assert_eq!(b("4k"), Amount::Bytes(4096));
+    assert_eq!(b("4K"), Amount::Bytes(4096));
+    assert_eq!(b("4kb"), Amount::Bytes(4096));
+    // fio's inversion under kb_base=1024: the IEC suffix is decimal.
+    assert_eq!(b("4KiB"), Amount::Bytes(4000));
+    assert_eq!(b("1m"), Amount::Bytes(1 << 20));
+    assert_eq!(b("1g"), Amount::Bytes(1 << 30));
+    assert_eq!(b("2t"), Amount::Bytes(2 << 40));
+    assert_eq!(b("512"), Amount::Bytes(512));
+    assert_eq!(b("10%"), Amount::Percent(10));
+    assert!(units::amount("1.5k").unwrap_err().contains("whole number"));
+    assert!(units::amount("4x").is_err());
+    assert!(units::amount("99999999999p").is_err());
+    assert!(units::bytes("10%", "no").unwrap_err().ends_with("no"));
+}
+
+#[test]
+fn sizes_are_passed_on_exactly() {
+    assert_eq!(super::options::exact(4000), "4000");
+    assert_eq!(super::options::exact(4096), "4KiB");
+    assert_eq!(super::options::exact(3 << 30), "3GiB");
+    assert_eq!(super::options::exact(0), "0");
+    assert_eq!(
+        specs("[j]\nsize=1m\nbs=4kib\n"),
+        ["job:rw=read,bs=4000,size=1MiB,engine=psync"]
+    );
+}
+
+#[test]
+fn times_default_to_seconds() {
+    let s = |t| units::seconds(t).unwrap();
+    assert_eq!(s("5"), 5.0);
+    assert_eq!(s("5s"), 5.0);
+    assert_eq!(s("500ms"), 0.5);
+    assert_eq!(s("2m"), 120.0);
+    assert_eq!(s("1h"), 3600.0);
+    assert_eq!(s("250us"), 0.00025);
+    assert!(units::seconds("2x").is_err());
+    assert_eq!(units::cpu_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
+}
+
+#[test]
+fn comments_globals_and_defaults() {
+    let text = "# a comment\n; another\n[global]\nbs=64k ; inline\nsize=8m # too\n\
+                ioengine=psync\n[one]\nrw=read\n";
+    assert_eq!(specs(text), ["job:rw=read,bs=64KiB,size=8MiB,engine=psync"]);
+}
+
+#[test]
+fn a_global_section_applies_to_the_jobs_after_it() {
+    let text = "[a]\nsize=1m\n[global]\nbs=8k\n[b]\nsize=1m\nstonewall\n";
+    assert_eq!(
+        specs(text),
+        [
+            "job:rw=read,bs=4KiB,size=1MiB,engine=psync",
+            "job:rw=read,bs=8KiB,size=1MiB,engine=psync"
+        ]
+    );
+}
+
+#[test]
+fn variables_expand_from_the_environment_and_unset_is_empty() {
+    let mut mem = Mem::default();
+    mem.vars.insert("SZ".into(), "2m".into());
+    let text = "[j]\nsize=${SZ}\nbs=${UNSET}16k\n";
+    let plan = parse_with(&mut mem, text, false).unwrap();
+    assert_eq!(
+        plan.entries[0].spec,
+        "job:rw=read,bs=16KiB,size=2MiB,engine=psync"
+    );
+}
+
+#[test]
+fn includes_are_read_beside_the_including_file() {
+    let mut mem = Mem::default();
+    mem.files.insert(
+        "/jobs/common.inc".into(),
+        "bs=16k\ninclude deeper.inc\n".into(),
+    );
+    mem.files
+        .insert("/jobs/deeper.inc".into(), "size=4m\n".into());
+    let plan = parse_with(&mut mem, "[j]\ninclude common.inc\nrw=write\n", false).unwrap();
+    assert_eq!(
+        plan.entries[0].spec,
+        "job:rw=write,bs=16KiB,size=4MiB,engine=psync,fallocate=native"
+    );
+}
+
+#[test]
+fn include_problems_are_located() {
+    let mut mem = Mem::default();
+    mem.files
+        .insert("/jobs/loop.inc".into(), "include loop.inc\n".into());
+    mem.files
+        .insert("/jobs/sect.inc".into(), "size=1m\n[x]\n".into());
+    let text = "[j]\nsize=1m\ninclude missing.inc\ninclude loop.inc\ninclude sect.inc\n";
+    let e = parse_with(&mut mem, text, true).unwrap_err();
+    let at: Vec<String> = e.iter().map(|i| i.at.to_string()).collect();
+    assert!(at.contains(&"/jobs/t.fio:3".to_string()), "{e:#?}");
+    assert!(e.iter().any(|i| i.why.contains("nest deeper")), "{e:#?}");
+    assert!(at.contains(&"/jobs/sect.inc:2".to_string()), "{e:#?}");
+}
+
+#[test]
+fn stonewalls_make_groups_run_in_order() {
+    let text = "[global]\nsize=1m\nnumjobs=2\n[w1]\nrw=write\n[w2]\nrw=write\n\
+                [r]\nstonewall\nrw=read\n[rr]\nwait_for_previous\nrw=randread\nnorandommap\n";
+    let plan = ok(text);
+    let got: Vec<(&str, Vec<String>)> = plan
+        .entries
+        .iter()
+        .map(|e| (e.spec.as_str(), e.jobs.clone()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "job:rw=write,bs=4KiB,size=1MiB,engine=psync,fallocate=native,numjobs=4",
+                vec!["w1".to_string(), "w2".into()]
+            ),
+            (
+                "job:rw=read,bs=4KiB,size=1MiB,engine=psync,numjobs=2",
+                vec!["r".into()]
+            ),
+            (
+                "job:rw=randread,bs=4KiB,size=1MiB,engine=psync,numjobs=2",
+                vec!["rr".into()]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn unlike_jobs_at_once_are_refused_even_when_lenient() {
+    let text = "[global]\nsize=1m\n[a]\nrw=read\n[b]\nrw=write\n";
+    let e = issues(text, true);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(e[0].fatal);
+    assert_eq!(e[0].at.line, 5);
+    assert!(e[0].why.contains("stonewall"), "{}", e[0].why);
+}
+
+#[test]
+fn every_refusal_is_listed_at_once_with_its_line() {
+    let text = "[global]\nsize=4m\n[j]\nioengine=libaio\ngtod_reduce=1\nrw=randread\n\
+                fsync_on_close=1\niodepth=8\n";
+    let e = issues(text, false);
+    let got: Vec<(usize, &str)> = e.iter().map(|i| (i.at.line, i.option.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            (7, "fsync_on_close=1"),
+            (5, "gtod_reduce=1"),
+            (4, "ioengine=libaio"),
+            (6, "rw=randread"),
+        ]
+    );
+    assert!(e.iter().all(|i| !i.fatal));
+    let msg = format!("{:#}", refusal(Path::new("/jobs/t.fio"), &e));
+    assert!(
+        msg.contains("/jobs/t.fio:5: gtod_reduce=1: fsarena has no gtod_reduce"),
+        "{msg}"
+    );
+    // Lenient: the same list comes back, and the job runs (libaio on io_uring).
+    let plan = parse_with(&mut Mem::default(), text, true).unwrap();
+    assert_eq!(plan.ignored, e);
+    assert_eq!(
+        plan.entries[0].spec,
+        "job:rw=randread,bs=4KiB,size=4MiB,iodepth=8,engine=io_uring"
+    );
+    assert!(plan
+        .run_notes()
+        .iter()
+        .any(|l| l.contains("--fio-lenient") && l.contains("libaio")));
+}
+
+#[test]
+fn fatal_refusals() {
+    for (text, line, what) in [
+        ("[j]\nrw=write\n", 1, "no size"),
+        ("[j]\nsize=10%\n", 2, "share of an existing file"),
+        ("[j]\nsize=1m\nrw=trim\n", 3, "no trim"),
+        (
+            "[j]\nsize=1m\nrw=randread:8\nnorandommap\n",
+            3,
+            "offset modifier",
+        ),
+        (
+            "[j]\nsize=1m\nfilename=/dev/sda\n",
+            3,
+            "a device is not a file",
+        ),
+        ("[j]\nsize=1m\nioengine=posixaio\n", 3, "has no posixaio"),
+        (
+            "[j]\nsize=1m\nrw=randrw\nbs=4k,8k\nnorandommap\n",
+            4,
+            "reads and writes",
+        ),
+        ("[j]\nsize=1m\nbssplit=4k/60:8k/60\n", 3, "add up to 100"),
+        ("[j]\nsize=1m\ntime_based\n", 3, "needs a runtime"),
+        ("size=1m\n[j]\n", 1, "outside of a [section]"),
+        (
+            "[j]\nsize=1m\ndirect=1\nbuffered=1\n",
+            4,
+            "contradicts direct",
+        ),
+        ("[j]\nsize=1m\nbs=3\nfilesize=512k\n", 4, "size = filesize"),
+        // The job engine's own check, located at the job.
+        ("[j]\nsize=1m\nbs=4m\n", 1, "smaller than the largest block"),
+    ] {
+        let e = issues(text, true);
+        assert!(
+            e.iter()
+                .any(|i| i.fatal && i.at.line == line && i.why.contains(what)),
+            "{text:?}: {e:#?}"
+        );
+    }
+}
+
+#[test]
+fn mapped_options() {
+    let cases = [
+        (
+            "rw=randrw\nrwmixwrite=30\nnorandommap\n",
+            "rw=randrw,rwmixread=70,bs=4KiB,size=1MiB,engine=psync",
+        ),
+        (
+            "bsrange=4k-64k\n",
+            "rw=read,bs=4KiB-64KiB,size=1MiB,engine=psync",
+        ),
+        (
+            "bssplit=4k/50:64k/:128k/\n",
+            "rw=read,bs=4KiB:50,64KiB:25,128KiB:25,size=1MiB,engine=psync",
+        ),
+        (
+            "buffered=0\nioengine=io_uring\niodepth=32\n",
+            "rw=read,bs=4KiB,size=1MiB,iodepth=32,engine=io_uring,direct=true",
+        ),
+        (
+            "ioengine=pvsync\niodepth=16\n",
+            "rw=read,bs=4KiB,size=1MiB,engine=psync",
+        ),
+        (
+            "rw=write\nfdatasync=8\nend_fsync=1\nfallocate=keep\n",
+            "rw=write,bs=4KiB,size=1MiB,engine=psync,fdatasync=8,end_fsync=true,fallocate=keep",
+        ),
+        (
+            "rw=write\noverwrite=1\nverify=crc32c\n",
+            "rw=write,bs=4KiB,size=1MiB,engine=psync,verify=true,overwrite=true",
+        ),
+        (
+            "rw=randread\nnorandommap\ntime_based\nruntime=1500ms\nramp_time=1\nrate=1m\n",
+            "rw=randread,bs=4KiB,size=1MiB,engine=psync,runtime=1.5,ramp=1,rate=1MiB",
+        ),
+        (
+            "rw=randread\nnorandommap\nrandom_distribution=zipf:1.2\n",
+            "rw=randread,bs=4KiB,size=1MiB,engine=psync,random_distribution=zipf:1.2",
+        ),
+        (
+            "cpus_allowed=0-1\ncpus_allowed_policy=split\nthread\ngroup_reporting\n",
+            "rw=read,bs=4KiB,size=1MiB,engine=psync,cpus=0,1",
+        ),
+        (
+            "filename=a:b\n",
+            "rw=read,bs=4KiB,size=1MiB,nrfiles=2,engine=psync",
+        ),
+        (
+            "openfiles=1\nnrfiles=4\n",
+            "rw=read,bs=4KiB,size=1MiB,nrfiles=4,openfiles=1,engine=psync",
+        ),
+    ];
+    for (opts, want) in cases {
+        let text = format!("[j]\nsize=1m\n{opts}");
+        assert_eq!(specs(&text), [format!("job:{want}")], "{opts}");
+    }
+    // A sequential write into new files lays nothing out: invalidate=0 changes no sync.
+    let plan = ok("[j]\nrw=write\nfilesize=256k\nnrfiles=4\ninvalidate=0\nrandseed=7\n");
+    assert_eq!(
+        plan.entries[0].spec,
+        "job:rw=write,bs=4KiB,size=1MiB,nrfiles=4,engine=psync,fallocate=native"
+    );
+    assert!(!plan.invalidate);
+    assert_eq!(plan.seed, Some(7));
+}
+
+#[test]
+fn approximations_need_lenient() {
+    for (opts, what) in [
+        ("rw=rw\n", "one sequential position per direction"),
+        ("rw=randwrite\nnorandommap\n", "overwrite=1"),
+        ("numjobs=2\nfilename=shared\n", "share this file"),
+        ("runtime=10\n", "no time limit"),
+        ("randrepeat=0\n", "randrepeat"),
+        ("cpus_allowed=0-1\n", "pins each job"),
+        ("rw=read\nverify=md5\n", "earlier fio job"),
+        ("no_such_option=3\n", "no_such_option"),
+        ("time_based\nruntime=2\nramp_time=1\n", "after the ramp"),
+        (
+            "rw=randread\nnorandommap\nnrfiles=4\nopenfiles=2\n",
+            "random map is full",
+        ),
+        ("invalidate=0\n", "create_fsync"),
+    ] {
+        let text = format!("[j]\nsize=1m\n{opts}");
+        let e = issues(&text, false);
+        assert!(e.iter().all(|i| !i.fatal), "{opts}: {e:#?}");
+        assert!(e.iter().any(|i| i.why.contains(what)), "{opts}: {e:#?}");
+        assert!(
+            parse_with(&mut Mem::default(), &text, true).is_ok(),
+            "{opts}"
+        );
+    }
+}
+
+#[test]
+fn settings_taken_once_per_run_must_agree() {
+    let text = "[a]\nsize=1m\ninvalidate=0\n[b]\nstonewall\nsize=1m\ninvalidate=1\n";
+    let e = issues(text, true);
+    assert!(
+        e.iter()
+            .any(|i| i.fatal && i.at.line == 7 && i.why.contains("invalidate")),
+        "{e:#?}"
+    );
+    // A job left at fio's default 1 disagrees with one that gives 0.
+    let text = "[a]\nsize=1m\n[b]\nstonewall\nsize=1m\ninvalidate=0\n";
+    let e = issues(text, true);
+    let at_default = |i: &Issue| i.at.line == 6 && i.why.contains("invalidate=1 at /jobs/t.fio:1");
+    assert!(e.iter().any(|i| i.fatal && at_default(i)), "{e:#?}");
+}

@@ -1,0 +1,231 @@
+//! `fsarena run --fio FILE`: a job file written here (two groups, an include, a variable
+//! from the environment) runs in a temporary directory without root, one trial per group
+//! in file order; refusals come all at once with exit code 2; `--fio-lenient` runs
+//! without them.
+
+mod common;
+
+use common::phase;
+use std::process::Command;
+
+const JOBS: &str = "\
+; two groups: a sequential write, then random reads by two jobs
+[global]
+include common.inc
+size=${FSARENA_TEST_FIO_SIZE}
+directory=/elsewhere   # fsarena supplies the directory
+
+[write]
+rw=write
+bs=64k
+end_fsync=1
+
+[reads]
+stonewall
+rw=randread
+norandommap
+numjobs=2
+time_based
+runtime=300ms
+";
+
+fn write_jobs(dir: &std::path::Path, text: &str) -> std::path::PathBuf {
+    std::fs::write(dir.join("common.inc"), "ioengine=psync\nbs=4k\n").unwrap();
+    let path = dir.join("t.fio");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `fsarena run --fio FILE ARGS --dir WORK --reps 1 --quiet` with its JSON, in `image`.
+fn run(file: &std::path::Path, extra: &[&str], image: &std::path::Path) -> common::RunOutput {
+    let work = image.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut args = vec![
+        "--fio",
+        file.to_str().unwrap(),
+        "--dir",
+        work.to_str().unwrap(),
+        "--reps",
+        "1",
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    std::env::set_var("FSARENA_TEST_FIO_SIZE", "2m");
+    common::run_any(&args, image)
+}
+
+#[test]
+fn a_job_file_runs_its_groups_in_order() {
+    let image = common::image_dir();
+    let file = write_jobs(image.path(), JOBS);
+    let out = run(&file, &[], image.path());
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, out.stdout);
+    let v = out.json.expect("json");
+    assert_eq!(
+        v["policy"]["sync"], "none",
+        "fio syncs only where the file says"
+    );
+    assert_eq!(v["policy"]["cache"], "cold", "fio's invalidate=1");
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 2);
+    let labels: Vec<&str> = trials
+        .iter()
+        .map(|t| t["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "job:rw=write,bs=64KiB,size=2MiB,engine=psync,end_fsync=true,fallocate=native",
+            "job:rw=randread,bs=4KiB,size=2MiB,engine=psync,runtime=0.3,numjobs=2",
+        ]
+    );
+    let (w, r) = (&trials[0], &trials[1]);
+    assert_eq!(w["status"], "ok", "{w}");
+    assert_eq!(r["status"], "ok", "{r}");
+    assert_eq!(phase(w, "run")["bytes"], 2 << 20);
+    assert_eq!(phase(w, "run")["ops"], 32, "2 MiB in 64 KiB writes");
+    assert_eq!(phase(r, "run")["workers"], 2);
+    assert!(phase(r, "run")["ops"].as_u64().unwrap() > 0);
+    assert_eq!(r["params"]["numjobs"], "2");
+    common::assert_clean(image.path());
+}
+
+#[test]
+fn refusals_come_all_at_once_and_lenient_runs_without_them() {
+    let image = common::image_dir();
+    let text = "[j]\nioengine=null\nsize=1m\ngtod_reduce=1\nfsync_on_close=1\nrw=randread\n";
+    let file = write_jobs(image.path(), text);
+    let out = run(&file, &[], image.path());
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    for option in ["gtod_reduce=1", "fsync_on_close=1", "rw=randread"] {
+        assert!(out.stderr.contains(option), "{option}: {}", out.stderr);
+    }
+    assert!(out.json.is_none(), "nothing ran");
+    let out = run(&file, &["--fio-lenient"], image.path());
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v = out.json.expect("json");
+    assert_eq!(v["trials"][0]["status"], "ok");
+    assert_eq!(v["trials"][0]["params"]["engine"], "null");
+    assert_eq!(phase(&v["trials"][0], "run")["ops"], 256, "1 MiB in 4 KiB");
+}
+
+#[test]
+fn a_policy_the_file_contradicts_is_refused() {
+    let image = common::image_dir();
+    let file = write_jobs(image.path(), JOBS);
+    for flags in [["--cache", "keep"], ["--sync", "end"]] {
+        let out = run(&file, &flags, image.path());
+        assert_eq!(out.code, Some(2), "{flags:?}: {}", out.stderr);
+    }
+    // --fio replaces the workloads: naming one too is a usage error of clap.
+    let out = Command::new(common::bin())
+        .args(["run", "--fio", file.to_str().unwrap(), "job"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_plan_file_runs_a_job_file_with_the_policy_it_asks_for() {
+    let image = common::image_dir();
+    let dir = image.path();
+    write_jobs(dir, JOBS);
+    std::fs::create_dir_all(dir.join("work")).unwrap();
+    let plan = |defaults: &str| {
+        let text = format!(
+            "[defaults]\nreps = 1\n{defaults}\n[[target]]\ndir = \"work\"\n\
+             [[workload]]\nfio = \"t.fio\"\n"
+        );
+        let path = dir.join("p.toml");
+        std::fs::write(&path, text).unwrap();
+        std::env::set_var("FSARENA_TEST_FIO_SIZE", "2m");
+        common::run_any(&["--plan", path.to_str().unwrap(), "--quiet"], dir)
+    };
+    let out = plan("");
+    assert_eq!(out.code, Some(2), "sync = end is not fio's: {}", out.stderr);
+    let out = plan("sync = \"none\"");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v = out.json.expect("json");
+    let labels: Vec<&str> = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.len(), 2);
+    assert!(labels[1].contains("numjobs=2"), "{labels:?}");
+}
+
+/// The same job file through fio itself (when installed) and through fsarena moves the
+/// same bytes in the same number of requests, group by group: sizes with fio's units,
+/// `filesize` × `nrfiles`, `numjobs`, the null engine.
+#[test]
+fn moves_what_fio_moves() {
+    let fio = std::path::Path::new("/usr/bin/fio");
+    if !fio.exists() {
+        eprintln!("SKIP moves_what_fio_moves: /usr/bin/fio is not installed");
+        return;
+    }
+    let image = common::image_dir();
+    let fio_dir = image.path().join("fio-files");
+    std::fs::create_dir_all(&fio_dir).unwrap();
+    let text = format!(
+        "[global]\ndirectory={}\nioengine=psync\n\
+         [w]\nrw=write\nbs=64k\nsize=2m\nnumjobs=2\n\
+         [r]\nstonewall\nrw=read\nbs=4kb\nfilesize=256k\nnrfiles=4\n\
+         [n]\nstonewall\nioengine=null\nrw=randread\nnorandommap\nbs=4KiB\nsize=1m\n",
+        fio_dir.display()
+    );
+    let file = write_jobs(image.path(), &text);
+    let out = Command::new(fio)
+        .args(["--output-format=json", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // fio: per job; the two clones of `w` add up as fsarena's one trial of numjobs=2.
+    let mut by_group: Vec<(u64, u64)> = Vec::new();
+    for j in v["jobs"].as_array().unwrap() {
+        let moved = |d: &str| {
+            (
+                j[d]["io_bytes"].as_u64().unwrap(),
+                j[d]["total_ios"].as_u64().unwrap(),
+            )
+        };
+        let (rb, ri) = moved("read");
+        let (wb, wi) = moved("write");
+        match (j["jobname"].as_str().unwrap(), by_group.as_mut_slice()) {
+            ("w", [g]) => *g = (g.0 + rb + wb, g.1 + ri + wi),
+            _ => by_group.push((rb + wb, ri + wi)),
+        }
+    }
+    let out = run(&file, &[], image.path());
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v = out.json.expect("json");
+    let ours: Vec<(u64, u64)> = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let p = phase(t, "run");
+            (p["bytes"].as_u64().unwrap(), p["ops"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(ours, by_group);
+    // 2 × 2 MiB in 64 KiB; 1 MiB in 4096 B; 1 MiB in blocks of 4000 B (fio's KiB is
+    // 1000), the last one whole, as fio does.
+    assert_eq!(by_group, [(4 << 20, 64), (1 << 20, 256), (263 * 4000, 263)]);
+}
+
+#[test]
+fn a_guest_kernel_is_refused_for_now() {
+    let image = common::image_dir();
+    let file = write_jobs(image.path(), JOBS);
+    let out = run(&file, &["--kernel", "/nonexistent/vmlinuz"], image.path());
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--fio"), "{}", out.stderr);
+}

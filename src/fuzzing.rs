@@ -457,10 +457,11 @@ pub fn database(path: &std::path::Path) {
         }
     }
     if let [a, b, ..] = ids.as_slice() {
-        let _ = crate::compare::nway::command(&store, &[a.clone(), b.clone()], Some(5.0), 0.03);
+        let _ =
+            crate::compare::nway::command(&store, &[a.clone(), b.clone()], Some(5.0), 0.03, &[]);
     }
     if let Some(a) = ids.first() {
-        let _ = crate::compare::nway::command(&store, std::slice::from_ref(a), None, 0.03);
+        let _ = crate::compare::nway::command(&store, std::slice::from_ref(a), None, 0.03, &[]);
     }
 }
 

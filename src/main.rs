@@ -87,8 +87,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Compare(a) => {
             let store = Store::open_existing(&db_path(&cli.db))?;
             let margin = fsarena::compare::family::margin(a.margin)?;
-            let (text, code) =
-                fsarena::compare::nway::command(&store, &a.sides, a.fail_if_slower, margin)?;
+            let (text, code) = fsarena::compare::nway::command(
+                &store,
+                &a.sides,
+                a.fail_if_slower,
+                margin,
+                &a.gate_phase,
+            )?;
             print!("{text}");
             Ok(code)
         }

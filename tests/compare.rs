@@ -589,3 +589,46 @@ fn run_records_its_margin() {
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["policy"]["margin_pct"], 40.0);
 }
+
+/// `--gate-phase`: only the named phases are gated (declared before looking); a name
+/// that matches nothing, or the flag without the gate, is a usage error.
+#[test]
+fn the_gate_can_be_declared_on_chosen_phases() {
+    let (_dir, db) = fixture();
+    let (ext4, tmpfs) = (spec("ext4"), spec("tmpfs"));
+    let (code, out, err) = compare(
+        &db,
+        &[
+            &tmpfs,
+            &ext4,
+            "--fail-if-slower",
+            "50",
+            "--gate-phase",
+            "bonnie:rewrite",
+        ],
+    );
+    assert_eq!(code, 3, "{err}");
+    assert!(out.contains("gates on 1 figure(s)"), "{out}");
+    assert!(
+        out.contains("1 figure(s) of B significantly worse"),
+        "{out}"
+    );
+    let (code, _, err) = compare(
+        &db,
+        &[
+            &tmpfs,
+            &ext4,
+            "--fail-if-slower",
+            "50",
+            "--gate-phase",
+            "bonnie:nope",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--gate-phase bonnie:nope: no such phase compared"),
+        "{err}"
+    );
+    let (code, _, _) = compare(&db, &[&tmpfs, &ext4, "--gate-phase", "bonnie:rewrite"]);
+    assert_eq!(code, 2, "--gate-phase goes with --fail-if-slower");
+}

@@ -225,6 +225,16 @@ pub struct CompareArgs {
     /// only when none of these.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
+    /// With --fail-if-slower: gate only this phase's headline figure (WORKLOAD:PHASE, as
+    /// the table names them, e.g. job:run; repeat for more), declared before looking at
+    /// the results; the other figures are shown at 95% each, to explore. A name that
+    /// matches no figure is a usage error.
+    #[arg(
+        long = "gate-phase",
+        value_name = "WORKLOAD:PHASE",
+        requires = "fail_if_slower"
+    )]
+    pub gate_phase: Vec<String>,
     /// The equivalence margin of a ranking, in percent (default 3): a side whose interval
     /// against another lies within ±PCT reads "as fast (within ±PCT%)"; one told apart
     /// reads "n× slower"; the rest "cannot tell".

@@ -89,6 +89,11 @@ fn unjudgeable(a: &[f64], b: &[f64], setup: Option<&str>) -> Option<String> {
 /// Checks every gated figure of `c` and marks the regressions (see the module docs).
 pub fn gate(c: &mut Comparison) {
     c.unjudged.clear();
+    // Judged afresh: a row no longer gated (`--gate-phase`) keeps nothing of before.
+    for r in c.rows.iter_mut() {
+        r.regression = false;
+        r.gate = None;
+    }
     let Some(limit) = c.fail_if_slower else {
         return;
     };

@@ -127,11 +127,61 @@ pub fn command(
     b: &str,
     fail_if_slower: Option<f64>,
     margin: f64,
+    gate_phases: &[String],
 ) -> Result<(String, i32)> {
     let mut c = compare(store, a, b, fail_if_slower)?;
+    gate_only(&mut c, gate_phases)?;
     judge_headlines(&mut c, margin);
     gate::gate(&mut c);
     Ok((render::render(&c), c.exit_code()))
+}
+
+/// `--gate-phase WORKLOAD:PHASE`: only those phases' gated figures stay gated (none
+/// given: all). Each name must match a phase compared, else a usage error: a CI job
+/// must not gate on nothing because of a typo.
+pub fn gate_only(c: &mut Comparison, phases: &[String]) -> Result<()> {
+    if phases.is_empty() {
+        return Ok(());
+    }
+    for name in phases {
+        let matches = |r: &Row| format!("{}:{}", r.workload, r.phase) == *name;
+        if !c.rows.iter().any(|r| r.gated && matches(r)) {
+            let known: Vec<String> = c
+                .rows
+                .iter()
+                .filter(|r| r.gated)
+                .map(|r| format!("{}:{}", r.workload, r.phase))
+                .fold(Vec::new(), |mut v, n| {
+                    if !v.contains(&n) {
+                        v.push(n);
+                    }
+                    v
+                });
+            return Err(crate::error::usage(format!(
+                "--gate-phase {}: no such phase compared; the phases are {}",
+                crate::error::echo(name),
+                known.join(", ")
+            )));
+        }
+    }
+    for r in c.rows.iter_mut() {
+        if r.gated
+            && !phases
+                .iter()
+                .any(|n| *n == format!("{}:{}", r.workload, r.phase))
+        {
+            // Explored, as the other figures: its own 95% interval, no family outcome.
+            let figure = crate::figures::find(
+                crate::workload::figures_of(workload_kind(&c.a, &r.workload)),
+                &r.phase,
+                &r.metric,
+            );
+            (r.ratio, r.verdict) = verdict::judge(Sense::of(figure), &r.values_a, &r.values_b);
+            r.gated = false;
+            r.outcome = None;
+        }
+    }
+    Ok(())
 }
 
 /// Loads both sides and compares them (see the module docs).

@@ -273,30 +273,3 @@ fn reps_for_asks_what_seeing_the_difference_takes_and_stops_there() {
         "{shown:?}"
     );
 }
-
-#[test]
-fn reps_for_looks_again_once_the_first_count_is_in_and_then_holds() {
-    let rule = AutoReps::detecting(10.0, None, None).unwrap();
-    let at = Elapsed {
-        run_s: 1.0,
-        reps_s: 1.0,
-    };
-    // Quiet first three: they ask for the least (6).
-    let quiet: &[f64] = &[100.0, 100.5, 99.5, 100.2, 99.8, 100.1];
-    let run = run_of(&[("a", quiet), ("b", quiet)]);
-    let state = &states(&run)[0];
-    assert_eq!(state.needs(rule.goal(&run)), Some(6));
-    assert_eq!(stop(&rule, &run, 6, at), Some(Stop::Settled));
-    // The same first three, then the machine got noisy: the six ask for more.
-    let grew: &[f64] = &[100.0, 100.5, 99.5, 130.0, 75.0, 120.0];
-    let run = run_of(&[("a", grew), ("b", quiet)]);
-    let n = states(&run)[0].needs(rule.goal(&run)).unwrap();
-    assert!(n > 6, "{n}");
-    assert_eq!(stop(&rule, &run, 6, at), None);
-    // Fixed by those six: what comes after does not move it.
-    let mut more = grew.to_vec();
-    more.extend(std::iter::repeat_n(100.0, n - 6));
-    let run = run_of(&[("a", &more), ("b", &more)]);
-    assert_eq!(states(&run)[0].needs(rule.goal(&run)), Some(n));
-    assert_eq!(stop(&rule, &run, n as u32, at), Some(Stop::Settled));
-}

@@ -29,6 +29,7 @@ pub fn command(
     sides: &[String],
     fail_if_slower: Option<f64>,
     margin: f64,
+    gate_phases: &[String],
 ) -> Result<(String, i32)> {
     if fail_if_slower.is_some() && sides.len() != 2 {
         return Err(usage(format!(
@@ -38,7 +39,7 @@ pub fn command(
         )));
     }
     match sides {
-        [a, b] => super::command(store, a, b, fail_if_slower, margin),
+        [a, b] => super::command(store, a, b, fail_if_slower, margin, gate_phases),
         [run] => one_run(store, run, margin).map(|text| (text, crate::error::exit::OK)),
         _ => {
             let mut loaded = Vec::new();

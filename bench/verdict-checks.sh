@@ -6,7 +6,7 @@
 #
 # aa: each run's verdict, from its JSON (`verdicts` of `fsarena show --json`), counted as
 # "no difference" when no pair of a phase is told apart. gate: per try, three runs of one
-# rate-limited job on tmpfs with `--reps-for 10` — A and A' at rate=5MiB, B at rate=4MiB
+# rate-limited job on tmpfs with `--reps-for 10 --max-reps 12` — A and A' at rate=5MiB, B at rate=4MiB
 # (a true 20% loss of the run phase) — then `compare A A' --fail-if-slower 10` (should
 # exit 0) and `compare A B --fail-if-slower 10` (should exit 3). OUT keeps every run's
 # database, output and exit status; the last lines print the tally.
@@ -40,7 +40,7 @@ gate)
     db="$out/gate-$i.db"
     declare -A id
     for side in a:5MiB a2:5MiB b:4MiB; do
-      "$bin" run --fs tmpfs --db "$db" "$job,rate=${side#*:}" --reps-for 10 --quiet \
+      "$bin" run --fs tmpfs --db "$db" "$job,rate=${side#*:}" --reps-for 10 --max-reps 12 --quiet \
         >"$out/gate-$i-${side%%:*}.txt" 2>&1
       id[${side%%:*}]=$(grep -o '^run [0-9]*-[0-9]*-[0-9a-f]*' "$out/gate-$i-${side%%:*}.txt" | cut -c5-)
     done

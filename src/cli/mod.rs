@@ -387,8 +387,8 @@ pub struct RunArgs {
     pub precision: Option<f64>,
     /// Repeat until a difference of PCT percent in any phase's headline figure could be
     /// seen (80% power): between two targets of this run, or by `compare
-    /// --fail-if-slower PCT` against another run made the same way. The first 3
-    /// repetitions fix how many (as --reps auto does); up to --max-reps, within --budget.
+    /// --fail-if-slower PCT` against another run made the same way. The first 6
+    /// repetitions fix how many (at least 12); up to --max-reps, within --budget.
     #[arg(long = "reps-for", value_name = "PCT", conflicts_with_all = ["reps", "precision"])]
     pub reps_for: Option<f64>,
     /// With --reps auto: the most repetitions to run. [default: 10; 30 with --reps-for]

@@ -13,7 +13,8 @@
 //! first repetition shows that the minimum will not fit, the run says so then
 //! ([`over_budget`]).
 //!
-//! `--reps-for PCT` is the same rule with another goal ([`Goal::Detect`]): the fewest n
+//! `--reps-for PCT` is the same rule with another goal ([`Goal::Detect`]), judged on the
+//! first [`PILOT_FOR`] repetitions instead of three: the fewest n (at least twice those)
 //! at which two figures as spread as a phase's most spread target, at its upper bound,
 //! would tell a PCT% difference apart at 80% power by the two-sided test a verdict's or
 //! a CI gate's first call must pass (level 0.05/m, [`detect_alpha`]) — what
@@ -30,7 +31,7 @@
 
 pub use crate::stats::precision::{
     detect_alpha, first_variance, needed, relative_half_width, states, summary, Goal, PhaseState,
-    MIN_REPS, SPREAD_BOUND, WIDEST_SHOWN,
+    MIN_REPS, PILOT_FOR, SPREAD_BOUND, WIDEST_SHOWN,
 };
 
 use crate::error::usage;

@@ -222,21 +222,24 @@ fn reps_for_asks_what_seeing_the_difference_takes_and_stops_there() {
     assert_eq!(rule.max, DEFAULT_MAX_REPS_FOR);
     assert_eq!(rule.record().reps_for_pct, Some(10.0));
     // Two targets, one phase: the family and the gate's are 2 tests, each at 0.025.
-    let first: &[f64] = &[100.0, 105.0, 95.0];
-    let run = run_of(&[("a", first), ("b", first)]);
+    let first: &[f64] = &[100.0, 107.0, 93.0, 100.0, 107.0, 93.0];
+    let run = run_of(&[("a", &first[..3]), ("b", &first[..3])]);
     assert_eq!(detect_alpha(&run), 0.025);
-    let goal = rule.goal(&run);
-    let n = goal.needs(first_variance(first)).unwrap();
-    // What the gate would ask of figures this spread, at its level for the same tests.
-    let v = first_variance(first);
-    let gate = crate::stats::power::reps_for(v, v, 10.0, 0.025).unwrap();
-    assert_eq!(n, gate.max(6));
-    assert!(n > 6 && n < DEFAULT_MAX_REPS_FOR as usize, "{n}");
     let at = Elapsed {
         run_s: 1.0,
         reps_s: 1.0,
     };
     assert_eq!(stop(&rule, &run, 3, at), None, "three are not enough");
+    // The first six fix the count: what the gate would ask of figures this spread (at
+    // their upper bound), at its level for the same tests, and at least twelve.
+    let run = run_of(&[("a", first), ("b", first)]);
+    let goal = rule.goal(&run);
+    let v = crate::stats::precision::bounded_variance(first);
+    let n = states(&run)[0].needs(goal).unwrap();
+    let gate = crate::stats::power::reps_for(v, v, 10.0, 0.025).unwrap();
+    assert_eq!(n, gate.max(12));
+    assert!(n > 12 && n < DEFAULT_MAX_REPS_FOR as usize, "{n}");
+    assert_eq!(stop(&rule, &run, 6, at), None, "six are not enough here");
     let values: Vec<f64> = first.iter().cycle().take(n).copied().collect();
     let run = run_of(&[("a", &values), ("b", &values)]);
     assert_eq!(stop(&rule, &run, n as u32, at), Some(Stop::Settled));
@@ -255,7 +258,8 @@ fn reps_for_asks_what_seeing_the_difference_takes_and_stops_there() {
     assert_eq!(detect_alpha(&four), 0.05 / 6.0);
     assert!(rule.goal(&four).needs(v).unwrap() > n);
     // Too noisy for the maximum: stopped there, each phase with what it needs.
-    let noisy = run_of(&[("a", &[100.0, 150.0, 70.0]), ("b", &[100.0, 150.0, 70.0])]);
+    let wide: &[f64] = &[100.0, 150.0, 70.0, 100.0, 150.0, 70.0];
+    let noisy = run_of(&[("a", wide), ("b", wide)]);
     let lines = report(&rule, &noisy, 30, Stop::MaxReps);
     assert!(
         lines[0].starts_with("--reps-for 10: 30 repetitions (--max-reps reached); 0 of 1"),

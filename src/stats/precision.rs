@@ -26,6 +26,8 @@ pub struct PhaseState {
     /// repetitions, at its upper [`SPREAD_BOUND`] confidence bound; infinity when a target
     /// has fewer, or a value that is not positive.
     pub first_var: f64,
+    /// The same of the first [`PILOT_FOR`] repetitions, which `--reps-for` judges by.
+    pub pilot_var: f64,
 }
 
 impl PhaseState {
@@ -41,7 +43,10 @@ impl PhaseState {
     /// the first ones asked for — stops when the spread happens to look low, and
     /// identical targets then differed in 5.8% and 5.9% of 3000 simulated runs.
     pub fn needs(&self, goal: Goal) -> Option<usize> {
-        goal.needs(self.first_var)
+        match goal {
+            Goal::Precision(_) => goal.needs(self.first_var),
+            Goal::Detect { .. } => goal.needs(self.pilot_var),
+        }
     }
 }
 
@@ -79,7 +84,7 @@ impl Goal {
                     return None;
                 }
                 let var = var.max(super::power::LOG_SD_FLOOR.powi(2));
-                super::power::reps_for(var, var, pct, alpha).map(|n| n.max(2 * MIN_REPS as usize))
+                super::power::reps_for(var, var, pct, alpha).map(|n| n.max(2 * PILOT_FOR))
             }
         }
     }
@@ -105,6 +110,12 @@ pub fn detect_alpha(run: &RunResult) -> f64 {
     let k = targets.len().max(1);
     0.05 / (phases * (k * (k - 1) / 2).max(k)) as f64
 }
+
+/// The repetitions whose spread fixes how many `--reps-for` runs: more than the three of
+/// `--precision`, since its count varies widely with them (from twelve to hundreds), and
+/// the verdict then reads a sample whose first part was chosen for its low spread: with
+/// three, identical targets differed in 5.7–5.9% of 3000 simulated runs.
+pub const PILOT_FOR: usize = 6;
 
 /// The confidence of the upper bound of the first repetitions' spread: 80%.
 pub const SPREAD_BOUND: f64 = 0.8;
@@ -182,7 +193,7 @@ pub fn states(run: &RunResult) -> Vec<PhaseState> {
                 continue;
             }
             let (mut widest, mut widest_target) = (0.0_f64, String::new());
-            let (mut done, mut first_var) = (usize::MAX, 0.0_f64);
+            let (mut done, mut first_var, mut pilot_var) = (usize::MAX, 0.0_f64, 0.0_f64);
             let mut targets: Vec<&str> = Vec::new();
             for u in run.trials.iter().filter(|u| u.label == t.label) {
                 if !targets.contains(&u.target.as_str()) {
@@ -199,6 +210,10 @@ pub fn states(run: &RunResult) -> Vec<PhaseState> {
                     .collect();
                 done = done.min(xs.len());
                 first_var = first_var.max(first_variance(&xs));
+                pilot_var = pilot_var.max(match xs.len() >= PILOT_FOR {
+                    true => bounded_variance(&xs[..PILOT_FOR]),
+                    false => f64::INFINITY,
+                });
                 let h = relative_half_width(&xs);
                 if h > widest || widest_target.is_empty() {
                     widest = h;
@@ -212,6 +227,7 @@ pub fn states(run: &RunResult) -> Vec<PhaseState> {
                 widest_target,
                 done,
                 first_var,
+                pilot_var,
             });
         }
     }
@@ -281,7 +297,7 @@ impl PhaseState {
             Goal::Precision(_) => format!("no interval on {}", self.widest_target),
             Goal::Detect { .. } => match self.needs(goal) {
                 Some(n) => format!("needs about {n} repetitions"),
-                None if self.first_var.is_finite() => {
+                None if self.pilot_var.is_finite() => {
                     format!("needs more than {} repetitions", super::power::MAX_REPS_FOR)
                 }
                 None => format!("no spread yet on {}", self.widest_target),

@@ -4,6 +4,7 @@
 //! * One fio "job" per finished (`ok`) `job` trial: jobname `TARGET rep N: LABEL`, groupid
 //!   its index (trials run one after another, like fio's stonewalled groups). Its figures
 //!   are those of the trial's `run` phase; `layout` and `verify` are not what fio reports.
+//!   A trial's `numjobs` workers are one fio job, as under fio's `group_reporting`.
 //! * `read` and `write` from the phase's bytes and its per-operation latency histograms;
 //!   `trim` is written with zero operations (the `job` workload never trims), as fio writes
 //!   a direction a job did not use.

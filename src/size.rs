@@ -80,6 +80,25 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
+/// `bytes` as text that [`parse_size`] reads back to the same number, for recording: a
+/// whole number of TiB, GiB, MiB or KiB when it is one (`4KiB`), otherwise bytes (`4000B`),
+/// never the rounded `3.9KiB` of [`format_size`].
+pub fn format_size_exact(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ];
+    UNITS
+        .iter()
+        .find(|(_, unit)| bytes >= *unit && bytes % unit == 0)
+        .map_or_else(
+            || format!("{bytes}B"),
+            |(name, unit)| format!("{}{name}", bytes / unit),
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

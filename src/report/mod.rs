@@ -36,6 +36,7 @@ exporters! {
     json,
     csv,
     bonnie_csv,
+    fio_json,
     html,
     png,
     svg,

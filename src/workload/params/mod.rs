@@ -2,7 +2,7 @@
 //! from `name:key=value,...`, validated, and listed by `fsarena list`.
 
 use crate::error::usage;
-use crate::size::{format_size, parse_size};
+use crate::size::{format_size, format_size_exact, parse_size};
 use anyhow::Result;
 use std::collections::BTreeMap;
 
@@ -127,9 +127,9 @@ pub fn parse_size_mix(text: &str) -> Result<Vec<SizeWeight>, String> {
 fn format_size_mix(mix: &[SizeWeight]) -> String {
     let one = |w: &SizeWeight| {
         let sizes = if w.lo == w.hi {
-            format_size(w.lo)
+            format_size_exact(w.lo)
         } else {
-            format!("{}-{}", format_size(w.lo), format_size(w.hi))
+            format!("{}-{}", format_size_exact(w.lo), format_size_exact(w.hi))
         };
         if mix.len() == 1 {
             sizes
@@ -478,7 +478,7 @@ impl Params {
             .iter()
             .map(|(k, v)| {
                 let text = match v {
-                    Value::Bytes(b) => format_size(*b),
+                    Value::Bytes(b) => format_size_exact(*b),
                     Value::Count(n) => n.to_string(),
                     Value::Choice(c) => c.clone(),
                     Value::Bool(b) => b.to_string(),

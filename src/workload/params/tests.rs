@@ -300,3 +300,33 @@ proptest::proptest! {
         let _ = crate::size::parse_size(&any);
     }
 }
+
+/// What a trial records of its sizes reads back to the same bytes: `bs=4000` was recorded
+/// as `3.9KiB` (3994 bytes).
+#[test]
+fn recorded_sizes_parse_back_to_the_same_bytes() {
+    let specs = crate::workload::job::INFO.params;
+    let given = "bs=4000,size=4000000,rate=1536,offset_align=4096";
+    let p = Params::parse("job", specs, given).unwrap();
+    let text = p.to_text_map();
+    assert_eq!(text["bs"], "4000B");
+    assert_eq!(text["offset_align"], "4KiB");
+    for (k, want) in [("size", 4_000_000), ("rate", 1536), ("offset_align", 4096)] {
+        assert_eq!(parse_size(&text[k]), Ok(want), "{k}={}", text[k]);
+    }
+    assert_eq!(parse_size_mix(&text["bs"]).unwrap(), p.size_mix("bs"));
+
+    let mix = "bs=4000-10000:3,1536:1";
+    let p = Params::parse("job", specs, mix).unwrap();
+    let text = p.to_text_map();
+    assert_eq!(text["bs"], "4000B-10000B:3,1536B:1");
+    assert_eq!(parse_size_mix(&text["bs"]).unwrap(), p.size_mix("bs"));
+}
+
+proptest::proptest! {
+    /// Any size is recorded as text that parses back to it.
+    #[test]
+    fn recorded_bytes_roundtrip(n in 0u64..1u64 << 50) {
+        proptest::prop_assert_eq!(parse_size(&crate::size::format_size_exact(n)), Ok(n));
+    }
+}

@@ -107,6 +107,8 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         "nfs-common",
         "samba",
         "cifs-utils",
+        "fio",
+        "python3-six",
     ];
     let need = needs(root.path());
     for p in all {
@@ -143,6 +145,7 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         ("sbin", "mount.nfs"),
         ("usr/sbin", "smbd"),
         ("sbin", "mount.cifs"),
+        ("usr/bin", "fio"),
     ] {
         put(root.path(), &format!("{dir}/{prog}"), None);
     }
@@ -157,6 +160,7 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         None,
     );
     put(root.path(), "usr/lib/python3/dist-packages/fuse.py", None);
+    put(root.path(), "usr/lib/python3/dist-packages/six.py", None);
     assert_eq!(needs(root.path()), Vec::<String>::new());
     // A directory of that name is not the program.
     let root = tempfile::tempdir().unwrap();

@@ -93,6 +93,8 @@ pub struct Comparison {
     /// The control of the headline figures' family.
     pub family: family::Family,
     pub fail_if_slower: Option<f64>,
+    /// `--gate-phase`: the phases the gate was declared on (empty: every phase).
+    pub gate_phases: Vec<String>,
     /// Gated figures the gate could not judge that have no row (a phase with no successful
     /// trial in B): what and why.
     pub unjudged: Vec<String>,
@@ -181,6 +183,7 @@ pub fn gate_only(c: &mut Comparison, phases: &[String]) -> Result<()> {
             r.outcome = None;
         }
     }
+    c.gate_phases = phases.to_vec();
     Ok(())
 }
 
@@ -234,6 +237,7 @@ pub fn compare_runs(
         setup_differs,
         family: family::Family::control(&[], family::DEFAULT_MARGIN_PCT / 100.0),
         fail_if_slower,
+        gate_phases: Vec::new(),
         unjudged: Vec::new(),
     };
     for (ta, tb) in c.pairs.clone() {

@@ -79,10 +79,16 @@ fn header(c: &Comparison) -> String {
     s += "B/A is the ratio of geometric means over the repetitions; its CI comes from \
           Welch's t on the logarithms (Welch-Satterthwaite df). A verdict names a direction \
           only where the CI excludes 1.\n";
+    let which = match c.gate_phases.is_empty() {
+        true => "each phase's figure that `show` prints, and scores a workload gates on".into(),
+        false => format!(
+            "the phases --gate-phase names: {}",
+            c.gate_phases.join(", ")
+        ),
+    };
     let _ = writeln!(
         s,
-        "Headlines (each phase's figure that `show` prints, and scores a workload gates on): \
-         {}. The other figures: 95% each, to explore.",
+        "Headlines ({which}): {}. The other figures: 95% each, to explore.",
         c.family.line("headline figures")
     );
     if c.a.run_id == c.b.run_id && c.pairs.iter().all(|(x, y)| x == y) {
@@ -220,10 +226,17 @@ fn regressions(c: &Comparison) -> String {
         return String::new();
     };
     let k = c.gated();
+    let which = match c.gate_phases.is_empty() {
+        true => "each phase's headline and the scores a workload declares".to_string(),
+        false => format!(
+            "the headlines of {} (--gate-phase)",
+            c.gate_phases.join(", ")
+        ),
+    };
     let mut s = format!(
-        "--fail-if-slower {limit} gates on {k} figure(s), each phase's headline and the \
-         scores a workload declares, judged together with the intervals at {}%; its power \
-         is planned for a single regression (a test at 0.05/{k})\n",
+        "--fail-if-slower {limit} gates on {k} figure(s), {which}, judged together with the \
+         intervals at {}%; its power is planned for a single regression (a test at \
+         0.05/{k})\n",
         super::family::fmt_level(c.family.level)
     );
     let name = |r: &Row| {

@@ -182,8 +182,19 @@ fn parse_bytes(text: &str) -> Result<u64, String> {
 }
 
 fn parse_float(spec: &ParamSpec, text: &str) -> Result<f64, String> {
-    let x = match text.trim().parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => x,
+    let (num, scale) = match spec.unit {
+        "s" => split_time_unit(text.trim()),
+        _ => (text.trim(), 1.0),
+    };
+    let x = match num.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => x * scale,
+        _ if spec.unit == "s" => {
+            return Err(format!(
+                "'{}' is not a time: give seconds, or a number with us, ms, s, m, h or d \
+                 (as fio: 500ms, 5s, 2m)",
+                echo(text)
+            ))
+        }
         _ => return Err(format!("'{}' is not a non-negative number", echo(text))),
     };
     if spec.unit == "s" && x > MAX_SECONDS {
@@ -193,6 +204,25 @@ fn parse_float(spec: &ParamSpec, text: &str) -> Result<f64, String> {
         ));
     }
     Ok(x)
+}
+
+/// A time's number and the seconds its unit stands for, as fio writes times (`500ms`,
+/// `5s`, `2m`, `1h`; a bare number is seconds).
+fn split_time_unit(t: &str) -> (&str, f64) {
+    for (unit, scale) in [
+        ("us", 1e-6),
+        ("ms", 1e-3),
+        ("min", 60.0),
+        ("s", 1.0),
+        ("m", 60.0),
+        ("h", 3600.0),
+        ("d", 86400.0),
+    ] {
+        if let Some(num) = t.strip_suffix(unit) {
+            return (num.trim_end(), scale);
+        }
+    }
+    (t, 1.0)
 }
 
 fn parse_value(spec: &ParamSpec, workload: &str, text: &str) -> Result<Value> {

@@ -261,8 +261,9 @@ fn hostile_values_are_refused_naming_the_parameter() {
         assert!(msg.contains("bad value for '"), "{msg}");
     }
     for spec in ["job:runtime=NaN", "job:runtime=inf", "job:ramp=-1"] {
-        refused(spec, "not a non-negative number");
+        refused(spec, "is not a time: give seconds");
     }
+    refused("dbrandom:scale=NaN", "not a non-negative number");
     assert!(WorkloadSpec::parse("job:runtime=2592000,size=1MiB").is_ok());
     // Item 9: counts and sizes that cannot finish or overflow.
     let max = u64::MAX.to_string();
@@ -329,4 +330,46 @@ proptest::proptest! {
     fn recorded_bytes_roundtrip(n in 0u64..1u64 << 50) {
         proptest::prop_assert_eq!(parse_size(&crate::size::format_size_exact(n)), Ok(n));
     }
+}
+
+/// A parameter in seconds takes fio's time units too; another number does not.
+#[test]
+fn times_take_fio_units() {
+    const T: &[ParamSpec] = &[
+        ParamSpec {
+            name: "runtime",
+            kind: ParamKind::Float,
+            default: "0",
+            unit: "s",
+            help: "",
+        },
+        ParamSpec {
+            name: "scale",
+            kind: ParamKind::Float,
+            default: "1",
+            unit: "",
+            help: "",
+        },
+    ];
+    for (text, secs) in [
+        ("5", 5.0),
+        ("5s", 5.0),
+        ("0.5s", 0.5),
+        ("500ms", 0.5),
+        ("250us", 0.00025),
+        ("2m", 120.0),
+        ("2min", 120.0),
+        ("1h", 3600.0),
+        ("1d", 86400.0),
+    ] {
+        let p = Params::parse("w", T, &format!("runtime={text}")).unwrap();
+        assert_eq!(p.float("runtime"), Some(secs), "{text}");
+    }
+    for bad in ["5x", "s", "-1s", "31d"] {
+        assert!(
+            Params::parse("w", T, &format!("runtime={bad}")).is_err(),
+            "{bad}"
+        );
+    }
+    assert!(Params::parse("w", T, "scale=2m").is_err());
 }

@@ -102,6 +102,15 @@ const LAYOUT: PhaseSpec = PhaseSpec {
     primary: Primary::MbPerS,
     ops_unit: "writes/s",
 };
+/// The layout of a job that writes into new files (`rw=write` without `overwrite` or
+/// `verify`): it only creates them (and preallocates with `fallocate`), so its figure is
+/// files per second, not a rate of bytes it never wrote.
+const LAYOUT_EMPTY: PhaseSpec = PhaseSpec {
+    name: "layout",
+    kind: PhaseKind::Meta,
+    primary: Primary::OpsPerS,
+    ops_unit: "files/s",
+};
 const RUN: PhaseSpec = PhaseSpec {
     name: "run",
     kind: PhaseKind::Write,
@@ -423,7 +432,11 @@ impl Workload for Job {
             // And an io_uring job's ring.
             let per_job = files + usize::from(engine == Engine::IoUring);
             backend::room_for_files(per_job as u64, self.numjobs as u64)?;
-            cx.phase(&LAYOUT, self.numjobs, |w| {
+            let spec = match self.fills(engine) {
+                true => &LAYOUT,
+                false => &LAYOUT_EMPTY,
+            };
+            cx.phase(spec, self.numjobs, |w| {
                 self.layout(w, &dir, engine, seed, task(w))
             })?;
         }

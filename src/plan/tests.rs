@@ -433,7 +433,7 @@ fn plan_values_that_cannot_work_are_refused() {
         ),
         (
             format!("{t}[[workload]]\nkind = \"job\"\nruntime = nan\n"),
-            "not a non-negative number",
+            "is not a time: give seconds",
         ),
         // NUL in a text parameter.
         (

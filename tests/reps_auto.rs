@@ -101,6 +101,10 @@ fn its_options_are_checked_before_anything_runs() {
         (&["--precision", "5"][..], "go with --reps auto"),
         (&["--reps-for", "0"][..], "--reps-for 0: give a percentage"),
         (
+            &["--reps-for", "10", "--max-reps", "6"][..],
+            "--reps-for runs at least 12",
+        ),
+        (
             &["--reps-for", "10", "--reps", "3"][..],
             "cannot be used with",
         ),
@@ -153,7 +157,7 @@ fn reps_for_repeats_for_the_difference_after_a_noise_probe() {
             "--reps-for",
             "50",
             "--max-reps",
-            "4",
+            "12",
         ],
         &img,
     );
@@ -161,9 +165,9 @@ fn reps_for_repeats_for_the_difference_after_a_noise_probe() {
     let v = out.json.expect("json written");
     let decided = &v["policy"]["auto_reps"];
     assert_eq!(decided["reps_for_pct"], 50.0, "{decided}");
-    assert_eq!(decided["max_reps"], 4, "{decided}");
+    assert_eq!(decided["max_reps"], 12, "{decided}");
     let reps = v["policy"]["reps"].as_u64().unwrap();
-    assert!((3..=4).contains(&reps), "{decided}");
+    assert_eq!(reps, 12, "at least twelve, at most twelve: {decided}");
     let head = decided["outcome"][0].as_str().unwrap();
     assert!(
         head.starts_with(&format!("--reps-for 50: {reps} repetitions")),

@@ -391,7 +391,8 @@ pub struct RunArgs {
     /// repetitions fix how many (at least 12); up to --max-reps, within --budget.
     #[arg(long = "reps-for", value_name = "PCT", conflicts_with_all = ["reps", "precision"])]
     pub reps_for: Option<f64>,
-    /// With --reps auto: the most repetitions to run. [default: 10; 30 with --reps-for]
+    /// With --reps auto: the most repetitions to run. [default: 10; 30 with --reps-for, which
+    /// needs 12 or more]
     #[arg(long = "max-reps", value_name = "N")]
     pub max_reps: Option<u32>,
     /// With --reps auto: the whole run's time, from its start (300s, 10m, 2h): no

@@ -97,7 +97,15 @@ impl AutoReps {
                  10% difference)"
             )));
         }
-        let rule = Self::new(None, Some(max.unwrap_or(DEFAULT_MAX_REPS_FOR)), budget)?;
+        let max = max.unwrap_or(DEFAULT_MAX_REPS_FOR);
+        let least = 2 * PILOT_FOR as u32;
+        if max < least {
+            return Err(usage(format!(
+                "--max-reps {max}: --reps-for runs at least {least} repetitions (its count is \
+                 fixed by the first {PILOT_FOR}, and is at least twice that); give {least} or more"
+            )));
+        }
+        let rule = Self::new(None, Some(max), budget)?;
         Ok(Self {
             reps_for_pct: Some(pct),
             ..rule

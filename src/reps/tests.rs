@@ -218,6 +218,8 @@ fn the_printed_report_shows_the_summary_and_fits_80_columns() {
 fn reps_for_asks_what_seeing_the_difference_takes_and_stops_there() {
     assert!(AutoReps::detecting(0.0, None, None).is_err());
     assert!(AutoReps::detecting(100.0, None, None).is_err());
+    assert!(AutoReps::detecting(10.0, Some(11), None).is_err());
+    assert_eq!(AutoReps::detecting(10.0, Some(12), None).unwrap().max, 12);
     let rule = AutoReps::detecting(10.0, None, None).unwrap();
     assert_eq!(rule.max, DEFAULT_MAX_REPS_FOR);
     assert_eq!(rule.record().reps_for_pct, Some(10.0));

@@ -17,7 +17,7 @@
 
 use super::backend::{AlignedBuf, Io, IoBackend};
 use super::files::Order;
-use super::gen::{BlockSizes, Picker, Rng};
+use super::gen::{BlockSizes, Picker, RandMap, Rng};
 use super::verify;
 use crate::context::Worker;
 use crate::probe::recorder::Op;
@@ -42,6 +42,9 @@ pub struct JobCfg {
     pub align: u64,
     /// Draws block indexes for random offsets.
     pub picker: Picker,
+    /// Random offsets use each block of a file once per pass (fio's random map), else
+    /// they are drawn with replacement (fio's `norandommap`).
+    pub random_map: bool,
     pub depth: usize,
     /// Bytes per second per job; 0 = unlimited.
     pub rate: u64,
@@ -65,6 +68,27 @@ pub enum Until {
     /// After this long, counted from when all jobs are ready (set up and at the start
     /// line, see `Worker::ready`).
     Time(Duration),
+    /// After this many bytes, or this long if that comes first (fio's `runtime` without
+    /// `time_based`).
+    BytesOrTime(u64, Duration),
+}
+
+impl Until {
+    /// How long at most.
+    fn time(self) -> Option<Duration> {
+        match self {
+            Self::Bytes(_) => None,
+            Self::Time(d) | Self::BytesOrTime(_, d) => Some(d),
+        }
+    }
+
+    /// How many bytes at most.
+    fn bytes(self) -> Option<u64> {
+        match self {
+            Self::Time(_) => None,
+            Self::Bytes(b) | Self::BytesOrTime(b, _) => Some(b),
+        }
+    }
 }
 
 /// One request in flight.
@@ -81,7 +105,7 @@ struct State<'c> {
     free: Vec<u32>,
     inflight: usize,
     until: Until,
-    /// When `Until::Time` ends, compared with each completion's stamp.
+    /// When the time of `until` ends, compared with each completion's stamp.
     deadline: Stamp,
     issued: u64,
     done_bytes: u64,
@@ -129,7 +153,7 @@ impl State<'_> {
                 self.dirty.push(s.io.file);
             }
         }
-        if let Until::Time(_) = self.until {
+        if self.until.time().is_some() {
             self.stop_issuing |= now >= self.deadline;
         }
         if self.completions % 1024 == 0 {
@@ -234,7 +258,12 @@ pub fn run<B: IoBackend>(
         .map(|f| verify::file_key(cfg.seed, job, f))
         .collect();
     let mut rng = Rng::new(cfg.seed ^ (job as u64).wrapping_mul(0x9e37_79b9) ^ stream << 48);
-    let mut cursors = vec![0u64; cfg.nrfiles];
+    // One sequential position per file and direction, as fio's `last_pos[ddir]`.
+    let mut cursors = vec![0u64; cfg.nrfiles * 2];
+    let mut maps: Vec<RandMap> = match cfg.random_map && !cfg.seq {
+        true => vec![RandMap::new(cfg.picker.blocks()); cfg.nrfiles],
+        false => Vec::new(),
+    };
     let mut order = Order::new(cfg.nrfiles, cfg.open_files, cfg.file_size);
     let zero = Io {
         file: 0,
@@ -271,7 +300,7 @@ pub fn run<B: IoBackend>(
     // Set up: wait for the other jobs, then the phase's clock and this job's run start.
     w.ready();
     st.began = Instant::now();
-    if let Until::Time(d) = until {
+    if let Some(d) = until.time() {
         st.deadline = Stamp::now().plus(d);
     }
     loop {
@@ -284,7 +313,7 @@ pub fn run<B: IoBackend>(
                 break;
             }
             let Some(slot) = st.free.pop() else { break };
-            if let Until::Bytes(total) = until {
+            if let Some(total) = until.bytes() {
                 if st.issued >= total {
                     st.free.push(slot);
                     st.stop_issuing = true;
@@ -299,15 +328,17 @@ pub fn run<B: IoBackend>(
                 p => rng.below(100) >= p,
             };
             let offset = if cfg.seq {
-                let c = &mut cursors[file];
+                let c = &mut cursors[file * 2 + write as usize];
                 if *c + len > cfg.file_size {
                     *c = 0;
                 }
                 let o = *c;
                 *c += len;
                 o
-            } else {
+            } else if maps.is_empty() {
                 cfg.picker.next(&mut rng) * cfg.align
+            } else {
+                maps[file].take(cfg.picker.next(&mut rng)) * cfg.align
             };
             let io = Io {
                 file: file as u32,

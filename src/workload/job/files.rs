@@ -270,7 +270,7 @@ impl Job {
         }
     }
 
-    /// Opens job `job`'s files for the run (before the job is ready, so outside the phase's
+    /// Opens job `job`'s files (job 0's with `common_files`) for the run (before the job is ready, so outside the phase's
     /// clock; with `openfiles` the on-demand opens are inside it, as in fio); with
     /// `shared_file`, the one shared file; with `openfiles` under `nrfiles`, none yet: a
     /// cache of `openfiles` descriptors, filled on demand through `opener`.
@@ -289,6 +289,7 @@ impl Job {
                 self.open_one(&super::shared::path(dir))?
             ]));
         }
+        let job = self.owner(job);
         let width = self.open_files(engine);
         if width < self.nrfiles {
             return Ok(JobFiles::Cached(FileCache::new(

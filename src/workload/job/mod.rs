@@ -17,9 +17,8 @@
 //! rank — share one file in the shared directory, each on its own segments in IOR's
 //! segmented layout (see `shared.rs`).
 //!
-//! Differs from fio: offsets are drawn with replacement (fio's `norandommap=1`; fio's
-//! default random map visits each block once per pass); in `rw=rw` reads and writes share
-//! one position per file (fio keeps one per direction); `ramp` runs the job unmeasured
+//! Differs from fio: offsets are drawn with replacement (fio's `norandommap=1`) unless
+//! `randommap=true` (fio's default); `ramp` runs the job unmeasured
 //! for that long and then starts the measured run (the threads stop in between, fio's keep
 //! going; the cache policy applies before the ramp — `--cache cold` drops caches before it,
 //! never between it and the run, so the ramp warms what the run measures); written files get the sync policy's fsync at the end of the run (default
@@ -85,14 +84,17 @@ const PARAMS: &[ParamSpec] = &[
     param("fdatasync", ParamKind::Count, "0", "writes", "fdatasync the written files every N writes (0: never)"),
     param("end_fsync", ParamKind::Bool, "false", "", "fsync every written file at the end of the job, inside the timing"),
     param("runtime", ParamKind::Float, "0", "s", "time-based: run this long, looping over the files (0: size-based)"),
+    param("timeout", ParamKind::Float, "0", "s", "size-based: stop after this long if size is not done by then, as fio's runtime without time_based (0: no limit)"),
     param("ramp", ParamKind::Float, "0", "s", "run unmeasured this long first (warm-up excluded from the results)"),
     param("rate", ParamKind::Size, "0", "bytes/s", "limit each job to this many bytes per second (0: no limit)"),
     param("offset_align", ParamKind::Size, "", "bytes", "random offsets are multiples of this (default: the smallest bs)"),
     param("random_distribution", ParamKind::Text, "uniform", "", "uniform, zipf:θ or pareto:h (as in fio)"),
+    param("randommap", ParamKind::Bool, "false", "", "random jobs use each block of a file once per pass, as fio's default random map (false: offsets drawn with replacement, fio's norandommap); uniform, one block size"),
     param("verify", ParamKind::Bool, "false", "", "write a self-checking pattern, read everything back in a verify phase; any difference fails the trial"),
     param("cpus", ParamKind::CountList, "", "cpu", "pin job i to cpus[i mod len] (default: not pinned)"),
     param("fallocate", ParamKind::Choice(&["none", "native", "keep"]), "none", "", "write jobs: preallocate each file in layout, outside the run's clock, as fio's fallocate (native: fallocate(2) mode 0; keep: FALLOC_FL_KEEP_SIZE; fio's default is native)"),
-    param("overwrite", ParamKind::Bool, "false", "", "rw=write: lay the files out written in full (outside the run's clock), so that the run overwrites data, as fio's overwrite=1; else the run writes into new (or fallocated) files"),
+    param("overwrite", ParamKind::Bool, "false", "", "write and randwrite: lay the files out written in full (outside the run's clock), so that the run overwrites data, as fio's overwrite=1; else the run writes into new (or fallocated) files"),
+    param("common_files", ParamKind::Bool, "false", "", "all jobs use one set of files, each over all of it, as fio's jobs that name the same filename (default: each job its own)"),
     param("shared_file", ParamKind::Bool, "false", "", "all jobs (and MPI ranks) share one file, job t's segment i at (i × jobs + t) × size/nrfiles (IOR's segmented layout)"),
 ];
 
@@ -213,6 +215,12 @@ pub struct Job {
     fallocate: Option<i32>,
     /// Lay out a write-only job's files written in full (fio's `overwrite=1`).
     overwrite: bool,
+    /// `timeout`: a size-based job's time limit.
+    timeout: Option<Duration>,
+    /// `randommap`: each block once per pass.
+    random_map: bool,
+    /// `common_files`: every job on job 0's files.
+    common: bool,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -312,6 +320,18 @@ impl Job {
                 .to_string()
         } else if p.flag("shared_file") && p.choice("fallocate") != "none" {
             "fallocate applies to a job's own files, not to shared_file=true".to_string()
+        } else if p.flag("randommap") && (bs.min() != bs.max() || align != bs.min()) {
+            "randommap=true needs one block size and offset_align equal to it (fio's map \
+             shortens blocks that overlap used ones, and is off with blockalign)"
+                .to_string()
+        } else if p.flag("randommap") && dist != Distribution::Uniform {
+            "randommap=true needs random_distribution=uniform (fio turns its map off for \
+             the others)"
+                .to_string()
+        } else if p.flag("common_files") && (p.flag("shared_file") || verify) {
+            "common_files=true: not with shared_file=true or verify=true (jobs writing one \
+             file overwrite each other's pattern)"
+                .to_string()
         } else if p.flag("shared_file") && direct && file_size % DIRECT_ALIGN != 0 {
             format!(
                 "shared_file=true with direct=true needs segments (size/nrfiles = {}) that \
@@ -348,6 +368,9 @@ impl Job {
                     _ => None,
                 },
                 overwrite: p.flag("overwrite"),
+                timeout: secs(p.float("timeout").unwrap_or(0.0)),
+                random_map: p.flag("randommap"),
+                common: p.flag("common_files"),
             });
         };
         Err(usage(format!("job: {problem}")))
@@ -366,9 +389,18 @@ impl Job {
     }
 
     /// Whether the layout writes the files' data (else it makes them empty): always but
-    /// for sequential write-only jobs, which write them, as fio's do (unless `overwrite`).
+    /// for write-only jobs, which write into new files, as fio's do (unless `overwrite`).
     fn fills(&self, engine: Engine) -> bool {
-        self.rw != "write" || self.verify || self.overwrite || engine == Engine::Mmap
+        self.read_pct > 0 || self.verify || self.overwrite || engine == Engine::Mmap
+    }
+
+    /// The job whose files job `job` uses: itself, or job 0 with `common_files`.
+    fn owner(&self, job: usize) -> usize {
+        if self.common {
+            0
+        } else {
+            job
+        }
     }
 
     /// The loop's configuration; `--sync each` fsyncs after every write (`fsync=1`).
@@ -388,6 +420,7 @@ impl Job {
             open_files: self.open_files(engine),
             align: self.align,
             picker: Picker::new(self.dist, blocks, seed),
+            random_map: self.random_map,
             depth: if engine == Engine::IoUring {
                 self.depth
             } else {
@@ -405,9 +438,11 @@ impl Job {
 }
 
 impl Workload for Job {
-    /// `size` per job (in its own files, or its own segments of the shared file).
+    /// `size` per job (in its own files, or its own segments of the shared file); `size`
+    /// for all with `common_files`.
     fn data_bytes(&self) -> Option<u64> {
-        Some(self.size.saturating_mul(self.numjobs as u64))
+        let owners = if self.common { 1 } else { self.numjobs };
+        Some(self.size.saturating_mul(owners as u64))
     }
 
     fn run(&self, cx: &mut TrialContext) -> Result<()> {
@@ -480,5 +515,7 @@ impl Workload for Job {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_fio_like;
 #[cfg(test)]
 mod tests_openfiles;

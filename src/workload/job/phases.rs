@@ -50,6 +50,10 @@ impl Job {
             return Ok(());
         }
         let job = w.idx;
+        if self.owner(job) != job {
+            // Job 0 makes the files every job uses.
+            return Ok(());
+        }
         for file in 0..self.nrfiles {
             let path = Self::path(dir, job, file);
             let t = w.start();
@@ -162,7 +166,10 @@ impl Job {
     pub(super) fn until(&self, for_time: Option<Duration>) -> Until {
         match for_time {
             Some(d) => Until::Time(d),
-            None => Until::Bytes(self.size),
+            None => match self.timeout {
+                Some(t) => Until::BytesOrTime(self.size, t),
+                None => Until::Bytes(self.size),
+            },
         }
     }
 

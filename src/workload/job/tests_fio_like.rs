@@ -1,0 +1,160 @@
+//! Tests of the `job` parameters that run fio's job files as fio does: `randommap`,
+//! `timeout`, one position per direction in `rw=rw`, write-only jobs into new files and
+//! `common_files`.
+
+use super::tests::{bases, job, job_err, phase, run_at};
+use super::*;
+use crate::policy::DataPolicy;
+use crate::workload::testutil::in_context_at;
+use std::os::unix::fs::MetadataExt;
+use std::sync::Mutex;
+
+/// A backend that records each request and completes it at once.
+struct Record(Vec<Io>);
+
+impl IoBackend for Record {
+    fn queue(&mut self, io: &Io, _buf: &mut [u8]) -> std::io::Result<Option<usize>> {
+        self.0.push(*io);
+        Ok(Some(io.len as usize))
+    }
+
+    fn sync(&mut self, _file: u32, _data_only: bool) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The requests job 0 of `spec` issues until `until`, through the engine's loop.
+fn requests(spec: &str, until: Until) -> Vec<Io> {
+    let j = job(spec);
+    let cfg = j.cfg(Engine::Psync, 7, SyncPolicy::None);
+    let out = Mutex::new(Vec::new());
+    in_context_at(
+        &std::env::temp_dir(),
+        DataPolicy::Random,
+        SyncPolicy::None,
+        |cx| {
+            cx.phase(&RUN, 1, |w| {
+                let mut rec = Record(Vec::new());
+                engine::run(&mut rec, &cfg, 0, w, until, 0)?;
+                *out.lock().unwrap() = rec.0;
+                Ok(())
+            })
+            .unwrap();
+        },
+    );
+    out.into_inner().unwrap()
+}
+
+/// With `randommap`, a pass over each file uses every block once, as fio's random map;
+/// drawn with replacement (the default, fio's `norandommap`) about 1/e of them are missed.
+#[test]
+fn randommap_uses_every_block_once_per_pass() {
+    let spec = "rw=randrw,bs=4KiB,size=2MiB,nrfiles=2,randommap=true";
+    let ios = requests(spec, Until::Bytes(2 * (2 << 20)));
+    assert_eq!(ios.len(), 1024, "two passes of 256 blocks over each of 2 files");
+    for pass in ios.chunks(512) {
+        for file in 0..2 {
+            let mut offs: Vec<u64> = pass
+                .iter()
+                .filter(|io| io.file == file)
+                .map(|io| io.offset)
+                .collect();
+            offs.sort_unstable();
+            assert_eq!(offs, (0..256).map(|b| b * 4096).collect::<Vec<_>>());
+        }
+    }
+    let drawn = requests("rw=randread,bs=4KiB,size=1MiB", Until::Bytes(1 << 20));
+    let mut offs: Vec<u64> = drawn.iter().map(|io| io.offset).collect();
+    offs.sort_unstable();
+    offs.dedup();
+    assert!((130..190).contains(&offs.len()), "{} distinct", offs.len());
+    for bad in [
+        "randommap=true,bs=4KiB-8KiB",
+        "randommap=true,bs=4KiB,offset_align=512",
+        "randommap=true,random_distribution=zipf:1.2",
+    ] {
+        assert!(job_err(bad).contains("randommap"), "{bad}");
+    }
+}
+
+/// `rw=rw` keeps one sequential position per direction, as fio's `last_pos[ddir]`: reads
+/// and writes each go through the file from its start.
+#[test]
+fn rw_keeps_a_position_per_direction() {
+    let ios = requests("rw=rw,bs=4KiB,size=1MiB", Until::Bytes(1 << 20));
+    for write in [false, true] {
+        let offs: Vec<u64> = ios
+            .iter()
+            .filter(|io| io.write == write)
+            .map(|io| io.offset)
+            .collect();
+        assert!(offs.len() > 64, "write={write}: {}", offs.len());
+        let want: Vec<u64> = (0..offs.len() as u64).map(|i| i * 4096).collect();
+        assert_eq!(offs, want, "write={write}");
+    }
+}
+
+/// `timeout` stops a size-based job when its time is up (fio's `runtime` without
+/// `time_based`), and changes nothing for one that ends sooner.
+#[test]
+fn timeout_caps_a_size_based_job() {
+    for (fs, base) in bases() {
+        let capped = "rw=write,bs=4KiB,size=64MiB,rate=1MiB,timeout=0.2";
+        let phases = run_at(&base, SyncPolicy::None, capped).unwrap();
+        let run = phase(&phases, "run");
+        assert!(
+            run.bytes > 0 && run.bytes < 1 << 20,
+            "{fs}: {} B in 0.2 s at 1 MiB/s",
+            run.bytes
+        );
+        let phases = run_at(&base, SyncPolicy::None, "rw=write,size=1MiB,timeout=60").unwrap();
+        assert_eq!(phase(&phases, "run").bytes, 1 << 20, "{fs}");
+    }
+}
+
+/// A `randwrite` job writes into new files, as fio's without `overwrite=1`: with
+/// `randommap` a size-based run fills them, every block once, and the layout wrote
+/// nothing; with `overwrite=true` the layout wrote them in full first.
+#[test]
+fn randwrite_writes_into_new_files() {
+    for (fs, base) in bases() {
+        for overwrite in [false, true] {
+            let spec =
+                format!("rw=randwrite,bs=4KiB,size=1MiB,randommap=true,overwrite={overwrite}");
+            let j = job(&spec);
+            let (len, blocks, laid, run) =
+                in_context_at(&base, DataPolicy::Random, SyncPolicy::End, |cx| {
+                    j.run(cx).unwrap_or_else(|e| panic!("{fs} {spec}: {e:#}"));
+                    let m = std::fs::metadata(Job::path(cx.workdir(), 0, 0)).unwrap();
+                    let p = cx.phases();
+                    (m.len(), m.blocks() * 512, phase(p, "layout").bytes, phase(p, "run").bytes)
+                });
+            assert_eq!((len, run), (1 << 20, 1 << 20), "{fs} {spec}");
+            assert!(blocks >= 1 << 20, "{fs} {spec}: {blocks} B allocated");
+            assert_eq!(laid, if overwrite { 1 << 20 } else { 0 }, "{fs} {spec}");
+        }
+    }
+}
+
+/// With `common_files` every job works on job 0's files, each over all of them; only
+/// job 0's files exist.
+#[test]
+fn common_files_are_shared_by_all_jobs() {
+    for (fs, base) in bases() {
+        let spec = "rw=randread,bs=4KiB,size=1MiB,numjobs=3,common_files=true";
+        let j = job(spec);
+        let (names, run) = in_context_at(&base, DataPolicy::Random, SyncPolicy::None, |cx| {
+            j.run(cx).unwrap_or_else(|e| panic!("{fs} {spec}: {e:#}"));
+            let mut names: Vec<String> = std::fs::read_dir(cx.workdir())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            (names, phase(cx.phases(), "run").bytes)
+        });
+        assert_eq!(names, ["job0.0"], "{fs}");
+        assert_eq!(run, 3 << 20, "{fs}: each job reads size");
+        assert_eq!(j.data_bytes(), Some(1 << 20));
+    }
+    assert!(job_err("common_files=true,verify=true").contains("common_files"));
+}

@@ -314,6 +314,10 @@ pub struct RunArgs {
     /// refusal says, e.g. libaio on io_uring), and list them.
     #[arg(long, requires = "fio")]
     pub fio_lenient: bool,
+    /// With --fio: set fio option OPT (`size=64m`, `runtime=5s`, `norandommap`) in every
+    /// job of the file, over what the file says; repeat for more options.
+    #[arg(long, value_name = "OPT", requires = "fio")]
+    pub fio_set: Vec<String>,
     /// Continue stored run RUN of the same plan: run only the trials it lacks (failed and
     /// interrupted trials again, successful ones are kept). Refused when the expanded plan
     /// differs from the one the run was started with.

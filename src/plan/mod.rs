@@ -332,7 +332,7 @@ impl Plan {
         let fio = a
             .fio
             .as_deref()
-            .map(|f| fio::load(f, a.fio_lenient))
+            .map(|f| fio::load(f, a.fio_lenient, &a.fio_set))
             .transpose()?;
         let workloads = workloads_of(a, suite.as_ref(), fio.as_ref())?;
         let auto_reps = auto_reps(a, suite.as_ref())?;

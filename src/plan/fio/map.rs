@@ -252,13 +252,14 @@ pub fn job(
             p.push(("nrfiles", nrfiles.to_string()));
         }
     }
+    let norandommap = get("norandommap").is_some_and(|o| flag_of(&mut cx, &o));
     if let Some(o) = get("openfiles") {
         let nrfiles = files.map_or(1, |f| f.1);
         match count_of(&mut cx, &o) {
-            Some(n) if random && n < nrfiles => cx.ignored(
+            Some(n) if random && norandommap && n < nrfiles => cx.ignored(
                 &o,
-                "fio moves to a random job's next files only when their random map is full \
-                 (never with norandommap); fsarena's job moves on after size/nrfiles bytes",
+                "fio moves to a random job's next files only when their random map is full, \
+                 so never with norandommap; fsarena's job moves on after size/nrfiles bytes",
             ),
             Some(n) => p.push(("openfiles", n.to_string())),
             None => {}
@@ -293,31 +294,18 @@ pub fn job(
     }
     time_of(&mut cx, &get, random, &mut p);
     rate_of(&mut cx, get("rate"), reads, writes, &mut p);
+    let mut uniform = true;
     if let Some(o) = get("random_distribution") {
         if let Some(d) = distribution_of(&mut cx, &o) {
             p.push(("random_distribution", d));
+            uniform = false;
         }
     }
-    let norandommap = get("norandommap").is_some_and(|o| flag_of(&mut cx, &o));
-    if random && !norandommap {
-        let o = get("rw").expect("random needs rw");
-        cx.approx(
-            &o,
-            "fio's default random map visits each block once per pass; fsarena's job engine \
-             draws offsets with replacement, as fio's norandommap=1 (add norandommap=1)",
-            "runs with offsets drawn with replacement",
-        );
+    // fio turns its random map off for the other distributions.
+    if random && !norandommap && uniform {
+        randommap_of(&mut cx, &get, &mut p);
     }
     let overwrite = get("overwrite").is_some_and(|o| flag_of(&mut cx, &o));
-    if rw == "randwrite" && !overwrite && engine != "null" {
-        let o = get("rw").expect("randwrite needs rw");
-        cx.approx(
-            &o,
-            "fsarena's job engine lays out a randwrite job's files written in full (fio's \
-             overwrite=1); fio's default writes into new files (add overwrite=1)",
-            "runs on files written in full",
-        );
-    }
     verify_of(&mut cx, get("verify"), &rw, overwrite, writes, &mut p);
     cpus_of(
         &mut cx,
@@ -326,10 +314,10 @@ pub fn job(
         &mut p,
     );
     fallocate_of(&mut cx, get("fallocate"), &rw, overwrite, &engine, &mut p);
-    if overwrite && rw == "write" {
+    if overwrite && !reads {
         p.push(("overwrite", "true".into()));
     }
-    let lays_out = engine != "null" && (rw != "write" || overwrite);
+    let lays_out = engine != "null" && (reads || overwrite);
     if let (false, Some(at)) = (m.invalidate.0, &m.invalidate.1) {
         if lays_out {
             cx.issues.push(Issue::approx(

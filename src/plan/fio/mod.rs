@@ -131,11 +131,12 @@ impl FioPlan {
     }
 }
 
-/// Reads the job file at `path` (includes and `${VAR}` from this machine).
-pub fn load(path: &Path, lenient: bool) -> Result<FioPlan> {
+/// Reads the job file at `path` (includes and `${VAR}` from this machine), with the
+/// options `sets` (`--fio-set`) over every job's own.
+pub fn load(path: &Path, lenient: bool, sets: &[String]) -> Result<FioPlan> {
     let text = read_job_file(path)
         .map_err(|e| usage(format!("cannot read fio job file {}: {e}", path.display())))?;
-    parse(path, &text, &mut ini::Real, lenient).map_err(|issues| refusal(path, &issues))
+    parse_set(path, &text, &mut ini::Real, lenient, sets).map_err(|issues| refusal(path, &issues))
 }
 
 /// The usage error that lists every issue.
@@ -164,7 +165,37 @@ pub fn parse(
     src: &mut dyn ini::Source,
     lenient: bool,
 ) -> Result<FioPlan, Vec<Issue>> {
+    parse_set(path, text, src, lenient, &[])
+}
+
+/// [`parse`] with the options `sets` (`OPT=VALUE` or `OPT`, from `--fio-set`) after every
+/// job's own, so that they win; their place is `--fio-set:N`, the Nth given.
+pub fn parse_set(
+    path: &Path,
+    text: &str,
+    src: &mut dyn ini::Source,
+    lenient: bool,
+    sets: &[String],
+) -> Result<FioPlan, Vec<Issue>> {
     let (sections, mut issues) = ini::read(path, text, src);
+    let sets: Vec<ini::Opt> = sets
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let (key, value) = match s.split_once('=') {
+                Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
+                None => (s.trim(), None),
+            };
+            ini::Opt {
+                key: key.to_string(),
+                value,
+                at: Loc {
+                    file: "--fio-set".into(),
+                    line: i + 1,
+                },
+            }
+        })
+        .collect();
     let mut notes = Vec::new();
     let mut globals = Vec::new();
     let mut jobs: Vec<Mapped> = Vec::new();
@@ -173,7 +204,12 @@ pub fn parse(
             globals.extend(s.opts.iter().cloned());
             continue;
         }
-        let opts: Vec<ini::Opt> = globals.iter().chain(&s.opts).cloned().collect();
+        let opts: Vec<ini::Opt> = globals
+            .iter()
+            .chain(&s.opts)
+            .chain(&sets)
+            .cloned()
+            .collect();
         jobs.push(map::job(&s.name, &s.at, &opts, &mut issues, &mut notes));
     }
     if jobs.is_empty() && issues.is_empty() {
@@ -190,7 +226,7 @@ pub fn parse(
     })
     .is_none_or(|v| v == 1);
     let seed = one_setting(&jobs, &mut issues, "randseed", |j| j.seed.clone());
-    let entries = groups(&jobs, &mut issues);
+    let entries = groups(&jobs, &mut issues, &mut notes);
     if !issues.iter().any(|i| i.fatal) {
         for e in &entries {
             if let Err(err) = WorkloadSpec::parse(&e.spec) {
@@ -246,19 +282,50 @@ fn one_setting<T: PartialEq + Copy + fmt::Display>(
 
 /// The jobs between two `stonewall`s run at once in fio: each such group becomes one
 /// entry, which the job engine can run only when its jobs are alike.
-fn groups(jobs: &[Mapped], issues: &mut Vec<Issue>) -> Vec<Entry> {
-    let mut groups: Vec<Vec<&Mapped>> = Vec::new();
+fn groups(jobs: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> Vec<Entry> {
+    let mut groups: Vec<Vec<Mapped>> = Vec::new();
     for j in jobs {
         match groups.last_mut() {
-            Some(g) if !j.stonewall => g.push(j),
-            _ => groups.push(vec![j]),
+            Some(g) if !j.stonewall => g.push(j.clone()),
+            _ => groups.push(vec![j.clone()]),
         }
     }
-    groups.iter().map(|g| entry(g, issues)).collect()
+    // A file an earlier group made is there, written, when a later group writes it: fio
+    // overwrites it (it lays out only files missing or too short).
+    let mut made: Vec<String> = Vec::new();
+    for g in &mut groups {
+        for j in g.iter_mut() {
+            let Some(name) = j.filename.as_ref().and_then(|o| o.value.clone()) else {
+                continue;
+            };
+            let writes_only = j
+                .params
+                .iter()
+                .any(|(k, v)| *k == "rw" && (v == "write" || v == "randwrite"));
+            if made.contains(&name) && writes_only && !j.params.iter().any(|p| p.0 == "overwrite") {
+                j.params.retain(|(k, _)| *k != "fallocate");
+                j.params.push(("overwrite", "true".into()));
+                let line = format!(
+                    "job {} ({}): filename={name} is written by an earlier group in fio: \
+                     fsarena lays it out written in full first (overwrite=1)",
+                    j.name, j.at
+                );
+                if !notes.contains(&line) {
+                    notes.push(line);
+                }
+            }
+        }
+        for j in g.iter() {
+            if let Some(name) = j.filename.as_ref().and_then(|o| o.value.clone()) {
+                made.push(name);
+            }
+        }
+    }
+    groups.iter().map(|g| entry(g, issues, notes)).collect()
 }
 
-fn entry(group: &[&Mapped], issues: &mut Vec<Issue>) -> Entry {
-    let first = group[0];
+fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> Entry {
+    let first = &group[0];
     for j in &group[1..] {
         if let Some(at) = &j.new_group {
             issues.push(Issue::approx(
@@ -298,7 +365,8 @@ fn entry(group: &[&Mapped], issues: &mut Vec<Issue>) -> Entry {
         }
     }
     let numjobs: u64 = group.iter().map(|j| j.numjobs).sum();
-    let named: Vec<&&Mapped> = group.iter().filter(|j| j.filename.is_some()).collect();
+    let named: Vec<&Mapped> = group.iter().filter(|j| j.filename.is_some()).collect();
+    let mut common = false;
     if let Some(j) = named.first() {
         let o = j.filename.as_ref().expect("named");
         let sharing: u64 = named
@@ -306,13 +374,22 @@ fn entry(group: &[&Mapped], issues: &mut Vec<Issue>) -> Entry {
             .filter(|k| k.filename.as_ref().map(|f| &f.value) == Some(&o.value))
             .map(|k| k.numjobs)
             .sum();
-        if sharing > 1 {
+        if sharing > 1 && sharing == numjobs {
+            common = true;
+            notes.push(format!(
+                "{}: {}: the group's {sharing} jobs share these files, each over all of \
+                 them, as in fio (common_files=true)",
+                o.at,
+                o.text()
+            ));
+        } else if sharing > 1 {
             issues.push(Issue::approx(
                 o.at.clone(),
                 &o.text(),
                 format!(
-                    "in fio the {sharing} jobs of this group share this file, each over all \
-                     of it; fsarena's job engine gives each job its own files"
+                    "in fio {sharing} of the {numjobs} jobs of this group share this file, \
+                     each over all of it; fsarena's job engine shares files among all the \
+                     jobs of a group or none"
                 ),
                 "each job gets its own files",
             ));
@@ -325,6 +402,9 @@ fn entry(group: &[&Mapped], issues: &mut Vec<Issue>) -> Entry {
         .collect();
     if numjobs != 1 {
         items.push(format!("numjobs={numjobs}"));
+    }
+    if common {
+        items.push("common_files=true".into());
     }
     Entry {
         spec: format!("job:{}", items.join(",")),

@@ -117,15 +117,7 @@ pub(super) fn rw_of(cx: &mut Ctx, o: Option<Opt>) -> String {
     }
     match v.split(':').next().unwrap_or("").trim() {
         r @ ("read" | "write" | "randread" | "randwrite" | "randrw") => r.into(),
-        "rw" | "readwrite" => {
-            cx.approx(
-                &o,
-                "fio keeps one sequential position per direction; fsarena's job engine \
-                 shares one between reads and writes",
-                "runs rw with one shared position",
-            );
-            "rw".into()
-        }
+        "rw" | "readwrite" => "rw".into(),
         t if t.contains("trim") => {
             cx.bad(&o, "fsarena's job engine has no trim");
             "read".into()
@@ -331,10 +323,7 @@ pub(super) fn time_of(cx: &mut Ctx, get: Get, random: bool, p: &mut Params) {
     });
     match (runtime, time_based) {
         (Some((s, _)), true) if s > 0.0 => p.push(("runtime", format!("{s}"))),
-        (Some((s, o)), false) if s > 0.0 => cx.ignored(
-            &o,
-            "fsarena's job engine has no time limit for a size-based job (add time_based to run for this long)",
-        ),
+        (Some((s, _)), false) if s > 0.0 => p.push(("timeout", format!("{s}"))),
         (_, true) => {
             let o = get("time_based").expect("given");
             cx.bad(&o, "time_based needs a runtime");
@@ -492,9 +481,29 @@ pub(super) fn fallocate_of(
             "none"
         }
     };
-    // The job engine preallocates only the files a sequential write job starts empty in:
-    // the others are written in full in layout, which allocates them as fio's would be.
-    if rw == "write" && !overwrite && engine != "null" && mode != "none" {
+    // The job engine preallocates only the files a write-only job starts empty in: the
+    // others are written in full in layout, which allocates them as fio's would be.
+    let write_only = rw == "write" || rw == "randwrite";
+    if write_only && !overwrite && engine != "null" && mode != "none" {
         p.push(("fallocate", mode.into()));
     }
+}
+
+/// fio's default random map for a random job: `randommap=true` where the job has one
+/// block size; with several, fio shortens a block that overlaps used ones, which the job
+/// engine's map does not.
+pub(super) fn randommap_of(cx: &mut Ctx, get: Get, p: &mut Params) {
+    let bs = p.iter().find(|(k, _)| *k == "bs").map(|(_, v)| v.as_str());
+    if bs.is_some_and(|b| b.contains([',', '-'])) {
+        let o = get("bssplit")
+            .or_else(|| get("bs"))
+            .expect("a mix is given");
+        return cx.approx(
+            &o,
+            "fio's random map with several block sizes shortens a block that overlaps used \
+             ones; fsarena's map takes one block size (add norandommap=1)",
+            "runs with offsets drawn with replacement",
+        );
+    }
+    p.push(("randommap", "true".into()));
 }

@@ -202,7 +202,6 @@ fn every_refusal_is_listed_at_once_with_its_line() {
             (7, "fsync_on_close=1"),
             (5, "gtod_reduce=1"),
             (4, "ioengine=libaio"),
-            (6, "rw=randread"),
         ]
     );
     assert!(e.iter().all(|i| !i.fatal));
@@ -216,7 +215,7 @@ fn every_refusal_is_listed_at_once_with_its_line() {
     assert_eq!(plan.ignored, e);
     assert_eq!(
         plan.entries[0].spec,
-        "job:rw=randread,bs=4KiB,size=4MiB,iodepth=8,engine=io_uring"
+        "job:rw=randread,bs=4KiB,size=4MiB,iodepth=8,engine=io_uring,randommap=true"
     );
     assert!(plan
         .run_notes()
@@ -323,6 +322,53 @@ fn mapped_options() {
         let text = format!("[j]\nsize=1m\n{opts}");
         assert_eq!(specs(&text), [format!("job:{want}")], "{opts}");
     }
+    // fio's random map, its runtime cap, rw's two positions, random writes into new
+    // (fallocated) files, and jobs sharing a filename.
+    let cases = [
+        (
+            "rw=randrw\nruntime=10\n",
+            "rw=randrw,bs=4KiB,size=1MiB,engine=psync,timeout=10,randommap=true",
+        ),
+        ("rw=rw\n", "rw=rw,bs=4KiB,size=1MiB,engine=psync"),
+        (
+            "rw=randwrite\n",
+            "rw=randwrite,bs=4KiB,size=1MiB,engine=psync,randommap=true,fallocate=native",
+        ),
+        (
+            "rw=randwrite\noverwrite=1\nnorandommap\n",
+            "rw=randwrite,bs=4KiB,size=1MiB,engine=psync,overwrite=true",
+        ),
+        (
+            "rw=randread\nrandom_distribution=pareto:0.2\n",
+            "rw=randread,bs=4KiB,size=1MiB,engine=psync,random_distribution=pareto:0.2",
+        ),
+        (
+            "numjobs=4\nfilename=f\n",
+            "rw=read,bs=4KiB,size=1MiB,engine=psync,numjobs=4,common_files=true",
+        ),
+    ];
+    for (opts, want) in cases {
+        let text = format!("[j]\nsize=1m\n{opts}");
+        assert_eq!(specs(&text), [format!("job:{want}")], "{opts}");
+    }
+    // A file an earlier group made is overwritten by a later group's writes, as in fio.
+    let text = "[global]\nsize=1m\nfilename=t\n[r]\nrw=read\n[w]\nstonewall\nrw=write\n\
+                [o]\nstonewall\nfilename=other\nrw=write\n";
+    let plan = ok(text);
+    let got: Vec<&str> = plan.entries.iter().map(|e| e.spec.as_str()).collect();
+    assert_eq!(
+        got,
+        [
+            "job:rw=read,bs=4KiB,size=1MiB,engine=psync",
+            "job:rw=write,bs=4KiB,size=1MiB,engine=psync,overwrite=true",
+            "job:rw=write,bs=4KiB,size=1MiB,engine=psync,fallocate=native",
+        ]
+    );
+    assert!(
+        plan.notes.iter().any(|n| n.contains("earlier group")),
+        "{:?}",
+        plan.notes
+    );
     // A sequential write into new files lays nothing out: invalidate=0 changes no sync.
     let plan = ok("[j]\nrw=write\nfilesize=256k\nnrfiles=4\ninvalidate=0\nrandseed=7\n");
     assert_eq!(
@@ -336,10 +382,11 @@ fn mapped_options() {
 #[test]
 fn approximations_need_lenient() {
     for (opts, what) in [
-        ("rw=rw\n", "one sequential position per direction"),
-        ("rw=randwrite\nnorandommap\n", "overwrite=1"),
-        ("numjobs=2\nfilename=shared\n", "share this file"),
-        ("runtime=10\n", "no time limit"),
+        ("bsrange=4k-8k\nrw=randread\n", "add norandommap=1"),
+        (
+            "numjobs=2\nfilename=shared\n[k]\nsize=1m\n",
+            "2 of the 3 jobs of this group share",
+        ),
         ("randrepeat=0\n", "randrepeat"),
         ("cpus_allowed=0-1\n", "pins each job"),
         ("rw=read\nverify=md5\n", "earlier fio job"),
@@ -376,4 +423,40 @@ fn settings_taken_once_per_run_must_agree() {
     let e = issues(text, true);
     let at_default = |i: &Issue| i.at.line == 6 && i.why.contains("invalidate=1 at /jobs/t.fio:1");
     assert!(e.iter().any(|i| i.fatal && at_default(i)), "{e:#?}");
+}
+
+/// `--fio-set` options come after every job's own and win; a refusal names them by place.
+#[test]
+fn set_options_override_the_file() {
+    let text = "[global]\nsize=10g\n[a]\nrw=read\n[b]\nstonewall\nrw=randread\nsize=20g\n";
+    let sets = ["size=64m".to_string(), "norandommap".into()];
+    let plan = parse_set(
+        Path::new("/jobs/t.fio"),
+        text,
+        &mut Mem::default(),
+        false,
+        &sets,
+    )
+    .unwrap_or_else(|e| panic!("{e:#?}"));
+    let got: Vec<&str> = plan.entries.iter().map(|e| e.spec.as_str()).collect();
+    assert_eq!(
+        got,
+        [
+            "job:rw=read,bs=4KiB,size=64MiB,engine=psync",
+            "job:rw=randread,bs=4KiB,size=64MiB,engine=psync"
+        ]
+    );
+    let bad = ["gtod_reduce=1".to_string()];
+    let e = parse_set(
+        Path::new("/jobs/t.fio"),
+        text,
+        &mut Mem::default(),
+        false,
+        &bad,
+    )
+    .unwrap_err();
+    assert!(
+        e.iter().any(|i| i.at.to_string() == "--fio-set:1"),
+        "{e:#?}"
+    );
 }

@@ -93,11 +93,12 @@ fn a_job_file_runs_its_groups_in_order() {
 #[test]
 fn refusals_come_all_at_once_and_lenient_runs_without_them() {
     let image = common::image_dir();
-    let text = "[j]\nioengine=null\nsize=1m\ngtod_reduce=1\nfsync_on_close=1\nrw=randread\n";
+    let text = "[j]\nioengine=null\nsize=1m\ngtod_reduce=1\nfsync_on_close=1\nrw=randread\n\
+                randrepeat=0\n";
     let file = write_jobs(image.path(), text);
     let out = run(&file, &[], image.path());
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    for option in ["gtod_reduce=1", "fsync_on_close=1", "rw=randread"] {
+    for option in ["gtod_reduce=1", "fsync_on_close=1", "randrepeat=0"] {
         assert!(out.stderr.contains(option), "{option}: {}", out.stderr);
     }
     assert!(out.json.is_none(), "nothing ran");
@@ -107,6 +108,24 @@ fn refusals_come_all_at_once_and_lenient_runs_without_them() {
     assert_eq!(v["trials"][0]["status"], "ok");
     assert_eq!(v["trials"][0]["params"]["engine"], "null");
     assert_eq!(phase(&v["trials"][0], "run")["ops"], 256, "1 MiB in 4 KiB");
+}
+
+/// `--fio-set` lowers what a file asks for, in every job: here a size-based job of 1 GiB
+/// runs as 1 MiB, with fio's random map (every 4 KiB block once).
+#[test]
+fn fio_set_overrides_the_file() {
+    let image = common::image_dir();
+    let file = write_jobs(image.path(), "[j]\nsize=1g\nrw=randread\n");
+    let out = run(&file, &["--fio-set", "size=1m"], image.path());
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v = out.json.expect("json");
+    let t = &v["trials"][0];
+    assert_eq!(t["params"]["size"], "1MiB", "{t}");
+    assert_eq!(t["params"]["randommap"], "true", "{t}");
+    assert_eq!(phase(t, "run")["ops"], 256, "1 MiB in 4 KiB");
+    let out = run(&file, &["--fio-set", "gtod_reduce=1"], image.path());
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--fio-set:1"), "{}", out.stderr);
 }
 
 #[test]

@@ -90,6 +90,69 @@ fn a_job_file_runs_its_groups_in_order() {
     common::assert_clean(image.path());
 }
 
+/// The run keeps what it said before it started (also under `--quiet`): each group's
+/// mapping, the policies the file sets and the option mappings, in its JSON and in the
+/// database, which `show` and `report` read.
+#[test]
+fn the_mapping_and_the_policies_of_the_file_are_kept_with_the_run() {
+    let image = common::image_dir();
+    let text = "[j]\nrw=write\nbs=64k\nsize=1m\nioengine=sync\ninvalidate=0\nrandseed=7\n";
+    let file = write_jobs(image.path(), text);
+    let out = run(&file, &[], image.path());
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, out.stdout);
+    let notes_of = |v: &serde_json::Value| -> Vec<String> {
+        v["notes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no notes: {v}"))
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    let notes = notes_of(&out.json.expect("json"));
+    let has = |what: &[&str]| notes.iter().any(|n| what.iter().all(|w| n.contains(w)));
+    assert!(
+        has(&[
+            "fio: j (",
+            "t.fio:1) runs as job:rw=write,bs=64KiB,size=1MiB"
+        ]),
+        "{notes:?}"
+    );
+    assert!(
+        has(&[
+            "cache keep (invalidate=0)",
+            "sync none",
+            "seed 7 (randseed=7)"
+        ]),
+        "{notes:?}"
+    );
+    assert!(has(&["t.fio:5: ioengine=sync runs as psync"]), "{notes:?}");
+    // The database holds them: its export is the same list, and show and report work.
+    let db = image.path().join("results.db");
+    let db = db.to_str().unwrap();
+    let exported = Command::new(common::bin())
+        .args(["--db", db, "export", "--json", "last"])
+        .output()
+        .unwrap();
+    assert!(exported.status.success(), "{exported:?}");
+    let stored = common::run_document(&exported.stdout);
+    assert_eq!(notes_of(&stored), notes);
+    let html = image.path().join("r.html");
+    for args in [
+        vec!["--db", db, "show", "last"],
+        vec![
+            "--db",
+            db,
+            "report",
+            "--html",
+            html.to_str().unwrap(),
+            "last",
+        ],
+    ] {
+        let out = Command::new(common::bin()).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+    }
+}
+
 #[test]
 fn refusals_come_all_at_once_and_lenient_runs_without_them() {
     let image = common::image_dir();

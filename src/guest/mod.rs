@@ -214,6 +214,12 @@ pub fn execute(
             ..planned
         },
     };
+    if host.is_none() {
+        // The host's part said them otherwise.
+        for line in &result.notes {
+            progress.note(line);
+        }
+    }
     let run_id = result.run_id.clone();
     // Held while the guests run: other runs on this machine (and `doctor`) see this one
     // live, as they see a run on the host, and mark what they measure meanwhile busy.

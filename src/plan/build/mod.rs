@@ -322,7 +322,12 @@ fn fio_workloads(
             ),
         ));
     }
-    notes.extend(f.run_notes());
+    // Several job files of one plan set the same policies: said once.
+    for n in f.run_notes() {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
     f.entries
         .iter()
         .map(|e| WorkloadSpec::parse(&e.spec).map_err(at))

@@ -1,7 +1,7 @@
 //! `fsarena run --fio FILE`: a job file written here (two groups, an include, a variable
 //! from the environment) runs in a temporary directory without root, one trial per group
 //! in file order; refusals come all at once with exit code 2; `--fio-lenient` runs
-//! without them.
+//! without them; the run keeps how it read the file (its notes) in its JSON and database.
 
 mod common;
 

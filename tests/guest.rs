@@ -1,6 +1,7 @@
 //! Guest targets end to end (`run --kernel`): a Debian kernel booted with virtme-ng under
 //! QEMU runs smallfiles on the seeds' filesystems this machine's kernel lacks, and the
-//! host stores and labels them; SIGINT mid-guest leaves no QEMU, loop device or image.
+//! host stores and labels them; an fio job file runs in a guest as the host read it;
+//! SIGINT mid-guest leaves no QEMU, loop device or image.
 //! Each test prints SKIP with the reason where root, virtme-ng, QEMU, a static busybox or
 //! a kernel under /boot is missing (scripts/test.sh installs them).
 

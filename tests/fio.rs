@@ -1,7 +1,7 @@
 //! `fsarena run --fio FILE`: a job file written here (two groups, an include, a variable
 //! from the environment) runs in a temporary directory without root, one trial per group
 //! in file order; refusals come all at once with exit code 2; `--fio-lenient` runs
-//! without them.
+//! without them; the run keeps how it read the file (its notes) in its JSON and database.
 
 mod common;
 
@@ -88,6 +88,69 @@ fn a_job_file_runs_its_groups_in_order() {
     assert!(phase(r, "run")["ops"].as_u64().unwrap() > 0);
     assert_eq!(r["params"]["numjobs"], "2");
     common::assert_clean(image.path());
+}
+
+/// The run keeps what it said before it started (also under `--quiet`): each group's
+/// mapping, the policies the file sets and the option mappings, in its JSON and in the
+/// database, which `show` and `report` read.
+#[test]
+fn the_mapping_and_the_policies_of_the_file_are_kept_with_the_run() {
+    let image = common::image_dir();
+    let text = "[j]\nrw=write\nbs=64k\nsize=1m\nioengine=sync\ninvalidate=0\nrandseed=7\n";
+    let file = write_jobs(image.path(), text);
+    let out = run(&file, &[], image.path());
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, out.stdout);
+    let notes_of = |v: &serde_json::Value| -> Vec<String> {
+        v["notes"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no notes: {v}"))
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    let notes = notes_of(&out.json.expect("json"));
+    let has = |what: &[&str]| notes.iter().any(|n| what.iter().all(|w| n.contains(w)));
+    assert!(
+        has(&[
+            "fio: j (",
+            "t.fio:1) runs as job:rw=write,bs=64KiB,size=1MiB"
+        ]),
+        "{notes:?}"
+    );
+    assert!(
+        has(&[
+            "cache keep (invalidate=0)",
+            "sync none",
+            "seed 7 (randseed=7)"
+        ]),
+        "{notes:?}"
+    );
+    assert!(has(&["t.fio:5: ioengine=sync runs as psync"]), "{notes:?}");
+    // The database holds them: its export is the same list, and show and report work.
+    let db = image.path().join("results.db");
+    let db = db.to_str().unwrap();
+    let exported = Command::new(common::bin())
+        .args(["--db", db, "export", "--json", "last"])
+        .output()
+        .unwrap();
+    assert!(exported.status.success(), "{exported:?}");
+    let stored = common::run_document(&exported.stdout);
+    assert_eq!(notes_of(&stored), notes);
+    let html = image.path().join("r.html");
+    for args in [
+        vec!["--db", db, "show", "last"],
+        vec![
+            "--db",
+            db,
+            "report",
+            "--html",
+            html.to_str().unwrap(),
+            "last",
+        ],
+    ] {
+        let out = Command::new(common::bin()).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+    }
 }
 
 #[test]
@@ -240,11 +303,26 @@ fn moves_what_fio_moves() {
     assert_eq!(by_group, [(4 << 20, 64), (1 << 20, 256), (263 * 4000, 263)]);
 }
 
+/// A plan's job file is not read in a guest (the guest's fsarena would read it itself):
+/// refused, pointing to `run --fio`, which runs in one (tests/guest.rs).
 #[test]
-fn a_guest_kernel_is_refused_for_now() {
+fn a_plans_job_file_is_refused_in_a_guest_kernel() {
     let image = common::image_dir();
-    let file = write_jobs(image.path(), JOBS);
-    let out = run(&file, &["--kernel", "/nonexistent/vmlinuz"], image.path());
+    let dir = image.path();
+    write_jobs(dir, JOBS);
+    let plan = dir.join("p.toml");
+    std::fs::write(
+        &plan,
+        "[defaults]\nsync = \"none\"\n[[target]]\nfs = \"tmpfs\"\n\
+         [[workload]]\nfio = \"t.fio\"\n",
+    )
+    .unwrap();
+    let plan = plan.to_str().unwrap();
+    let out = common::run_any(&["--plan", plan, "--kernel", "/nonexistent/vmlinuz"], dir);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    assert!(out.stderr.contains("--fio"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("run --fio FILE --kernel"),
+        "{}",
+        out.stderr
+    );
 }

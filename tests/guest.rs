@@ -1,6 +1,7 @@
 //! Guest targets end to end (`run --kernel`): a Debian kernel booted with virtme-ng under
 //! QEMU runs smallfiles on the seeds' filesystems this machine's kernel lacks, and the
-//! host stores and labels them; SIGINT mid-guest leaves no QEMU, loop device or image.
+//! host stores and labels them; an fio job file runs in a guest as the host read it;
+//! SIGINT mid-guest leaves no QEMU, loop device or image.
 //! Each test prints SKIP with the reason where root, virtme-ng, QEMU, a static busybox or
 //! a kernel under /boot is missing (scripts/test.sh installs them).
 
@@ -289,6 +290,74 @@ fn a_plan_runs_host_and_guest_targets_in_one_run_and_a_hung_guest_keeps_its_tria
         .unwrap();
     assert_eq!(stored.trials.len(), 4);
     assert_eq!(stored.targets.len(), 2);
+    common::assert_clean(dir.path());
+    assert_eq!(guest_leftovers(dir.path()), Vec::<PathBuf>::new());
+    assert_eq!(qemus_under(dir.path()), Vec::<String>::new());
+}
+
+/// `run --fio FILE --kernel K`: the host reads the job file (it lies under /var/tmp, which
+/// a guest has of its own) and the guest runs its job; the trial is stored under the
+/// host's run, with the file's mapping in the run's notes.
+#[test]
+fn an_fio_job_file_runs_in_a_guest_as_the_host_read_it() {
+    let test = "an_fio_job_file_runs_in_a_guest_as_the_host_read_it";
+    let Some(kernel) = guest_kernel(test) else {
+        return;
+    };
+    let dir = common::image_dir();
+    let job = dir.path().join("tiny.fio");
+    std::fs::write(&job, "[j]\nrw=read\nbs=64k\nsize=4m\nioengine=psync\n").unwrap();
+    let (v, _) = common::run_json(
+        &[
+            "--fio",
+            job.to_str().unwrap(),
+            "--fs",
+            "tmpfs",
+            "--size",
+            "64MiB",
+            "--reps",
+            "1",
+            "--kernel",
+            &kernel,
+            "--guest-memory",
+            "1GiB",
+        ],
+        dir.path(),
+    );
+    let short = fsarena::guest::kernel::short_release(&kernel);
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 1, "{trials:?}");
+    let t = &trials[0];
+    assert_eq!(t["target"], format!("tmpfs@{short}"));
+    assert_eq!(
+        (&t["workload"], &t["status"]),
+        (&"job".into(), &"ok".into()),
+        "{t}"
+    );
+    assert_eq!(common::phase(t, "run")["bytes"], 4 << 20);
+    assert_eq!(
+        (&v["policy"]["cache"], &v["policy"]["sync"]),
+        (&"cold".into(), &"none".into())
+    );
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .expect("the run's notes")
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("tiny.fio:1) runs as job:rw=read,bs=64KiB")),
+        "{notes:?}"
+    );
+    let run = v["run_id"].as_str().unwrap();
+    let stored = fsarena::store::Store::open(&dir.path().join("results.db"))
+        .and_then(|s| s.load(run))
+        .unwrap();
+    assert_eq!(stored.trials.len(), 1);
+    assert_eq!(stored.trials[0].status, "ok");
+    assert_eq!(stored.notes, notes);
     common::assert_clean(dir.path());
     assert_eq!(guest_leftovers(dir.path()), Vec::<PathBuf>::new());
     assert_eq!(qemus_under(dir.path()), Vec::<String>::new());

@@ -548,7 +548,7 @@ fn database(rng: &mut StdRng, base: &[u8], path: &Path) {
                 "CREATE TABLE runs(x); PRAGMA user_version = 0;",
                 "CREATE TABLE runs(x); INSERT INTO runs VALUES (NULL); PRAGMA user_version = 3;",
                 "CREATE TABLE runs(id TEXT); PRAGMA user_version = 99;",
-                "PRAGMA user_version = 8;",
+                "PRAGMA user_version = 9;",
             ]
             .choose(rng)
             .expect("sql");

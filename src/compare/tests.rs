@@ -75,6 +75,7 @@ pub(super) fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])
         summaries: vec![],
         mpi: None,
         left_out: Vec::new(),
+        notes: Vec::new(),
         resumed_at: Vec::new(),
         planned_trials: None,
     }

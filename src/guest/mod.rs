@@ -88,12 +88,19 @@ pub fn guest_args(argv: &[String]) -> Vec<String> {
     out
 }
 
-/// `args` with the plan file (`--plan FILE`) replaced by a copy in `shared`: a guest sees
-/// the host's root, but has /tmp and /var/tmp of its own.
-fn with_plan_in(args: &[String], shared: &Path) -> Result<Vec<String>> {
+/// `args` as the guest's fsarena gets them: the plan file (`--plan FILE`) replaced by a
+/// copy in `shared` (a guest sees the host's root, but has /tmp and /var/tmp of its own),
+/// and an fio job file ([`fio_read_here`]) by what the host read from it.
+fn with_plan_in(args: &[String], shared: &Path, plan: &Plan) -> Result<Vec<String>> {
+    let fio = args.iter().any(|a| a == "--fio" || a.starts_with("--fio="));
+    let args = if fio {
+        fio_read_here(args, plan)
+    } else {
+        args.to_vec()
+    };
     let mut out = Vec::with_capacity(args.len());
     let mut next_is_plan = false;
-    for a in args {
+    for a in &args {
         let file = if std::mem::take(&mut next_is_plan) {
             Some(a.as_str())
         } else if a == "--plan" {
@@ -114,6 +121,43 @@ fn with_plan_in(args: &[String], shared: &Path) -> Result<Vec<String>> {
         out.push(copy.to_string_lossy().into_owned());
     }
     Ok(out)
+}
+
+/// `args` with `--fio FILE`, `--fio-lenient` and `--fio-set` replaced by `plan`'s workloads (as
+/// positional arguments, first) and by the policies the job file set (`--cache`, `--sync`,
+/// `--seed`; any given are dropped, the host checked them against the file). The host read
+/// the file with its includes and `${VAR}`s from its own files and environment, which the
+/// guest does not share; with the same workload texts the guest's trials carry the labels
+/// [`adopt`] looks for.
+fn fio_read_here(args: &[String], plan: &Plan) -> Vec<String> {
+    const REPLACED: [&str; 5] = ["--fio", "--fio-set", "--cache", "--sync", "--seed"];
+    let mut out: Vec<String> = plan.workloads.iter().map(|w| w.text.clone()).collect();
+    let mut skip = false;
+    for a in args {
+        if std::mem::take(&mut skip) || a == "--fio-lenient" {
+            continue;
+        }
+        if REPLACED.contains(&a.as_str()) {
+            skip = true;
+            continue;
+        }
+        if a.split_once('=')
+            .is_some_and(|(f, _)| REPLACED.contains(&f))
+        {
+            continue;
+        }
+        out.push(a.clone());
+    }
+    let p = &plan.policy;
+    out.extend([
+        "--cache".into(),
+        p.cache.to_string(),
+        "--sync".into(),
+        p.sync.to_string(),
+        "--seed".into(),
+        p.seed.to_string(),
+    ]);
+    out
 }
 
 /// The note every target of an emulated guest carries.
@@ -214,6 +258,12 @@ pub fn execute(
             ..planned
         },
     };
+    if host.is_none() {
+        // The host's part said them otherwise.
+        for line in &result.notes {
+            progress.note(line);
+        }
+    }
     let run_id = result.run_id.clone();
     // Held while the guests run: other runs on this machine (and `doctor`) see this one
     // live, as they see a run on the host, and mark what they measure meanwhile busy.

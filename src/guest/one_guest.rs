@@ -65,7 +65,7 @@ impl OneGuest<'_> {
                 .with_context(|| format!("copying {} for the guest", own.display()))?;
             let json = shared.join("result.json");
             let mut argv: Vec<String> = vec![exe.to_string_lossy().into_owned(), "run".into()];
-            argv.extend(with_plan_in(self.args, &shared)?);
+            argv.extend(with_plan_in(self.args, &shared, self.plan)?);
             argv.extend([
                 "--in-guest".into(),
                 SCRATCH_SERIAL.into(),

@@ -51,6 +51,15 @@ pub struct TargetEntry {
     pub span: Option<Range<usize>>,
 }
 
+/// Why a plan's `fio = "FILE"` does not run in a guest kernel, and what does: the guest's
+/// fsarena builds the plan from the plan file itself, where the job file's path, includes
+/// and `${VAR}`s would be read in the guest, not as the host read them; `run --fio` hands
+/// the guest the workloads the host read ([`crate::guest`]).
+pub const FIO_IN_GUEST: &str = "the guest's fsarena reads the plan file itself, and with \
+     it the job file, its includes and its ${VAR}s, which are the host's; run the job file \
+     with `fsarena run --fio FILE --kernel KERNEL`, which gives the guest the jobs as read \
+     here";
+
 /// One `[[workload]]`: a workload kind with parameters, a suite, or an fio job file.
 pub struct WorkloadEntry {
     /// `kind`, `suite` or `fio` (the job file's path), with its value.

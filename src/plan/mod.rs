@@ -259,12 +259,6 @@ impl Plan {
     /// [`Self::from_args`] but for the verdict's margin.
     fn from_args_checked(a: &RunArgs) -> Result<Plan> {
         check_arg_lengths(a)?;
-        if a.fio.is_some() && !a.kernel.is_empty() {
-            return Err(usage(
-                "--fio cannot be combined with --kernel yet: the guest does not see the job \
-                 file, its includes or its variables",
-            ));
-        }
         if let (Some(path), false) = (&a.plan, a.kernel.is_empty()) {
             let f = file::load(path)?;
             if let Some(k) = f.targets.iter().find_map(|t| t.kernel.as_ref()) {
@@ -277,8 +271,10 @@ impl Plan {
             if let Some(w) = f.workloads.iter().find(|w| w.is_fio) {
                 return Err(f.src.err(
                     &w.span,
-                    "an fio job file cannot run under --kernel yet: the guest does not see \
-                     the job file, its includes or its variables",
+                    format!(
+                        "a plan's fio job file cannot run under --kernel: {}",
+                        file::FIO_IN_GUEST
+                    ),
                 ));
             }
         }

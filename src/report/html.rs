@@ -124,6 +124,14 @@ fn setup(out: &mut String, run: &RunResult) {
         facts.push(("classic tools", line));
     }
     key_values(out, &facts);
+    if !run.notes.is_empty() {
+        // What the run said before it started: an fio job file's mapping and policies.
+        out.push_str("<h3>Notes</h3><ul class=\"notes\">");
+        for n in &run.notes {
+            let _ = write!(out, "<li>{}</li>", esc(n));
+        }
+        out.push_str("</ul>");
+    }
     out.push_str("<h3>Targets</h3>");
     let mut t = Table {
         head: [

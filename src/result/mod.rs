@@ -38,6 +38,11 @@ pub struct RunResult {
     /// package to install; absent when none was left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<String>,
+    /// What the run said before it started, kept with its figures: how an fio job file
+    /// (`run --fio`) became workloads, the policies it set and, with `--fio-lenient`, what
+    /// ran otherwise than fio would; secrets hidden. Absent when there was nothing to say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// When the run was taken up again with `--resume` (RFC 3339, oldest first): its
     /// samples then pool repetitions of several invocations. Absent when never resumed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

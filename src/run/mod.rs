@@ -119,7 +119,7 @@ pub fn execute(
     if let Some(line) = crate::result::left_out_line(&plan.left_out) {
         progress.note(&line);
     }
-    for line in &plan.notes {
+    for line in &result.notes {
         progress.note(line);
     }
     let names = plan.workloads.iter().map(|w| w.info.name);
@@ -417,6 +417,11 @@ pub(crate) fn new_result(
         summaries: Vec::new(),
         mpi,
         left_out: plan.left_out.clone(),
+        notes: plan
+            .notes
+            .iter()
+            .map(|n| crate::secret::redact(n))
+            .collect(),
         resumed_at: Vec::new(),
         planned_trials: u32::try_from(targets * plan.workloads.len() * plan.policy.reps as usize)
             .ok(),

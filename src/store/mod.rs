@@ -13,6 +13,8 @@
 //! * `runs.resumed_at` (schema 7): when `--resume` took the run up again (JSON list);
 //! * `trials.disturbance` (schema 8): what competed with the trial (JSON,
 //!   [`crate::probe::disturb::Disturbance`]); NULL in older rows;
+//! * `runs.notes` (schema 9): what the run said before it started, such as how an fio
+//!   job file was mapped (JSON list, [`RunResult::notes`]); NULL when nothing;
 //! * `phases`: per trial and phase: the headline figures as columns (wall_s, ops, bytes,
 //!   ops_per_s, mb_per_s, cpu_pct) and the whole phase result as JSON — per-operation HDR
 //!   histogram buckets, the time series, device counters, flags and extra figures.
@@ -110,8 +112,8 @@ impl Store {
     fn begin_run_here(&self, run: &RunResult, targets: &[TargetInfo]) -> Result<()> {
         self.conn.execute(
             "INSERT INTO runs (id, started_at, status, fsarena_version, command_line, host, \
-             policy, can_drop_caches, pid, hostname, left_out, resumed_at) \
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+             policy, can_drop_caches, pid, hostname, left_out, resumed_at, notes) \
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 run.run_id,
                 run.started_at,
@@ -127,6 +129,9 @@ impl Store {
                     .transpose()?,
                 (!run.resumed_at.is_empty())
                     .then(|| serde_json::to_string(&run.resumed_at))
+                    .transpose()?,
+                (!run.notes.is_empty())
+                    .then(|| serde_json::to_string(&run.notes))
                     .transpose()?,
             ],
         )?;

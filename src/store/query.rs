@@ -170,7 +170,8 @@ impl Store {
         let id = self.resolve(run)?;
         let mut runs = self.conn.prepare(
             "SELECT started_at, finished_at, status, fsarena_version, command_line, host, policy, \
-             can_drop_caches, pid, hostname, left_out, resumed_at, plan FROM runs WHERE id = ?1",
+             can_drop_caches, pid, hostname, left_out, resumed_at, plan, notes FROM runs \
+             WHERE id = ?1",
         )?;
         let runs_cols = columns_of(&runs);
         let (mut result, pid, hostname): (RunResult, i64, String) = runs
@@ -190,6 +191,7 @@ impl Store {
                     summaries: Vec::new(),
                     mpi: None,
                     left_out: json_or_default(r, 10)?,
+                    notes: json_or_default(r, 13)?,
                     resumed_at: json_or_default(r, 11)?,
                     planned_trials: r
                         .get::<_, Option<String>>(12)?

@@ -9,7 +9,7 @@ use rusqlite::Connection;
 use std::path::Path;
 
 /// The schema version this build writes.
-pub(super) const SCHEMA_VERSION: i64 = 8;
+pub(super) const SCHEMA_VERSION: i64 = 9;
 const _: () = assert!(SCHEMA_VERSION as usize == MIGRATIONS.len());
 
 const MIGRATIONS: &[&str] = &[
@@ -76,6 +76,8 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE runs ADD COLUMN resumed_at TEXT;",
     // 7 → 8: what competed with each trial (JSON, `busy` flag).
     "ALTER TABLE trials ADD COLUMN disturbance TEXT;",
+    // 8 → 9: what the run said before it started (JSON list; an fio job file's mapping).
+    "ALTER TABLE runs ADD COLUMN notes TEXT;",
 ];
 
 /// The (device, inode) of the file at `path`.

@@ -27,6 +27,7 @@ fn sample_run(id: &str) -> RunResult {
         summaries: Vec::new(),
         mpi: None,
         left_out: Vec::new(),
+        notes: Vec::new(),
         resumed_at: Vec::new(),
         planned_trials: None,
     }
@@ -234,6 +235,7 @@ fn migrates_an_empty_file_and_round_trips_a_run() {
     let mut s = Store::open(&path).unwrap();
     assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
     let mut run = sample_run("20261123-000000-abcd");
+    run.notes = vec!["fio: j (t.fio:1) runs as job:rw=read,bs=64KiB,size=4MiB".into()];
     s.begin_run(&run, &run.targets.clone()).unwrap();
     for rep in 1..=3 {
         s.add_trial(&run.run_id, &sample_trial(rep)).unwrap();
@@ -254,6 +256,7 @@ fn migrates_an_empty_file_and_round_trips_a_run() {
     assert_eq!(back.trials[0].disturbance, None);
     assert_eq!(back.trials[1].disturbance, sample_trial(2).disturbance);
     assert_eq!(back.targets[0].mkfs_opts, ["-F"]);
+    assert_eq!(back.notes, run.notes);
     let med = back
         .summaries
         .iter()
@@ -424,6 +427,7 @@ fn a_version_1_database_gains_the_new_columns_and_keeps_its_trials() {
                  DROP TABLE rank_trials; ALTER TABLE runs DROP COLUMN left_out; \
                  ALTER TABLE runs DROP COLUMN resumed_at; \
                  ALTER TABLE trials DROP COLUMN disturbance; \
+                 ALTER TABLE runs DROP COLUMN notes; \
                  PRAGMA user_version = 1;",
             )
             .unwrap();
@@ -436,6 +440,7 @@ fn a_version_1_database_gains_the_new_columns_and_keeps_its_trials() {
         "no plan stored before schema 4"
     );
     let run = s.load("last").unwrap();
+    assert!(run.notes.is_empty(), "no notes stored before schema 9");
     let t = &run.trials[0];
     assert_eq!(
         (

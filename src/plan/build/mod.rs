@@ -244,9 +244,10 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         return Err(src.err(
             &w.span,
             format!(
-                "an fio job file cannot run in a guest kernel yet (the target at {} names \
-                 one): the guest does not see the job file, its includes or its variables",
-                src.place(&k.span)
+                "a plan's fio job file cannot run in a guest kernel (the target at {} names \
+                 one): {}",
+                src.place(&k.span),
+                super::file::FIO_IN_GUEST
             ),
         ));
     }
@@ -322,7 +323,12 @@ fn fio_workloads(
             ),
         ));
     }
-    notes.extend(f.run_notes());
+    // Several job files of one plan set the same policies: said once.
+    for n in f.run_notes() {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
     f.entries
         .iter()
         .map(|e| WorkloadSpec::parse(&e.spec).map_err(at))

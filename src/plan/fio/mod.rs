@@ -113,7 +113,8 @@ pub struct FioPlan {
 }
 
 impl FioPlan {
-    /// The lines a run states before it starts: each group and the jobs it runs, the
+    /// The lines a run states before it starts (and its report keeps): each group and the
+    /// jobs it runs, the policies the file sets in place of fsarena's defaults, the
     /// mappings, and what `--fio-lenient` ran without.
     pub fn run_notes(&self) -> Vec<String> {
         let mut lines: Vec<String> = self
@@ -121,6 +122,7 @@ impl FioPlan {
             .iter()
             .map(|e| format!("fio: {} ({}) runs as {}", e.jobs.join(", "), e.at, e.spec))
             .collect();
+        lines.push(self.policy_note());
         lines.extend(self.notes.iter().map(|n| format!("fio: {n}")));
         lines.extend(
             self.ignored
@@ -128,6 +130,25 @@ impl FioPlan {
                 .map(|i| format!("fio --fio-lenient: {i}")),
         );
         lines
+    }
+
+    /// The policies the job file sets (`fio_policy` in `plan/args.rs`, docs/fio.md): the
+    /// cache from `invalidate`, sync `none` (fsarena's default is `end`), the seed from
+    /// `randseed` when given.
+    fn policy_note(&self) -> String {
+        let cache = if self.invalidate {
+            "cache cold (invalidate=1, fio's default)"
+        } else {
+            "cache keep (invalidate=0)"
+        };
+        let seed = self
+            .seed
+            .map(|s| format!(", seed {s} (randseed={s})"))
+            .unwrap_or_default();
+        format!(
+            "fio: policies as the job file asks: {cache}, sync none (fio syncs only where \
+             the file says: fsync, fdatasync, end_fsync){seed}"
+        )
     }
 }
 

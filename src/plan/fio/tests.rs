@@ -460,3 +460,25 @@ fn set_options_override_the_file() {
         "{e:#?}"
     );
 }
+
+/// The run's notes (kept in its report) say which policies the file sets.
+#[test]
+fn the_notes_say_the_policies_the_file_sets() {
+    let policy = |text: &str| {
+        let notes = ok(text).run_notes();
+        notes
+            .into_iter()
+            .find(|n| n.starts_with("fio: policies"))
+            .expect("a policy line")
+    };
+    let line = policy("[j]\nsize=1m\n");
+    assert!(
+        line.contains("cache cold (invalidate=1, fio's default)"),
+        "{line}"
+    );
+    assert!(line.contains("sync none"), "{line}");
+    assert!(!line.contains("seed"), "no randseed: {line}");
+    let line = policy("[j]\nrw=write\nsize=1m\ninvalidate=0\nrandseed=7\n");
+    assert!(line.contains("cache keep (invalidate=0)"), "{line}");
+    assert!(line.contains("seed 7 (randseed=7)"), "{line}");
+}

@@ -319,6 +319,10 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
     if let Some(line) = crate::result::left_out_line(&run.left_out) {
         let _ = writeln!(out, "{line}");
     }
+    // What the run said before it started (`fio: …`), one line each.
+    for line in &run.notes {
+        let _ = writeln!(out, "{line}");
+    }
     for line in crate::result::guest_lines(&run.targets) {
         let _ = writeln!(out, "{line}");
     }

@@ -11,7 +11,7 @@
 # tally and, per reason, how many files it refuses.
 #
 # compare (root, fio): five examples on a tmpfs and on an ext4 loop image (1 GiB, in a
-# temporary directory), each run by fio and by fsarena in N alternating pairs (fio first
+# temporary directory, attached with direct I/O), each run by fio and by fsarena in N alternating pairs (fio first
 # in odd pairs, fsarena first in even ones), the target emptied before every run so that
 # both lay their files out. The sizes and times are lowered for this machine by options
 # added at the end of every job section (fsarena reads the same file): the file fsarena
@@ -95,8 +95,9 @@ compare() {
   [ "$(id -u)" = 0 ] || { echo "compare needs root (tmpfs and a loop image)"; exit 1; }
   command -v fio >/dev/null || apt-get install -y -o DPkg::Lock::Timeout=600 fio >/dev/null
   mkdir -p "$out"; out=$(cd "$out" && pwd)
-  local w; w=$(mktemp -d /var/tmp/fio-examples.XXXXXX)
-  local mnt="$w/mnt" loopdev=""
+  # Globals: the EXIT trap reads them after compare returns.
+  w=$(mktemp -d /var/tmp/fio-examples.XXXXXX)
+  mnt="$w/mnt" loopdev=""
   mkdir "$mnt"
   cleanup() {
     umount "$mnt" 2>/dev/null || true
@@ -119,7 +120,10 @@ compare() {
     tmpfs) mount -t tmpfs -o size=2g fsarena-fio "$mnt" ;;
     ext4)
       truncate -s 1G "$w/ext4.img"; mkfs.ext4 -q -F "$w/ext4.img"
-      loopdev=$(losetup -f --show "$w/ext4.img"); mount "$loopdev" "$mnt" ;;
+      # Direct I/O to the image: the host's page cache does not keep its blocks, so
+      # fsarena's cold policy (drop_caches) and fio's invalidate (the job's file only)
+      # leave the same cache state behind.
+      loopdev=$(losetup -f --show --direct-io=on "$w/ext4.img"); mount "$loopdev" "$mnt" ;;
     esac
     for c in "${cases[@]}"; do
       IFS='|' read -r name opts flags <<<"$c"

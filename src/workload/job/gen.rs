@@ -228,13 +228,14 @@ impl RandMap {
         b
     }
 
-    /// The first free block after `b`, wrapping (one exists: the map is not full).
-    #[cold]
+    /// The first free block after `b`, wrapping (one exists: the map is not full). No
+    /// division: it runs on a good share of the draws late in a pass.
     fn next_free(&self, b: u64) -> u64 {
-        let start = (b + 1) % self.n;
+        let start = if b + 1 == self.n { 0 } else { b + 1 };
         let nw = self.words.len();
         let (w0, bit0) = ((start / 64) as usize, start % 64);
-        // The rest of the first word, the words after it, then from the start.
+        // The rest of the first word, the words after it, then from the start (the bits
+        // past n in the last word are never set, so they look free: skipped by `f < n`).
         let first = !self.words[w0] & (!0u64 << bit0);
         if first != 0 {
             let f = w0 as u64 * 64 + first.trailing_zeros() as u64;
@@ -242,8 +243,12 @@ impl RandMap {
                 return f;
             }
         }
-        for i in 1..=nw {
-            let w = (w0 + i) % nw;
+        let mut w = w0;
+        for _ in 0..nw {
+            w += 1;
+            if w == nw {
+                w = 0;
+            }
             let free = !self.words[w];
             if free != 0 {
                 let f = w as u64 * 64 + free.trailing_zeros() as u64;

@@ -8,7 +8,8 @@
 # Needs root (loop image for the io_uring and write cases). Usage:
 #   cargo build --release && sudo bench/vs-peers.sh          # PAIRS=5 RUNTIME=3 by default
 #
-# Fairness: fio gets --norandommap (fsarena draws offsets with replacement too) and
+# Fairness: fio gets --norandommap (fsarena draws offsets with replacement too; the random
+# map case gives both their random map: fio's default, fsarena's randommap=true) and
 # --randrepeat=0; fsarena runs with --cache keep and --sync end, so that its freshly laid
 # out files are on disk before the run (else their write-back competes with the run; the
 # run phases here write nothing but the write case, which asks for end_fsync in both, and
@@ -198,6 +199,10 @@ FIO_COMMON="--norandommap --randrepeat=0 --time_based --runtime=$R"
 run_case "null 4KiB, ops/s (fio ioengine=null)" ops/s \
     "fsarena_run engine=null,rw=read,size=1GiB,runtime=$R $WORK/dir ops_per_s" \
     "fio_run iops --name=null --ioengine=null --rw=read --bs=4k --size=1g $FIO_COMMON"
+
+run_case "null randread 4KiB, fio's random map, ops/s" ops/s \
+    "fsarena_run engine=null,rw=randread,randommap=true,size=1GiB,runtime=$R $WORK/dir ops_per_s" \
+    "fio_run iops --name=nullmap --ioengine=null --rw=randread --bs=4k --size=1g --randrepeat=0 --time_based --runtime=$R"
 
 run_case "psync randread 4KiB cached, 1 job, IOPS" IOPS \
     "fsarena_run engine=psync,rw=randread,size=256MiB,runtime=$R $C ops_per_s" \

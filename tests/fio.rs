@@ -191,6 +191,34 @@ fn fio_set_overrides_the_file() {
     assert!(out.stderr.contains("--fio-set:1"), "{}", out.stderr);
 }
 
+/// The workload `job:fio=FILE` runs the file as `--fio FILE` does; it runs alone, and
+/// `--fio-lenient` needs a job file.
+#[test]
+fn the_job_fio_workload_is_the_fio_flag() {
+    let image = common::image_dir();
+    let file = write_jobs(image.path(), "[j]\nsize=1m\nrw=read\n");
+    let work = image.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let spec = format!("job:fio={}", file.display());
+    let dir = work.to_str().unwrap();
+    let out = common::run_any(
+        &[&spec, "--dir", dir, "--reps", "1", "--quiet"],
+        image.path(),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v = out.json.expect("json");
+    assert_eq!(v["policy"]["sync"], "none", "the file's policy");
+    assert_eq!(v["trials"][0]["params"]["size"], "1MiB");
+    assert_eq!(v["trials"][0]["status"], "ok");
+    for args in [
+        vec![spec.as_str(), "job", "--dir", dir],
+        vec!["job", "--fio-lenient", "--dir", dir],
+    ] {
+        let out = common::run_any(&args, image.path());
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
+    }
+}
+
 #[test]
 fn a_policy_the_file_contradicts_is_refused() {
     let image = common::image_dir();

@@ -293,7 +293,7 @@ pub const DEFAULT_DATA: &str = "random";
 /// Seed when neither `--seed` nor a plan gives one.
 pub const DEFAULT_SEED: u64 = 42;
 
-#[derive(Debug, Args)]
+#[derive(Clone, Debug, Args)]
 pub struct RunArgs {
     /// Workloads, each as NAME or NAME:key=value,... (see `fsarena list`).
     #[arg(value_name = "WORKLOAD")]
@@ -307,16 +307,17 @@ pub struct RunArgs {
     pub plan: Option<PathBuf>,
     /// Run the jobs of fio job file FILE (fio's INI format, see docs/fio.md): each group of
     /// jobs fio runs at once (between stonewalls) becomes a `job` workload, in file order.
-    /// What fsarena cannot run as fio would is refused, all options at once.
+    /// What fsarena cannot run as fio would is refused, all options at once. The workload
+    /// `job:fio=FILE` does the same.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["workloads", "suite", "plan"])]
     pub fio: Option<PathBuf>,
     /// With --fio: run without the options fsarena cannot run as fio would (or as each
     /// refusal says, e.g. libaio on io_uring), and list them.
-    #[arg(long, requires = "fio")]
+    #[arg(long)]
     pub fio_lenient: bool,
     /// With --fio: set fio option OPT (`size=64m`, `runtime=5s`, `norandommap`) in every
     /// job of the file, over what the file says; repeat for more options.
-    #[arg(long, value_name = "OPT", requires = "fio")]
+    #[arg(long, value_name = "OPT")]
     pub fio_set: Vec<String>,
     /// Continue stored run RUN of the same plan: run only the trials it lacks (failed and
     /// interrupted trials again, successful ones are kept). Refused when the expanded plan

@@ -134,7 +134,7 @@ fn fio_read_here(args: &[String], plan: &Plan) -> Vec<String> {
     let mut out: Vec<String> = plan.workloads.iter().map(|w| w.text.clone()).collect();
     let mut skip = false;
     for a in args {
-        if std::mem::take(&mut skip) || a == "--fio-lenient" {
+        if std::mem::take(&mut skip) || a == "--fio-lenient" || a.starts_with("job:fio=") {
             continue;
         }
         if REPLACED.contains(&a.as_str()) {

@@ -239,6 +239,42 @@ fn auto_reps(
     crate::reps::AutoReps::new(a.precision, a.max_reps, budget).map(Some)
 }
 
+/// The workload `job:fio=FILE` is `--fio FILE`, alone on the command line (the job
+/// file's policies become the run's); `--fio-lenient` and `--fio-set` need one of them.
+fn fio_workload(a: &RunArgs) -> Result<RunArgs> {
+    let mut a = a.clone();
+    let named: Vec<&String> = a
+        .workloads
+        .iter()
+        .filter(|w| w.starts_with("job:fio="))
+        .collect();
+    if let Some(w) = named.first() {
+        if a.workloads.len() > 1 || a.fio.is_some() {
+            return Err(usage(format!(
+                "{w}: a job file runs alone (its cache, sync and seed become the run's): \
+                 give it without other workloads or --fio, or run those in a run of their own"
+            )));
+        }
+        let path = w["job:fio=".len()..].to_string();
+        if path.is_empty() {
+            return Err(usage("job:fio=FILE: give the job file's path"));
+        }
+        a.fio = Some(path.into());
+        a.workloads.clear();
+    }
+    if a.fio.is_none() && (a.fio_lenient || !a.fio_set.is_empty()) {
+        let flag = if a.fio_lenient {
+            "--fio-lenient"
+        } else {
+            "--fio-set"
+        };
+        return Err(usage(format!(
+            "{flag} applies to a job file: give --fio FILE (or the workload job:fio=FILE)"
+        )));
+    }
+    Ok(a)
+}
+
 use args::{
     check_workloads_and_room, phase_time_s, policy_of, suite_of, targets, workloads_of, Size,
 };
@@ -259,6 +295,7 @@ impl Plan {
     /// [`Self::from_args`] but for the verdict's margin.
     fn from_args_checked(a: &RunArgs) -> Result<Plan> {
         check_arg_lengths(a)?;
+        let a = &fio_workload(a)?;
         if let (Some(path), false) = (&a.plan, a.kernel.is_empty()) {
             let f = file::load(path)?;
             if let Some(k) = f.targets.iter().find_map(|t| t.kernel.as_ref()) {

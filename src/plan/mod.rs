@@ -424,10 +424,29 @@ impl Plan {
 }
 
 impl Plan {
-    /// The name reports and the store group a workload's trials under: its name, or the
-    /// spec as typed (its secrets hidden) when the plan has the same workload more than
+    /// The name reports and the store group a workload's trials under: the `name` it is
+    /// given (a `job`'s, fio's job name) when no other workload has it, else its name, or
+    /// the spec as typed (its secrets hidden) when the plan has the same workload more than
     /// once.
     pub fn label(&self, w: &WorkloadSpec) -> String {
+        let given = |x: &WorkloadSpec| {
+            x.info
+                .params
+                .iter()
+                .any(|p| p.name == "name")
+                .then(|| x.params.text("name").map(str::to_string))
+                .flatten()
+        };
+        if let Some(name) = given(w) {
+            let clash = self
+                .workloads
+                .iter()
+                .filter(|x| given(x).as_ref() == Some(&name) || x.info.name == name)
+                .count();
+            if clash == 1 {
+                return name;
+            }
+        }
         let same = self
             .workloads
             .iter()

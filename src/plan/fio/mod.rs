@@ -416,11 +416,19 @@ fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
             ));
         }
     }
-    let mut items: Vec<String> = first
-        .params
+    // The group's job names, as reports call it, where the job engine takes them.
+    let name = group
         .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
+        .map(|j| j.name.as_str())
+        .collect::<Vec<_>>()
+        .join("+");
+    let named = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c));
+    let mut items: Vec<String> = named.then(|| format!("name={name}")).into_iter().collect();
+    items.extend(first.params.iter().map(|(k, v)| format!("{k}={v}")));
     if numjobs != 1 {
         items.push(format!("numjobs={numjobs}"));
     }

@@ -72,7 +72,7 @@ fn sizes_are_passed_on_exactly() {
     assert_eq!(super::options::exact(0), "0");
     assert_eq!(
         specs("[j]\nsize=1m\nbs=4kib\n"),
-        ["job:rw=read,bs=4000,size=1MiB,engine=psync"]
+        ["job:name=j,rw=read,bs=4000,size=1MiB,engine=psync"]
     );
 }
 
@@ -93,7 +93,10 @@ fn times_default_to_seconds() {
 fn comments_globals_and_defaults() {
     let text = "# a comment\n; another\n[global]\nbs=64k ; inline\nsize=8m # too\n\
                 ioengine=psync\n[one]\nrw=read\n";
-    assert_eq!(specs(text), ["job:rw=read,bs=64KiB,size=8MiB,engine=psync"]);
+    assert_eq!(
+        specs(text),
+        ["job:name=one,rw=read,bs=64KiB,size=8MiB,engine=psync"]
+    );
 }
 
 #[test]
@@ -102,8 +105,8 @@ fn a_global_section_applies_to_the_jobs_after_it() {
     assert_eq!(
         specs(text),
         [
-            "job:rw=read,bs=4KiB,size=1MiB,engine=psync",
-            "job:rw=read,bs=8KiB,size=1MiB,engine=psync"
+            "job:name=a,rw=read,bs=4KiB,size=1MiB,engine=psync",
+            "job:name=b,rw=read,bs=8KiB,size=1MiB,engine=psync"
         ]
     );
 }
@@ -116,7 +119,7 @@ fn variables_expand_from_the_environment_and_unset_is_empty() {
     let plan = parse_with(&mut mem, text, false).unwrap();
     assert_eq!(
         plan.entries[0].spec,
-        "job:rw=read,bs=16KiB,size=2MiB,engine=psync"
+        "job:name=j,rw=read,bs=16KiB,size=2MiB,engine=psync"
     );
 }
 
@@ -132,7 +135,7 @@ fn includes_are_read_beside_the_including_file() {
     let plan = parse_with(&mut mem, "[j]\ninclude common.inc\nrw=write\n", false).unwrap();
     assert_eq!(
         plan.entries[0].spec,
-        "job:rw=write,bs=16KiB,size=4MiB,engine=psync,fallocate=native"
+        "job:name=j,rw=write,bs=16KiB,size=4MiB,engine=psync,fallocate=native"
     );
 }
 
@@ -165,15 +168,15 @@ fn stonewalls_make_groups_run_in_order() {
         got,
         [
             (
-                "job:rw=write,bs=4KiB,size=1MiB,engine=psync,fallocate=native,numjobs=4",
+                "job:name=w1+w2,rw=write,bs=4KiB,size=1MiB,engine=psync,fallocate=native,numjobs=4",
                 vec!["w1".to_string(), "w2".into()]
             ),
             (
-                "job:rw=read,bs=4KiB,size=1MiB,engine=psync,numjobs=2",
+                "job:name=r,rw=read,bs=4KiB,size=1MiB,engine=psync,numjobs=2",
                 vec!["r".into()]
             ),
             (
-                "job:rw=randread,bs=4KiB,size=1MiB,engine=psync,numjobs=2",
+                "job:name=rr,rw=randread,bs=4KiB,size=1MiB,engine=psync,numjobs=2",
                 vec!["rr".into()]
             ),
         ]
@@ -215,7 +218,7 @@ fn every_refusal_is_listed_at_once_with_its_line() {
     assert_eq!(plan.ignored, e);
     assert_eq!(
         plan.entries[0].spec,
-        "job:rw=randread,bs=4KiB,size=4MiB,iodepth=8,engine=io_uring,randommap=true"
+        "job:name=j,rw=randread,bs=4KiB,size=4MiB,iodepth=8,engine=io_uring,randommap=true"
     );
     assert!(plan
         .run_notes()
@@ -320,7 +323,7 @@ fn mapped_options() {
     ];
     for (opts, want) in cases {
         let text = format!("[j]\nsize=1m\n{opts}");
-        assert_eq!(specs(&text), [format!("job:{want}")], "{opts}");
+        assert_eq!(specs(&text), [format!("job:name=j,{want}")], "{opts}");
     }
     // fio's random map, its runtime cap, rw's two positions, random writes into new
     // (fallocated) files, and jobs sharing a filename.
@@ -349,7 +352,7 @@ fn mapped_options() {
     ];
     for (opts, want) in cases {
         let text = format!("[j]\nsize=1m\n{opts}");
-        assert_eq!(specs(&text), [format!("job:{want}")], "{opts}");
+        assert_eq!(specs(&text), [format!("job:name=j,{want}")], "{opts}");
     }
     // A file an earlier group made is overwritten by a later group's writes, as in fio.
     let text = "[global]\nsize=1m\nfilename=t\n[r]\nrw=read\n[w]\nstonewall\nrw=write\n\
@@ -359,9 +362,9 @@ fn mapped_options() {
     assert_eq!(
         got,
         [
-            "job:rw=read,bs=4KiB,size=1MiB,engine=psync",
-            "job:rw=write,bs=4KiB,size=1MiB,engine=psync,overwrite=true",
-            "job:rw=write,bs=4KiB,size=1MiB,engine=psync,fallocate=native",
+            "job:name=r,rw=read,bs=4KiB,size=1MiB,engine=psync",
+            "job:name=w,rw=write,bs=4KiB,size=1MiB,engine=psync,overwrite=true",
+            "job:name=o,rw=write,bs=4KiB,size=1MiB,engine=psync,fallocate=native",
         ]
     );
     assert!(
@@ -373,7 +376,7 @@ fn mapped_options() {
     let plan = ok("[j]\nrw=write\nfilesize=256k\nnrfiles=4\ninvalidate=0\nrandseed=7\n");
     assert_eq!(
         plan.entries[0].spec,
-        "job:rw=write,bs=4KiB,size=1MiB,nrfiles=4,engine=psync,fallocate=native"
+        "job:name=j,rw=write,bs=4KiB,size=1MiB,nrfiles=4,engine=psync,fallocate=native"
     );
     assert!(!plan.invalidate);
     assert_eq!(plan.seed, Some(7));
@@ -442,8 +445,8 @@ fn set_options_override_the_file() {
     assert_eq!(
         got,
         [
-            "job:rw=read,bs=4KiB,size=64MiB,engine=psync",
-            "job:rw=randread,bs=4KiB,size=64MiB,engine=psync"
+            "job:name=a,rw=read,bs=4KiB,size=64MiB,engine=psync",
+            "job:name=b,rw=randread,bs=4KiB,size=64MiB,engine=psync"
         ]
     );
     let bad = ["gtod_reduce=1".to_string()];

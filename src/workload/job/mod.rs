@@ -95,6 +95,7 @@ const PARAMS: &[ParamSpec] = &[
     param("fallocate", ParamKind::Choice(&["none", "native", "keep"]), "none", "", "write jobs: preallocate each file in layout, outside the run's clock, as fio's fallocate (native: fallocate(2) mode 0; keep: FALLOC_FL_KEEP_SIZE; fio's default is native)"),
     param("overwrite", ParamKind::Bool, "false", "", "write and randwrite: lay the files out written in full (outside the run's clock), so that the run overwrites data, as fio's overwrite=1; else the run writes into new (or fallocated) files"),
     param("common_files", ParamKind::Bool, "false", "", "all jobs use one set of files, each over all of it, as fio's jobs that name the same filename (default: each job its own)"),
+    param("name", ParamKind::Text, "", "", "what reports call this job, when no other workload of the run has that name (fio's name; letters, digits, . _ + -)"),
     param("shared_file", ParamKind::Bool, "false", "", "all jobs (and MPI ranks) share one file, job t's segment i at (i × jobs + t) × size/nrfiles (IOR's segmented layout)"),
 ];
 
@@ -332,6 +333,11 @@ impl Job {
             "common_files=true: not with shared_file=true or verify=true (jobs writing one \
              file overwrite each other's pattern)"
                 .to_string()
+        } else if let Some(bad) = p.text("name").and_then(|n| {
+            n.chars()
+                .find(|c| !(c.is_ascii_alphanumeric() || "._+-".contains(*c)))
+        }) {
+            format!("name: '{bad}' is not a letter, digit, '.', '_', '+' or '-'")
         } else if p.flag("shared_file") && direct && file_size % DIRECT_ALIGN != 0 {
             format!(
                 "shared_file=true with direct=true needs segments (size/nrfiles = {}) that \

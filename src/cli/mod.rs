@@ -312,7 +312,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["workloads", "suite", "plan"])]
     pub fio: Option<PathBuf>,
     /// With --fio: run without the options fsarena cannot run as fio would (or as each
-    /// refusal says, e.g. libaio on io_uring), and list them.
+    /// refusal says, e.g. random offsets drawn with replacement), and list
+    /// them.
     #[arg(long)]
     pub fio_lenient: bool,
     /// With --fio: set fio option OPT (`size=64m`, `runtime=5s`, `norandommap`) in every

@@ -47,7 +47,7 @@ pub struct Issue {
     pub why: String,
     /// Refused even with `--fio-lenient`.
     pub fatal: bool,
-    /// What `--fio-lenient` does instead (`left out`, `runs on io_uring`).
+    /// What `--fio-lenient` does instead (`left out`, `runs with offsets drawn with replacement`).
     pub lenient: String,
 }
 

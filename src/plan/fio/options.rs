@@ -211,19 +211,11 @@ pub(super) fn engine_of(cx: &mut Ctx, o: Option<Opt>) -> String {
             ));
             "psync".into()
         }
-        e @ ("io_uring" | "mmap" | "null") => e.into(),
-        "libaio" => {
-            cx.approx(
-                &o,
-                "fsarena has no libaio; its asynchronous engine is io_uring",
-                "runs on io_uring",
-            );
-            "io_uring".into()
-        }
+        e @ ("io_uring" | "libaio" | "mmap" | "null") => e.into(),
         e => {
             cx.bad(
                 &o,
-                format!("fsarena's job engine has no {e} (it has psync, io_uring, mmap, null)"),
+                format!("fsarena's job engine has no {e} (it has psync, io_uring, libaio, mmap, null)"),
             );
             "psync".into()
         }
@@ -302,7 +294,7 @@ pub(super) fn depth_of(cx: &mut Ctx, o: Option<Opt>, engine: &str, p: &mut Param
         return;
     };
     match engine {
-        "io_uring" if depth != 1 => p.push(("iodepth", depth.to_string())),
+        "io_uring" | "libaio" if depth != 1 => p.push(("iodepth", depth.to_string())),
         "psync" | "mmap" if depth > 1 => cx.note(format!(
             "{}: iodepth={depth}: fio runs a synchronous engine ({engine}) at depth 1, and so does fsarena",
             o.at

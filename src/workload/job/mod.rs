@@ -1,8 +1,8 @@
 //! `job`: a generic I/O job in the manner of fio (Jens Axboe, <https://github.com/axboe/fio>,
 //! HOWTO "Job file parameters"): `numjobs` threads each read and/or write `size` bytes of
 //! their own `nrfiles` files, sequentially or at random offsets, in blocks of `bs`, through
-//! one of the engines `psync`, `io_uring`, `mmap` or `null`, with `iodepth` requests in
-//! flight. Parameter names and meanings follow fio's where fio has them; `docs/job.md`
+//! one of the engines `psync`, `io_uring`, `libaio`, `mmap` or `null`, with `iodepth`
+//! requests in flight. Parameter names and meanings follow fio's where fio has them; `docs/job.md`
 //! lists every parameter, the engine design and how the figures compare with fio's.
 //!
 //! Phases: `layout` writes the files (1 MiB pwrites of `--data` bytes, or the verify
@@ -28,6 +28,7 @@ mod backend;
 mod engine;
 mod files;
 mod gen;
+mod libaio;
 mod phases;
 mod shared;
 mod uring;
@@ -66,7 +67,7 @@ const LAYOUT_CHUNK: u64 = 1 << 20;
 const DIRECT_ALIGN: u64 = 512;
 
 const RW: &[&str] = &["read", "write", "randread", "randwrite", "rw", "randrw"];
-const ENGINES: &[&str] = &["psync", "io_uring", "mmap", "null"];
+const ENGINES: &[&str] = &["psync", "io_uring", "libaio", "mmap", "null"];
 
 const PARAMS: &[ParamSpec] = &[
     param("rw", ParamKind::Choice(RW), "read", "", "what to do (fio's rw; rw/randrw mix reads and writes)"),
@@ -76,8 +77,8 @@ const PARAMS: &[ParamSpec] = &[
     param("nrfiles", ParamKind::Count, "1", "files", "files per job (size is split between them; used round-robin)"),
     param("openfiles", ParamKind::Count, "0", "files", "files a job keeps open at once (psync; 0: all nrfiles); the others are opened when their turn comes, as fio's openfiles"),
     param("numjobs", ParamKind::Count, "1", "jobs", "jobs, each a thread with its own files"),
-    param("iodepth", ParamKind::Count, "1", "requests", "requests in flight per job (io_uring; 1 for the others)"),
-    param("engine", ParamKind::Choice(ENGINES), "psync", "", "psync (pread/pwrite), io_uring, mmap, null (no I/O: the tool's own cost)"),
+    param("iodepth", ParamKind::Count, "1", "requests", "requests in flight per job (io_uring, libaio; 1 for the others)"),
+    param("engine", ParamKind::Choice(ENGINES), "psync", "", "psync (pread/pwrite), io_uring, libaio (Linux native AIO), mmap, null (no I/O: the tool's own cost)"),
     param("fallback", ParamKind::Choice(&["none", "psync"]), "none", "", "engine=io_uring only: run psync (iodepth 1) where io_uring is unavailable, with a message"),
     param("direct", ParamKind::Bool, "false", "", "O_DIRECT (bs and offset_align multiples of 512 B; buffers 4 KiB aligned)"),
     param("fsync", ParamKind::Count, "0", "writes", "fsync the written files every N writes (0: never)"),
@@ -135,7 +136,7 @@ pub const FIGURES: &[Figure] = &[Figure::neither("iodepth", "requests")];
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "job",
     about: "a fio-like I/O job: read/write/randread/randwrite/rw/randrw with psync, io_uring, \
-            mmap or null engines, iodepth, O_DIRECT, verify (fio, Axboe)",
+            libaio, mmap or null engines, iodepth, O_DIRECT, verify (fio, Axboe)",
     params: PARAMS,
     phases: PHASES,
     figures: FIGURES,
@@ -151,6 +152,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
 pub enum Engine {
     Psync,
     IoUring,
+    Libaio,
     Mmap,
     Null,
 }
@@ -159,6 +161,7 @@ impl Engine {
     fn parse(s: &str) -> Self {
         match s {
             "io_uring" => Self::IoUring,
+            "libaio" => Self::Libaio,
             "mmap" => Self::Mmap,
             "null" => Self::Null,
             _ => Self::Psync,
@@ -170,6 +173,7 @@ impl Engine {
         match self {
             Self::Psync => "psync",
             Self::IoUring => "io_uring",
+            Self::Libaio => "libaio",
             Self::Mmap => "mmap",
             Self::Null => "null",
         }
@@ -180,6 +184,7 @@ impl Engine {
         match self {
             Self::Psync => Psync::CAPS,
             Self::IoUring => uring::Uring::CAPS,
+            Self::Libaio => libaio::Libaio::CAPS,
             Self::Mmap => Mmap::CAPS,
             Self::Null => Null::CAPS,
         }
@@ -278,7 +283,7 @@ impl Job {
             format!("numjobs: give 1 to {MAX_JOBS}")
         } else if depth == 0 || depth as usize > caps.max_depth {
             format!(
-                "iodepth={depth}: engine={} takes 1 to {} (deeper queues need engine=io_uring)",
+                "iodepth={depth}: engine={} takes 1 to {} (deeper queues need engine=io_uring or engine=libaio)",
                 engine.name(),
                 caps.max_depth
             )
@@ -297,7 +302,7 @@ impl Job {
             "give fsync or fdatasync, not both".to_string()
         } else if openfiles > 0
             && openfiles < nrfiles
-            && matches!(engine, Engine::IoUring | Engine::Mmap)
+            && matches!(engine, Engine::IoUring | Engine::Libaio | Engine::Mmap)
         {
             format!(
                 "openfiles={openfiles} < nrfiles={nrfiles}: engine={} keeps every file of a job \
@@ -427,7 +432,7 @@ impl Job {
             align: self.align,
             picker: Picker::new(self.dist, blocks, seed),
             random_map: self.random_map,
-            depth: if engine == Engine::IoUring {
+            depth: if engine.caps().max_depth > 1 {
                 self.depth
             } else {
                 1

@@ -5,8 +5,12 @@ use super::*;
 
 impl Job {
     /// The engine to use: `io_uring` is probed first; where it is missing, psync with a
-    /// message under `fallback=psync`, else a clear error.
+    /// message under `fallback=psync`, else a clear error. `libaio` is probed too, and
+    /// fails the trial where the kernel gives no AIO context, saying why.
     pub(super) fn resolve_engine(&self, cx: &mut TrialContext) -> Result<Engine> {
+        if self.engine == Engine::Libaio {
+            libaio::probe().map_err(|why| anyhow!(why))?;
+        }
         if self.engine != Engine::IoUring {
             return Ok(self.engine);
         }
@@ -159,6 +163,11 @@ impl Job {
                 let u = uring::Uring::new(files, cfg.depth)
                     .map_err(|e| anyhow!(uring::unavailable(&e)))?;
                 run.on(u, w)
+            }
+            Engine::Libaio => {
+                let a = libaio::Libaio::new(files, cfg.depth)
+                    .map_err(|e| anyhow!(libaio::unavailable(&e)))?;
+                run.on(a, w)
             }
         }
     }

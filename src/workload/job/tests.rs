@@ -67,17 +67,28 @@ fn uring_ok(test: &str) -> bool {
     }
 }
 
+fn libaio_ok(test: &str) -> bool {
+    match libaio::probe() {
+        Ok(()) => true,
+        Err(why) => {
+            eprintln!("SKIP {test} with libaio: {why}");
+            false
+        }
+    }
+}
+
 /// (filesystem, base directory, spec) for every engine and write pattern on every base:
 /// two jobs with verify, mixed block sizes, `tail` appended.
 fn engine_cases(test: &str, tail: &str) -> Vec<(&'static str, PathBuf, String)> {
     let mut cases = Vec::new();
     for (fs, base) in bases() {
-        for engine in ["psync", "mmap", "io_uring"] {
-            if engine == "io_uring" && !uring_ok(test) {
+        for engine in ["psync", "mmap", "io_uring", "libaio"] {
+            if (engine == "io_uring" && !uring_ok(test)) || (engine == "libaio" && !libaio_ok(test))
+            {
                 continue;
             }
             for rw in ["randwrite", "randrw", "write"] {
-                let depth = if engine == "io_uring" { 8 } else { 1 };
+                let depth = if engine.contains("io") { 8 } else { 1 };
                 let spec = format!(
                     "engine={engine},rw={rw},numjobs=2,iodepth={depth},bs=4KiB:3,16KiB:1,\
                      verify=true,{tail}"
@@ -243,11 +254,33 @@ fn direct_io_on_the_disk_filesystem() {
     if uring_ok("direct_io_on_the_disk_filesystem") {
         engines.push("io_uring");
     }
+    if libaio_ok("direct_io_on_the_disk_filesystem") {
+        engines.push("libaio");
+    }
     for engine in engines {
         let spec = format!("engine={engine},rw=randrw,direct=true,iodepth=1,size=1MiB,verify=true");
         let phases = run_at(&base, SyncPolicy::End, &spec).unwrap_or_else(|e| panic!("{e}"));
         assert!(phase(&phases, "run").ops >= 256);
     }
+}
+
+/// libaio with O_DIRECT on the disk filesystem, eight requests deep: every block of a
+/// size-based random read is one completed read, and the first io_submit hands the kernel
+/// all eight (so fewer submits than reads).
+#[test]
+fn libaio_keeps_iodepth_requests_in_flight_with_o_direct() {
+    if !libaio_ok("libaio_keeps_iodepth_requests_in_flight_with_o_direct") {
+        return;
+    }
+    let spec = "engine=libaio,rw=randread,iodepth=8,direct=true,size=2MiB,bs=4KiB";
+    let phases = run_at(&std::env::temp_dir(), SyncPolicy::End, spec).unwrap();
+    let run = phase(&phases, "run");
+    assert_eq!(run.ops, 512, "size / bs reads");
+    assert_eq!(count_of(run, "read"), 512);
+    assert_eq!(run.bytes_read, 2 << 20);
+    assert_eq!(run.extra.get("iodepth"), Some(&8.0));
+    let submits = count_of(run, "submit");
+    assert!((1..=512 - 7).contains(&submits), "{submits} submits");
 }
 
 #[test]
@@ -259,7 +292,12 @@ fn direct_alignment_and_engine_limits_are_usage_errors() {
     let e = job_err("engine=mmap,direct=true");
     assert!(e.contains("cannot do O_DIRECT"), "{e}");
     let e = job_err("iodepth=32");
-    assert!(e.contains("engine=io_uring"), "{e}");
+    assert!(e.contains("engine=io_uring or engine=libaio"), "{e}");
+    job("engine=libaio,iodepth=32");
+    let e = job_err("engine=libaio,iodepth=5000");
+    assert!(e.contains("takes 1 to 4096"), "{e}");
+    let e = job_err("engine=libaio,fallback=psync");
+    assert!(e.contains("only applies to engine=io_uring"), "{e}");
     let e = job_err("size=4KiB,bs=8KiB");
     assert!(e.contains("smaller than the largest block"), "{e}");
     let e = job_err("random_distribution=zipf:1");

@@ -59,7 +59,7 @@ fn openfiles_syncs_every_written_file() {
 
 #[test]
 fn engines_that_keep_files_open_refuse_openfiles() {
-    for engine in ["io_uring", "mmap"] {
+    for engine in ["io_uring", "libaio", "mmap"] {
         let e = job_err(&format!("engine={engine},size=1MiB,nrfiles=4,openfiles=2"));
         assert!(
             e.contains("openfiles=2") && e.contains("engine=psync"),

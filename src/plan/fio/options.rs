@@ -215,7 +215,9 @@ pub(super) fn engine_of(cx: &mut Ctx, o: Option<Opt>) -> String {
         e => {
             cx.bad(
                 &o,
-                format!("fsarena's job engine has no {e} (it has psync, io_uring, libaio, mmap, null)"),
+                format!(
+                    "fsarena's job engine has no {e} (it has psync, io_uring, libaio, mmap, null)"
+                ),
             );
             "psync".into()
         }

@@ -199,13 +199,7 @@ fn every_refusal_is_listed_at_once_with_its_line() {
                 fsync_on_close=1\niodepth=8\n";
     let e = issues(text, false);
     let got: Vec<(usize, &str)> = e.iter().map(|i| (i.at.line, i.option.as_str())).collect();
-    assert_eq!(
-        got,
-        [
-            (7, "fsync_on_close=1"),
-            (5, "gtod_reduce=1"),
-        ]
-    );
+    assert_eq!(got, [(7, "fsync_on_close=1"), (5, "gtod_reduce=1")]);
     assert!(e.iter().all(|i| !i.fatal));
     let msg = format!("{:#}", refusal(Path::new("/jobs/t.fio"), &e));
     assert!(

@@ -12,10 +12,10 @@
 //!   seen — fio's `lat_ns`. For the engines whose requests are system calls (`psync`,
 //!   `mmap`, `null`) that is the call, which is also what fio times as `clat_ns` for its
 //!   synchronous engines (their `slat` is not recorded), so `clat_ns` holds the same
-//!   histogram there; for `io_uring` submission and completion are not timed apart, so
-//!   `clat_ns` and `slat_ns` are left out. `bins` are the stored HDR buckets (highest
-//!   value of the bucket, 3 significant digits), and min, max, mean, stddev and the
-//!   percentiles are computed from them.
+//!   histogram there; for `io_uring` and `libaio` submission and completion are not timed
+//!   apart, so `clat_ns` and `slat_ns` are left out. `bins` are the stored HDR buckets
+//!   (highest value of the bucket, 3 significant digits), and min, max, mean, stddev and
+//!   the percentiles are computed from them.
 //! * What fsarena does not measure is left out, never written as a guess: see docs/fio.md
 //!   ("fio's JSON") for the list.
 

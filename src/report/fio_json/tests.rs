@@ -53,13 +53,14 @@ fn one_job_per_finished_trial_from_its_run_phase() {
         trial("ext4", 1, "psync", "ok"),
         trial("ext4", 2, "psync", "failed"),
         trial("tmpfs", 1, "io_uring", "ok"),
+        trial("xfs", 1, "libaio", "ok"),
     ]);
     let v = document(&run).unwrap();
     assert_eq!(v["fio version"], "fsarena-0.1.0");
     assert_eq!(v["timestamp"], 1_795_401_271_i64, "2026-11-23T02:34:31Z");
     assert_eq!(v["time"], "Mon Nov 23 02:34:31 2026");
     let jobs = v["jobs"].as_array().unwrap();
-    assert_eq!(jobs.len(), 2, "the failed trial is left out");
+    assert_eq!(jobs.len(), 3, "the failed trial is left out");
     let j = &jobs[0];
     assert_eq!(j["jobname"], "ext4 rep 1: job");
     assert_eq!(jobs[1]["jobname"], "tmpfs rep 1: job");
@@ -104,6 +105,9 @@ fn one_job_per_finished_trial_from_its_run_phase() {
     let uring = &jobs[1]["read"];
     assert!(uring.get("clat_ns").is_none(), "io_uring: only lat is timed");
     assert_eq!(uring["lat_ns"]["N"], 3);
+    let aio = &jobs[2]["read"];
+    assert!(aio.get("clat_ns").is_none(), "libaio: only lat is timed");
+    assert_eq!(aio["lat_ns"]["N"], 3);
 }
 
 #[test]

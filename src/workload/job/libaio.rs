@@ -100,9 +100,6 @@ pub struct Libaio<'a> {
     files: &'a [File],
 }
 
-// SAFETY: the raw pointers point into `iocbs`, owned by this value and used by one thread.
-unsafe impl Send for Libaio<'_> {}
-
 impl<'a> Libaio<'a> {
     pub const CAPS: Caps = Caps {
         direct: true,

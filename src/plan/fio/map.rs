@@ -330,6 +330,19 @@ pub fn job(
             ));
         }
     }
+    // fio drops a file's cached pages each time a time-based buffered job goes round it
+    // (`loop_cache_invalidate` under invalidate=1): a sequential job of one file at its
+    // end, a random one when its map is full (never with norandommap).
+    let time_based = get("time_based").is_some_and(|o| flag_of(&mut cx, &o));
+    let goes_round = if random {
+        p.contains(&("randommap", "true".into()))
+    } else {
+        files.is_some_and(|f| f.1 == 1)
+    };
+    let engines = ["psync", "io_uring", "libaio"];
+    if time_based && m.invalidate.0 && !direct && engines.contains(&engine.as_str()) && goes_round {
+        p.push(("loop_invalidate", "true".into()));
+    }
     m.params = p;
     m
 }

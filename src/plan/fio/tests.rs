@@ -351,6 +351,25 @@ fn mapped_options() {
         let text = format!("[j]\nsize=1m\n{opts}");
         assert_eq!(specs(&text), [format!("job:name=j,{want}")], "{opts}");
     }
+    // A time-based buffered job that goes round its file drops it from the cache each
+    // time, as fio's does under invalidate=1; not with O_DIRECT, invalidate=0 or
+    // norandommap.
+    let tb = "time_based\nruntime=1\n";
+    for (opts, drops) in [
+        ("rw=read\n", true),
+        ("rw=randwrite\n", true),
+        ("rw=read\ndirect=1\n", false),
+        ("rw=write\ninvalidate=0\n", false),
+        ("rw=randread\nnorandommap\n", false),
+        ("rw=read\nnrfiles=2\n", false),
+    ] {
+        let spec = specs(&format!("[j]\nsize=1m\n{tb}{opts}")).remove(0);
+        assert_eq!(
+            spec.contains("loop_invalidate=true"),
+            drops,
+            "{opts}: {spec}"
+        );
+    }
     // A file an earlier group made is overwritten by a later group's writes, as in fio.
     let text = "[global]\nsize=1m\nfilename=t\n[r]\nrw=read\n[w]\nstonewall\nrw=write\n\
                 [o]\nstonewall\nfilename=other\nrw=write\n";

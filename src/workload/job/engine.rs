@@ -45,6 +45,9 @@ pub struct JobCfg {
     /// Random offsets use each block of a file once per pass (fio's random map), else
     /// they are drawn with replacement (fio's `norandommap`).
     pub random_map: bool,
+    /// Drop a file's pages from the page cache when the job goes round it again (fio's
+    /// `loop_cache_invalidate`).
+    pub loop_invalidate: bool,
     pub depth: usize,
     /// Bytes per second per job; 0 = unlimited.
     pub rate: u64,
@@ -327,10 +330,12 @@ pub fn run<B: IoBackend>(
                 0 => true,
                 p => rng.below(100) >= p,
             };
+            let mut again = false;
             let offset = if cfg.seq {
                 let c = &mut cursors[file * 2 + write as usize];
                 if *c + len > cfg.file_size {
                     *c = 0;
+                    again = true;
                 }
                 let o = *c;
                 *c += len;
@@ -338,8 +343,17 @@ pub fn run<B: IoBackend>(
             } else if maps.is_empty() {
                 cfg.picker.next(&mut rng) * cfg.align
             } else {
-                maps[file].take(cfg.picker.next(&mut rng)) * cfg.align
+                let m = &mut maps[file];
+                again = m.full();
+                m.take(cfg.picker.next(&mut rng)) * cfg.align
             };
+            if again && cfg.loop_invalidate {
+                if let Err(e) = b.invalidate(file as u32) {
+                    st.free.push(slot);
+                    st.fail(anyhow!("{}: dropping file {file}'s cached pages: {e}", cfg.engine));
+                    break;
+                }
+            }
             let io = Io {
                 file: file as u32,
                 slot,

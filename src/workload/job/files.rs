@@ -237,6 +237,13 @@ impl IoBackend for CachedPsync<'_, '_> {
             .sync(file, data_only)
             .map_err(|e| io::Error::other(format!("{e:#}")))
     }
+
+    fn invalidate(&mut self, file: u32) -> io::Result<()> {
+        match self.cache.get(file) {
+            Some(f) => super::backend::drop_cached(f),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A job's files for its run: all open, or opened on demand.

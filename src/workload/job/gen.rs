@@ -210,6 +210,11 @@ impl RandMap {
         }
     }
 
+    /// Every block is used: the next draw starts a new pass.
+    pub fn full(&self) -> bool {
+        self.used == self.n
+    }
+
     /// Marks block `b` (drawn in `[0, n)`) or, when it is used, the next free one;
     /// returns the block marked.
     #[inline]

@@ -277,6 +277,10 @@ impl IoBackend for Libaio<'_> {
         debug_assert!(self.inflight == 0 && self.early.is_empty());
         sync_file(&self.files[file as usize], data_only)
     }
+
+    fn invalidate(&mut self, file: u32) -> io::Result<()> {
+        super::backend::drop_cached(&self.files[file as usize])
+    }
 }
 
 impl Drop for Libaio<'_> {

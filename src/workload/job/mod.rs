@@ -95,6 +95,7 @@ const PARAMS: &[ParamSpec] = &[
     param("cpus", ParamKind::CountList, "", "cpu", "pin job i to cpus[i mod len] (default: not pinned)"),
     param("fallocate", ParamKind::Choice(&["none", "native", "keep"]), "none", "", "write jobs: preallocate each file in layout, outside the run's clock, as fio's fallocate (native: fallocate(2) mode 0; keep: FALLOC_FL_KEEP_SIZE; fio's default is native)"),
     param("overwrite", ParamKind::Bool, "false", "", "write and randwrite: lay the files out written in full (outside the run's clock), so that the run overwrites data, as fio's overwrite=1; else the run writes into new (or fallocated) files"),
+    param("loop_invalidate", ParamKind::Bool, "false", "", "when a job goes round a file again (a sequential job at its end, a random one whose randommap is full), drop the file's pages from the page cache, inside the run's clock, as fio does under invalidate=1 with time_based"),
     param("common_files", ParamKind::Bool, "false", "", "all jobs use one set of files, each over all of it, as fio's jobs that name the same filename (default: each job its own)"),
     param("name", ParamKind::Text, "", "", "what reports call this job, when no other workload of the run has that name (fio's name; letters, digits, . _ + -)"),
     param("shared_file", ParamKind::Bool, "false", "", "all jobs (and MPI ranks) share one file, job t's segment i at (i × jobs + t) × size/nrfiles (IOR's segmented layout)"),
@@ -227,6 +228,8 @@ pub struct Job {
     random_map: bool,
     /// `common_files`: every job on job 0's files.
     common: bool,
+    /// `loop_invalidate`.
+    loop_invalidate: bool,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -382,6 +385,7 @@ impl Job {
                 timeout: secs(p.float("timeout").unwrap_or(0.0)),
                 random_map: p.flag("randommap"),
                 common: p.flag("common_files"),
+                loop_invalidate: p.flag("loop_invalidate"),
             });
         };
         Err(usage(format!("job: {problem}")))
@@ -432,6 +436,7 @@ impl Job {
             align: self.align,
             picker: Picker::new(self.dist, blocks, seed),
             random_map: self.random_map,
+            loop_invalidate: self.loop_invalidate,
             depth: if engine.caps().max_depth > 1 {
                 self.depth
             } else {

@@ -9,13 +9,25 @@ use crate::workload::testutil::in_context_at;
 use std::os::unix::fs::MetadataExt;
 use std::sync::Mutex;
 
-/// A backend that records each request and completes it at once.
+/// A backend that records each request and completes it at once; an invalidation is
+/// recorded as a request of length 0.
 struct Record(Vec<Io>);
 
 impl IoBackend for Record {
     fn queue(&mut self, io: &Io, _buf: &mut [u8]) -> std::io::Result<Option<usize>> {
         self.0.push(*io);
         Ok(Some(io.len as usize))
+    }
+
+    fn invalidate(&mut self, file: u32) -> std::io::Result<()> {
+        self.0.push(Io {
+            file,
+            slot: 0,
+            write: false,
+            offset: 0,
+            len: 0,
+        });
+        Ok(())
     }
 
     fn sync(&mut self, _file: u32, _data_only: bool) -> std::io::Result<()> {
@@ -75,6 +87,31 @@ fn randommap_uses_every_block_once_per_pass() {
     ] {
         assert!(job_err(bad).contains("randommap"), "{bad}");
     }
+}
+
+/// With `loop_invalidate`, a job that goes round its file again drops the file's cached
+/// pages first (fio's `loop_cache_invalidate`): a sequential job at the file's end, a
+/// random one when its map is full; never otherwise.
+#[test]
+fn loop_invalidate_drops_the_cache_at_each_new_pass() {
+    let drops = |spec: &str| {
+        let ios = requests(spec, Until::Bytes(3 << 20));
+        let at: Vec<usize> = ios
+            .iter()
+            .enumerate()
+            .filter(|(_, io)| io.len == 0)
+            .map(|(i, _)| i)
+            .collect();
+        (at, ios.len())
+    };
+    for spec in [
+        "rw=read,bs=4KiB,size=1MiB,loop_invalidate=true",
+        "rw=randread,bs=4KiB,size=1MiB,randommap=true,loop_invalidate=true",
+    ] {
+        assert_eq!(drops(spec), (vec![256, 513], 770), "{spec}");
+    }
+    assert_eq!(drops("rw=randread,bs=4KiB,size=1MiB,loop_invalidate=true").0.len(), 0);
+    assert_eq!(drops("rw=read,bs=4KiB,size=1MiB").0.len(), 0);
 }
 
 /// `rw=rw` keeps one sequential position per direction, as fio's `last_pos[ddir]`: reads

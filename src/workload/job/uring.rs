@@ -117,6 +117,10 @@ impl IoBackend for Uring<'_> {
         // for would be, without the ring round trip.
         sync_file(&self.files[file as usize], data_only)
     }
+
+    fn invalidate(&mut self, file: u32) -> io::Result<()> {
+        super::backend::drop_cached(&self.files[file as usize])
+    }
 }
 
 #[cfg(test)]

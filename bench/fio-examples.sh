@@ -16,8 +16,8 @@
 # both lay their files out. The sizes and times are lowered for this machine by options
 # added at the end of every job section (fsarena reads the same file): the file fsarena
 # and fio run is kept in OUT. Figures are read from fio's JSON (`--output-format=json+`)
-# and from fsarena's (`--fio-json`), one per group: bytes/s and IOPS summed over the
-# group's jobs. A group agrees when the range of the N per-pair ratios fsarena/fio holds 1.
+# and from fsarena's (`--fio-json`), one per group: the group's bytes and requests over its
+# longest job's runtime, as fio's group_reporting reads them. A group agrees when the range of the N per-pair ratios fsarena/fio holds 1.
 set -euo pipefail
 mode=${1:?count or compare}; ex=${2:?fio examples directory}
 bin=${FSARENA:-$PWD/target/release/fsarena}
@@ -154,14 +154,15 @@ compare() {
 import glob, json, os, statistics, sys
 out, n = sys.argv[1], int(sys.argv[2])
 def groups(path):
-    """bytes/s and IOPS per group, in group order, summed over the group's jobs"""
+    """bytes/s and IOPS per group, in group order: the group's bytes and requests over its
+    longest job's runtime, as fio's group_reporting reads them (and fsarena's run phase)"""
     g = {}
     for j in json.load(open(path))["jobs"]:
-        b = sum(j[d]["bw_bytes"] for d in ("read", "write"))
-        o = sum(j[d]["iops"] for d in ("read", "write"))
-        s = g.setdefault(j["groupid"], [0.0, 0.0, j["jobname"]])
-        s[0] += b; s[1] += o
-    return [g[k] for k in sorted(g)]
+        s = g.setdefault(j["groupid"], [0, 0, 0])
+        for d in ("read", "write"):
+            s[0] += j[d]["io_bytes"]; s[1] += j[d]["total_ios"]
+            s[2] = max(s[2], j[d]["runtime"])
+    return [(b * 1000 / ms, o * 1000 / ms) for b, o, ms in (g[k] for k in sorted(g))]
 print(f"| example | fs | group | fio MB/s | fsarena MB/s | fio IOPS | fsarena IOPS | fsarena/fio per pair | agree |")
 print("|---|---|---|---|---|---|---|---|---|")
 names = sorted({os.path.basename(p).split("-", 1)[1].rsplit("-", 2)[0] for p in glob.glob(f"{out}/*-1-fio.json")})

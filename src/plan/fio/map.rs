@@ -166,6 +166,7 @@ pub fn job(
             "invalidate",
             "cpus_allowed",
             "cpus_allowed_policy",
+            "fadvise_hint",
             "numjobs",
             "stonewall",
             "new_group",
@@ -342,6 +343,17 @@ pub fn job(
     let engines = ["psync", "io_uring", "libaio"];
     if time_based && m.invalidate.0 && !direct && engines.contains(&engine.as_str()) && goes_round {
         p.push(("loop_invalidate", "true".into()));
+    }
+    if let Some(o) = get("fadvise_hint") {
+        match o.value.as_deref().map(str::trim) {
+            Some("0") | Some("false") => p.push(("fadvise_hint", "false".into())),
+            None | Some("1") | Some("true") => {}
+            Some(_) => cx.ignored(
+                &o,
+                "the job engine advises RANDOM or SEQUENTIAL by the job's pattern (fio's \
+                 fadvise_hint=1), or nothing (0)",
+            ),
+        }
     }
     m.params = p;
     m

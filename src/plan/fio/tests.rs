@@ -331,6 +331,10 @@ fn mapped_options() {
         ),
         ("rw=rw\n", "rw=rw,bs=4KiB,size=1MiB,engine=psync"),
         (
+            "fadvise_hint=0\n",
+            "rw=read,bs=4KiB,size=1MiB,engine=psync,fadvise_hint=false",
+        ),
+        (
             "rw=randwrite\n",
             "rw=randwrite,bs=4KiB,size=1MiB,engine=psync,randommap=true,fallocate=native",
         ),

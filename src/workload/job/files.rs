@@ -321,7 +321,7 @@ impl Job {
         if self.direct {
             o.custom_flags(libc::O_DIRECT);
         }
-        o.open(path).map_err(|e| {
+        let f = o.open(path).map_err(|e| {
             if self.direct && e.raw_os_error() == Some(libc::EINVAL) {
                 anyhow!(
                     "job: direct=true but the filesystem of {} refuses O_DIRECT \
@@ -332,7 +332,22 @@ impl Job {
             } else {
                 anyhow::Error::new(e).context(format!("open {}", path.display()))
             }
-        })
+        })?;
+        if self.fadvise_hint {
+            // As fio's fadvise_hint=1: no readahead for random jobs, more for sequential.
+            let advice = match self.seq() {
+                true => libc::POSIX_FADV_SEQUENTIAL,
+                false => libc::POSIX_FADV_RANDOM,
+            };
+            use std::os::fd::AsRawFd;
+            // SAFETY: an advice on a descriptor we own, with plain integer arguments.
+            let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, advice) };
+            if rc != 0 {
+                let e = std::io::Error::from_raw_os_error(rc);
+                return Err(anyhow!("job: posix_fadvise of {}: {e}", path.display()));
+            }
+        }
+        Ok(f)
     }
 }
 

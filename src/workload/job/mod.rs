@@ -95,6 +95,7 @@ const PARAMS: &[ParamSpec] = &[
     param("cpus", ParamKind::CountList, "", "cpu", "pin job i to cpus[i mod len] (default: not pinned)"),
     param("fallocate", ParamKind::Choice(&["none", "native", "keep"]), "none", "", "write jobs: preallocate each file in layout, outside the run's clock, as fio's fallocate (native: fallocate(2) mode 0; keep: FALLOC_FL_KEEP_SIZE; fio's default is native)"),
     param("overwrite", ParamKind::Bool, "false", "", "write and randwrite: lay the files out written in full (outside the run's clock), so that the run overwrites data, as fio's overwrite=1; else the run writes into new (or fallocated) files"),
+    param("fadvise_hint", ParamKind::Bool, "true", "", "advise the kernel of the pattern when a job opens its files: posix_fadvise RANDOM for random jobs (no readahead), SEQUENTIAL for sequential ones, as fio's default fadvise_hint=1"),
     param("loop_invalidate", ParamKind::Bool, "false", "", "when a job goes round a file again (a sequential job at its end, a random one whose randommap is full), drop the file's pages from the page cache, inside the run's clock, as fio does under invalidate=1 with time_based"),
     param("common_files", ParamKind::Bool, "false", "", "all jobs use one set of files, each over all of it, as fio's jobs that name the same filename (default: each job its own)"),
     param("name", ParamKind::Text, "", "", "what reports call this job, when no other workload of the run has that name (fio's name; letters, digits, . _ + -)"),
@@ -230,6 +231,8 @@ pub struct Job {
     common: bool,
     /// `loop_invalidate`.
     loop_invalidate: bool,
+    /// `fadvise_hint`.
+    fadvise_hint: bool,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -386,6 +389,7 @@ impl Job {
                 random_map: p.flag("randommap"),
                 common: p.flag("common_files"),
                 loop_invalidate: p.flag("loop_invalidate"),
+                fadvise_hint: p.flag("fadvise_hint"),
             });
         };
         Err(usage(format!("job: {problem}")))

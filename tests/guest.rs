@@ -348,7 +348,7 @@ fn an_fio_job_file_runs_in_a_guest_as_the_host_read_it() {
     assert!(
         notes
             .iter()
-            .any(|n| n.contains("tiny.fio:1) runs as job:rw=read,bs=64KiB")),
+            .any(|n| n.contains("tiny.fio:1) runs as job:name=j,rw=read,bs=64KiB")),
         "{notes:?}"
     );
     let run = v["run_id"].as_str().unwrap();

@@ -158,12 +158,12 @@ fn the_mapping_and_the_policies_of_the_file_are_kept_with_the_run() {
 #[test]
 fn refusals_come_all_at_once_and_lenient_runs_without_them() {
     let image = common::image_dir();
-    let text = "[j]\nioengine=null\nsize=1m\ngtod_reduce=1\nfsync_on_close=1\nrw=randread\n\
+    let text = "[j]\nioengine=null\nsize=1m\ngtod_reduce=1\nthinktime=5\nrw=randread\n\
                 randrepeat=0\n";
     let file = write_jobs(image.path(), text);
     let out = run(&file, &[], image.path());
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    for option in ["gtod_reduce=1", "fsync_on_close=1", "randrepeat=0"] {
+    for option in ["gtod_reduce=1", "thinktime=5", "randrepeat=0"] {
         assert!(out.stderr.contains(option), "{option}: {}", out.stderr);
     }
     assert!(out.json.is_none(), "nothing ran");

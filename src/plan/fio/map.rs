@@ -48,19 +48,6 @@ const LACKS: &[(&str, &str)] = &[
         "fsarena always times every request; it has no reduced-clock mode",
     ),
     (
-        "fsync_on_close",
-        "the job engine does not fsync a file when it closes it",
-    ),
-    (
-        "pre_read",
-        "the job engine does not read files into the cache before a job",
-    ),
-    (
-        "rate_iops",
-        "the job engine limits bytes per second (rate), not operations",
-    ),
-    ("startdelay", "the job engine starts every job at once"),
-    (
         "loops",
         "the job engine runs a job once per trial (use --reps for repetitions)",
     ),
@@ -167,6 +154,10 @@ pub fn job(
             "cpus_allowed",
             "cpus_allowed_policy",
             "fadvise_hint",
+            "fsync_on_close",
+            "pre_read",
+            "rate_iops",
+            "startdelay",
             "numjobs",
             "stonewall",
             "new_group",
@@ -295,6 +286,38 @@ pub fn job(
     }
     time_of(&mut cx, &get, random, &mut p);
     rate_of(&mut cx, get("rate"), reads, writes, &mut p);
+    rate_iops_of(
+        &mut cx,
+        get("rate_iops"),
+        get("rate"),
+        reads,
+        writes,
+        &mut p,
+    );
+    if let Some(o) = get("startdelay") {
+        let v = o.value.clone().unwrap_or_default();
+        if v.contains('-') {
+            cx.ignored(
+                &o,
+                "a random delay per job: the job engine delays all the jobs alike",
+            );
+        } else {
+            match super::units::seconds(&v) {
+                Ok(s) if s > 0.0 => p.push(("startdelay", format!("{s}"))),
+                Ok(_) => {}
+                Err(e) => cx.bad(&o, e),
+            }
+        }
+    }
+    if get("fsync_on_close").is_some_and(|o| flag_of(&mut cx, &o)) {
+        p.push(("fsync_on_close", "true".into()));
+    }
+    // fio's pre_read reads the files into the cache after its layout's fsync, and turns
+    // invalidate off (pointless after it).
+    if get("pre_read").is_some_and(|o| flag_of(&mut cx, &o)) && engine != "null" {
+        p.push(("pre_read", "true".into()));
+        m.invalidate = (false, None);
+    }
     let mut uniform = true;
     if let Some(o) = get("random_distribution") {
         if let Some(d) = distribution_of(&mut cx, &o) {

@@ -501,3 +501,50 @@ pub(super) fn randommap_of(cx: &mut Ctx, get: Get, p: &mut Params) {
     }
     p.push(("randommap", "true".into()));
 }
+
+/// `rate_iops`: requests per second, as bytes per second of the job's one block size (the
+/// job engine paces by bytes, which is the same pace when every request is `bs` bytes).
+pub(super) fn rate_iops_of(
+    cx: &mut Ctx,
+    o: Option<Opt>,
+    rate: Option<Opt>,
+    reads: bool,
+    writes: bool,
+    p: &mut Params,
+) {
+    let Some(o) = o else { return };
+    if rate.is_some() {
+        return cx.bad(
+            &o,
+            "give rate or rate_iops, not both: the job engine takes one limit",
+        );
+    }
+    let (r, w) = per_dir(o.value.as_deref().unwrap_or(""));
+    if reads && writes && (r.is_some() || w.is_some()) {
+        return cx.ignored(
+            &o,
+            "fio limits reads and writes each to the rate; fsarena's job engine limits their sum",
+        );
+    }
+    let Some(v) = (if reads { r } else { w }) else {
+        return;
+    };
+    let Some(n) = units::count(v).map_err(|e| cx.bad(&o, e)).ok() else {
+        return;
+    };
+    let bs = p.iter().find(|(k, _)| *k == "bs").map(|(_, v)| v.clone());
+    // The job parameter's own reading of `bs` (`4KiB` is 4096 there, not fio's 4000).
+    let mix = bs.and_then(|b| crate::workload::params::parse_size_mix(&b).ok());
+    let fixed = match mix.as_deref() {
+        Some([one]) if one.lo == one.hi => Some(one.lo),
+        _ => None,
+    };
+    match fixed {
+        _ if n == 0 => {}
+        Some(b) => p.push(("rate", exact(n.saturating_mul(b)))),
+        None => cx.ignored(
+            &o,
+            "with several block sizes fio paces requests, the job engine bytes",
+        ),
+    }
+}

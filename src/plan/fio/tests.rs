@@ -196,10 +196,10 @@ fn unlike_jobs_at_once_are_refused_even_when_lenient() {
 #[test]
 fn every_refusal_is_listed_at_once_with_its_line() {
     let text = "[global]\nsize=4m\n[j]\nioengine=libaio\ngtod_reduce=1\nrw=randread\n\
-                fsync_on_close=1\niodepth=8\n";
+                thinktime=5\niodepth=8\n";
     let e = issues(text, false);
     let got: Vec<(usize, &str)> = e.iter().map(|i| (i.at.line, i.option.as_str())).collect();
-    assert_eq!(got, [(7, "fsync_on_close=1"), (5, "gtod_reduce=1")]);
+    assert_eq!(got, [(5, "gtod_reduce=1"), (7, "thinktime=5")]);
     assert!(e.iter().all(|i| !i.fatal));
     let msg = format!("{:#}", refusal(Path::new("/jobs/t.fio"), &e));
     assert!(
@@ -335,6 +335,14 @@ fn mapped_options() {
             "rw=read,bs=4KiB,size=1MiB,engine=psync,fadvise_hint=false",
         ),
         (
+            "rw=randread\nnorandommap\nrate_iops=100\nstartdelay=2\n",
+            "rw=randread,bs=4KiB,size=1MiB,engine=psync,rate=400KiB,startdelay=2",
+        ),
+        (
+            "rw=write\nfsync_on_close=1\n",
+            "rw=write,bs=4KiB,size=1MiB,engine=psync,fsync_on_close=true,fallocate=native",
+        ),
+        (
             "rw=randwrite\n",
             "rw=randwrite,bs=4KiB,size=1MiB,engine=psync,randommap=true,fallocate=native",
         ),
@@ -374,6 +382,13 @@ fn mapped_options() {
             "{opts}: {spec}"
         );
     }
+    // pre_read turns invalidate off, as fio's: the run keeps the cache.
+    let plan = ok("[j]\nsize=1m\npre_read=1\n");
+    assert_eq!(
+        plan.entries[0].spec,
+        "job:name=j,rw=read,bs=4KiB,size=1MiB,engine=psync,pre_read=true"
+    );
+    assert!(!plan.invalidate);
     // A file an earlier group made is overwritten by a later group's writes, as in fio.
     let text = "[global]\nsize=1m\nfilename=t\n[r]\nrw=read\n[w]\nstonewall\nrw=write\n\
                 [o]\nstonewall\nfilename=other\nrw=write\n";
@@ -420,6 +435,11 @@ fn approximations_need_lenient() {
             "random map is full",
         ),
         ("invalidate=0\n", "create_fsync"),
+        ("startdelay=1-3\n", "random delay"),
+        (
+            "bsrange=4k-8k\nnorandommap\nrw=randread\nrate_iops=9\n",
+            "several block sizes",
+        ),
     ] {
         let text = format!("[j]\nsize=1m\n{opts}");
         let e = issues(&text, false);

@@ -95,6 +95,9 @@ const PARAMS: &[ParamSpec] = &[
     param("cpus", ParamKind::CountList, "", "cpu", "pin job i to cpus[i mod len] (default: not pinned)"),
     param("fallocate", ParamKind::Choice(&["none", "native", "keep"]), "none", "", "write jobs: preallocate each file in layout, outside the run's clock, as fio's fallocate (native: fallocate(2) mode 0; keep: FALLOC_FL_KEEP_SIZE; fio's default is native)"),
     param("overwrite", ParamKind::Bool, "false", "", "write and randwrite: lay the files out written in full (outside the run's clock), so that the run overwrites data, as fio's overwrite=1; else the run writes into new (or fallocated) files"),
+    param("startdelay", ParamKind::Float, "0", "s", "wait this long before the job starts, outside the run's clock (fio's startdelay)"),
+    param("pre_read", ParamKind::Bool, "false", "", "before the run, outside its clock, fsync each of the job's files and read it once into the page cache (fio's pre_read after its create_fsync)"),
+    param("fsync_on_close", ParamKind::Bool, "false", "", "fsync each written file when the job closes it at its end, inside the timing (fio's fsync_on_close; all files open: openfiles=0)"),
     param("fadvise_hint", ParamKind::Bool, "true", "", "advise the kernel of the pattern when a job opens its files: posix_fadvise RANDOM for random jobs (no readahead), SEQUENTIAL for sequential ones, as fio's default fadvise_hint=1"),
     param("loop_invalidate", ParamKind::Bool, "false", "", "when a job goes round a file again (a sequential job at its end, a random one whose randommap is full), drop the file's pages from the page cache, inside the run's clock, as fio does under invalidate=1 with time_based"),
     param("common_files", ParamKind::Bool, "false", "", "all jobs use one set of files, each over all of it, as fio's jobs that name the same filename (default: each job its own)"),
@@ -233,6 +236,12 @@ pub struct Job {
     loop_invalidate: bool,
     /// `fadvise_hint`.
     fadvise_hint: bool,
+    /// `startdelay`.
+    startdelay: Option<Duration>,
+    /// `pre_read`.
+    pre_read: bool,
+    /// `fsync_on_close`.
+    fsync_on_close: bool,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -349,6 +358,12 @@ impl Job {
                 .find(|c| !(c.is_ascii_alphanumeric() || "._+-".contains(*c)))
         }) {
             format!("name: '{bad}' is not a letter, digit, '.', '_', '+' or '-'")
+        } else if p.flag("fsync_on_close") && openfiles > 0 && openfiles < nrfiles {
+            "fsync_on_close=true needs every file open (openfiles=0): the job engine does \
+             not fsync the files openfiles closes on the way"
+                .to_string()
+        } else if p.flag("pre_read") && p.flag("shared_file") {
+            "pre_read applies to a job's own files, not to shared_file=true".to_string()
         } else if p.flag("shared_file") && direct && file_size % DIRECT_ALIGN != 0 {
             format!(
                 "shared_file=true with direct=true needs segments (size/nrfiles = {}) that \
@@ -390,6 +405,9 @@ impl Job {
                 common: p.flag("common_files"),
                 loop_invalidate: p.flag("loop_invalidate"),
                 fadvise_hint: p.flag("fadvise_hint"),
+                startdelay: secs(p.float("startdelay").unwrap_or(0.0)),
+                pre_read: p.flag("pre_read"),
+                fsync_on_close: p.flag("fsync_on_close"),
             });
         };
         Err(usage(format!("job: {problem}")))
@@ -500,7 +518,21 @@ impl Workload for Job {
         let opener = |p: &Path| self.open_one(p);
         let open = |job: usize| self.open(&dir, job, engine, &opener);
         let cfg = self.cfg(engine, seed, cx.policy().sync);
+        // Outside the clock, before the job's first run (the ramp's, if any): fio's
+        // startdelay and pre_read.
+        let before = |w: &mut Worker| -> Result<()> {
+            if let Some(d) = self.startdelay {
+                std::thread::sleep(d);
+            }
+            if self.pre_read && uses_files {
+                self.pre_read_files(&dir, w.idx)?;
+            }
+            Ok(())
+        };
         let run = |w: &mut Worker| {
+            if self.ramp.is_none() {
+                before(w)?;
+            }
             let mut mine = open(w.idx)?;
             let t = task(w);
             let until = self.until(self.runtime);
@@ -513,6 +545,7 @@ impl Workload for Job {
                 &self.run_spec(),
                 self.numjobs,
                 |w| {
+                    before(w)?;
                     let mut mine = open(w.idx)?;
                     let until = Until::Time(ramp);
                     let t = task(w);

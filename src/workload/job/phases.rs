@@ -209,7 +209,7 @@ impl Job {
         engine: Engine,
     ) -> Result<()> {
         let policy_end = w.sync_policy() == SyncPolicy::End;
-        if engine == Engine::Null || !(self.end_fsync || policy_end) {
+        if engine == Engine::Null || !(self.end_fsync || self.fsync_on_close || policy_end) {
             return Ok(());
         }
         // One shared file: whichever segments were written, it is synced once.
@@ -224,6 +224,26 @@ impl Job {
                 .sync_all(f)
                 .map_err(|e| anyhow!("job: end fsync of file {f}: {e}"))?;
             w.sync_done(t);
+        }
+        Ok(())
+    }
+
+    /// `pre_read`: fsyncs each of job `job`'s files (fio's `create_fsync` after its layout)
+    /// and reads it once into the page cache, as fio's `pre_read` does before the job.
+    pub(super) fn pre_read_files(&self, dir: &Path, job: usize) -> Result<()> {
+        let mut buf = vec![0u8; LAYOUT_CHUNK as usize];
+        for file in 0..self.nrfiles {
+            let path = Self::path(dir, self.owner(job), file);
+            let f = File::open(&path).on("open", &path)?;
+            f.sync_all().on("fsync", &path)?;
+            let mut off = 0;
+            loop {
+                let n = f.read_at(&mut buf, off).on("read", &path)?;
+                if n == 0 {
+                    break;
+                }
+                off += n as u64;
+            }
         }
         Ok(())
     }

@@ -195,3 +195,27 @@ fn common_files_are_shared_by_all_jobs() {
     }
     assert!(job_err("common_files=true,verify=true").contains("common_files"));
 }
+
+/// `startdelay` waits before the job, outside the run's clock; `fsync_on_close` fsyncs
+/// each written file at the job's end, inside it, whatever the sync policy; `pre_read`
+/// reads the files in before the run (refused with `shared_file`).
+#[test]
+fn startdelay_fsync_on_close_and_pre_read() {
+    use super::tests::count_of;
+    let base = std::env::temp_dir();
+    let t = std::time::Instant::now();
+    let phases = run_at(&base, SyncPolicy::None, "rw=read,size=1MiB,startdelay=0.3").unwrap();
+    assert!(t.elapsed().as_secs_f64() >= 0.3);
+    assert!(phase(&phases, "run").wall_s < 0.3, "the delay is not timed");
+    for (spec, fsyncs) in [
+        ("rw=write,size=1MiB,nrfiles=2,fsync_on_close=true", 2),
+        ("rw=write,size=1MiB,nrfiles=2", 0),
+    ] {
+        let phases = run_at(&base, SyncPolicy::None, spec).unwrap();
+        assert_eq!(count_of(phase(&phases, "run"), "fsync"), fsyncs, "{spec}");
+    }
+    let phases = run_at(&base, SyncPolicy::None, "rw=randread,size=1MiB,pre_read=true").unwrap();
+    assert_eq!(phase(&phases, "run").bytes, 1 << 20);
+    assert!(job_err("pre_read=true,shared_file=true").contains("pre_read"));
+    assert!(job_err("fsync_on_close=true,nrfiles=4,openfiles=2").contains("fsync_on_close"));
+}

@@ -17,6 +17,16 @@ const SEEDS: [&str; 9] = [
 ];
 
 /// A kernel under /boot with its modules, or `None` after a SKIP line naming `test`.
+/// One guest at a time: each boots a kernel under emulation on this machine's few CPUs,
+/// and a hung guest's test counts on its idle timer, which a neighbour's boot can starve
+/// (seen in CI: the host-and-guest plan's guest failed both trials while the job-file
+/// test's guest booted beside it).
+static ONE_GUEST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_guest() -> std::sync::MutexGuard<'static, ()> {
+    ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn guest_kernel(test: &str) -> Option<String> {
     let why = if !fsarena::probe::sys::is_root() {
         Some("not root".to_string())
@@ -92,6 +102,7 @@ fn qemus_under(dir: &Path) -> Vec<String> {
 
 #[test]
 fn the_seeds_filesystems_run_in_a_guest_labelled_and_stored() {
+    let _one = one_guest();
     let test = "the_seeds_filesystems_run_in_a_guest_labelled_and_stored";
     let Some(kernel) = guest_kernel(test) else {
         return;
@@ -154,6 +165,7 @@ fn the_seeds_filesystems_run_in_a_guest_labelled_and_stored() {
 
 #[test]
 fn sigint_mid_guest_leaves_no_qemu_loop_device_or_image() {
+    let _one = one_guest();
     let test = "sigint_mid_guest_leaves_no_qemu_loop_device_or_image";
     let Some(kernel) = guest_kernel(test) else {
         return;
@@ -215,6 +227,7 @@ fn sigint_mid_guest_leaves_no_qemu_loop_device_or_image() {
 
 #[test]
 fn a_plan_runs_host_and_guest_targets_in_one_run_and_a_hung_guest_keeps_its_trials() {
+    let _one = one_guest();
     let test = "a_plan_runs_host_and_guest_targets_in_one_run_and_a_hung_guest_keeps_its_trials";
     let Some(kernel) = guest_kernel(test) else {
         return;
@@ -300,6 +313,7 @@ fn a_plan_runs_host_and_guest_targets_in_one_run_and_a_hung_guest_keeps_its_tria
 /// host's run, with the file's mapping in the run's notes.
 #[test]
 fn an_fio_job_file_runs_in_a_guest_as_the_host_read_it() {
+    let _one = one_guest();
     let test = "an_fio_job_file_runs_in_a_guest_as_the_host_read_it";
     let Some(kernel) = guest_kernel(test) else {
         return;

@@ -104,7 +104,9 @@ compare() {
     [ -n "$loopdev" ] && losetup -d "$loopdev" 2>/dev/null || true
     rm -rf "$w"
   }
+  # Ctrl-C or a kill leaves no mount, loop device or image behind either.
   trap cleanup EXIT
+  trap 'exit 130' INT TERM
   # example|options added to each job|fsarena flags
   local cases=(
     "fio-rand-read.fio|size=256m runtime=3|"

@@ -163,15 +163,19 @@ pub fn load(path: &Path, lenient: bool, sets: &[String]) -> Result<FioPlan> {
 /// The usage error that lists every issue.
 pub fn refusal(path: &Path, issues: &[Issue]) -> anyhow::Error {
     let mut msg = format!(
-        "{}: fsarena cannot run {} of this fio job file as fio would:",
+        "{}: {} fsarena cannot run as fio would:",
         path.display(),
         match issues.len() {
             1 => "1 option".to_string(),
             n => format!("{n} options"),
         }
     );
+    // One issue a line, wrapped at word boundaries to stderr's width (a 140-column line
+    // broke mid-word in an 80-column terminal).
+    let width = crate::term::stderr_width();
     for i in issues {
-        msg.push_str(&format!("\n  {i}"));
+        msg.push('\n');
+        msg.push_str(&crate::term::wrap(&format!("  {i}"), width, 4));
     }
     if issues.iter().all(|i| !i.fatal) {
         msg.push_str("\n--fio-lenient runs it as each line says");

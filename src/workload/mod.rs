@@ -8,6 +8,7 @@ pub mod confined;
 mod figures_tests;
 pub mod mt19937;
 pub mod params;
+pub mod programs;
 pub mod tasks;
 pub mod tree;
 
@@ -113,6 +114,9 @@ pub struct WorkloadInfo {
     pub after_merge: Option<AfterMerge>,
     /// The parameters `--phase-time` scales its work by; empty: it is kept as given.
     pub phase_time_knobs: &'static [Knob],
+    /// The programs it runs that fsarena does not ship (a database server), each with its
+    /// Debian package: a run asking for it without them is refused before provisioning.
+    pub programs: &'static [programs::Program],
     pub build: fn(&Params) -> Result<Box<dyn Workload>>,
 }
 
@@ -225,11 +229,13 @@ pub fn find(name: &str) -> Result<&'static WorkloadInfo> {
 }
 
 /// Whether workload `w` can run on `target`, checked when the plan is made, before
-/// anything is touched: `provision` needs a loop target, and a workload's data (its
+/// anything is touched: the programs it runs must be here ([`programs::check`]),
+/// `provision` needs a loop target, and a workload's data (its
 /// [`Workload::data_bytes`], else its `size` parameter) must fit in the filesystem
 /// fsarena makes.
 pub fn check_target(w: &WorkloadSpec, target: &crate::provision::TargetSpec) -> Result<()> {
     use crate::provision::TargetSpec;
+    programs::check(w.info.name, w.info.programs)?;
     if std::ptr::eq(w.info, &provision::INFO) {
         return provision::check_target(target);
     }

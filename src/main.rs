@@ -185,7 +185,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(exit::OK)
         }
-        Command::Setup(a) => fsarena::setup::command(a.fs.as_deref(), a.dry_run),
+        Command::Setup(a) => {
+            fsarena::setup::command(a.fs.as_deref(), a.workload.as_deref(), a.dry_run)
+        }
         Command::Doctor(a) => {
             let image_dir = fsarena::plan::imagedir::resolve(&a.image_dir)?;
             let checks = fsarena::doctor::checks(&fsarena::doctor::gather(&image_dir));

@@ -67,17 +67,49 @@ pub fn missing_on(host: &dyn Host, names: &[&str]) -> Result<Missing> {
     Ok(m)
 }
 
-/// `fsarena setup [--fs LIST]`: the exit code, after saying what was done.
-pub fn command(fs: Option<&str>, dry_run: bool) -> Result<i32> {
-    let names: Vec<&str> = match fs {
-        Some(list) => list
-            .split(',')
+/// The programs of workloads `names` (workload or suite names) that this machine lacks,
+/// as `(program, package)` pairs, each program once; an unknown name is a usage error.
+pub fn missing_engines(names: &[&str]) -> Result<Vec<(String, String)>> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for name in names {
+        let workloads: Vec<String> = match crate::workload::find(name) {
+            Ok(w) => vec![w.name.to_string()],
+            Err(e) => match crate::suite::find(name) {
+                Ok(s) => s.workloads.iter().map(|w| w.to_string()).collect(),
+                Err(_) => return Err(e),
+            },
+        };
+        for w in workloads {
+            let spec_name = w.split(':').next().unwrap_or(&w).to_string();
+            let info = crate::workload::find(&spec_name)?;
+            for p in crate::workload::programs::missing(info.programs) {
+                if !out.iter().any(|(q, _)| q == p.name) {
+                    out.push((p.name.to_string(), p.package.to_string()));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `fsarena setup [--fs LIST] [--workload LIST]`: the exit code, after saying what was
+/// done. With only `--workload`, the filesystems' programs are left alone.
+pub fn command(fs: Option<&str>, workload: Option<&str>, dry_run: bool) -> Result<i32> {
+    fn split(list: &str) -> Vec<&str> {
+        list.split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .collect(),
-        None => default_names(),
+            .collect()
+    }
+    let names: Vec<&str> = match (fs, workload) {
+        (Some(list), _) => split(list),
+        (None, Some(_)) => Vec::new(),
+        (None, None) => default_names(),
     };
-    let missing = missing_on(&LiveHost, &names)?;
+    let engines: Vec<&str> = workload.map(split).unwrap_or_default();
+    let mut missing = missing_on(&LiveHost, &names)?;
+    missing.programs.extend(missing_engines(&engines)?);
+    let names: Vec<&str> = names.iter().chain(&engines).copied().collect();
     for k in &missing.kernel {
         println!("cannot be installed with a package: {k}");
     }
@@ -126,7 +158,8 @@ pub fn command(fs: Option<&str>, dry_run: bool) -> Result<i32> {
         .collect();
     crate::cmd::run(&update)?;
     crate::cmd::run(&install)?;
-    let after = missing_on(&LiveHost, &names)?;
+    let mut after = missing_on(&LiveHost, &names[..names.len() - engines.len()])?;
+    after.programs.extend(missing_engines(&engines)?);
     if after.programs.is_empty() {
         println!("the programs for {} are installed", names.join(", "));
         Ok(0)

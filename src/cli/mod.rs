@@ -148,6 +148,10 @@ pub struct SetupArgs {
     /// The filesystems to install programs for, comma-separated (e.g. `jfs,f2fs`).
     #[arg(long, value_name = "LIST")]
     pub fs: Option<String>,
+    /// The workloads to install programs for, comma-separated (`pgbench`, `db_bench`, or
+    /// a suite's name such as `database`): their engines' packages, not the filesystems'.
+    #[arg(long, value_name = "LIST")]
+    pub workload: Option<String>,
     /// Only say what would be installed.
     #[arg(long)]
     pub dry_run: bool,

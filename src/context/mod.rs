@@ -282,6 +282,12 @@ impl<'a> TrialContext<'a> {
         Ok(())
     }
 
+    /// The run's state file, to record what a workload starts before it starts it
+    /// ([`Target::state`]).
+    pub fn state(&self) -> Option<std::sync::Arc<crate::state::State>> {
+        self.target.state()
+    }
+
     /// Phases measured so far (also when the workload failed part way).
     pub fn phases(&self) -> &[PhaseResult] {
         &self.phases

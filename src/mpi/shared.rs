@@ -41,6 +41,9 @@ impl SharedLead {
 }
 
 impl Target for SharedLead {
+    fn state(&self) -> Option<Arc<crate::state::State>> {
+        self.inner.state()
+    }
     fn info(&self) -> &TargetInfo {
         self.inner.info()
     }

@@ -169,6 +169,9 @@ pub fn mount_point_of(path: &Path) -> Option<PathBuf> {
 }
 
 impl Target for DirTarget {
+    fn state(&self) -> Option<std::sync::Arc<crate::state::State>> {
+        Some(std::sync::Arc::clone(&self.env.state))
+    }
     fn info(&self) -> &TargetInfo {
         &self.info
     }

@@ -302,6 +302,9 @@ pub(crate) fn remount_is_cold(loop_direct_io: Option<bool>) -> bool {
 }
 
 impl Target for LoopTarget {
+    fn state(&self) -> Option<std::sync::Arc<crate::state::State>> {
+        Some(std::sync::Arc::clone(&self.env.state))
+    }
     fn info(&self) -> &TargetInfo {
         &self.info
     }

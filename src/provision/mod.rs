@@ -52,6 +52,12 @@ pub trait Target {
     fn tools(&mut self) -> Option<&mut dyn FsTools> {
         None
     }
+    /// The run's state file, where a workload records what it starts on the target (a
+    /// database server) before it starts it, so that `fsarena cleanup` can stop it after
+    /// a `kill -9`; `None` for targets of unit tests.
+    fn state(&self) -> Option<Arc<State>> {
+        None
+    }
 }
 
 /// The filesystem's own tools on the device of a prepared target, one external command

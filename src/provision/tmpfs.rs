@@ -62,6 +62,9 @@ impl TmpfsTarget {
 }
 
 impl Target for TmpfsTarget {
+    fn state(&self) -> Option<std::sync::Arc<crate::state::State>> {
+        Some(std::sync::Arc::clone(&self.env.state))
+    }
     fn info(&self) -> &TargetInfo {
         &self.info
     }

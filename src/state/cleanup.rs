@@ -74,7 +74,8 @@ pub(super) fn read_trusted(path: &Path, me: u32) -> std::result::Result<StateDat
 /// Why `r`, read from a state file, is not for cleanup to undo: a mount, loop device or
 /// image not under `image_dir` (or spelled with `..`), or a loop device not named
 /// `/dev/loopN`. Directories are left to [`owned::remove`], which deletes only inside a
-/// directory carrying fsarena's marker (`--dir` work directories lie elsewhere).
+/// directory carrying fsarena's marker (`--dir` work directories lie elsewhere), and
+/// servers to [`stop_postgres`], which stops only the server of that data directory.
 pub(super) fn outside(r: &Resource, image_dir: &Path) -> Option<String> {
     let under = |p: &Path| {
         p.is_absolute()
@@ -92,7 +93,10 @@ pub(super) fn outside(r: &Resource, image_dir: &Path) -> Option<String> {
             }
             image
         }
-        Resource::Dir { .. } => return None,
+        // Stopped only when a live server's command line names the data directory, and
+        // its socket directory removed only when it carries the marker (like `Dir`): a
+        // `--dir` target's work directory lies outside the image directory.
+        Resource::Dir { .. } | Resource::Postgres { .. } => return None,
     };
     (!under(path)).then(|| {
         format!(

@@ -28,8 +28,8 @@ mod undo;
 use cleanup::pid_is_live_fsarena;
 pub use cleanup::{cleanup, cleanup_run, sweep};
 pub use undo::{
-    detach_loop, is_mounted, loops_backing, stop_guest, umount, umount_once, undo,
-    unescape_mount_path,
+    detach_loop, is_mounted, loops_backing, postgres_pid, stop_guest, stop_postgres, umount,
+    umount_once, undo, unescape_mount_path,
 };
 
 /// Something a run created that must be undone.
@@ -47,6 +47,10 @@ pub enum Resource {
     /// The QEMU process of a guest (`run --kernel`), whose pid QEMU writes to `pidfile`
     /// (and removes when it exits).
     Guest { pidfile: PathBuf },
+    /// A PostgreSQL server a workload started (`pgbench`): its data directory, which the
+    /// server's command line names and whose `postmaster.pid` holds its pid, and the
+    /// directory of its Unix socket (carries [`MARKER`]).
+    Postgres { datadir: PathBuf, sockets: PathBuf },
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -280,6 +284,9 @@ pub fn describe(r: &Resource) -> String {
         Resource::Image { path } => format!("image {}", path.display()),
         Resource::Dir { path } => format!("directory {}", path.display()),
         Resource::Guest { pidfile } => format!("guest QEMU ({})", pidfile.display()),
+        Resource::Postgres { datadir, .. } => {
+            format!("PostgreSQL server (data directory {})", datadir.display())
+        }
     }
 }
 

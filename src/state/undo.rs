@@ -164,7 +164,58 @@ pub fn undo(r: &Resource) -> Result<bool> {
         }
         Resource::Dir { path } => owned::remove(path, Removal::Tree),
         Resource::Guest { pidfile } => stop_guest(pidfile),
+        Resource::Postgres { datadir, sockets } => {
+            let stopped = stop_postgres(datadir)?;
+            Ok(owned::remove(sockets, Removal::Tree).unwrap_or(false) || stopped)
+        }
     }
+}
+
+/// The pid of the live PostgreSQL server of data directory `datadir`: the first line of
+/// its `postmaster.pid`, when that process's command line names `datadir` itself (a
+/// stale pid file, or a pid reused by another program, is not it).
+pub fn postgres_pid(datadir: &Path) -> Option<i32> {
+    let text = std::fs::read_to_string(datadir.join("postmaster.pid")).ok()?;
+    let pid: i32 = text.lines().next()?.trim().parse().ok()?;
+    (pid > 1 && postgres_of(pid, datadir)).then_some(pid)
+}
+
+/// Whether process `pid` is a PostgreSQL server started with data directory `datadir`.
+fn postgres_of(pid: i32, datadir: &Path) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+        let mut args = c.split(|&b| b == 0);
+        let program = args.next().unwrap_or_default();
+        let want = datadir.as_os_str().as_encoded_bytes();
+        program.ends_with(b"postgres") && args.any(|a| a == want)
+    })
+}
+
+/// Stops the PostgreSQL server of `datadir` ([`postgres_pid`]) as its documentation
+/// says: a fast shutdown (SIGINT: sessions ended, a checkpoint written), after 20 s an
+/// immediate one (SIGQUIT: no checkpoint, crash recovery at the next start), after 5 s
+/// more SIGKILL. `Ok(true)` when one was stopped; an error when it outlived all three.
+pub fn stop_postgres(datadir: &Path) -> Result<bool> {
+    let Some(pid) = postgres_pid(datadir) else {
+        return Ok(false);
+    };
+    for (signal, tenths) in [
+        (libc::SIGINT, 200),
+        (libc::SIGQUIT, 50),
+        (libc::SIGKILL, 50),
+    ] {
+        // SAFETY: kill(2) on a pid just checked to be this data directory's server.
+        unsafe { libc::kill(pid, signal) };
+        for _ in 0..tenths {
+            if !postgres_of(pid, datadir) {
+                return Ok(true);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+    anyhow::bail!(
+        "the PostgreSQL server (pid {pid}) of {} did not stop",
+        datadir.display()
+    )
 }
 
 /// Stops the QEMU whose pid is in `pidfile` (only a live process whose command line names

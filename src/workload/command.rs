@@ -263,7 +263,7 @@ impl UserCommands {
 
 /// A thread that sends SIGTERM to process group `pgid` when a stop is requested (SIGKILL
 /// 2 s later), and ends once `done` is set.
-fn watch_for_stop(pgid: i32, done: Arc<AtomicBool>) {
+pub(crate) fn watch_for_stop(pgid: i32, done: Arc<AtomicBool>) {
     std::thread::spawn(move || {
         let mut killed_at: Option<Instant> = None;
         while !done.load(Ordering::Relaxed) {

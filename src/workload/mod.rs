@@ -32,6 +32,8 @@ workloads! {
     postmark,
     mongo,
     dbrandom,
+    pgbench,
+    db_bench,
     job,
     io500,
     smallfiles,

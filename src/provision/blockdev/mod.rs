@@ -194,6 +194,9 @@ impl BlockTarget {
 }
 
 impl Target for BlockTarget {
+    fn state(&self) -> Option<std::sync::Arc<crate::state::State>> {
+        Some(std::sync::Arc::clone(&self.env.state))
+    }
     fn info(&self) -> &TargetInfo {
         &self.info
     }

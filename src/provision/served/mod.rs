@@ -489,6 +489,9 @@ impl ServedTarget {
 }
 
 impl Target for ServedTarget {
+    fn state(&self) -> Option<std::sync::Arc<crate::state::State>> {
+        Some(std::sync::Arc::clone(&self.env.state))
+    }
     fn info(&self) -> &TargetInfo {
         &self.info
     }

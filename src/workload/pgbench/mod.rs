@@ -1,0 +1,538 @@
+//! PostgreSQL's own benchmark on the target: `pgbench`'s TPC-B-like load and transactions
+//! against a PostgreSQL server whose whole cluster lives on the filesystem measured.
+//!
+//! Per trial, untimed: `initdb` into `pgdata/` of the work directory, the server started
+//! listening only on a Unix socket in a directory of its own (no TCP port; see
+//! [`server`]). Then two phases:
+//! * **`load`**: `pgbench -i -s SCALE` (tables, 100,000 accounts per scale unit, vacuum,
+//!   primary keys), one operation timed from start to exit.
+//! * **`run`**: `pgbench -c CLIENTS -j JOBS -T DURATION -l`, pgbench's default
+//!   TPC-B-like script. Each transaction of the per-transaction log (`-l`, written outside
+//!   the target) is one operation, timed from its start to its end as the log gives them,
+//!   so the phase's latency percentiles are pgbench's transactions'; the phase's
+//!   transactions/s are the log's transactions over the phase's wall time (pgbench's
+//!   start, its vacuum of the small tables and its connections included). pgbench's own
+//!   summary figure is kept beside it as `pgbench_tps` (its "without initial connection
+//!   time"); transactions pgbench reports as failed are `failed_tx`.
+//!
+//! The server stops (fast shutdown) at the end of the trial. Under `--cache cold` it is
+//! stopped before each phase, caches dropped and the filesystem remounted, and started
+//! again: a server cannot keep running across a remount. Under `--sync end` each phase
+//! ends with a syncfs inside its time, as every workload's does.
+//!
+//! **Server settings** `fsync`, `synchronous_commit`, `wal_sync_method`, `shared_buffers`
+//! and `full_page_writes` are passed on the server's command line when given; `server`
+//! (the default) keeps PostgreSQL's own default, and the value in effect — given or
+//! default — is named in the trial's messages, read from the server with `postgres -C`.
+//!
+//! Differs from running pgbench by hand: nothing else runs on the cluster; the cluster is
+//! new for every trial (a fresh filesystem, as for every workload); autovacuum and
+//! checkpoints run as the server's defaults set them, so a short `duration` may see no
+//! checkpoint at all (a checkpoint every 5 minutes by default): give `duration` of
+//! several minutes to include them.
+
+pub mod server;
+
+use crate::context::{PhaseKind, Primary, TrialContext};
+use crate::error::usage;
+use crate::figures::Figure;
+use crate::probe::recorder::Op;
+use crate::workload::params::param;
+use crate::workload::programs::{postgres_bin_dir, POSTGRES};
+use crate::workload::{spec, IoContext, Knob, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
+use anyhow::{anyhow, bail, Context, Result};
+use server::{Cluster, Settings};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Bytes a pgbench database takes per scale unit, indexes included (measured: 15.6 MB per
+/// unit at scale 10 on ext4 with PostgreSQL 15), with room for the WAL.
+const BYTES_PER_SCALE: u64 = 24 << 20;
+
+/// The server settings a run may give, each a choice with `server` for the server's own
+/// default.
+const ON_OFF: &[&str] = &["server", "on", "off"];
+
+const PARAMS: &[ParamSpec] = &[
+    param(
+        "scale",
+        ParamKind::Count,
+        "10",
+        "×100k rows",
+        "pgbench -i -s: 100,000 accounts per unit",
+    ),
+    param(
+        "clients",
+        ParamKind::Count,
+        "1",
+        "clients",
+        "pgbench -c: concurrent sessions",
+    ),
+    param(
+        "jobs",
+        ParamKind::Count,
+        "1",
+        "threads",
+        "pgbench -j: client threads",
+    ),
+    param(
+        "duration",
+        ParamKind::Count,
+        "30",
+        "s",
+        "pgbench -T: seconds of transactions",
+    ),
+    param(
+        "fsync",
+        ParamKind::Choice(ON_OFF),
+        "server",
+        "",
+        "server setting fsync (server: its default)",
+    ),
+    param(
+        "synchronous_commit",
+        ParamKind::Choice(&["server", "on", "off", "local", "remote_write", "remote_apply"]),
+        "server",
+        "",
+        "server setting synchronous_commit",
+    ),
+    param(
+        "wal_sync_method",
+        ParamKind::Choice(&["server", "fsync", "fdatasync", "open_sync", "open_datasync"]),
+        "server",
+        "",
+        "server setting wal_sync_method",
+    ),
+    param(
+        "shared_buffers",
+        ParamKind::Size,
+        "",
+        "",
+        "server setting shared_buffers (empty: the server's default)",
+    ),
+    param(
+        "full_page_writes",
+        ParamKind::Choice(ON_OFF),
+        "server",
+        "",
+        "server setting full_page_writes",
+    ),
+];
+
+/// The settings named in the trial's messages, given or not.
+const SHOWN: [&str; 5] = [
+    "fsync",
+    "synchronous_commit",
+    "wal_sync_method",
+    "shared_buffers",
+    "full_page_writes",
+];
+
+const LOAD: crate::context::PhaseSpec = spec("load", PhaseKind::Write, Primary::Seconds, "loads");
+const RUN: crate::context::PhaseSpec =
+    spec("run", PhaseKind::Write, Primary::OpsPerS, "transactions");
+
+/// pgbench's own figures beside the phase's.
+pub const FIGURES: &[Figure] = &[
+    Figure::higher("pgbench_tps", "tx/s"),
+    Figure::lower("failed_tx", "tx"),
+    Figure::neither("database_bytes", "bytes"),
+];
+
+/// The `pgbench` workload as `fsarena list` shows it and `run` builds it.
+pub static INFO: WorkloadInfo = WorkloadInfo {
+    name: "pgbench",
+    about: "PostgreSQL's pgbench (TPC-B-like) against a server fsarena starts on the target, \
+            on a Unix socket only",
+    params: PARAMS,
+    phases: &[LOAD, RUN],
+    figures: FIGURES,
+    classic_tool: None,
+    param_applies: None,
+    after_merge: None,
+    phase_time_knobs: &[Knob::new("duration", &["run"], 0.0)],
+    programs: &[POSTGRES],
+    build,
+};
+
+/// The validated `pgbench` configuration.
+#[derive(Clone, Debug)]
+pub struct Pgbench {
+    scale: u64,
+    clients: u64,
+    jobs: u64,
+    duration: u64,
+    /// The server settings given (not `server`).
+    settings: Vec<(&'static str, String)>,
+}
+
+fn build(p: &Params) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(Pgbench::from_params(p)?))
+}
+
+impl Pgbench {
+    /// Validates the parameters.
+    pub fn from_params(p: &Params) -> Result<Self> {
+        let count = |n: &str| p.count(n).unwrap_or(0);
+        let (scale, clients, jobs, duration) = (
+            count("scale"),
+            count("clients"),
+            count("jobs"),
+            count("duration"),
+        );
+        for (n, v) in [
+            ("scale", scale),
+            ("clients", clients),
+            ("jobs", jobs),
+            ("duration", duration),
+        ] {
+            if v == 0 {
+                return Err(usage(format!("pgbench: {n} must be at least 1")));
+            }
+        }
+        if jobs > clients {
+            return Err(usage(format!(
+                "pgbench: jobs={jobs} is more than clients={clients} (pgbench needs a client \
+                 per thread)"
+            )));
+        }
+        if clients > 1000 {
+            return Err(usage(
+                "pgbench: clients is at most 1000 (the server's max_connections is 100 by \
+                 default; fsarena raises it to clients + 10)",
+            ));
+        }
+        let mut settings = Vec::new();
+        for name in [
+            "fsync",
+            "synchronous_commit",
+            "wal_sync_method",
+            "full_page_writes",
+        ] {
+            let v = p.choice(name);
+            if v != "server" {
+                settings.push((name, v.to_string()));
+            }
+        }
+        if let Some(b) = p.bytes("shared_buffers") {
+            if b < 128 << 10 {
+                return Err(usage(
+                    "pgbench: shared_buffers is at least 128KiB (PostgreSQL's minimum)",
+                ));
+            }
+            settings.push(("shared_buffers", format!("{}kB", b >> 10)));
+        }
+        Ok(Self {
+            scale,
+            clients,
+            jobs,
+            duration,
+            settings,
+        })
+    }
+
+    /// The server's settings: the given ones, and room for the clients.
+    fn server_settings(&self) -> Settings {
+        let mut s = self.settings.clone();
+        if self.clients + 10 > 100 {
+            s.push(("max_connections", (self.clients + 10).to_string()));
+        }
+        s
+    }
+
+    /// pgbench's argv (without the program) for `args`, on `server`'s socket.
+    fn pgbench_argv(sockets: &Path, args: &[String]) -> Vec<String> {
+        let mut v = vec![
+            "-h".to_string(),
+            sockets.display().to_string(),
+            "-U".to_string(),
+            "postgres".to_string(),
+        ];
+        v.extend(args.iter().cloned());
+        v.push("postgres".to_string());
+        v
+    }
+}
+
+impl Workload for Pgbench {
+    fn data_bytes(&self) -> Option<u64> {
+        Some(self.scale.saturating_mul(BYTES_PER_SCALE))
+    }
+
+    fn run(&self, cx: &mut TrialContext) -> Result<()> {
+        let bin = postgres_bin_dir().ok_or_else(|| {
+            anyhow!(
+                "PostgreSQL's server programs are missing (`fsarena setup --workload pgbench`)"
+            )
+        })?;
+        let workdir = cx.workdir().to_path_buf();
+        let log = cx.log_file()?;
+        let cluster = Cluster::init(&bin, &workdir.join("pgdata"), &log)?;
+        let settings = self.server_settings();
+        let mut shown = Vec::new();
+        for name in SHOWN {
+            shown.push(format!("{name}={}", cluster.setting(&settings, name)?));
+        }
+        let line = format!(
+            "PostgreSQL {} with {}",
+            cluster
+                .setting(&settings, "server_version")
+                .unwrap_or_default(),
+            shown.join(" ")
+        );
+        {
+            use std::io::Write;
+            let mut l = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&log)
+                .on("open the log", &log)?;
+            writeln!(l, "==> fsarena pgbench: {line}").on("write", &log)?;
+        }
+        cx.message(line);
+        // Logs of pgbench go outside the target: they are not the database's writes.
+        let scratch = tempfile::Builder::new()
+            .prefix("fsarena-pgbench-")
+            .tempdir()
+            .context("creating a directory for pgbench's logs")?;
+        let cold = cx.policy().cache == crate::policy::CachePolicy::Cold;
+
+        // load
+        if cold {
+            cx.reset_caches()?;
+        }
+        let mut server = cluster.start(&settings, cx.state())?;
+        let pgbench = bin.join("pgbench");
+        let load_args = vec![
+            "-i".to_string(),
+            "-s".to_string(),
+            self.scale.to_string(),
+            "-q".to_string(),
+        ];
+        let argv = Self::pgbench_argv(&server.sockets, &load_args);
+        let sync_dir = workdir.clone();
+        cx.phase_warm(&LOAD, 1, |w| {
+            let t = w.start();
+            run_pgbench(&pgbench, &argv, scratch.path(), &log, "load")?;
+            w.done(Op::Other, t, 0);
+            w.end_fs(&sync_dir).on("syncfs", &sync_dir)?;
+            Ok(())
+        })?;
+        let bytes = dir_bytes(&workdir.join("pgdata"));
+        cx.note_phase("load", "database_bytes", bytes as f64);
+
+        // run
+        if cold {
+            server.stop()?;
+            cx.reset_caches()?;
+            server = cluster.start(&settings, cx.state())?;
+        }
+        let prefix = scratch.path().join("tx");
+        let run_args = vec![
+            "-c".to_string(),
+            self.clients.to_string(),
+            "-j".to_string(),
+            self.jobs.to_string(),
+            "-T".to_string(),
+            self.duration.to_string(),
+            "-l".to_string(),
+            format!("--log-prefix={}", prefix.display()),
+        ];
+        let argv = Self::pgbench_argv(&server.sockets, &run_args);
+        let summary = Mutex::new(Summary::default());
+        cx.phase_warm(&RUN, 1, |w| {
+            let started = (Instant::now(), SystemTime::now());
+            let out = run_pgbench(&pgbench, &argv, scratch.path(), &log, "run")?;
+            let txs = read_tx_logs(scratch.path(), "tx")?;
+            let mut failed = 0u64;
+            for tx in &txs {
+                match tx.latency_us {
+                    Some(lat) => {
+                        let end = at(started, tx.end_epoch_us);
+                        let begin = end
+                            .checked_sub(Duration::from_micros(lat))
+                            .unwrap_or(started.0);
+                        w.done_between(Op::Transaction, begin.max(started.0), end, 0);
+                    }
+                    None => failed += 1,
+                }
+            }
+            w.end_fs(&sync_dir).on("syncfs", &sync_dir)?;
+            let mut s = summary.lock().unwrap_or_else(|e| e.into_inner());
+            s.tps = summary_tps(&out);
+            s.failed = failed.max(summary_failed(&out).unwrap_or(0));
+            s.transactions = txs.len() as u64 - failed;
+            Ok(())
+        })?;
+        let s = *summary.lock().unwrap_or_else(|e| e.into_inner());
+        if s.transactions == 0 {
+            bail!("pgbench ran no transaction; log {}", log.display());
+        }
+        if let Some(tps) = s.tps {
+            cx.note_phase("run", "pgbench_tps", tps);
+        }
+        cx.note_phase("run", "failed_tx", s.failed as f64);
+        server.stop()?;
+        Ok(())
+    }
+}
+
+/// What the run phase read from pgbench.
+#[derive(Clone, Copy, Default)]
+struct Summary {
+    tps: Option<f64>,
+    failed: u64,
+    transactions: u64,
+}
+
+/// The [`Instant`] of `epoch_us` (µs since the epoch), given one moment known on both
+/// clocks.
+fn at(known: (Instant, SystemTime), epoch_us: u64) -> Instant {
+    let then = SystemTime::UNIX_EPOCH + Duration::from_micros(epoch_us);
+    match then.duration_since(known.1) {
+        Ok(after) => known.0 + after,
+        Err(e) => known.0.checked_sub(e.duration()).unwrap_or(known.0),
+    }
+}
+
+/// Runs pgbench with `argv` in `cwd` (its logs go there), its output appended to `log`
+/// and returned; stopped with its process group on Ctrl-C; fails on a non-zero exit with
+/// the log's end.
+fn run_pgbench(program: &Path, argv: &[String], cwd: &Path, log: &Path, what: &str) -> Result<String> {
+    use std::io::Write;
+    let out_path = cwd.join(format!("{what}.out"));
+    let out = std::fs::File::create(&out_path).on("create", &out_path)?;
+    let err = std::fs::OpenOptions::new()
+        .append(true)
+        .open(log)
+        .on("open the log", log)?;
+    crate::cmd::record(&format!("pgbench {}", argv.join(" ")));
+    let mut child = Command::new(program)
+        .args(argv)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("starting {}", program.display()))?;
+    let done = Arc::new(AtomicBool::new(false));
+    crate::workload::command::watch_for_stop(child.id() as i32, Arc::clone(&done));
+    let status = child.wait();
+    done.store(true, Ordering::Relaxed);
+    let status = status.context("waiting for pgbench")?;
+    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
+    if let Ok(mut l) = std::fs::OpenOptions::new().append(true).open(log) {
+        let _ = writeln!(l, "==> fsarena pgbench {what}\n{text}");
+    }
+    crate::signals::check_stop()?;
+    if !status.success() {
+        let how = match (status.code(), status.signal()) {
+            (Some(c), _) => format!("exited with status {c}"),
+            (None, Some(s)) => format!("was killed by signal {s}"),
+            _ => format!("failed ({status})"),
+        };
+        bail!(
+            "pgbench {what} {how}; log {}, last lines:\n{}",
+            log.display(),
+            crate::workload::command::tail(log)
+        );
+    }
+    Ok(text)
+}
+
+/// One line of pgbench's per-transaction log.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tx {
+    /// Latency in µs; `None` for a failed or skipped transaction.
+    pub latency_us: Option<u64>,
+    /// When it ended, µs since the epoch.
+    pub end_epoch_us: u64,
+}
+
+/// Parses one line of pgbench's per-transaction log: `client_id transaction_no time
+/// script_no time_epoch time_us [schedule_lag] [retries]`, where `time` is the latency in
+/// µs, or `failed`/`skipped`.
+pub fn parse_tx_line(line: &str) -> Option<Tx> {
+    let f: Vec<&str> = line.split_ascii_whitespace().collect();
+    if f.len() < 6 {
+        return None;
+    }
+    let secs: u64 = f[4].parse().ok()?;
+    let micros: u64 = f[5].parse().ok()?;
+    let latency_us = match f[2] {
+        "failed" | "skipped" => None,
+        t => Some(t.parse().ok()?),
+    };
+    Some(Tx {
+        latency_us,
+        end_epoch_us: secs * 1_000_000 + micros,
+    })
+}
+
+/// Every transaction of the logs `PREFIX.PID[.N]` in `dir`.
+fn read_tx_logs(dir: &Path, prefix: &str) -> Result<Vec<Tx>> {
+    let mut txs = Vec::new();
+    let want = format!("{prefix}.");
+    for e in std::fs::read_dir(dir).on("read", dir)? {
+        let e = e.on("read", dir)?;
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if !name.starts_with(&want) {
+            continue;
+        }
+        let path: PathBuf = e.path();
+        let text = std::fs::read_to_string(&path).on("read", &path)?;
+        for (i, line) in text.lines().enumerate() {
+            let tx = parse_tx_line(line).ok_or_else(|| {
+                anyhow!(
+                    "{}, line {}: not a pgbench transaction log line: {line:?}",
+                    path.display(),
+                    i + 1
+                )
+            })?;
+            txs.push(tx);
+        }
+    }
+    Ok(txs)
+}
+
+/// pgbench's `tps = N (without initial connection time)` (pgbench 14 and later; older
+/// ones print `(excluding connections establishing)`).
+pub fn summary_tps(out: &str) -> Option<f64> {
+    out.lines()
+        .filter(|l| l.starts_with("tps = "))
+        .find(|l| l.contains("without initial connection") || l.contains("excluding"))
+        .or_else(|| out.lines().find(|l| l.starts_with("tps = ")))
+        .and_then(|l| l["tps = ".len()..].split_whitespace().next()?.parse().ok())
+}
+
+/// pgbench's `number of failed transactions: N (…)` (pgbench 15 and later).
+pub fn summary_failed(out: &str) -> Option<u64> {
+    out.lines()
+        .find_map(|l| l.strip_prefix("number of failed transactions: "))
+        .and_then(|r| r.split_whitespace().next()?.parse().ok())
+}
+
+/// Bytes of the files under `dir` (allocated blocks), as `du` counts them; 0 when
+/// unreadable.
+fn dir_bytes(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+            Ok(m) => m.blocks() * 512,
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests;

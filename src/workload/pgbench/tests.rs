@@ -1,0 +1,117 @@
+use super::*;
+use crate::error::exit_code;
+
+#[test]
+fn transaction_log_lines() {
+    // pgbench 15: client_id transaction_no time script_no time_epoch time_us
+    assert_eq!(
+        parse_tx_line("0 199 2241 0 1732881234 567890"),
+        Some(Tx {
+            latency_us: Some(2241),
+            end_epoch_us: 1_732_881_234_567_890
+        })
+    );
+    // With --rate (schedule lag) and retries, and a failed transaction.
+    assert_eq!(
+        parse_tx_line("3 7 1000 0 1700000000 5 120 0").map(|t| t.latency_us),
+        Some(Some(1000))
+    );
+    assert_eq!(
+        parse_tx_line("1 8 failed 0 1700000000 5").map(|t| t.latency_us),
+        Some(None)
+    );
+    for bad in ["", "0 1 2", "0 1 x 0 1700000000 5", "0 1 5 0 t 5"] {
+        assert_eq!(parse_tx_line(bad), None, "{bad:?}");
+    }
+}
+
+#[test]
+fn summary_figures() {
+    let out = "transaction type: <builtin: TPC-B (sort of)>\n\
+               number of failed transactions: 3 (0.100%)\n\
+               latency average = 1.234 ms\n\
+               initial connection time = 2.345 ms\n\
+               tps = 810.412345 (without initial connection time)\n";
+    assert_eq!(summary_tps(out), Some(810.412345));
+    assert_eq!(summary_failed(out), Some(3));
+    let old = "tps = 700.1 (including connections establishing)\n\
+               tps = 701.5 (excluding connections establishing)\n";
+    assert_eq!(summary_tps(old), Some(701.5));
+    assert_eq!(summary_tps("nothing"), None);
+}
+
+#[test]
+fn parameters() {
+    let p = |s: &str| crate::workload::WorkloadSpec::parse(&format!("pgbench:{s}")).map(|_| ());
+    if postgres_bin_dir().is_none() {
+        // Refused as missing before its parameters are looked at by a plan; parsing alone
+        // still validates.
+        eprintln!("SKIP parts of pgbench parameters: PostgreSQL is not installed");
+    }
+    for bad in [
+        "scale=0",
+        "clients=2,jobs=3",
+        "duration=0",
+        "fsync=maybe",
+        "shared_buffers=64KiB",
+        "clients=2000",
+    ] {
+        let e = p(bad).unwrap_err();
+        assert_eq!(exit_code(&e), 2, "{bad}: {e:#}");
+    }
+    let params = Params::parse(
+        "pgbench",
+        PARAMS,
+        "fsync=off,shared_buffers=256MiB,clients=150,jobs=2",
+    )
+    .unwrap();
+    let w = Pgbench::from_params(&params).unwrap();
+    let s = w.server_settings();
+    assert!(s.contains(&("fsync", "off".to_string())), "{s:?}");
+    assert!(s.contains(&("shared_buffers", "262144kB".to_string())), "{s:?}");
+    assert!(s.contains(&("max_connections", "160".to_string())), "{s:?}");
+    assert!(!s.iter().any(|(k, _)| *k == "synchronous_commit"), "{s:?}");
+    assert_eq!(w.data_bytes(), Some(10 * BYTES_PER_SCALE));
+}
+
+/// A real server in a temporary directory: initdb, start on a socket only, a small load
+/// and a few seconds of transactions, stop; nothing left running.
+#[test]
+fn runs_a_real_server_and_stops_it() {
+    let Some(_) = postgres_bin_dir() else {
+        eprintln!("SKIP pgbench run: PostgreSQL is not installed");
+        return;
+    };
+    // The server's user must reach the work directory: a tempdir under a searchable base.
+    let base = tempfile::tempdir_in("/var/tmp").unwrap();
+    std::fs::set_permissions(
+        base.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let w = crate::workload::WorkloadSpec::parse("pgbench:scale=1,duration=2,clients=2,jobs=2")
+        .unwrap();
+    let phases = crate::workload::testutil::in_context_at(
+        base.path(),
+        crate::policy::DataPolicy::Random,
+        crate::policy::SyncPolicy::End,
+        |cx| {
+            let r = w.workload.run(cx);
+            let datadir = cx.workdir().join("pgdata");
+            assert!(
+                crate::state::postgres_pid(&datadir).is_none(),
+                "the server still runs"
+            );
+            r.map(|_| cx.phases().to_vec())
+        },
+    )
+    .unwrap();
+    assert_eq!(phases.len(), 2);
+    assert_eq!(phases[0].name, "load");
+    let run = &phases[1];
+    assert_eq!(run.name, "run");
+    assert!(run.ops > 10, "{} transactions", run.ops);
+    assert!(run.extra["pgbench_tps"] > 0.0);
+    assert_eq!(run.extra["failed_tx"], 0.0);
+    assert!(phases[0].extra["database_bytes"] > 10e6);
+}

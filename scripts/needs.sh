@@ -45,7 +45,8 @@ has_libclang() {
 # itself with this machine's nfs-kernel-server, rpcbind, nfs-common, samba and cifs-utils
 # (scripts/test.sh keeps their services off on the host). fio runs the job files of
 # tests/fio.rs beside fsarena, and its fio_jsonplus_clat2csv (which imports python3-six)
-# reads fsarena's fio JSON (tests/fio_json.rs).
+# reads fsarena's fio JSON (tests/fio_json.rs). RocksDB's db_bench (rocksdb-tools) runs
+# the db_bench workload.
 for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount \
             bon_csv2html:bonnie++ chromium:chromium mkntfs:ntfs-3g sshfs:sshfs \
             sshd:openssh-server mpirun:openmpi-bin mpicc:libopenmpi-dev strace:strace \
@@ -53,7 +54,7 @@ for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup
             mkfs.vfat:dosfstools mkfs.reiserfs:reiserfsprogs mkfs.f2fs:f2fs-tools \
             mkfs.nilfs2:nilfs-tools mkfs.exfat:exfatprogs ip:iproute2 nsenter:util-linux \
             exportfs:nfs-kernel-server rpcbind:rpcbind mount.nfs:nfs-common smbd:samba \
-            mount.cifs:cifs-utils fio:fio; do
+            mount.cifs:cifs-utils fio:fio db_bench:rocksdb-tools; do
   has_program "${pair%%:*}" || echo "${pair##*:}"
 done
 has_libclang || echo libclang-dev
@@ -61,5 +62,8 @@ has_libclang || echo libclang-dev
 [ -f "$root/usr/lib/python3/dist-packages/six.py" ] || echo python3-six
 # python3 -m venv needs ensurepip, which python3.X-venv ships.
 ls "$root"/usr/lib/python3.*/ensurepip/__init__.py >/dev/null 2>&1 || echo python3-venv
+# PostgreSQL's server for the pgbench workload (tests/databases.rs): Debian keeps it off
+# the PATH, in /usr/lib/postgresql/VERSION/bin, with initdb, pg_ctl and pgbench.
+ls "$root"/usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || has_program postgres || echo postgresql
 # A guest kernel with its modules: Debian's default kernel.
 ls "$root"/boot/vmlinuz-*-amd64 >/dev/null 2>&1 || echo linux-image-amd64

@@ -37,14 +37,16 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "test.sh: installing ${need[*]}"
     apt-get update -qq -o DPkg::Lock::Timeout=600
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 "${need[@]}"
-    # The NFS and SMB servers are for the guest of tests/guest.rs: on a host run by systemd
-    # their packages start them listening on every interface; stop and disable them again.
+    # The NFS and SMB servers are for the guest of tests/guest.rs, PostgreSQL for the
+    # pgbench workload (which starts its own server): on a host run by systemd their
+    # packages start them listening; stop and disable them again.
     servers=()
     for p in "${need[@]}"; do
       case "$p" in
         samba) servers+=(smbd nmbd samba-ad-dc) ;;
         nfs-kernel-server) servers+=(nfs-server) ;;
         rpcbind) servers+=(rpcbind.socket rpcbind) ;;
+        postgresql) servers+=(postgresql) ;;
       esac
     done
     if [ ${#servers[@]} -gt 0 ] && [ -d /run/systemd/system ]; then

@@ -48,6 +48,17 @@ fn render_lines(width: usize) -> String {
         let _ = writeln!(out, "\n  {:<14} {}", w.name, w.about);
         let phases: Vec<_> = w.phases.iter().map(|p| p.name).collect();
         let _ = writeln!(out, "  {:<14} phases: {}", "", phases.join(", "));
+        for p in w.programs {
+            let here = match (p.find)() {
+                Some(_) => "installed".to_string(),
+                None => format!("missing: fsarena setup --workload {}", w.name),
+            };
+            let _ = writeln!(
+                out,
+                "  {:<14} runs {} (package {}): {here}",
+                "", p.name, p.package
+            );
+        }
         out.push_str(&figures_lines(w.figures, width));
         for p in w.params {
             let kind = match p.kind {

@@ -109,6 +109,8 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         "cifs-utils",
         "fio",
         "python3-six",
+        "rocksdb-tools",
+        "postgresql",
     ];
     let need = needs(root.path());
     for p in all {
@@ -146,6 +148,8 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         ("usr/sbin", "smbd"),
         ("sbin", "mount.cifs"),
         ("usr/bin", "fio"),
+        ("usr/bin", "db_bench"),
+        ("usr/lib/postgresql/15/bin", "postgres"),
     ] {
         put(root.path(), &format!("{dir}/{prog}"), None);
     }

@@ -87,6 +87,9 @@ pub struct Facts {
     pub kernel: String,
     /// What guest runs (`run --kernel`) need.
     pub guest: GuestFacts,
+    /// The programs workloads run that fsarena does not ship: (workload, program,
+    /// package, installed here).
+    pub engines: Vec<(String, String, String, bool)>,
 }
 
 /// What `run --kernel` needs: virtme-ng, QEMU, a static busybox, a kernel with its
@@ -175,6 +178,15 @@ pub fn gather(image_dir: &Path) -> Facts {
             .map(|s| s.trim().to_string())
             .unwrap_or_default(),
         guest: GuestFacts::gather(image_dir),
+        engines: crate::workload::registry()
+            .iter()
+            .flat_map(|w| {
+                w.programs.iter().map(|p| {
+                    let here = (p.find)().is_some();
+                    (w.name.into(), p.name.into(), p.package.into(), here)
+                })
+            })
+            .collect(),
     };
     if let Some(rest) = CPU_SAMPLE.checked_sub(started.elapsed()) {
         std::thread::sleep(rest);

@@ -83,7 +83,36 @@ pub fn checks(f: &Facts) -> Vec<Check> {
     }
     v.push(check("kernel", Verdict::Ok, format!("Linux {}", f.kernel)));
     v.push(guest(&f.guest));
+    v.push(engines(&f.engines));
     v
+}
+
+/// The database engines workloads run (pgbench's PostgreSQL, db_bench); INFO, since the
+/// default run needs none of them.
+fn engines(e: &[(String, String, String, bool)]) -> Check {
+    let missing: Vec<&(String, String, String, bool)> = e.iter().filter(|x| !x.3).collect();
+    if missing.is_empty() {
+        let names: Vec<&str> = e.iter().map(|x| x.0.as_str()).collect();
+        return check(
+            "engines",
+            Verdict::Ok,
+            format!("the engines of {} are installed", names.join(", ")),
+        );
+    }
+    let what: Vec<String> = missing
+        .iter()
+        .map(|(w, p, k, _)| format!("{w} needs {p} (package {k})"))
+        .collect();
+    let workloads: Vec<&str> = missing.iter().map(|x| x.0.as_str()).collect();
+    check(
+        "engines",
+        Verdict::Info,
+        format!(
+            "{}: `fsarena setup --workload {}`",
+            what.join("; "),
+            workloads.join(",")
+        ),
+    )
 }
 
 /// What `run --kernel` needs; INFO, since the default run needs none of it.

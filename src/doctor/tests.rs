@@ -71,7 +71,36 @@ fn healthy() -> Facts {
             kernels: vec!["6.1.0-56-amd64".into()],
             kvm: Some(Ok(())),
         },
+        engines: vec![
+            (
+                "pgbench".into(),
+                "postgres".into(),
+                "postgresql".into(),
+                true,
+            ),
+            (
+                "db_bench".into(),
+                "db_bench".into(),
+                "rocksdb-tools".into(),
+                true,
+            ),
+        ],
     }
+}
+
+/// A missing engine is INFO (the default run needs none), naming the package and the
+/// command that installs it; all present is OK.
+#[test]
+fn engines_are_named_with_their_packages() {
+    let mut f = healthy();
+    assert_eq!(find(&checks(&f), "engines").verdict, Verdict::Ok);
+    f.engines[1].3 = false;
+    let c = checks(&f);
+    let e = find(&c, "engines");
+    assert_eq!(e.verdict, Verdict::Info);
+    assert!(e.text.contains("rocksdb-tools"), "{}", e.text);
+    assert!(e.text.contains("setup --workload db_bench"), "{}", e.text);
+    assert!(!e.text.contains("postgresql"), "{}", e.text);
 }
 
 fn find<'a>(cs: &'a [Check], name: &str) -> &'a Check {

@@ -85,3 +85,33 @@ pub fn check(name: &str, programs: &'static [Program]) -> anyhow::Result<()> {
         what.join(" and ")
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static GONE: [Program; 1] = [Program {
+        name: "no-such-engine",
+        package: "no-such-package",
+        find: || None,
+    }];
+    static HERE: [Program; 1] = [Program {
+        name: "sh",
+        package: "dash",
+        find: || crate::cmd::which("sh"),
+    }];
+
+    /// A missing program refuses its workload as a usage error naming the package and the
+    /// command that installs it; a present one passes.
+    #[test]
+    fn a_missing_program_is_named_with_its_package() {
+        let e = check("engine", &GONE).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        let text = format!("{e:#}");
+        assert!(text.contains("no-such-package"), "{text}");
+        assert!(text.contains("fsarena setup --workload engine"), "{text}");
+        assert_eq!(missing(&GONE).len(), 1);
+        check("engine", &HERE).unwrap();
+        assert!(missing(&HERE).is_empty());
+    }
+}

@@ -1,0 +1,193 @@
+//! The database engines on real filesystems: pgbench's PostgreSQL server, killed with
+//! fsarena, is stopped by `fsarena cleanup`; db_bench and pgbench run on a loop target from
+//! the command line.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Whether PostgreSQL's server programs are installed (Debian's layout or the PATH).
+fn postgres_installed(test: &str) -> bool {
+    let debian = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|rd| {
+            rd.flatten()
+                .any(|e| e.path().join("bin/postgres").is_file())
+        })
+        .unwrap_or(false);
+    if !debian {
+        eprintln!("SKIP {test}: PostgreSQL is not installed (Debian package postgresql)");
+    }
+    debian
+}
+
+/// Pids of live `postgres` processes whose command line mentions `dir`.
+fn postgres_under(dir: &Path) -> Vec<i32> {
+    let want = dir.to_string_lossy().into_owned();
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmd
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.first().is_some_and(|a| a.ends_with("postgres"))
+            && args.iter().any(|a| a.contains(&want))
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// The image directory for a server that runs as `postgres`: searchable by it.
+fn searchable_image_dir() -> tempfile::TempDir {
+    let dir = common::image_dir();
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(dir.path(), mode).unwrap();
+    dir
+}
+
+/// The socket directories the state files under `dir` name.
+fn recorded_sockets(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir.join("state"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        for r in v["resources"].as_array().into_iter().flatten() {
+            if r["kind"] == "postgres" {
+                out.push(PathBuf::from(r["sockets"].as_str().unwrap()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn kill_9_during_pgbench_then_cleanup_stops_the_server() {
+    let test = "kill_9_during_pgbench_then_cleanup_stops_the_server";
+    if common::skip_without_loop(test)
+        || !common::fs_available(test, "ext4")
+        || !postgres_installed(test)
+    {
+        return;
+    }
+    let dir = searchable_image_dir();
+    let mut child = Command::new(common::bin())
+        .args([
+            "run",
+            "pgbench:scale=1,duration=600",
+            "--fs",
+            "ext4",
+            "--size",
+            "512MiB",
+            "--reps",
+            "1",
+            "--quiet",
+        ])
+        .arg("--image-dir")
+        .arg(dir.path())
+        .arg("--db")
+        .arg(dir.path().join("results.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until the run phase: the server runs and pgbench's clients are connected.
+    let t = Instant::now();
+    let mut seen = Vec::new();
+    while t.elapsed() < Duration::from_secs(120) {
+        seen = postgres_under(dir.path());
+        let pgbench = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == "pgbench")
+        });
+        if !seen.is_empty() && pgbench {
+            break;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(!seen.is_empty(), "no server started within 120 s");
+    std::thread::sleep(Duration::from_secs(2));
+    child.kill().expect("kill -9");
+    child.wait().unwrap();
+    assert!(
+        !postgres_under(dir.path()).is_empty(),
+        "kill -9 leaves the server running"
+    );
+    let sockets = recorded_sockets(dir.path());
+    assert_eq!(sockets.len(), 1, "the state file names the server");
+    assert!(sockets[0].exists());
+    let out = common::cleanup(dir.path());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "cleanup failed: {text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(postgres_under(dir.path()), Vec::<i32>::new(), "{text}");
+    assert!(!sockets[0].exists(), "the socket directory is left: {text}");
+    common::assert_clean(dir.path());
+    common::assert_no_records(dir.path());
+}
+
+/// pgbench and db_bench on ext4 from the command line: their phases and own figures in
+/// the JSON, nothing left running, mounted or recorded.
+#[test]
+fn pgbench_and_db_bench_run_on_ext4() {
+    let test = "pgbench_and_db_bench_run_on_ext4";
+    if common::skip_without_loop(test)
+        || !common::fs_available(test, "ext4")
+        || !postgres_installed(test)
+    {
+        return;
+    }
+    if !Path::new("/usr/bin/db_bench").exists() {
+        eprintln!("SKIP {test}: db_bench is not installed (Debian package rocksdb-tools)");
+        return;
+    }
+    let dir = searchable_image_dir();
+    let (v, _) = common::run_json(
+        &[
+            "pgbench:scale=1,duration=3,clients=2,jobs=2",
+            "db_bench:num=20000",
+            "--fs",
+            "ext4",
+            "--size",
+            "512MiB",
+            "--reps",
+            "1",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    let pg = common::ok_trial(&v, 0);
+    assert_eq!(pg["workload"], "pgbench");
+    assert_eq!(common::phase_names(pg), ["load", "run"]);
+    let run = common::phase(pg, "run");
+    assert!(run["ops"].as_u64().unwrap() > 10, "{run}");
+    assert!(run["extra"]["pgbench_tps"].as_f64().unwrap() > 0.0, "{run}");
+    let db = common::ok_trial(&v, 1);
+    assert_eq!(db["workload"], "db_bench");
+    assert_eq!(common::phase_names(db).len(), 5);
+    let rr = common::phase(db, "readrandom");
+    assert!(rr["ops"].as_u64().unwrap() >= 20000, "{rr}");
+    assert!(rr["extra"]["p99_us"].as_f64().unwrap() > 0.0, "{rr}");
+    assert_eq!(postgres_under(dir.path()), Vec::<i32>::new());
+    common::assert_clean(dir.path());
+    common::assert_no_records(dir.path());
+}

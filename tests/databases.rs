@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::watch::postgres_under;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -20,30 +22,6 @@ fn postgres_installed(test: &str) -> bool {
         eprintln!("SKIP {test}: PostgreSQL is not installed (Debian package postgresql)");
     }
     debian
-}
-
-/// Pids of live `postgres` processes whose command line mentions `dir`.
-fn postgres_under(dir: &Path) -> Vec<i32> {
-    let want = dir.to_string_lossy().into_owned();
-    let mut pids = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let args: Vec<String> = cmd
-            .split(|&b| b == 0)
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        if args.first().is_some_and(|a| a.ends_with("postgres"))
-            && args.iter().any(|a| a.contains(&want))
-        {
-            pids.push(pid);
-        }
-    }
-    pids
 }
 
 /// The image directory for a server that runs as `postgres`: searchable by it.

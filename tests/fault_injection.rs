@@ -2,7 +2,8 @@
 //! image directory of its own) hit at seeded random points — a step of the run's log, plus
 //! a few milliseconds — by `kill -9`, SIGINT or SIGTERM, an image directory whose own
 //! filesystem fills up, and a result database whose filesystem fills up, turns read-only,
-//! or that is deleted. After each: `fsarena cleanup --image-dir`, then nothing may be left
+//! or that is deleted; and pgbench runs (a PostgreSQL server of fsarena's on the target)
+//! hit by `kill -9` or SIGINT, after which no server may be left running. After each: `fsarena cleanup --image-dir`, then nothing may be left
 //! (mount, loop device, image, state or temporary file) and no trial the run had finished
 //! may be lost: each is in the database or comes back from the run's journal.
 //!
@@ -35,6 +36,20 @@ const RUN: &[&str] = &[
 /// them, or after the run's end.
 const STEPS: usize = 85;
 
+/// The pgbench runs hit (Kind::Pgbench): 2 trials, server started and stopped in each.
+const PG_RUN: &[&str] = &[
+    "pgbench:scale=1,duration=2",
+    "--fs",
+    "ext4,tmpfs",
+    "--size",
+    "128MiB",
+    "--reps",
+    "1",
+];
+
+/// Lines an undisturbed run of [`PG_RUN`] logs, about.
+const PG_STEPS: usize = 8;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
     Kill9,
@@ -43,15 +58,18 @@ enum Kind {
     DbFull,
     DbReadOnly,
     DbDeleted,
+    /// `kill -9` (even steps) or SIGINT (odd) during a pgbench run.
+    Pgbench,
 }
 
-const KINDS: [Kind; 6] = [
+const KINDS: [Kind; 7] = [
     Kind::Kill9,
     Kind::Interrupt,
     Kind::ImageDirFull,
     Kind::DbFull,
     Kind::DbReadOnly,
     Kind::DbDeleted,
+    Kind::Pgbench,
 ];
 
 /// What one try found.
@@ -60,6 +78,8 @@ struct Outcome {
     /// The exit code, and whether the run was still alive when hit.
     code: Option<i32>,
     alive: bool,
+    /// Whether the hit was a `kill -9`.
+    killed: bool,
     /// Seconds from SIGINT/SIGTERM to the exit.
     stop_s: Option<f64>,
     /// Nothing was left after cleanup.
@@ -245,6 +265,11 @@ struct Place {
 impl Place {
     fn new(kind: Kind) -> Place {
         let top = common::image_dir();
+        if kind == Kind::Pgbench {
+            // The server runs as `postgres`, which must reach its data directory.
+            let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+            std::fs::set_permissions(top.path(), mode).unwrap();
+        }
         let out_dir = top.path().join("out");
         std::fs::create_dir_all(&out_dir).unwrap();
         let at = |name: &str| top.path().join(name);
@@ -283,6 +308,13 @@ impl Place {
             Kind::Kill9 => {
                 let _ = run.child.kill();
             }
+            Kind::Pgbench if step % 2 == 0 => {
+                let _ = run.child.kill();
+            }
+            Kind::Pgbench => {
+                // SAFETY: a signal to our own child.
+                unsafe { libc::kill(run.child.id() as i32, libc::SIGINT) };
+            }
             Kind::Interrupt => {
                 let sig = [libc::SIGINT, libc::SIGTERM][step % 2];
                 // SAFETY: a signal to our own child.
@@ -303,7 +335,7 @@ impl Place {
 fn one_try(kind: Kind, step: usize, extra: Duration) -> Outcome {
     let place = Place::new(kind);
     let mut args = vec!["run"];
-    args.extend_from_slice(RUN);
+    args.extend_from_slice(if kind == Kind::Pgbench { PG_RUN } else { RUN });
     args.extend(["--image-dir", place.image_dir.to_str().unwrap()]);
     args.extend(["--db", place.db.to_str().unwrap()]);
     args.extend(["--json", place.json.to_str().unwrap()]);
@@ -324,13 +356,15 @@ fn one_try(kind: Kind, step: usize, extra: Duration) -> Outcome {
     let mut o = Outcome {
         code: status.and_then(|s| s.code()),
         alive,
+        killed: kind == Kind::Kill9 || (kind == Kind::Pgbench && step % 2 == 0),
         ..Default::default()
     };
-    if kind == Kind::Interrupt && alive {
+    let interrupt = kind == Kind::Interrupt || (kind == Kind::Pgbench && !o.killed);
+    if interrupt && alive {
         o.stop_s = Some(hit.elapsed().as_secs_f64());
     }
     judge_exit(kind, &run, &place.json, hit.elapsed(), &mut o);
-    if kind == Kind::Interrupt {
+    if interrupt {
         // Teardown alone leaves nothing: cleanup must have nothing to do.
         let left = leftovers(&place.image_dir);
         if !left.is_empty() {
@@ -379,15 +413,18 @@ fn one_try(kind: Kind, step: usize, extra: Duration) -> Outcome {
 /// `took` is the time from the fault to the exit.
 fn judge_exit(kind: Kind, run: &Watched, json: &Path, took: Duration, o: &mut Outcome) {
     let said = run.text();
+    let interrupt = kind == Kind::Interrupt || (kind == Kind::Pgbench && !o.killed);
     let expected: &[Option<i32>] = match kind {
         _ if !o.alive => &[Some(0)],
         Kind::Kill9 => &[None],
+        Kind::Pgbench if o.killed => &[None],
+        Kind::Pgbench => &[Some(130), Some(0)],
         // A signal after the last trial, while the run reports, finds nothing to stop
         // (checked below: the run is complete then).
         Kind::Interrupt => &[Some(130), Some(0)],
         _ => &[Some(0), Some(1)],
     };
-    if kind == Kind::Interrupt && o.alive && o.code == Some(0) {
+    if interrupt && o.alive && o.code == Some(0) {
         let status = std::fs::read(json)
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
@@ -401,7 +438,7 @@ fn judge_exit(kind: Kind, run: &Watched, json: &Path, took: Duration, o: &mut Ou
         o.problems
             .push(format!("exit {:?}, expected {expected:?}", o.code));
     }
-    if kind == Kind::Interrupt && o.alive && took > Duration::from_secs(10) {
+    if interrupt && o.alive && took > Duration::from_secs(10) {
         let s = took.as_secs_f64();
         o.problems
             .push(format!("{s:.1} s from the signal to the exit"));
@@ -434,7 +471,10 @@ fn seeded_faults_leave_nothing_and_lose_no_finished_trial() {
     let mut problems = Vec::new();
     for i in 0..tries as usize {
         let k = i % KINDS.len();
-        let step = rng.gen_range(1..STEPS);
+        let step = match KINDS[k] {
+            Kind::Pgbench => rng.gen_range(1..PG_STEPS),
+            _ => rng.gen_range(1..STEPS),
+        };
         let extra = Duration::from_millis(rng.gen_range(0..300));
         let o = one_try(KINDS[k], step, extra);
         eprintln!(

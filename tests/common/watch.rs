@@ -145,6 +145,11 @@ pub fn leftovers(dir: &Path) -> Vec<String> {
             }
         }
     }
+    out.extend(
+        postgres_under(dir)
+            .into_iter()
+            .map(|pid| format!("PostgreSQL server running: pid {pid}")),
+    );
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
@@ -157,4 +162,29 @@ pub fn leftovers(dir: &Path) -> Vec<String> {
         }
     }
     out
+}
+
+/// Pids of live `postgres` processes (a server of the pgbench workload, or one of its
+/// backends) whose command line names a path under `dir`.
+pub fn postgres_under(dir: &Path) -> Vec<i32> {
+    let want = dir.to_string_lossy().into_owned();
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmd
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.first().is_some_and(|a| a.ends_with("postgres"))
+            && args.iter().any(|a| a.contains(&want))
+        {
+            pids.push(pid);
+        }
+    }
+    pids
 }

@@ -40,7 +40,10 @@ pub fn prepare_scratch(serial: &str) -> Result<PathBuf> {
     crate::cmd::run(&["mount", "-t", "ext4", &dev, SCRATCH])?;
     let img = Path::new(SCRATCH).join("img");
     std::fs::create_dir_all(&img)?;
-    std::fs::set_permissions(&img, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
+    // Root's and not writable by others, as every image directory must be; searchable, as
+    // the host's default one is, so that a server running as its own user (pgbench's
+    // `postgres`) reaches its data directory on a target.
+    std::fs::set_permissions(&img, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
     Ok(img)
 }
 

@@ -24,6 +24,7 @@ mod differences;
 pub mod family;
 pub mod gate;
 pub mod nway;
+pub mod proxy;
 pub mod rank;
 mod render;
 pub mod verdict;

@@ -418,6 +418,8 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
         run.policy.reps,
         width,
     ));
+    let agreement = crate::compare::proxy::agreement(&verdicts);
+    out.push_str(&crate::compare::proxy::render(&agreement, width));
     out
 }
 

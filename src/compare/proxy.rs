@@ -1,0 +1,278 @@
+//! Whether the seeds' database proxy ranks filesystems as real database engines do: the
+//! 2001 article's `random.c` (fsarena's `dbrandom`, its `random` phase) against SQLite's,
+//! PostgreSQL's (`pgbench`) and RocksDB's (`db_bench`) transactions, when a run has both
+//! (the `database` suite).
+//!
+//! Per engine and per pair of filesystems ranked in both: the proxy's verdict and the
+//! engine's, each as the run's verdicts give them ([`super::rank`]: told apart with its
+//! direction, within the margin, or cannot tell). They **agree** when both tell the pair
+//! apart in the same direction, or neither tells it apart; they **disagree** when both tell
+//! it apart in opposite directions; otherwise one tells apart what the other cannot
+//! (**partly**). Over all filesystems ranked in both, Spearman's rank correlation of the
+//! two orders (of their geometric means), from -1 (reversed) to 1 (the same order).
+
+use super::family::Outcome;
+use super::rank::PhaseVerdict;
+
+/// The proxy: dbrandom's random read/write+fsync loop.
+pub const PROXY: (&str, &str) = ("dbrandom", "random");
+
+/// The engines' headline phases: their transactions, or RocksDB's mixed reads and writes.
+pub const ENGINES: [(&str, &str); 3] = [
+    ("sqlite", "run"),
+    ("pgbench", "run"),
+    ("db_bench", "readwhilewriting"),
+];
+
+/// How one engine's verdicts compare with the proxy's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Agreement {
+    /// The engine's workload label and phase (`pgbench run`).
+    pub engine: String,
+    /// The proxy's workload label and phase.
+    pub proxy: String,
+    /// Pairs of filesystems ranked in both.
+    pub pairs: usize,
+    pub agree: usize,
+    /// Pairs told apart in opposite directions, as `a–b`.
+    pub disagree: Vec<String>,
+    /// Pairs one tells apart and the other does not, as `a–b`.
+    pub partly: Vec<String>,
+    /// Spearman's rank correlation over the filesystems ranked in both, when three or
+    /// more are (with two it is ±1 by construction).
+    pub rho: Option<f64>,
+    /// Filesystems ranked in both.
+    pub n: usize,
+}
+
+/// Whether `label` is a run's label of workload `name` (`sqlite`, `sqlite:mode=tpcb`).
+fn of(label: &str, name: &str) -> bool {
+    label == name || label.strip_prefix(name).is_some_and(|r| r.starts_with(':'))
+}
+
+/// What a verdict says of the pair `a`, `b`: `Some(true)` when `a` is told better,
+/// `Some(false)` when `b` is, `None` when not told apart; `Err` when either is not ranked.
+fn says(v: &PhaseVerdict, a: &str, b: &str) -> Result<Option<bool>, ()> {
+    let i = v.places.iter().position(|p| p.target == a).ok_or(())?;
+    let j = v.places.iter().position(|p| p.target == b).ok_or(())?;
+    if v.places[i].flaw.is_some() || v.places[j].flaw.is_some() {
+        return Err(());
+    }
+    Ok(match v.outcome(i, j) {
+        Some(Outcome::Apart) => Some(i < j),
+        _ => None,
+    })
+}
+
+/// The targets of `v` that are in `common`, best first.
+fn order<'a>(v: &'a PhaseVerdict, common: &[&str]) -> Vec<&'a str> {
+    (v.places.iter())
+        .map(|p| p.target.as_str())
+        .filter(|t| common.contains(t))
+        .collect()
+}
+
+/// Spearman's ρ of two orders of the same items (each best first; ties are not kept by a
+/// ranking, so ranks are positions).
+fn spearman(x: &[&str], y: &[&str]) -> Option<f64> {
+    let n = x.len();
+    if n < 3 || y.len() != n {
+        return None;
+    }
+    let d2: f64 = x
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let j = y.iter().position(|u| u == t).unwrap_or(i);
+            (i as f64 - j as f64).powi(2)
+        })
+        .sum();
+    let n = n as f64;
+    Some(1.0 - 6.0 * d2 / (n * (n * n - 1.0)))
+}
+
+/// The agreement of each engine phase among `verdicts` with the proxy's, in the order of
+/// [`ENGINES`]; empty without the proxy or without an engine. The proxy is the plain
+/// `dbrandom` when the run has it, else its first labelled variant.
+pub fn agreement(verdicts: &[PhaseVerdict]) -> Vec<Agreement> {
+    let proxies: Vec<&PhaseVerdict> = verdicts
+        .iter()
+        .filter(|v| of(&v.workload, PROXY.0) && v.phase == PROXY.1)
+        .collect();
+    let Some(proxy) = proxies
+        .iter()
+        .find(|v| v.workload == PROXY.0)
+        .or(proxies.first())
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (name, phase) in ENGINES {
+        for e in verdicts
+            .iter()
+            .filter(|v| of(&v.workload, name) && v.phase == phase && v.among == proxy.among)
+        {
+            let common: Vec<&str> = proxy
+                .places
+                .iter()
+                .filter(|p| p.flaw.is_none())
+                .map(|p| p.target.as_str())
+                .filter(|t| e.places.iter().any(|q| q.target == *t && q.flaw.is_none()))
+                .collect();
+            let mut a = Agreement {
+                engine: format!("{} {}", e.workload, e.phase),
+                proxy: format!("{} {}", proxy.workload, proxy.phase),
+                pairs: 0,
+                agree: 0,
+                disagree: Vec::new(),
+                partly: Vec::new(),
+                rho: None,
+                n: common.len(),
+            };
+            for (i, x) in common.iter().enumerate() {
+                for y in &common[i + 1..] {
+                    let (Ok(p), Ok(q)) = (says(proxy, x, y), says(e, x, y)) else {
+                        continue;
+                    };
+                    a.pairs += 1;
+                    match (p, q) {
+                        (Some(p), Some(q)) if p != q => a.disagree.push(format!("{x}–{y}")),
+                        (Some(_), None) | (None, Some(_)) => a.partly.push(format!("{x}–{y}")),
+                        _ => a.agree += 1,
+                    }
+                }
+            }
+            a.rho = spearman(&order(proxy, &common), &order(e, &common));
+            if a.pairs > 0 {
+                out.push(a);
+            }
+        }
+    }
+    out
+}
+
+/// The agreement as the terminal report shows it, wrapped at `width`; empty when there is
+/// none to show.
+pub fn render(agreements: &[Agreement], width: usize) -> String {
+    let Some(first) = agreements.first() else {
+        return String::new();
+    };
+    let head = format!(
+        "Proxy against real engines: does {} rank the filesystems as each engine does? \
+         (agree: both tell a pair apart the same way, or neither does)",
+        first.proxy
+    );
+    let mut out = format!("\n{}", super::rank::wrap(&head, width, ""));
+    for a in agreements {
+        let mut line = format!("{}: agrees on {} of {} pairs", a.engine, a.agree, a.pairs);
+        if !a.disagree.is_empty() {
+            line.push_str(&format!("; reversed: {}", a.disagree.join(", ")));
+        }
+        if !a.partly.is_empty() {
+            line.push_str(&format!(
+                "; told apart by only one of them: {}",
+                a.partly.join(", ")
+            ));
+        }
+        match a.rho {
+            Some(r) => line.push_str(&format!(
+                "; rank correlation {r:+.2} over {} filesystems",
+                a.n
+            )),
+            None => line.push_str(&format!(
+                "; no rank correlation over {} filesystems (needs 3)",
+                a.n
+            )),
+        }
+        out.push_str(&super::rank::wrap(&line, width, "  "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spearman_of_orders() {
+        assert_eq!(spearman(&["a", "b", "c"], &["a", "b", "c"]), Some(1.0));
+        assert_eq!(spearman(&["a", "b", "c"], &["c", "b", "a"]), Some(-1.0));
+        assert_eq!(spearman(&["a", "b", "c"], &["b", "a", "c"]), Some(0.5));
+        assert_eq!(spearman(&["a", "b"], &["b", "a"]), None);
+    }
+
+    /// A verdict on `phase` of `label` from samples of each target, higher better.
+    fn verdict(label: &str, phase: &str, samples: &[(&str, [f64; 5])]) -> PhaseVerdict {
+        let s: Vec<(&str, Vec<f64>)> = samples.iter().map(|(t, x)| (*t, x.to_vec())).collect();
+        crate::compare::rank::rank(
+            label,
+            phase,
+            "tx/s",
+            crate::compare::verdict::Sense::Rate,
+            &s,
+        )
+        .unwrap()
+    }
+
+    /// The proxy ranks ext4 > xfs > btrfs, clearly; pgbench agrees on ext4 and btrfs but
+    /// reverses xfs and btrfs; db_bench cannot tell ext4 from xfs.
+    #[test]
+    fn pairs_agree_reverse_or_are_told_apart_by_one() {
+        let tight = |x: f64| [x, x * 1.01, x * 0.99, x * 1.005, x * 0.995];
+        let proxy = verdict(
+            "dbrandom",
+            "random",
+            &[
+                ("ext4", tight(300.0)),
+                ("xfs", tight(200.0)),
+                ("btrfs", tight(100.0)),
+            ],
+        );
+        let pg = verdict(
+            "pgbench",
+            "run",
+            &[
+                ("ext4", tight(900.0)),
+                ("xfs", tight(300.0)),
+                ("btrfs", tight(600.0)),
+            ],
+        );
+        let wide = [100.0, 300.0, 150.0, 250.0, 200.0];
+        let db = verdict(
+            "db_bench",
+            "readwhilewriting",
+            &[
+                ("ext4", wide),
+                ("xfs", wide.map(|x| x * 0.9)),
+                ("btrfs", tight(10.0)),
+            ],
+        );
+        let other = verdict(
+            "pgbench",
+            "load",
+            &[("ext4", tight(1.0)), ("xfs", tight(2.0))],
+        );
+        let a = agreement(&[proxy.clone(), other, pg, db]);
+        assert_eq!(a.len(), 2, "{a:?}");
+        assert_eq!(a[0].engine, "pgbench run");
+        assert_eq!(a[0].proxy, "dbrandom random");
+        assert_eq!((a[0].pairs, a[0].agree), (3, 2));
+        assert_eq!(a[0].disagree, ["xfs–btrfs"]);
+        assert_eq!(a[0].rho, Some(0.5));
+        assert_eq!(a[1].engine, "db_bench readwhilewriting");
+        assert_eq!(a[1].partly, ["ext4–xfs"]);
+        assert_eq!(a[1].agree, 2);
+        assert_eq!(a[1].rho, Some(1.0));
+        assert!(agreement(&[proxy]).is_empty());
+        let text = render(&a, 80);
+        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    }
+
+    #[test]
+    fn labels_of_a_workload() {
+        assert!(of("sqlite", "sqlite"));
+        assert!(of("sqlite:mode=tpcb,journal=wal", "sqlite"));
+        assert!(!of("sqlitex", "sqlite"));
+        assert!(!of("pgbench", "sqlite"));
+    }
+}

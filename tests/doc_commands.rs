@@ -300,6 +300,9 @@ fn check_page(page: &Path) -> Vec<String> {
         .tempdir()
         .expect("temp dir");
     let images = common::image_dir();
+    // Searchable, as the default image directory is: pgbench's server runs as `postgres`.
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(images.path(), mode).expect("chmod");
     let bin_dir = work.path().join(".bin");
     std::fs::create_dir(&bin_dir).expect("mkdir .bin");
     wrapper(&bin_dir, images.path());

@@ -109,10 +109,10 @@ const PARAMS: &[ParamSpec] = &[
     ),
     param(
         "shared_buffers",
-        ParamKind::Size,
+        ParamKind::Text,
+        "server",
         "",
-        "",
-        "server setting shared_buffers (empty: the server's default)",
+        "server setting shared_buffers: a size (128MiB), or server: its default",
     ),
     param(
         "full_page_writes",
@@ -218,7 +218,14 @@ impl Pgbench {
                 settings.push((name, v.to_string()));
             }
         }
-        if let Some(b) = p.bytes("shared_buffers") {
+        let buffers = p.text("shared_buffers").unwrap_or("server");
+        if buffers != "server" {
+            let b = crate::size::parse_size(buffers).map_err(|e| {
+                usage(format!(
+                    "pgbench: shared_buffers={}: {e} (a size such as 256MiB, or server)",
+                    crate::workload::params::echo(buffers)
+                ))
+            })?;
             if b < 128 << 10 {
                 return Err(usage(
                     "pgbench: shared_buffers is at least 128KiB (PostgreSQL's minimum)",

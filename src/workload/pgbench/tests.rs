@@ -54,6 +54,7 @@ fn parameters() {
         "duration=0",
         "fsync=maybe",
         "shared_buffers=64KiB",
+        "shared_buffers=lots",
         "clients=2000",
     ] {
         let e = p(bad).unwrap_err();

@@ -45,6 +45,37 @@ pub struct Agreement {
     pub n: usize,
 }
 
+impl Agreement {
+    /// One line: `pgbench run: agrees on 2 of 3 pairs; reversed: xfs–btrfs; rank
+    /// correlation +0.50 over 3 filesystems`.
+    pub fn summary(&self) -> String {
+        let mut line = format!(
+            "{}: agrees on {} of {} pairs",
+            self.engine, self.agree, self.pairs
+        );
+        if !self.disagree.is_empty() {
+            line.push_str(&format!("; reversed: {}", self.disagree.join(", ")));
+        }
+        if !self.partly.is_empty() {
+            line.push_str(&format!(
+                "; told apart by only one of them: {}",
+                self.partly.join(", ")
+            ));
+        }
+        match self.rho {
+            Some(r) => line.push_str(&format!(
+                "; rank correlation {r:+.2} over {} filesystems",
+                self.n
+            )),
+            None => line.push_str(&format!(
+                "; no rank correlation over {} filesystems (needs 3)",
+                self.n
+            )),
+        }
+        line
+    }
+}
+
 /// Whether `label` is a run's label of workload `name` (`sqlite`, `sqlite:mode=tpcb`).
 fn of(label: &str, name: &str) -> bool {
     label == name || label.strip_prefix(name).is_some_and(|r| r.starts_with(':'))
@@ -164,26 +195,7 @@ pub fn render(agreements: &[Agreement], width: usize) -> String {
     );
     let mut out = format!("\n{}", super::rank::wrap(&head, width, ""));
     for a in agreements {
-        let mut line = format!("{}: agrees on {} of {} pairs", a.engine, a.agree, a.pairs);
-        if !a.disagree.is_empty() {
-            line.push_str(&format!("; reversed: {}", a.disagree.join(", ")));
-        }
-        if !a.partly.is_empty() {
-            line.push_str(&format!(
-                "; told apart by only one of them: {}",
-                a.partly.join(", ")
-            ));
-        }
-        match a.rho {
-            Some(r) => line.push_str(&format!(
-                "; rank correlation {r:+.2} over {} filesystems",
-                a.n
-            )),
-            None => line.push_str(&format!(
-                "; no rank correlation over {} filesystems (needs 3)",
-                a.n
-            )),
-        }
+        let line = a.summary();
         out.push_str(&super::rank::wrap(&line, width, "  "));
     }
     out

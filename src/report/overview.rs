@@ -146,7 +146,30 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
         }
         out.push_str("</tr>");
     }
-    out.push_str("</tbody></table></div></section>");
+    out.push_str("</tbody></table></div>");
+    proxy_agreement(out, &verdicts);
+    out.push_str("</section>");
+}
+
+/// Whether the database proxy ranks the filesystems as the real engines do
+/// ([`crate::compare::proxy`]); nothing without both.
+fn proxy_agreement(out: &mut String, verdicts: &[PhaseVerdict]) {
+    let agreement = crate::compare::proxy::agreement(verdicts);
+    let Some(first) = agreement.first() else {
+        return;
+    };
+    let _ = write!(
+        out,
+        "<h3>Proxy against real engines</h3><p>Does {} rank the filesystems as each engine \
+         does? Per pair of filesystems ranked by both: they agree when both tell the pair \
+         apart the same way, or neither can. The rank correlation is Spearman's over the \
+         filesystems both rank.</p><ul>",
+        esc(&first.proxy)
+    );
+    for a in &agreement {
+        let _ = write!(out, "<li>{}</li>", esc(&a.summary()));
+    }
+    out.push_str("</ul>");
 }
 
 #[cfg(test)]

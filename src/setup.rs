@@ -158,6 +158,13 @@ pub fn command(fs: Option<&str>, workload: Option<&str>, dry_run: bool) -> Resul
         .collect();
     crate::cmd::run(&update)?;
     crate::cmd::run(&install)?;
+    if packages.contains(&"postgresql") {
+        println!(
+            "postgresql's package may have started its own cluster (listening on localhost); \
+             pgbench does not use it (it starts a server of its own on the target): \
+             `systemctl disable --now postgresql` stops it"
+        );
+    }
     let mut after = missing_on(&LiveHost, &names[..names.len() - engines.len()])?;
     after.programs.extend(missing_engines(&engines)?);
     if after.programs.is_empty() {

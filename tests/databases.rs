@@ -32,8 +32,8 @@ fn searchable_image_dir() -> tempfile::TempDir {
     dir
 }
 
-/// The socket directories the state files under `dir` name.
-fn recorded_sockets(dir: &Path) -> Vec<PathBuf> {
+/// The socket directories and server pids the state files under `dir` name.
+fn recorded_servers(dir: &Path) -> Vec<(PathBuf, Option<i32>)> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir.join("state"))
         .into_iter()
@@ -48,7 +48,8 @@ fn recorded_sockets(dir: &Path) -> Vec<PathBuf> {
         };
         for r in v["resources"].as_array().into_iter().flatten() {
             if r["kind"] == "postgres" {
-                out.push(PathBuf::from(r["sockets"].as_str().unwrap()));
+                let pid = r["pid"].as_i64().map(|p| p as i32);
+                out.push((PathBuf::from(r["sockets"].as_str().unwrap()), pid));
             }
         }
     }
@@ -107,9 +108,18 @@ fn kill_9_during_pgbench_then_cleanup_stops_the_server() {
         !postgres_under(dir.path()).is_empty(),
         "kill -9 leaves the server running"
     );
-    let sockets = recorded_sockets(dir.path());
-    assert_eq!(sockets.len(), 1, "the state file names the server");
-    assert!(sockets[0].exists());
+    let servers = recorded_servers(dir.path());
+    assert_eq!(
+        servers.len(),
+        1,
+        "the state file names the server: {servers:?}"
+    );
+    let (sockets, pid) = &servers[0];
+    assert!(sockets.exists());
+    assert!(
+        pid.is_some_and(|p| postgres_under(dir.path()).contains(&p)),
+        "the state file holds the server's pid: {pid:?}"
+    );
     let out = common::cleanup(dir.path());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -118,7 +128,7 @@ fn kill_9_during_pgbench_then_cleanup_stops_the_server() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(postgres_under(dir.path()), Vec::<i32>::new(), "{text}");
-    assert!(!sockets[0].exists(), "the socket directory is left: {text}");
+    assert!(!sockets.exists(), "the socket directory is left: {text}");
     common::assert_clean(dir.path());
     common::assert_no_records(dir.path());
 }

@@ -48,9 +48,15 @@ pub enum Resource {
     /// (and removes when it exits).
     Guest { pidfile: PathBuf },
     /// A PostgreSQL server a workload started (`pgbench`): its data directory, which the
-    /// server's command line names and whose `postmaster.pid` holds its pid, and the
-    /// directory of its Unix socket (carries [`MARKER`]).
-    Postgres { datadir: PathBuf, sockets: PathBuf },
+    /// server's command line names and whose `postmaster.pid` holds its pid, the
+    /// directory of its Unix socket (carries [`MARKER`]), and the server's pid once it
+    /// started (recorded before it starts without one).
+    Postgres {
+        datadir: PathBuf,
+        sockets: PathBuf,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pid: Option<i32>,
+    },
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

@@ -164,20 +164,28 @@ pub fn undo(r: &Resource) -> Result<bool> {
         }
         Resource::Dir { path } => owned::remove(path, Removal::Tree),
         Resource::Guest { pidfile } => stop_guest(pidfile),
-        Resource::Postgres { datadir, sockets } => {
-            let stopped = stop_postgres(datadir)?;
+        Resource::Postgres {
+            datadir,
+            sockets,
+            pid,
+        } => {
+            let stopped = stop_postgres(datadir, *pid)?;
             Ok(owned::remove(sockets, Removal::Tree).unwrap_or(false) || stopped)
         }
     }
 }
 
 /// The pid of the live PostgreSQL server of data directory `datadir`: the first line of
-/// its `postmaster.pid`, when that process's command line names `datadir` itself (a
-/// stale pid file, or a pid reused by another program, is not it).
-pub fn postgres_pid(datadir: &Path) -> Option<i32> {
-    let text = std::fs::read_to_string(datadir.join("postmaster.pid")).ok()?;
-    let pid: i32 = text.lines().next()?.trim().parse().ok()?;
-    (pid > 1 && postgres_of(pid, datadir)).then_some(pid)
+/// its `postmaster.pid`, else `recorded` (the state file's, for a data directory no longer
+/// readable), when that process's command line names `datadir` itself (a stale pid file,
+/// or a pid reused by another program, is not it).
+pub fn postgres_pid(datadir: &Path, recorded: Option<i32>) -> Option<i32> {
+    let text = std::fs::read_to_string(datadir.join("postmaster.pid")).unwrap_or_default();
+    let from_file = text.lines().next().and_then(|l| l.trim().parse().ok());
+    [from_file, recorded]
+        .into_iter()
+        .flatten()
+        .find(|&pid| pid > 1 && postgres_of(pid, datadir))
 }
 
 /// Whether process `pid` is a PostgreSQL server started with data directory `datadir`.
@@ -190,12 +198,13 @@ fn postgres_of(pid: i32, datadir: &Path) -> bool {
     })
 }
 
-/// Stops the PostgreSQL server of `datadir` ([`postgres_pid`]) as its documentation
+/// Stops the PostgreSQL server of `datadir` ([`postgres_pid`], `recorded` the pid the
+/// state file holds) as its documentation
 /// says: a fast shutdown (SIGINT: sessions ended, a checkpoint written), after 20 s an
 /// immediate one (SIGQUIT: no checkpoint, crash recovery at the next start), after 5 s
 /// more SIGKILL. `Ok(true)` when one was stopped; an error when it outlived all three.
-pub fn stop_postgres(datadir: &Path) -> Result<bool> {
-    let Some(pid) = postgres_pid(datadir) else {
+pub fn stop_postgres(datadir: &Path, recorded: Option<i32>) -> Result<bool> {
+    let Some(pid) = postgres_pid(datadir, recorded) else {
         return Ok(false);
     };
     for (signal, tenths) in [

@@ -194,6 +194,7 @@ impl Cluster {
         let resource = Resource::Postgres {
             datadir: self.datadir.clone(),
             sockets: sockets.clone(),
+            pid: None,
         };
         if let Some(s) = &state {
             if let Err(e) = s.add(resource.clone()) {
@@ -236,7 +237,20 @@ impl Cluster {
             .process_group(0)
             .spawn()
             .with_context(|| format!("starting {}", self.bin.join("postgres").display()))?;
+        let pid = child.id() as i32;
         server.child = Some(child);
+        // The record gains the pid: the new one is written before the old one goes, so a
+        // kill between the two leaves both (cleanup stops the server once).
+        if let Some(s) = &server.state {
+            let with_pid = Resource::Postgres {
+                datadir: self.datadir.clone(),
+                sockets: server.sockets.clone(),
+                pid: Some(pid),
+            };
+            s.add(with_pid.clone())?;
+            s.remove(&server.resource)?;
+            server.resource = with_pid;
+        }
         server.wait_ready(&self.log)?;
         Ok(server)
     }

@@ -100,7 +100,7 @@ fn runs_a_real_server_and_stops_it() {
             let r = w.workload.run(cx);
             let datadir = cx.workdir().join("pgdata");
             assert!(
-                crate::state::postgres_pid(&datadir).is_none(),
+                crate::state::postgres_pid(&datadir, None).is_none(),
                 "the server still runs"
             );
             r.map(|_| cx.phases().to_vec())

@@ -32,6 +32,7 @@ workloads! {
     postmark,
     mongo,
     dbrandom,
+    sqlite,
     job,
     io500,
     smallfiles,

@@ -152,6 +152,11 @@ fn every_declared_figure_is_walked_or_says_why_not() {
             "probe_pool_exhausted_s",
             "a probe pool used up: timing-dependent",
         ),
+        (
+            "sqlite",
+            "busy_retries",
+            "a connection waiting out the 10 s busy timeout",
+        ),
         ("provision", "min_size_bytes", "a loop target"),
         ("provision", "min_size_refused_bytes", "a loop target"),
     ];

@@ -89,6 +89,7 @@ fn insert_fills_the_table_and_its_index_in_batches() {
         )
     });
     assert_eq!((rows, index, blob), (2500, 1, PAYLOAD as i64));
+    assert_eq!(phases[0].ops, 1, "the load only creates the table and its index");
     let r = &phases[1];
     assert_eq!(r.ops, 3, "2500 rows in transactions of 1000");
     assert_eq!(r.bytes, 2500 * PAYLOAD as u64);

@@ -181,7 +181,7 @@ pub const FIGURES: &[Figure] = &[
     Figure::neither("db_bytes", "bytes"),
     Figure::neither("sqlite_version_number", "version"),
     Figure::higher("rows_per_s", "rows/s").on(&["run"]),
-    Figure::neither("fits_in_cache", "0/1").on(&["run"]),
+    Figure::neither("fits_in_cache", "yes=1").on(&["run"]),
     Figure::neither("busy_retries", "retries").on(&["run"]),
 ];
 

@@ -27,7 +27,8 @@
 //! stored with the trial; each phase notes the library's version as
 //! `sqlite_version_number` (`sqlite3_libversion_number`, 3053002 for 3.53.2).
 //!
-//! Recorded: in `run` each transaction is one [`Op::Transaction`](crate::probe::recorder::Op::Transaction) timed from `BEGIN` to the
+//! Recorded: in `run` each transaction is one
+//! [`Op::Transaction`](crate::probe::recorder::Op::Transaction) timed from `BEGIN` to the
 //! end of `COMMIT`, so the phase's latency percentiles are commit latencies and its
 //! `ops_per_s` is transactions per second (`tx/s`). `load` records rows (`rows/s`) in
 //! pieces of up to 10,000 rows, the `COMMIT` in the last piece of its transaction
@@ -38,7 +39,9 @@
 //! about 1 per transaction (the WAL at each commit; checkpoints add a few), `delete`
 //! journals 3–5 (journal, its directory, the database), `synchronous=off` none. The
 //! connections are closed after the phase: the checkpoint of the last WAL connection to
-//! close is neither timed nor counted.
+//! close is neither timed nor counted. The counts equal strace's and the `sqlite3`
+//! shell's for the same work (docs/validation/2026-11-workloads.md, "sqlite"); the bundled
+//! SQLite calls `fsync` where Debian's shell calls `fdatasync`.
 //!
 //! Differs from pgbench: SQLite has one writer at a time, so with `connections` > 1 the
 //! write transactions serialize on the database lock (they start with `BEGIN IMMEDIATE`,

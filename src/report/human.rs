@@ -12,6 +12,7 @@ const NBSP: char = '\u{a0}';
 /// Units whose figures count whole things.
 const COUNTS: &[&str] = &[
     "files",
+    "fsyncs",
     "names",
     "dirs",
     "entries",
@@ -20,6 +21,7 @@ const COUNTS: &[&str] = &[
     "ranks",
     "rounds",
     "requests",
+    "retries",
     "transfers",
 ];
 

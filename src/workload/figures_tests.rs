@@ -18,6 +18,8 @@ const SMALL: &[&str] = &[
     "postmark:number=50,transactions=100",
     "mongo:set=1,scale=0.002",
     "dbrandom:files=1,cycles=10,tries=30",
+    "sqlite:mode=insert,rows=100,batch=10,connections=2",
+    "sqlite:mode=read,rows=200,transactions=20",
     "job:rw=randwrite,size=256KiB",
     "io500:tasks=2,stonewall=0.3,ior_easy_xfer=64KiB,ior_easy_block=4MiB,\
      ior_hard_segments=200,mdtest_easy_files=300,mdtest_hard_files=300",
@@ -164,6 +166,11 @@ fn every_declared_figure_is_walked_or_says_why_not() {
             "writeback",
             "probe_pool_exhausted_s",
             "a probe pool used up: timing-dependent",
+        ),
+        (
+            "sqlite",
+            "busy_retries",
+            "a connection waiting out the 10 s busy timeout",
         ),
         ("provision", "min_size_bytes", "a loop target"),
         ("provision", "min_size_refused_bytes", "a loop target"),

@@ -32,6 +32,7 @@ workloads! {
     postmark,
     mongo,
     dbrandom,
+    sqlite,
     pgbench,
     db_bench,
     job,

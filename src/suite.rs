@@ -102,12 +102,22 @@ pub const SUITES: &[Suite] = &[
     },
     Suite {
         name: "database",
-        about: "the random read/write+fsync loop over files of 1-500 MiB, and over one file \
-                of 60% of the free space (the seed comment asked for files over 4 GB)",
+        about: "the seeds' proxy (the random read/write+fsync loop over files of 1-500 MiB, \
+                and over one file of 60% of the free space: the seed comment asked for \
+                files over 4 GB) beside real engines: SQLite in WAL and rollback modes, \
+                PostgreSQL's pgbench, RocksDB's db_bench; whether the proxy ranks the \
+                filesystems as they do",
         fs: &[],
         size: Some("8GiB"),
         budget: "1h",
-        workloads: &["dbrandom", "dbrandom:fill=60,cycles=20,write_pct=50"],
+        workloads: &[
+            "dbrandom",
+            "dbrandom:fill=60,cycles=20,write_pct=50",
+            "sqlite:mode=tpcb,journal=wal,scale=10,transactions=5000",
+            "sqlite:mode=tpcb,journal=delete,scale=10,transactions=2000",
+            "pgbench",
+            "db_bench",
+        ],
     },
     Suite {
         name: "desktop",

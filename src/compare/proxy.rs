@@ -36,7 +36,8 @@ pub struct Agreement {
     pub agree: usize,
     /// Pairs told apart in opposite directions, as `a–b`.
     pub disagree: Vec<String>,
-    /// Pairs one tells apart and the other does not, as `a–b`.
+    /// Pairs one tells apart and the other does not, as `a–b (proxy)` or `a–b (engine)`
+    /// naming the one that does.
     pub partly: Vec<String>,
     /// Spearman's rank correlation over the filesystems ranked in both, when three or
     /// more are (with two it is ±1 by construction).
@@ -168,7 +169,8 @@ pub fn agreement(verdicts: &[PhaseVerdict]) -> Vec<Agreement> {
                     a.pairs += 1;
                     match (p, q) {
                         (Some(p), Some(q)) if p != q => a.disagree.push(format!("{x}–{y}")),
-                        (Some(_), None) | (None, Some(_)) => a.partly.push(format!("{x}–{y}")),
+                        (Some(_), None) => a.partly.push(format!("{x}–{y} (proxy)")),
+                        (None, Some(_)) => a.partly.push(format!("{x}–{y} ({name})")),
                         _ => a.agree += 1,
                     }
                 }
@@ -270,9 +272,10 @@ mod tests {
         assert_eq!(a[0].proxy, "dbrandom random");
         assert_eq!((a[0].pairs, a[0].agree), (3, 2));
         assert_eq!(a[0].disagree, ["xfs–btrfs"]);
+        assert!(a[0].partly.is_empty());
         assert_eq!(a[0].rho, Some(0.5));
         assert_eq!(a[1].engine, "db_bench readwhilewriting");
-        assert_eq!(a[1].partly, ["ext4–xfs"]);
+        assert_eq!(a[1].partly, ["ext4–xfs (proxy)"]);
         assert_eq!(a[1].agree, 2);
         assert_eq!(a[1].rho, Some(1.0));
         assert!(agreement(&[proxy]).is_empty());

@@ -228,6 +228,13 @@ impl Worker<'_> {
         self.live.store(self.rec.ops, Ordering::Relaxed);
     }
 
+    /// Shows `ops` operations done so far in the progress display without recording
+    /// them: for operations an external program does, recorded when it has finished
+    /// (pgbench's transactions, from its log).
+    pub fn show_live(&self, ops: u64) {
+        self.live.store(ops, Ordering::Relaxed);
+    }
+
     /// Records an operation that began at `t` and ended at `ended` (see
     /// [`Recorder::done_between`]).
     #[inline]

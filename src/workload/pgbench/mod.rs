@@ -323,7 +323,7 @@ impl Workload for Pgbench {
         let sync_dir = workdir.clone();
         cx.phase_warm(&LOAD, 1, |w| {
             let t = w.start();
-            run_pgbench(&pgbench, &argv, scratch.path(), &log, "load")?;
+            run_pgbench(&pgbench, &argv, scratch.path(), &log, "load", &|| {})?;
             w.done(Op::Other, t, 0);
             w.end_fs(&sync_dir).on("syncfs", &sync_dir)?;
             Ok(())
@@ -352,7 +352,10 @@ impl Workload for Pgbench {
         let summary = Mutex::new(Summary::default());
         cx.phase_warm(&RUN, 1, |w| {
             let started = (Instant::now(), SystemTime::now());
-            let out = run_pgbench(&pgbench, &argv, scratch.path(), &log, "run")?;
+            let shown = |n| w.show_live(n);
+            let out = run_pgbench(&pgbench, &argv, scratch.path(), &log, "run", &|| {
+                shown(count_tx_lines(scratch.path(), "tx"))
+            })?;
             let txs = read_tx_logs(scratch.path(), "tx")?;
             let mut failed = 0u64;
             for tx in &txs {
@@ -406,9 +409,17 @@ fn at(known: (Instant, SystemTime), epoch_us: u64) -> Instant {
 }
 
 /// Runs pgbench with `argv` in `cwd` (its logs go there), its output appended to `log`
-/// and returned; stopped with its process group on Ctrl-C; fails on a non-zero exit with
-/// the log's end.
-fn run_pgbench(program: &Path, argv: &[String], cwd: &Path, log: &Path, what: &str) -> Result<String> {
+/// and returned; `tick` is called every half second while it runs (to show progress);
+/// its end is noticed within 10 ms;
+/// stopped with its process group on Ctrl-C; fails on a non-zero exit with the log's end.
+fn run_pgbench(
+    program: &Path,
+    argv: &[String],
+    cwd: &Path,
+    log: &Path,
+    what: &str,
+    tick: &dyn Fn(),
+) -> Result<String> {
     use std::io::Write;
     let out_path = cwd.join(format!("{what}.out"));
     let out = std::fs::File::create(&out_path).on("create", &out_path)?;
@@ -428,7 +439,22 @@ fn run_pgbench(program: &Path, argv: &[String], cwd: &Path, log: &Path, what: &s
         .with_context(|| format!("starting {}", program.display()))?;
     let done = Arc::new(AtomicBool::new(false));
     crate::workload::command::watch_for_stop(child.id() as i32, Arc::clone(&done));
-    let status = child.wait();
+    // Polled every 10 ms (its end is noticed within that, inside the phase's time), the
+    // progress shown every half second.
+    let mut shown = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Ok(s),
+            Ok(None) => {
+                if shown.elapsed() >= Duration::from_millis(500) {
+                    tick();
+                    shown = Instant::now();
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => break Err(e),
+        }
+    };
     done.store(true, Ordering::Relaxed);
     let status = status.context("waiting for pgbench")?;
     let text = std::fs::read_to_string(&out_path).unwrap_or_default();
@@ -478,6 +504,21 @@ pub fn parse_tx_line(line: &str) -> Option<Tx> {
         latency_us,
         end_epoch_us: secs * 1_000_000 + micros,
     })
+}
+
+/// Lines written so far to the logs `PREFIX.PID[.N]` in `dir` (pgbench writes them in
+/// blocks): about the transactions done, for the progress display.
+fn count_tx_lines(dir: &Path, prefix: &str) -> u64 {
+    let want = format!("{prefix}.");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&want)))
+        .filter_map(|e| std::fs::read(e.path()).ok())
+        .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u64)
+        .sum()
 }
 
 /// Every transaction of the logs `PREFIX.PID[.N]` in `dir`.

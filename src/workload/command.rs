@@ -242,13 +242,9 @@ impl UserCommands {
         let status = status.map_err(|e| anyhow!("{name}: waiting for {shown:?}: {e}"))?;
         check_stop()?;
         if !status.success() {
-            let how = match (status.code(), status.signal()) {
-                (Some(c), _) => format!("exited with status {c}"),
-                (None, Some(s)) => format!("was killed by signal {s}"),
-                _ => format!("failed ({status})"),
-            };
             bail!(
-                "{name} command {shown:?} {how}; log {}, last lines:\n{}",
+                "{name} command {shown:?} {}; log {}, last lines:\n{}",
+                how_it_ended(status),
                 log.display(),
                 tail(log)
             );
@@ -261,9 +257,65 @@ impl UserCommands {
     }
 }
 
+/// How a process that failed ended, as errors say it: `exited with status 3`, `was
+/// killed by signal 9`.
+pub(crate) fn how_it_ended(status: std::process::ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exited with status {c}"),
+        (None, Some(s)) => format!("was killed by signal {s}"),
+        _ => format!("failed ({status})"),
+    }
+}
+
+/// Runs a database engine's program (pgbench, db_bench) as a step of a workload: `argv`
+/// in `cwd`, stdin from /dev/null, stdout and stderr to `out` and `err`, in its own
+/// process group, which gets SIGTERM on Ctrl-C ([`watch_for_stop`]); `tick` is called
+/// every half second while it runs (progress). Its end is noticed within 10 ms, inside a
+/// phase's time. Returns how it ended, once a stop request is ruled out.
+pub(crate) fn run_engine(
+    program: &Path,
+    argv: &[String],
+    cwd: &Path,
+    out: std::fs::File,
+    err: std::fs::File,
+    tick: &dyn Fn(),
+) -> Result<std::process::ExitStatus> {
+    let name = program.file_name().unwrap_or_default().to_string_lossy();
+    crate::cmd::record(&format!("{name} {}", argv.join(" ")));
+    let mut child = Command::new(program)
+        .args(argv)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| anyhow!("starting {}: {e}", program.display()))?;
+    let done = Arc::new(AtomicBool::new(false));
+    watch_for_stop(child.id() as i32, Arc::clone(&done));
+    let mut shown = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Ok(s),
+            Ok(None) => {
+                if shown.elapsed() >= Duration::from_millis(500) {
+                    tick();
+                    shown = Instant::now();
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => break Err(e),
+        }
+    };
+    done.store(true, Ordering::Relaxed);
+    let status = status.map_err(|e| anyhow!("waiting for {name}: {e}"))?;
+    check_stop()?;
+    Ok(status)
+}
+
 /// A thread that sends SIGTERM to process group `pgid` when a stop is requested (SIGKILL
 /// 2 s later), and ends once `done` is set.
-pub(crate) fn watch_for_stop(pgid: i32, done: Arc<AtomicBool>) {
+fn watch_for_stop(pgid: i32, done: Arc<AtomicBool>) {
     std::thread::spawn(move || {
         let mut killed_at: Option<Instant> = None;
         while !done.load(Ordering::Relaxed) {

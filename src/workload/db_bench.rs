@@ -27,11 +27,8 @@ use crate::workload::params::param;
 use crate::workload::programs::DB_BENCH;
 use crate::workload::{spec, IoContext, Knob, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{anyhow, bail, Context, Result};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// The benchmarks, in the order they run.
 pub const BENCHMARKS: [&str; 5] = [
@@ -255,21 +252,7 @@ fn run_db_bench(program: &Path, argv: &[String], dir: &Path, log: &Path, what: &
     let out_path = dir.join(format!("{what}.out"));
     let out = std::fs::File::create(&out_path).on("create", &out_path)?;
     let err = out.try_clone().on("dup", &out_path)?;
-    crate::cmd::record(&format!("db_bench {}", argv.join(" ")));
-    let mut child = Command::new(program)
-        .args(argv)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("starting {}", program.display()))?;
-    let done = Arc::new(AtomicBool::new(false));
-    crate::workload::command::watch_for_stop(child.id() as i32, Arc::clone(&done));
-    let status = child.wait();
-    done.store(true, Ordering::Relaxed);
-    let status = status.context("waiting for db_bench")?;
+    let status = crate::workload::command::run_engine(program, argv, dir, out, err, &|| {})?;
     let text = std::fs::read_to_string(&out_path).unwrap_or_default();
     // Its progress lines ("... finished N ops", carriage-returned) are left out of the log.
     let kept: Vec<&str> = text
@@ -283,15 +266,10 @@ fn run_db_bench(program: &Path, argv: &[String], dir: &Path, log: &Path, what: &
     {
         let _ = writeln!(l, "==> fsarena db_bench {}\n{}", argv.join(" "), kept.join("\n"));
     }
-    crate::signals::check_stop()?;
     if !status.success() {
-        let how = match (status.code(), status.signal()) {
-            (Some(c), _) => format!("exited with status {c}"),
-            (None, Some(s)) => format!("was killed by signal {s}"),
-            _ => format!("failed ({status})"),
-        };
         bail!(
-            "db_bench {what} {how}; log {}, last lines:\n{}",
+            "db_bench {what} {}; log {}, last lines:\n{}",
+            crate::workload::command::how_it_ended(status),
             log.display(),
             crate::workload::command::tail(log)
         );

@@ -42,11 +42,8 @@ use crate::workload::programs::{postgres_bin_dir, POSTGRES};
 use crate::workload::{spec, IoContext, Knob, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{anyhow, bail, Context, Result};
 use server::{Cluster, Settings};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 /// Bytes a pgbench database takes per scale unit, indexes included (measured: 15.6 MB per
@@ -410,8 +407,8 @@ fn at(known: (Instant, SystemTime), epoch_us: u64) -> Instant {
 
 /// Runs pgbench with `argv` in `cwd` (its logs go there), its output appended to `log`
 /// and returned; `tick` is called every half second while it runs (to show progress);
-/// its end is noticed within 10 ms;
-/// stopped with its process group on Ctrl-C; fails on a non-zero exit with the log's end.
+/// fails on a non-zero exit with the log's end
+/// ([`crate::workload::command::run_engine`]).
 fn run_pgbench(
     program: &Path,
     argv: &[String],
@@ -427,49 +424,15 @@ fn run_pgbench(
         .append(true)
         .open(log)
         .on("open the log", log)?;
-    crate::cmd::record(&format!("pgbench {}", argv.join(" ")));
-    let mut child = Command::new(program)
-        .args(argv)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("starting {}", program.display()))?;
-    let done = Arc::new(AtomicBool::new(false));
-    crate::workload::command::watch_for_stop(child.id() as i32, Arc::clone(&done));
-    // Polled every 10 ms (its end is noticed within that, inside the phase's time), the
-    // progress shown every half second.
-    let mut shown = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Ok(s),
-            Ok(None) => {
-                if shown.elapsed() >= Duration::from_millis(500) {
-                    tick();
-                    shown = Instant::now();
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Err(e) => break Err(e),
-        }
-    };
-    done.store(true, Ordering::Relaxed);
-    let status = status.context("waiting for pgbench")?;
+    let status = crate::workload::command::run_engine(program, argv, cwd, out, err, tick)?;
     let text = std::fs::read_to_string(&out_path).unwrap_or_default();
     if let Ok(mut l) = std::fs::OpenOptions::new().append(true).open(log) {
         let _ = writeln!(l, "==> fsarena pgbench {what}\n{text}");
     }
-    crate::signals::check_stop()?;
     if !status.success() {
-        let how = match (status.code(), status.signal()) {
-            (Some(c), _) => format!("exited with status {c}"),
-            (None, Some(s)) => format!("was killed by signal {s}"),
-            _ => format!("failed ({status})"),
-        };
         bail!(
-            "pgbench {what} {how}; log {}, last lines:\n{}",
+            "pgbench {what} {}; log {}, last lines:\n{}",
+            crate::workload::command::how_it_ended(status),
             log.display(),
             crate::workload::command::tail(log)
         );

@@ -205,6 +205,27 @@ mod tests {
         assert!(m.kernel.is_empty());
     }
 
+    /// A suite's name stands for its workloads; a name that is neither a workload nor a
+    /// suite is a usage error; what is missing here is exactly what `programs` finds
+    /// missing, each program once.
+    #[test]
+    fn engines_of_workloads_and_suites() {
+        let want: Vec<(String, String)> = ["pgbench", "db_bench"]
+            .iter()
+            .flat_map(|w| crate::workload::find(w).unwrap().programs)
+            .filter(|p| (p.find)().is_none())
+            .map(|p| (p.name.to_string(), p.package.to_string()))
+            .collect();
+        assert_eq!(missing_engines(&["database"]).unwrap(), want);
+        assert_eq!(
+            missing_engines(&["pgbench", "db_bench", "pgbench"]).unwrap(),
+            want
+        );
+        assert!(missing_engines(&["sqlite", "quick"]).unwrap().is_empty());
+        let e = missing_engines(&["nosuch"]).unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+    }
+
     #[test]
     fn kernel_support_is_not_a_package_and_losetup_is() {
         let bare = FakeHost {

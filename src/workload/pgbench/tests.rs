@@ -72,7 +72,7 @@ fn parameters() {
     assert!(s.contains(&("shared_buffers", "262144kB".to_string())), "{s:?}");
     assert!(s.contains(&("max_connections", "160".to_string())), "{s:?}");
     assert!(!s.iter().any(|(k, _)| *k == "synchronous_commit"), "{s:?}");
-    assert_eq!(w.data_bytes(), Some(10 * BYTES_PER_SCALE));
+    assert_eq!(w.data_bytes(), Some(BASE_BYTES + 10 * BYTES_PER_SCALE));
 }
 
 /// A real server in a temporary directory: initdb, start on a socket only, a small load

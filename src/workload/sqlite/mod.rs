@@ -1,6 +1,6 @@
 //! SQLite through the linked library (rusqlite, bundled SQLite): a database file
 //! `bench.db` in the work directory, loaded, then worked on by `connections` threads, each
-//! with its own connection (issue 40, part 1).
+//! with its own connection.
 //!
 //! Modes:
 //! * **`tpcb`**: pgbench's TPC-B-like default script (PostgreSQL docs, "pgbench",

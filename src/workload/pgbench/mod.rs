@@ -80,10 +80,10 @@ const PARAMS: &[ParamSpec] = &[
     ),
     param(
         "duration",
-        ParamKind::Count,
+        ParamKind::Float,
         "30",
         "s",
-        "pgbench -T: seconds of transactions",
+        "pgbench -T: how long the transactions run (30, 2m), rounded to whole seconds",
     ),
     param(
         "fsync",
@@ -177,11 +177,13 @@ impl Pgbench {
     /// Validates the parameters.
     pub fn from_params(p: &Params) -> Result<Self> {
         let count = |n: &str| p.count(n).unwrap_or(0);
+        // pgbench -T takes whole seconds (what --phase-time scales it to, too).
+        let seconds = p.float("duration").unwrap_or(0.0).round();
         let (scale, clients, jobs, duration) = (
             count("scale"),
             count("clients"),
             count("jobs"),
-            count("duration"),
+            seconds as u64,
         );
         for (n, v) in [
             ("scale", scale),

@@ -52,6 +52,7 @@ fn parameters() {
         "scale=0",
         "clients=2,jobs=3",
         "duration=0",
+        "duration=300ms",
         "fsync=maybe",
         "shared_buffers=64KiB",
         "shared_buffers=lots",
@@ -73,6 +74,10 @@ fn parameters() {
     assert!(s.contains(&("max_connections", "160".to_string())), "{s:?}");
     assert!(!s.iter().any(|(k, _)| *k == "synchronous_commit"), "{s:?}");
     assert_eq!(w.data_bytes(), Some(BASE_BYTES + 10 * BYTES_PER_SCALE));
+    let p = Params::parse("pgbench", PARAMS, "duration=2m").unwrap();
+    assert_eq!(Pgbench::from_params(&p).unwrap().duration, 120);
+    let p = Params::parse("pgbench", PARAMS, "duration=1.6").unwrap();
+    assert_eq!(Pgbench::from_params(&p).unwrap().duration, 2);
 }
 
 /// A real server in a temporary directory: initdb, start on a socket only, a small load

@@ -20,12 +20,19 @@ bin=${FSARENA:-$PWD/target/release/fsarena}
 pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 work=$(mktemp -d /var/tmp/fsarena-validate-XXXXXX)
 chmod 755 "$work"
-mnt=$work/mnt; img=$work/img; dev=
+mnt=$work/mnt; img=$work/img
+# The runs by hand happen in $(…) subshells: what they make is found again by its path
+# (the server by its pid file, the loop device by its backing image), not by a variable.
+teardown_fs() {
+  if [ -f "$mnt/pgdata/postmaster.pid" ]; then
+    kill -INT "$(head -1 "$mnt/pgdata/postmaster.pid")" 2>/dev/null && sleep 2
+  fi
+  if mountpoint -q "$mnt"; then umount "$mnt"; fi
+  local d
+  for d in $(losetup -n -O NAME -j "$img" 2>/dev/null); do losetup -d "$d"; done
+}
 cleanup() {
-  [ -n "${pgdata:-}" ] && [ -f "$pgdata/postmaster.pid" ] &&
-    kill -INT "$(head -1 "$pgdata/postmaster.pid")" 2>/dev/null && sleep 2
-  mountpoint -q "$mnt" && umount "$mnt"
-  [ -n "$dev" ] && losetup -d "$dev" 2>/dev/null
+  teardown_fs
   rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -39,10 +46,9 @@ mkfs_opts() {
 }
 
 fresh() { # a fresh FS on a 1 GiB loop image at $mnt
-  mountpoint -q "$mnt" && umount "$mnt"
-  [ -n "$dev" ] && losetup -d "$dev"
+  teardown_fs
   rm -f "$img"; fallocate -l 1G "$img"
-  dev=$(losetup -f --show --direct-io=on "$img")
+  local dev; dev=$(losetup -f --show --direct-io=on "$img")
   # shellcheck disable=SC2046
   mkfs."$fs" $(mkfs_opts) "$dev" >/dev/null
   mkdir -p "$mnt"; mount "$dev" "$mnt"; chmod 755 "$mnt"
@@ -62,6 +68,7 @@ by_hand_pgbench() {
     sed -n 's/^tps = \([0-9.]*\) (without.*/\1/p'
   kill -INT "$(head -1 "$pgdata/postmaster.pid")"; wait || true
   rm -rf "$sock"
+  teardown_fs
 }
 
 by_fsarena() { # WORKLOAD: prints the figure of each phase named in $phases
@@ -89,6 +96,7 @@ by_hand_db_bench() {
       sed -n "s/^$b *: .* \([0-9]*\) ops\/sec .*/\1/p" | tr '\n' ' '
   done
   echo
+  teardown_fs
 }
 
 for i in $(seq 1 "$n"); do

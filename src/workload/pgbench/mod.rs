@@ -133,7 +133,7 @@ const SHOWN: [&str; 5] = [
 
 const LOAD: crate::context::PhaseSpec = spec("load", PhaseKind::Write, Primary::Seconds, "loads");
 const RUN: crate::context::PhaseSpec =
-    spec("run", PhaseKind::Write, Primary::OpsPerS, "transactions");
+    spec("run", PhaseKind::Write, Primary::OpsPerS, "tx/s");
 
 /// pgbench's own figures beside the phase's.
 pub const FIGURES: &[Figure] = &[
@@ -154,6 +154,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     param_applies: None,
     after_merge: None,
     phase_time_knobs: &[Knob::new("duration", &["run"], 0.0)],
+    database: Some(super::DatabaseRole::Engine("run")),
     programs: &[POSTGRES],
     build,
 };
@@ -329,8 +330,9 @@ impl Workload for Pgbench {
             w.end_fs(&sync_dir).on("syncfs", &sync_dir)?;
             Ok(())
         })?;
-        let bytes = dir_bytes(&workdir.join("pgdata"));
-        cx.note_phase("load", "database_bytes", bytes as f64);
+        let pgdata = workdir.join("pgdata");
+        let used = crate::workload::space::du(&pgdata)?;
+        cx.note_phase("load", "database_bytes", used.blocks_bytes as f64);
 
         // run
         if cold {
@@ -530,23 +532,6 @@ pub fn summary_failed(out: &str) -> Option<u64> {
     out.lines()
         .find_map(|l| l.strip_prefix("number of failed transactions: "))
         .and_then(|r| r.split_whitespace().next()?.parse().ok())
-}
-
-/// Bytes of the files under `dir` (allocated blocks), as `du` counts them; 0 when
-/// unreadable.
-fn dir_bytes(dir: &Path) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-            Ok(m) => m.blocks() * 512,
-            Err(_) => 0,
-        })
-        .sum()
 }
 
 #[cfg(test)]

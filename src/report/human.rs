@@ -22,7 +22,9 @@ const COUNTS: &[&str] = &[
     "rounds",
     "requests",
     "retries",
+    "syncs",
     "transfers",
+    "tx",
 ];
 
 /// Whether figures in `unit` count whole things (printed as integers).

@@ -95,6 +95,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: None,
     param_applies: None,
     after_merge: None,
+    database: None,
     programs: &[],
     phase_time_knobs: &[],
     build,
@@ -170,15 +171,15 @@ impl Workload for Space {
 
 /// What a `du` of a tree adds up.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Usage {
+pub(crate) struct Usage {
     /// st_size of regular files.
-    logical_bytes: u64,
+    pub(crate) logical_bytes: u64,
     /// st_blocks × 512 of every entry below the root.
-    blocks_bytes: u64,
+    pub(crate) blocks_bytes: u64,
 }
 
 /// Walks everything below `root` with lstat (not following symlinks), like `du`.
-fn du(root: &Path) -> Result<Usage> {
+pub(crate) fn du(root: &Path) -> Result<Usage> {
     let mut u = Usage::default();
     for entry in fs::read_dir(root).on("readdir", root)? {
         let path = entry.on("readdir", root)?.path();

@@ -24,6 +24,18 @@ fn postgres_installed(test: &str) -> bool {
     debian
 }
 
+/// An image directory the server (as `postgres`) can search, when this machine has loop
+/// devices, ext4 and PostgreSQL; else `None` after a SKIP line naming `test`.
+fn ext4_and_postgres(test: &str) -> Option<tempfile::TempDir> {
+    if common::skip_without_loop(test)
+        || !common::fs_available(test, "ext4")
+        || !postgres_installed(test)
+    {
+        return None;
+    }
+    Some(searchable_image_dir())
+}
+
 /// The image directory for a server that runs as `postgres`: searchable by it.
 fn searchable_image_dir() -> tempfile::TempDir {
     let dir = common::image_dir();
@@ -58,14 +70,9 @@ fn recorded_servers(dir: &Path) -> Vec<(PathBuf, Option<i32>)> {
 
 #[test]
 fn kill_9_during_pgbench_then_cleanup_stops_the_server() {
-    let test = "kill_9_during_pgbench_then_cleanup_stops_the_server";
-    if common::skip_without_loop(test)
-        || !common::fs_available(test, "ext4")
-        || !postgres_installed(test)
-    {
+    let Some(dir) = ext4_and_postgres("kill_9_during_pgbench_then_cleanup_stops_the_server") else {
         return;
-    }
-    let dir = searchable_image_dir();
+    };
     let mut child = Command::new(common::bin())
         .args([
             "run",
@@ -138,17 +145,14 @@ fn kill_9_during_pgbench_then_cleanup_stops_the_server() {
 #[test]
 fn pgbench_and_db_bench_run_on_ext4() {
     let test = "pgbench_and_db_bench_run_on_ext4";
-    if common::skip_without_loop(test)
-        || !common::fs_available(test, "ext4")
-        || !postgres_installed(test)
-    {
+    let Some(dir) = ext4_and_postgres(test) else {
         return;
-    }
-    if !Path::new("/usr/bin/db_bench").exists() {
+    };
+    let on_path = std::env::var("PATH").unwrap_or_default();
+    if !std::env::split_paths(&on_path).any(|d| d.join("db_bench").is_file()) {
         eprintln!("SKIP {test}: db_bench is not installed (Debian package rocksdb-tools)");
         return;
     }
-    let dir = searchable_image_dir();
     let (v, _) = common::run_json(
         &[
             "pgbench:scale=1,duration=3,clients=2,jobs=2",

@@ -13,16 +13,7 @@
 
 use super::family::Outcome;
 use super::rank::PhaseVerdict;
-
-/// The proxy: dbrandom's random read/write+fsync loop.
-pub const PROXY: (&str, &str) = ("dbrandom", "random");
-
-/// The engines' headline phases: their transactions, or RocksDB's mixed reads and writes.
-pub const ENGINES: [(&str, &str); 3] = [
-    ("sqlite", "run"),
-    ("pgbench", "run"),
-    ("db_bench", "readwhilewriting"),
-];
+use crate::workload::DatabaseRole;
 
 /// How one engine's verdicts compare with the proxy's.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,9 +68,14 @@ impl Agreement {
     }
 }
 
-/// Whether `label` is a run's label of workload `name` (`sqlite`, `sqlite:mode=tpcb`).
-fn of(label: &str, name: &str) -> bool {
-    label == name || label.strip_prefix(name).is_some_and(|r| r.starts_with(':'))
+/// The database role of the workload a run's label names (`sqlite`, `sqlite:mode=tpcb`),
+/// as it declares it ([`crate::workload::WorkloadInfo::database`]).
+fn role(label: &str) -> Option<DatabaseRole> {
+    let name = label.split(':').next().unwrap_or(label);
+    let info = crate::workload::registry()
+        .iter()
+        .find(|w| w.name == name)?;
+    info.database
 }
 
 /// What a verdict says of the pair `a`, `b`: `Some(true)` when `a` is told better,
@@ -123,27 +119,34 @@ fn spearman(x: &[&str], y: &[&str]) -> Option<f64> {
     Some(1.0 - 6.0 * d2 / (n * (n * n - 1.0)))
 }
 
-/// The agreement of each engine phase among `verdicts` with the proxy's, in the order of
-/// [`ENGINES`]; empty without the proxy or without an engine. The proxy is the plain
-/// `dbrandom` when the run has it, else its first labelled variant.
+/// The agreement of each engine phase among `verdicts` with the proxy's, engines in the
+/// order `fsarena list` shows them; empty without the proxy or without an engine. Which
+/// workload is the proxy and which are engines, and by which phase, each workload declares
+/// ([`DatabaseRole`]). The proxy is its plain (unlabelled) run when the run has one, else
+/// its first labelled variant.
 pub fn agreement(verdicts: &[PhaseVerdict]) -> Vec<Agreement> {
     let proxies: Vec<&PhaseVerdict> = verdicts
         .iter()
-        .filter(|v| of(&v.workload, PROXY.0) && v.phase == PROXY.1)
+        .filter(|v| matches!(role(&v.workload), Some(DatabaseRole::Proxy(p)) if p == v.phase))
         .collect();
     let Some(proxy) = proxies
         .iter()
-        .find(|v| v.workload == PROXY.0)
+        .find(|v| !v.workload.contains(':'))
         .or(proxies.first())
     else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for (name, phase) in ENGINES {
-        for e in verdicts
-            .iter()
-            .filter(|v| of(&v.workload, name) && v.phase == phase && v.among == proxy.among)
-        {
+    for info in crate::workload::registry() {
+        let Some(DatabaseRole::Engine(phase)) = info.database else {
+            continue;
+        };
+        let mine = |v: &&PhaseVerdict| {
+            v.workload.split(':').next() == Some(info.name)
+                && v.phase == phase
+                && v.among == proxy.among
+        };
+        for e in verdicts.iter().filter(mine) {
             let common: Vec<&str> = proxy
                 .places
                 .iter()
@@ -170,7 +173,7 @@ pub fn agreement(verdicts: &[PhaseVerdict]) -> Vec<Agreement> {
                     match (p, q) {
                         (Some(p), Some(q)) if p != q => a.disagree.push(format!("{x}–{y}")),
                         (Some(_), None) => a.partly.push(format!("{x}–{y} (proxy)")),
-                        (None, Some(_)) => a.partly.push(format!("{x}–{y} ({name})")),
+                        (None, Some(_)) => a.partly.push(format!("{x}–{y} ({})", info.name)),
                         _ => a.agree += 1,
                     }
                 }
@@ -284,10 +287,21 @@ mod tests {
     }
 
     #[test]
-    fn labels_of_a_workload() {
-        assert!(of("sqlite", "sqlite"));
-        assert!(of("sqlite:mode=tpcb,journal=wal", "sqlite"));
-        assert!(!of("sqlitex", "sqlite"));
-        assert!(!of("pgbench", "sqlite"));
+    fn roles_come_from_the_workloads() {
+        assert_eq!(role("dbrandom"), Some(DatabaseRole::Proxy("random")));
+        assert_eq!(
+            role("dbrandom:fill=60"),
+            Some(DatabaseRole::Proxy("random"))
+        );
+        assert_eq!(
+            role("sqlite:mode=tpcb,journal=wal"),
+            Some(DatabaseRole::Engine("run"))
+        );
+        assert_eq!(
+            role("db_bench"),
+            Some(DatabaseRole::Engine("readwhilewriting"))
+        );
+        assert_eq!(role("sqlitex"), None);
+        assert_eq!(role("bonnie"), None);
     }
 }

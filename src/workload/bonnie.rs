@@ -116,6 +116,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     after_merge: None,
     // `size` is not one: it is bound to the target's size and to memory (the file must
     // outgrow the cache).
+    database: None,
     programs: &[],
     phase_time_knobs: &[super::Knob::new("seeks", &["seeks"], 0.0)],
     build,

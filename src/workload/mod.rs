@@ -117,10 +117,23 @@ pub struct WorkloadInfo {
     pub after_merge: Option<AfterMerge>,
     /// The parameters `--phase-time` scales its work by; empty: it is kept as given.
     pub phase_time_knobs: &'static [Knob],
+    /// The part it plays when the seeds' database proxy is set against real engines
+    /// (`crate::compare::proxy`); `None`: no part.
+    pub database: Option<DatabaseRole>,
     /// The programs it runs that fsarena does not ship (a database server), each with its
     /// Debian package: a run asking for it without them is refused before provisioning.
     pub programs: &'static [programs::Program],
     pub build: fn(&Params) -> Result<Box<dyn Workload>>,
+}
+
+/// The part a workload plays when the verdicts of the seeds' database proxy are set
+/// against those of real database engines, each by the phase that stands for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DatabaseRole {
+    /// The proxy (random.c's random read/write+fsync loop).
+    Proxy(&'static str),
+    /// A real engine (its transactions, or its mixed reads and writes).
+    Engine(&'static str),
 }
 
 /// Whether stored parameter `name` applied to a trial with parameters `params`
@@ -423,6 +436,13 @@ mod tests {
                         k.param
                     );
                 }
+            }
+            if let Some(DatabaseRole::Proxy(ph) | DatabaseRole::Engine(ph)) = w.database {
+                assert!(
+                    w.phases.iter().any(|s| s.name == ph),
+                    "{}: its database role names phase {ph}, which it does not have",
+                    w.name
+                );
             }
             if let Some(tool) = w.classic_tool {
                 assert!(!tool.is_empty(), "{}", w.name);

@@ -136,6 +136,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     param_applies: None,
     after_merge: None,
     // A directory per 100 files besides the files.
+    database: None,
     programs: &[],
     phase_time_knobs: &[super::Knob::new("files", &[], 1.1)],
     build,

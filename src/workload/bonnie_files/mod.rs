@@ -130,6 +130,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     param_applies: None,
     after_merge: None,
     // `files` is in 1024s.
+    database: None,
     programs: &[],
     phase_time_knobs: &[super::Knob::new("files", &[], 1024.0)],
     build,

@@ -187,6 +187,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     param_applies: None,
     after_merge: None,
     // Its transactions create files as well, up to about half as many again.
+    database: None,
     programs: &[],
     phase_time_knobs: &[
         super::Knob::new("number", &["create", "delete"], 1.5),

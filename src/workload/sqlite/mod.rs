@@ -199,6 +199,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: None,
     param_applies: Some(param_applies),
     after_merge: None,
+    database: Some(super::DatabaseRole::Engine("run")),
     programs: &[],
     phase_time_knobs: &[
         super::Knob::new("transactions", &["run"], 0.0),

@@ -4,6 +4,7 @@
 //! Each trial gets a freshly made filesystem on loop and tmpfs targets ("recreated and
 //! freshly mounted for each and every test", as the seed articles did it).
 
+pub mod age;
 pub mod blockdev;
 pub mod calibrate;
 pub mod dir;

@@ -1,0 +1,105 @@
+//! Aging: a step of a loop target's lifecycle between mkfs and the trial that fills and
+//! churns the fresh filesystem to a reproducible aged state, so that workloads run on a
+//! filesystem as users have it rather than fresh from mkfs (issue 38; docs/aging.md).
+//!
+//! The 2006 seed article names the limit: "all tests were done in pristine environment,
+//! not accounting for fragmentation and other effects happening in real environments".
+//! Geriatrix (Kadekodi et al., USENIX ATC '18) and Impressions (Agrawal et al., FAST '09)
+//! age filesystems by replaying creates and deletes drawn from measured distributions until
+//! a target fullness is reached; this driver does the same with fsarena's profiles
+//! ([`profiles`]), deterministically from the run's seed, and without a trace: what it
+//! reproduces is the distributions, not a particular machine's history.
+//!
+//! Workloads never know whether their filesystem was aged: the aged files live in
+//! `aged/` beside the work directory, and the workload runs in the space left.
+
+pub mod churn;
+pub mod profiles;
+
+use crate::error::usage;
+use anyhow::Result;
+pub use profiles::Profile;
+
+/// Default fullness the filesystem is aged to, in percent of its capacity.
+pub const DEFAULT_FILL_PCT: f64 = 75.0;
+/// Default bytes written in all while aging, in multiples of the capacity.
+pub const DEFAULT_CHURN: f64 = 2.0;
+
+/// What `--age PROFILE[:fill=PCT,churn=X]` asks for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AgeSpec {
+    pub profile: Profile,
+    /// Fullness to reach, percent of the filesystem's capacity (1–95).
+    pub fill_pct: f64,
+    /// Bytes written in all (creates, appends, overwrites), in multiples of the capacity;
+    /// at most `fill_pct / 100` means filling only, with nothing deleted.
+    pub churn: f64,
+}
+
+impl AgeSpec {
+    /// Parses `desktop`, `database:fill=60`, `web-cache:fill=80,churn=3`.
+    pub fn parse(text: &str) -> Result<AgeSpec> {
+        let (name, params) = match text.split_once(':') {
+            Some((n, p)) => (n, p),
+            None => (text, ""),
+        };
+        let profile = Profile::parse(name)?;
+        let mut spec = AgeSpec {
+            profile,
+            fill_pct: DEFAULT_FILL_PCT,
+            churn: DEFAULT_CHURN,
+        };
+        for kv in params.split(',').filter(|s| !s.is_empty()) {
+            let (k, v) = kv.split_once('=').ok_or_else(|| {
+                usage(format!(
+                    "--age {}: '{}' is not KEY=VALUE (fill=PCT, churn=X)",
+                    crate::error::echo(text),
+                    crate::error::echo(kv)
+                ))
+            })?;
+            let number = |what: &str, lo: f64, hi: f64| -> Result<f64> {
+                let x: f64 = v.trim_end_matches('%').parse().map_err(|_| {
+                    usage(format!(
+                        "--age {}: {what}={}: not a number",
+                        crate::error::echo(text),
+                        crate::error::echo(v)
+                    ))
+                })?;
+                if !(lo..=hi).contains(&x) {
+                    return Err(usage(format!(
+                        "--age {}: {what}={x}: must be from {lo} to {hi}",
+                        crate::error::echo(text)
+                    )));
+                }
+                Ok(x)
+            };
+            match k {
+                "fill" => spec.fill_pct = number("fill", 1.0, 95.0)?,
+                "churn" => spec.churn = number("churn", 0.0, 20.0)?,
+                _ => {
+                    return Err(usage(format!(
+                        "--age {}: unknown parameter '{}'{}; valid: fill, churn",
+                        crate::error::echo(text),
+                        crate::error::echo(k),
+                        crate::error::did_you_mean(k, ["fill", "churn"])
+                    )))
+                }
+            }
+        }
+        Ok(spec)
+    }
+
+    /// The spec with every parameter spelled out: `desktop:fill=75,churn=2`, as reports
+    /// show it and as kept images are keyed.
+    pub fn canonical(&self) -> String {
+        format!(
+            "{}:fill={},churn={}",
+            self.profile.name(),
+            self.fill_pct,
+            self.churn
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;

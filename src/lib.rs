@@ -13,6 +13,7 @@ pub mod data;
 pub mod doctor;
 pub mod error;
 pub mod figures;
+pub mod fnv;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod guest;

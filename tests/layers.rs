@@ -19,7 +19,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "base",
         &[
             "error", "size", "limits", "secret", "output", "signals", "cmd", "policy", "data",
-            "stats", "figures", "result", "host", "term",
+            "stats", "figures", "result", "host", "term", "fnv",
         ],
     ),
     ("probe", &["probe"]),

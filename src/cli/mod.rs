@@ -384,6 +384,17 @@ pub struct RunArgs {
     /// Mount options for one filesystem, e.g. --mount-opt ext4=data=writeback,noatime.
     #[arg(long = "mount-opt", value_name = "FS=OPTS")]
     pub mount_opt: Vec<String>,
+    /// Age each loop filesystem before every trial: fill it to PCT% (default 75) and write
+    /// X times its capacity in all (default 2) with the profile's creates, changes and
+    /// deletes (desktop, source-tree, maildir, database, web-cache; docs/aging.md). `fresh`
+    /// runs it fresh too; `both` is `fresh` and `desktop`. Repeatable.
+    #[arg(long, value_name = "PROFILE[:fill=PCT,churn=X]|fresh|both")]
+    pub age: Vec<String>,
+    /// With --age: `on` keeps each aged image (in IMAGE_DIR/aged/) and starts every later
+    /// trial from a copy of it; `off` ages every trial anew. `fsarena cleanup --aged`
+    /// removes kept images.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = ["on", "off"])]
+    pub age_cache: String,
     /// Repetitions of every workload on every target (each on a freshly made filesystem),
     /// or `auto`: at least 3, then more until every phase's headline figure is known
     /// within --precision on every target or its ranking is decided, up to --max-reps and

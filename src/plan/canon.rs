@@ -74,6 +74,9 @@ impl Plan {
                     v["name"] = json!(t.report_name());
                     v["kernel"] = json!(k.release);
                 }
+                if let Some(age) = &t.age {
+                    v["age"] = json!(age.canonical());
+                }
                 v
             })
             .collect();
@@ -277,15 +280,7 @@ fn targets_listing(targets: &[(&str, Vec<String>)], width: usize) -> String {
     out
 }
 
-/// FNV-1a, 64 bits (Fowler, Noll, Vo), as 16 lowercase hex digits.
-pub fn fnv1a64(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
-}
+pub use crate::fnv::fnv1a64;
 
 /// The estimate line of `plan check`: from this host's stored trials in `times`.
 pub fn estimate_line(plan: &Plan, times: &[crate::store::TrialTime]) -> String {

@@ -2,6 +2,7 @@
 //! or from a TOML plan file (`--plan`, see [`file`](mod@file) and docs/plans.md); everything is
 //! checked here, before any disk is touched.
 
+mod age;
 mod args;
 pub mod build;
 pub mod canon;
@@ -33,6 +34,8 @@ pub struct PlanTarget {
     /// The guest kernel it runs in (`kernel = "…"` in a plan); reports then name it
     /// `NAME@RELEASE`. `None`: the host's kernel, or every `--kernel` given.
     pub kernel: Option<kernel::Kernel>,
+    /// How it is aged before each trial (`--age`); `None`: fresh from mkfs.
+    pub age: Option<crate::provision::age::AgeSpec>,
 }
 
 impl PlanTarget {
@@ -52,6 +55,7 @@ impl From<TargetSpec> for PlanTarget {
             name: spec.name(),
             spec,
             kernel: None,
+            age: None,
         }
     }
 }
@@ -275,6 +279,7 @@ fn fio_workload(a: &RunArgs) -> Result<RunArgs> {
     Ok(a)
 }
 
+use age::aged_targets;
 use args::{
     check_workloads_and_room, phase_time_s, policy_of, suite_of, targets, workloads_of, Size,
 };
@@ -380,7 +385,7 @@ impl Plan {
         let (targets, left_out) = targets(a, suite.as_ref(), &image_dir, &size)?;
         check_workloads_and_room(&workloads, &targets, &image_dir, &size)?;
         Ok(Plan {
-            targets: targets.into_iter().map(PlanTarget::from).collect(),
+            targets: aged_targets(&a.age, a.age_cache == "on", targets)?,
             workloads,
             policy,
             image_dir,

@@ -15,13 +15,15 @@
 //! * Every trial gets a fresh image and a fresh filesystem; `reset` remounts, which empties
 //!   the filesystem's caches of this mount.
 
+use super::age::{self, AgeSpec};
 use super::{calibrate, fs::FsType, loopdev, mount, scratch, Env, FsTools, Target, TargetSpec};
 use crate::cmd;
 use crate::probe::sys;
-use crate::result::{Provision, TargetInfo};
+use crate::result::{Aging, Provision, TargetInfo};
 use crate::state::{self, Resource};
 use anyhow::{ensure, Context, Result};
 use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// A loop-image target.
@@ -33,6 +35,8 @@ pub struct LoopTarget {
     seq: u32,
     live: Option<Live>,
     provision: Provision,
+    /// How each trial's filesystem is aged after mkfs, with the run's seed.
+    age: Option<(AgeSpec, u64)>,
 }
 
 /// The image, loop device and mount of the current trial.
@@ -80,11 +84,21 @@ impl LoopTarget {
             seq: 0,
             live: None,
             provision: Provision::default(),
+            age: None,
         }
     }
 
-    /// Creates a preallocated image and attaches it; records both in the state file.
-    fn attach_new_image(&mut self) -> Result<Live> {
+    /// The same target, its filesystem aged as `spec` says before each trial,
+    /// deterministically from `seed`.
+    pub fn with_age(mut self, spec: AgeSpec, seed: u64) -> Self {
+        self.info.age = Some(spec.canonical());
+        self.age = Some((spec, seed));
+        self
+    }
+
+    /// Creates a preallocated image (a copy of `from`, a kept aged image, when given) and
+    /// attaches it; records both in the state file.
+    fn attach_new_image(&mut self, from: Option<&File>) -> Result<Live> {
         state::ensure_owned_dir(&self.env.image_dir)?;
         self.seq += 1;
         let image = self.env.image_dir.join(format!(
@@ -108,7 +122,7 @@ impl LoopTarget {
                 return Err(e).with_context(|| format!("creating image {}", image.display()));
             }
         };
-        match self.allocate_and_attach(f, &image) {
+        match self.allocate_and_attach(f, &image, from) {
             Ok(device) => Ok(Live {
                 image,
                 device: Some(device),
@@ -130,8 +144,19 @@ impl LoopTarget {
     /// name, which someone could have swapped since) and records it; returns the device.
     /// Where the image directory's filesystem has no fallocate, or refuses O_DIRECT, the
     /// image stays sparse, or the loop device buffered, and the target's notes say so.
-    fn allocate_and_attach(&mut self, f: File, image: &Path) -> Result<String> {
-        match fallocate(&f, self.info.size_bytes) {
+    fn allocate_and_attach(
+        &mut self,
+        f: File,
+        image: &Path,
+        from: Option<&File>,
+    ) -> Result<String> {
+        let allocated = match from {
+            Some(kept) => age::kept::copy(kept, &f, self.info.size_bytes)
+                .map(|_| ())
+                .map_err(|e| std::io::Error::other(format!("copying the kept aged image: {e:#}"))),
+            None => fallocate(&f, self.info.size_bytes),
+        };
+        match allocated {
             Ok(()) => {}
             Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => {
                 f.set_len(self.info.size_bytes)
@@ -167,6 +192,47 @@ impl LoopTarget {
             ));
         }
         Ok(device)
+    }
+
+    /// Where this target's aged image is kept, when it is aged with `--age-cache on`.
+    fn kept(&self) -> Option<age::kept::Kept> {
+        let (spec, seed) = self.age?;
+        spec.keep.then(|| {
+            age::kept::Kept::new(
+                &self.env.image_dir,
+                self.fs.name(),
+                &self.info.mkfs_opts,
+                &self.info.requested_mount_opts,
+                self.info.size_bytes,
+                &spec.canonical(),
+                seed,
+            )
+        })
+    }
+
+    /// Keeps a copy of the freshly aged image as `kept`: unmounted for the copy (so that
+    /// everything is on the image), mounted again after.
+    fn keep(&mut self, kept: &age::kept::Kept, aging: &Aging) -> Result<()> {
+        let live = self.live.as_mut().context("no image")?;
+        if live.mounted {
+            mount::unmount(&self.env.state, &live.mountpoint)?;
+            live.mounted = false;
+        }
+        let image = File::options()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&live.image)
+            .with_context(|| format!("opening {}", live.image.display()))?;
+        kept.keep(&self.env.state, &image, self.info.size_bytes, aging)
+            .with_context(|| {
+                format!(
+                    "keeping the aged image in {} (--age-cache off ages every trial anew \
+                     and keeps nothing)",
+                    kept.image().display()
+                )
+            })?;
+        self.mount_now()?;
+        Ok(())
     }
 
     /// The image directory's filesystem, for a note: `the image directory's ramfs`.
@@ -310,7 +376,7 @@ impl Target for LoopTarget {
     }
 
     fn calibrate(&mut self) -> Result<()> {
-        let live = self.attach_new_image()?;
+        let live = self.attach_new_image(None)?;
         self.live = Some(live);
         let bytes = calibrate::CALIBRATE_BYTES.min(self.info.size_bytes / 2);
         let rates = calibrate::measure(self.device()?, bytes);
@@ -322,11 +388,21 @@ impl Target for LoopTarget {
 
     fn prepare(&mut self) -> Result<PathBuf> {
         self.release()?;
-        let live = self.attach_new_image()?;
+        let kept = self.kept();
+        let reuse = match &kept {
+            Some(k) => k.open(self.info.size_bytes)?,
+            None => None,
+        };
+        let live = self.attach_new_image(reuse.as_ref().map(|r| &r.0))?;
         self.live = Some(live);
         let dev = self.device()?.to_string();
-        let argv = self.fs.mkfs_argv(&dev, &self.user_mkfs);
-        let mkfs_s = cmd::run_stoppable(&argv).context("mkfs failed")?.seconds;
+        let mkfs_s = match reuse {
+            Some(_) => None,
+            None => {
+                let argv = self.fs.mkfs_argv(&dev, &self.user_mkfs);
+                Some(cmd::run_stoppable(&argv).context("mkfs failed")?.seconds)
+            }
+        };
         // mkfs may have ended just as a stop was asked for: no mount then.
         crate::signals::check_stop()?;
         let mount_s = self.mount_now()?;
@@ -338,12 +414,30 @@ impl Target for LoopTarget {
         self.info.mount_opts = mount::effective_options(&mp).unwrap_or_default();
         let space = sys::space(&mp)?;
         self.provision = Provision {
-            mkfs_s: Some(mkfs_s),
+            mkfs_s,
             mount_s: Some(mount_s),
             umount_s: None,
             capacity_bytes: Some(space.capacity_bytes),
             free_bytes: Some(space.free_bytes),
+            aging: None,
         };
+        if let Some((spec, seed)) = self.age {
+            let aging = match reuse {
+                Some((_, aging)) => Aging {
+                    reused: true,
+                    ..aging
+                },
+                None => {
+                    let aging = age::age_mounted(&mp, &spec, seed, &mut |_| {})?;
+                    if let Some(k) = &kept {
+                        self.keep(k, &aging)?;
+                    }
+                    aging
+                }
+            };
+            self.provision.free_bytes = Some(sys::space(&mp)?.free_bytes);
+            self.provision.aging = Some(aging);
+        }
         let work = mp.join("work");
         std::fs::create_dir(&work).with_context(|| format!("creating {}", work.display()))?;
         Ok(work)

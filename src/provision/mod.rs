@@ -200,6 +200,25 @@ pub fn build(spec: &TargetSpec, env: &Env) -> Box<dyn Target> {
     build_named(spec, &spec.name(), env)
 }
 
+/// Builds the target for `spec` under the name `name`, aged before each trial as `age`
+/// says (a spec and the run's seed) — only loop targets age ([`crate::plan`] refuses the
+/// others).
+pub fn build_aged(
+    spec: &TargetSpec,
+    name: &str,
+    age: Option<(age::AgeSpec, u64)>,
+    env: &Env,
+) -> Box<dyn Target> {
+    match (spec, age) {
+        (TargetSpec::Loop { .. }, Some((a, seed))) => Box::new(
+            loopfs::LoopTarget::new(spec, env)
+                .with_name(name)
+                .with_age(a, seed),
+        ),
+        _ => build_named(spec, name, env),
+    }
+}
+
 /// Builds the target for `spec` under the name `name` (a plan's target name; loop images
 /// and mount points are named after it, so it must be a safe file name —
 /// [`crate::plan::matrix::valid_name`] — unless it is the usual name).

@@ -153,7 +153,7 @@ pub fn execute(
         .iter()
         .map(|t| {
             own_target(
-                provision::build_named(&t.spec, &t.name, &env),
+                provision::build_aged(&t.spec, &t.name, t.age.map(|a| (a, plan.policy.seed)), &env),
                 dist,
                 &run_id,
             )

@@ -113,6 +113,7 @@ pub(super) fn target(
             name: named(format!("dir:{}", path.display())),
             spec: TargetSpec::Dir { path },
             kernel: None,
+            age: None,
         });
     }
     let fs = e.fs.as_ref().expect("file.rs checked: fs or dir");
@@ -164,6 +165,7 @@ pub(super) fn target(
                 mount_opts,
             },
             kernel,
+            age: None,
         });
     }
     if let Some(proto) = crate::provision::served::Protocol::parse(&fs.v) {
@@ -191,6 +193,7 @@ pub(super) fn target(
                 size_bytes,
             },
             kernel,
+            age: None,
         });
     }
     let kind = FsType::parse(&fs.v).map_err(|e| src.err(&fs.span, e))?;
@@ -228,6 +231,7 @@ pub(super) fn target(
             name: named(spec.name()),
             spec,
             kernel: None,
+            age: None,
         });
     }
     Ok(PlanTarget {
@@ -239,6 +243,7 @@ pub(super) fn target(
             size_bytes,
         },
         kernel,
+        age: None,
     })
 }
 

@@ -16,9 +16,8 @@
 //! filesystem is full before the goal (its metadata took more than planned), the step
 //! that failed is undone, a file is deleted, and the event counted.
 
-use super::profiles::{Change, Layout, Shape, Victims};
+use super::profiles::{Change, Layout, Shape, SizeDist, Victims};
 use super::AgeSpec;
-use crate::corpus::SizeDist;
 use crate::data::{DataPool, DataSource, MAX_SLICE};
 use anyhow::{bail, Context, Result};
 use rand::{Rng, SeedableRng};

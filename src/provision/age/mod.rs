@@ -14,11 +14,17 @@
 //! `aged/` beside the work directory, and the workload runs in the space left.
 
 pub mod churn;
+pub mod kept;
 pub mod profiles;
 
+use crate::data::DataPool;
 use crate::error::usage;
-use anyhow::Result;
+use crate::policy::DataPolicy;
+use crate::probe::sys;
+use crate::result::Aging;
+use anyhow::{Context, Result};
 pub use profiles::Profile;
+use std::path::Path;
 
 /// Default fullness the filesystem is aged to, in percent of its capacity.
 pub const DEFAULT_FILL_PCT: f64 = 75.0;
@@ -34,6 +40,9 @@ pub struct AgeSpec {
     /// Bytes written in all (creates, appends, overwrites), in multiples of the capacity;
     /// at most `fill_pct / 100` means filling only, with nothing deleted.
     pub churn: f64,
+    /// Whether the aged image is kept for later trials to start from (`--age-cache on`,
+    /// the default; [`kept`]). Not part of the aged state: not in [`Self::canonical`].
+    pub keep: bool,
 }
 
 impl AgeSpec {
@@ -48,6 +57,7 @@ impl AgeSpec {
             profile,
             fill_pct: DEFAULT_FILL_PCT,
             churn: DEFAULT_CHURN,
+            keep: true,
         };
         for kv in params.split(',').filter(|s| !s.is_empty()) {
             let (k, v) = kv.split_once('=').ok_or_else(|| {
@@ -99,6 +109,43 @@ impl AgeSpec {
             self.churn
         )
     }
+}
+
+/// Ages the fresh filesystem mounted at `mountpoint` as `spec` says, deterministically from
+/// `seed`, into its directory `aged/`: the goal is set from the capacity and the space its
+/// metadata takes fresh ([`churn::Goal::new`]). The aged files hold incompressible data.
+/// Returns what aging did and the space it left used.
+pub fn age_mounted(
+    mountpoint: &Path,
+    spec: &AgeSpec,
+    seed: u64,
+    tick: &mut dyn FnMut(u64),
+) -> Result<Aging> {
+    let before = sys::space(mountpoint)?;
+    let goal = churn::Goal::new(
+        spec,
+        before.capacity_bytes,
+        before.capacity_bytes - before.free_bytes,
+    );
+    let root = mountpoint.join("aged");
+    std::fs::create_dir(&root).with_context(|| format!("creating {}", root.display()))?;
+    let pool = DataPool::new(DataPolicy::Random, seed);
+    let done = churn::age(&root, spec, goal, seed, &pool, tick)
+        .with_context(|| format!("aging {} ({})", mountpoint.display(), spec.canonical()))?;
+    let after = sys::space(mountpoint)?;
+    Ok(Aging {
+        spec: spec.canonical(),
+        seconds: done.seconds,
+        operations: done.operations,
+        bytes_written: done.bytes_written,
+        files: done.files,
+        dirs: done.dirs,
+        used_bytes: after.capacity_bytes - after.free_bytes,
+        capacity_bytes: after.capacity_bytes,
+        reused: false,
+        file_fragments: None,
+        free_space: None,
+    })
 }
 
 #[cfg(test)]

@@ -21,7 +21,6 @@
 //! rewrite); `web-cache` is squid's `L1/L2/%08X` cache with LRU replacement, as in the
 //! 2001 seed article's 250,000-file cache.
 
-use crate::corpus::SizeDist;
 use crate::error::usage;
 use anyhow::Result;
 
@@ -43,6 +42,15 @@ pub const PROFILES: &[Profile] = &[
     Profile::Database,
     Profile::WebCache,
 ];
+
+/// Size distributions (of new files, appends and extends).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SizeDist {
+    /// Log-normal with this median (bytes) and σ of the natural log, capped at `max`.
+    LogNormal { median: f64, sigma: f64, max: u64 },
+    /// Uniform in `[lo, hi]` bytes.
+    Uniform { lo: u64, hi: u64 },
+}
 
 /// How a profile's directories are laid out.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -225,6 +225,7 @@ impl Target for BlockTarget {
             umount_s: None,
             capacity_bytes: Some(space.capacity_bytes),
             free_bytes: Some(space.free_bytes),
+            aging: None,
         };
         let work = self.mountpoint.join("work");
         std::fs::create_dir(&work).with_context(|| format!("creating {}", work.display()))?;

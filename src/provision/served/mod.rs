@@ -539,6 +539,7 @@ impl Target for ServedTarget {
             umount_s: None,
             capacity_bytes: client_provision.capacity_bytes,
             free_bytes: client_provision.free_bytes,
+            aging: None,
         };
         Ok(work)
     }

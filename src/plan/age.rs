@@ -1,0 +1,85 @@
+//! `--age`: which targets run aged, which fresh, and under which names.
+
+use super::PlanTarget;
+use crate::error::usage;
+use crate::provision::age::AgeSpec;
+use crate::provision::TargetSpec;
+use anyhow::Result;
+
+/// The choices `--age` gives: `None` for fresh, else a profile, in the order given,
+/// without repeats. No `--age`: fresh only.
+pub fn choices(args: &[String], keep: bool) -> Result<Vec<Option<AgeSpec>>> {
+    let mut out: Vec<Option<AgeSpec>> = Vec::new();
+    let mut add = |c: Option<AgeSpec>| {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    };
+    for a in args {
+        match a.as_str() {
+            "fresh" => add(None),
+            "both" => {
+                add(None);
+                add(Some(AgeSpec {
+                    keep,
+                    ..AgeSpec::parse("desktop")?
+                }));
+            }
+            spec => add(Some(AgeSpec {
+                keep,
+                ..AgeSpec::parse(spec)?
+            })),
+        }
+    }
+    if out.is_empty() {
+        out.push(None);
+    }
+    Ok(out)
+}
+
+/// The name of `base` aged with `spec`: `ext4+aged` when the run ages with one profile,
+/// else `ext4+aged-database`, `ext4+aged-desktop-fill=60` (what tells them apart).
+pub fn aged_name(base: &str, spec: &AgeSpec, all: &[Option<AgeSpec>]) -> String {
+    let aged: Vec<&AgeSpec> = all.iter().flatten().collect();
+    if aged.len() <= 1 {
+        return format!("{base}+aged");
+    }
+    let same_profile = aged.iter().filter(|a| a.profile == spec.profile).count() > 1;
+    if same_profile {
+        let words = spec.canonical().replace([':', ','], "-");
+        format!("{base}+aged-{words}")
+    } else {
+        format!("{base}+aged-{}", spec.profile.name())
+    }
+}
+
+/// The plan's targets for `--age`: each target once per choice, aged ones renamed
+/// ([`aged_name`]). Aging needs a filesystem fsarena makes on a loop image.
+/// `keep`: `--age-cache on`.
+pub fn aged_targets(
+    args: &[String],
+    keep: bool,
+    targets: Vec<TargetSpec>,
+) -> Result<Vec<PlanTarget>> {
+    let choices = choices(args, keep)?;
+    let mut out = Vec::new();
+    for spec in targets {
+        for c in &choices {
+            let mut t = PlanTarget::from(spec.clone());
+            if let Some(age) = c {
+                if !matches!(spec, TargetSpec::Loop { .. }) {
+                    return Err(usage(format!(
+                        "--age: {} is a {} target; aging needs a filesystem fsarena makes \
+                         on a loop image (--fs ext4, xfs, btrfs, …)",
+                        t.name,
+                        spec.kind()
+                    )));
+                }
+                t.name = aged_name(&t.name, age, &choices);
+                t.age = Some(*age);
+            }
+            out.push(t);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,190 @@
+//! Kept aged images: the first trial of an aged target keeps a copy of its image once aged
+//! (in `IMAGE_DIR/aged/`, keyed by everything the aged state depends on), and every later
+//! trial starts from a fresh copy of it instead of aging again. The copy is a reflink where
+//! the image directory's filesystem has them (btrfs, xfs), else a full copy; it is made
+//! before the trial starts, so it is never timed. `fsarena cleanup --aged` removes them.
+//!
+//! A kept image is trusted only as fsarena left it: a regular file (not followed through a
+//! symlink) owned by this user, writable by nobody else, beside its record (`.json`, the
+//! aging figures the trials that reuse it report). Both are written under a temporary name
+//! recorded in the state file, and renamed into place only when complete: a run killed
+//! while keeping leaves only what `fsarena cleanup` removes.
+
+use crate::result::Aging;
+use crate::state::{Resource, State};
+use anyhow::{bail, Context, Result};
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The subdirectory of the image directory that holds kept images.
+pub const DIR: &str = "aged";
+
+/// One kept image's place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kept {
+    dir: PathBuf,
+    stem: String,
+}
+
+impl Kept {
+    /// The kept image for a filesystem `fs` made with `mkfs_opts`, mounted with
+    /// `mount_opts`, of `size_bytes`, aged as `age` (canonical) from `seed`, by this
+    /// version of fsarena.
+    pub fn new(
+        image_dir: &Path,
+        fs: &str,
+        mkfs_opts: &[String],
+        mount_opts: &str,
+        size_bytes: u64,
+        age: &str,
+        seed: u64,
+    ) -> Kept {
+        let key = serde_json::json!({
+            "fs": fs, "mkfs": mkfs_opts, "mount": mount_opts, "size_bytes": size_bytes,
+            "age": age, "seed": seed, "fsarena": env!("CARGO_PKG_VERSION"),
+        });
+        let hash = crate::fnv::fnv1a64(key.to_string().as_bytes());
+        Kept {
+            dir: image_dir.join(DIR),
+            stem: format!("{fs}-{hash}"),
+        }
+    }
+
+    /// The image file.
+    pub fn image(&self) -> PathBuf {
+        self.dir.join(format!("{}.img", self.stem))
+    }
+
+    /// Its record: the aging that made it.
+    pub fn record(&self) -> PathBuf {
+        self.dir.join(format!("{}.json", self.stem))
+    }
+
+    /// The kept image, opened for reading, and its record; `None` when there is none yet.
+    /// Refuses an image that is not a regular file of `size_bytes` owned by this user and
+    /// writable by nobody else.
+    pub fn open(&self, size_bytes: u64) -> Result<Option<(File, Aging)>> {
+        let image = self.image();
+        let f = match File::options()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&image)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("opening {}", image.display())),
+        };
+        let m = f.metadata()?;
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if !m.is_file() || m.uid() != me || m.mode() & 0o022 != 0 || m.len() != size_bytes {
+            bail!(
+                "{} is not a kept image fsarena made (a regular file of {size_bytes} bytes, \
+                 owned by uid {me}, writable by nobody else): remove it, or run \
+                 `fsarena cleanup --aged`",
+                image.display()
+            );
+        }
+        let text = match read_nofollow(&self.record()) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(e).with_context(|| format!("reading {}", self.record().display()))
+            }
+        };
+        let aging: Aging = serde_json::from_str(&text)
+            .with_context(|| format!("reading {}", self.record().display()))?;
+        Ok(Some((f, aging)))
+    }
+
+    /// Keeps a copy of the (unmounted) aged image `from` of `size_bytes`, with its record.
+    /// The copy is written under a temporary name recorded in `state` and renamed into
+    /// place when complete.
+    pub fn keep(&self, state: &State, from: &File, size_bytes: u64, aging: &Aging) -> Result<()> {
+        crate::owned::ensure_owned_dir(&self.dir)?;
+        let tmp = self
+            .dir
+            .join(format!(".{}.{}.tmp", self.stem, std::process::id()));
+        let recorded = Resource::Image { path: tmp.clone() };
+        state.add(recorded.clone())?;
+        let res = (|| -> Result<()> {
+            let to = super::super::loopdev::create_image(&tmp)
+                .with_context(|| format!("creating {}", tmp.display()))?;
+            copy(from, &to, size_bytes)
+                .with_context(|| format!("copying the aged image to {}", tmp.display()))?;
+            to.sync_all()?;
+            let record = self.record();
+            let mut r = super::super::loopdev::create_image(&record.with_extension("json.tmp"))
+                .with_context(|| format!("creating {}.tmp", record.display()))?;
+            r.write_all(serde_json::to_string_pretty(aging)?.as_bytes())?;
+            r.sync_all()?;
+            std::fs::rename(record.with_extension("json.tmp"), &record)?;
+            std::fs::rename(&tmp, self.image())?;
+            Ok(())
+        })();
+        if res.is_err() {
+            let _ = crate::state::undo(&recorded);
+            let _ = std::fs::remove_file(self.record().with_extension("json.tmp"));
+        }
+        let _ = state.remove(&recorded);
+        res
+    }
+}
+
+fn read_nofollow(path: &Path) -> std::io::Result<String> {
+    let mut f = File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    let mut s = String::new();
+    std::io::Read::read_to_string(&mut f, &mut s)?;
+    Ok(s)
+}
+
+/// Copies `len` bytes of `from` into the empty file `to`: a reflink (`FICLONE`) where the
+/// filesystem shares blocks, else preallocated and copied (`copy_file_range`). Returns
+/// `"reflink"` or `"copy"`.
+pub fn copy(from: &File, to: &File, len: u64) -> Result<&'static str> {
+    /// `_IOW(0x94, 9, int)`.
+    const FICLONE: libc::c_ulong = 0x4004_9409;
+    // SAFETY: FICLONE takes the source descriptor as its argument; both are open.
+    let rc = unsafe { libc::ioctl(to.as_raw_fd(), FICLONE, from.as_raw_fd()) };
+    if rc == 0 {
+        return Ok("reflink");
+    }
+    // SAFETY: fallocate on an open descriptor with mode 0 and a valid range.
+    if unsafe { libc::fallocate(to.as_raw_fd(), 0, 0, len as libc::off_t) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EOPNOTSUPP) {
+            return Err(e).context("preallocating the copy");
+        }
+    }
+    let mut done: u64 = 0;
+    while done < len {
+        let (mut off_in, mut off_out) = (done as libc::loff_t, done as libc::loff_t);
+        let chunk = (len - done).min(1 << 30) as usize;
+        // SAFETY: both descriptors are open; the offsets are valid pointers to loff_t.
+        let n = unsafe {
+            libc::copy_file_range(
+                from.as_raw_fd(),
+                &mut off_in,
+                to.as_raw_fd(),
+                &mut off_out,
+                chunk,
+                0,
+            )
+        };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error()).context("copy_file_range");
+        }
+        if n == 0 {
+            bail!("the image ended after {done} of {len} bytes");
+        }
+        done += n as u64;
+        crate::signals::check_stop()?;
+    }
+    Ok("copy")
+}

@@ -273,10 +273,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Cleanup(a) => {
             let image_dir = fsarena::plan::imagedir::resolve(&a.image_dir)?;
-            let lines = match &a.run {
+            let mut lines = match &a.run {
                 Some(run) => fsarena::state::cleanup_run(&image_dir, run),
                 None => fsarena::state::cleanup(&image_dir)?,
             };
+            if a.aged {
+                lines.extend(fsarena::state::remove_kept(&image_dir));
+            }
             if lines.is_empty() {
                 println!("nothing to clean up in {}", image_dir.display());
             }

@@ -532,6 +532,9 @@ pub struct CleanupArgs {
     /// The image directory the runs used.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_IMAGE_DIR)]
     pub image_dir: PathBuf,
+    /// Also removes the aged images kept for later trials (`run --age`, in DIR/aged/).
+    #[arg(long, conflicts_with = "run")]
+    pub aged: bool,
     /// Only the records of this run (no sweep of the image directory).
     #[arg(long, value_name = "RUN", hide = true)]
     pub run: Option<String>,

@@ -143,6 +143,7 @@ fn setup(out: &mut String, run: &RunResult) {
             "mount options asked",
             "mount options in force",
             "device cold read",
+            "aged",
             "notes",
         ]
         .map(String::from)
@@ -164,6 +165,17 @@ fn setup(out: &mut String, run: &RunResult) {
             x.requested_mount_opts.clone(),
             x.mount_opts.clone(),
             crate::report::terminal::device_cold_read(x).unwrap_or_else(|| "–".into()),
+            match crate::report::aging::of_target(run, x) {
+                Some((a, trials, reused)) => {
+                    let done = crate::report::aging::done_text(a, trials, reused);
+                    match crate::report::aging::fragmentation_text(a) {
+                        Some(f) => format!("{done}; {f}"),
+                        None => done,
+                    }
+                }
+                None if matches!(x.kind.as_str(), "loop" | "device") => "no: fresh from mkfs".into(),
+                None => "–".into(),
+            },
             x.notes.join("; "),
         ]);
     }

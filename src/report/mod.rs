@@ -5,6 +5,7 @@
 //! [`exporters`]. The output flags of `export`, `report` and `run` are
 //! made from that list (`cli`), and `main` writes what they name through it.
 
+pub mod aging;
 pub mod charts;
 pub mod fit;
 pub mod history;

@@ -23,6 +23,30 @@ pub fn cleanup(image_dir: &Path) -> Result<Vec<String>> {
     Ok(lines)
 }
 
+/// `cleanup --aged`: removes the kept aged images and their records from
+/// `<image_dir>/aged` (only where fsarena's marker says the directory is its own). Images
+/// being written (`.tmp`) belong to a run and go with its state file. One line each.
+pub fn remove_kept(image_dir: &Path) -> Vec<String> {
+    let dir = image_dir.join(crate::provision::age::kept::DIR);
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "img" || x == "json"))
+        .filter(|p| !p.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    found.sort();
+    found
+        .into_iter()
+        .map(|p| match owned::remove(&p, Removal::File) {
+            Ok(_) => format!("removed kept aged image file {}", p.display()),
+            Err(e) => format!("could not remove {}: {e:#}", p.display()),
+        })
+        .collect()
+}
+
 /// Undoes what run `run_id` recorded in `image_dir` when it is no longer alive (as
 /// [`cleanup`] does for every run, without the sweep): what an MPI rank's guardian does
 /// when its rank is gone.

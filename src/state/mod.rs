@@ -26,7 +26,7 @@ mod cleanup;
 mod undo;
 
 use cleanup::pid_is_live_fsarena;
-pub use cleanup::{cleanup, cleanup_run, sweep};
+pub use cleanup::{cleanup, cleanup_run, remove_kept, sweep};
 pub use undo::{
     detach_loop, is_mounted, loops_backing, postgres_pid, stop_guest, stop_postgres, umount,
     umount_once, undo, unescape_mount_path,

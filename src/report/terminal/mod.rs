@@ -388,6 +388,13 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
             t.mkfs_opts.join(" "),
             t.mount_opts
         );
+        if let Some((a, trials, reused)) = crate::report::aging::of_target(run, t) {
+            let done = crate::report::aging::done_text(a, trials, reused);
+            let _ = writeln!(notes, "     {done}");
+            if let Some(frag) = crate::report::aging::fragmentation_text(a) {
+                let _ = writeln!(notes, "     {frag}");
+            }
+        }
         // A loop image's notes say why it is not as usual (buffered, not preallocated); a
         // served target's, what its figures include.
         if t.kind == "loop" || t.kind == "served" {

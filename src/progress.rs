@@ -271,7 +271,25 @@ impl Bars {
             std::thread::Builder::new()
                 .name("fsarena-progress".into())
                 .spawn(move || {
+                    let mut status: Option<String> = None;
                     while !stop.load(Ordering::Relaxed) {
+                        let now = crate::term::status();
+                        if now != status {
+                            if let Some(s) = &now {
+                                // Aging, before the trial's first phase: its line until
+                                // the phase replaces it.
+                                let width = crate::report::fit::stderr_width();
+                                phase.set_style(Self::style(colour, "{spinner} {msg}"));
+                                phase.set_message(
+                                    crate::report::fit::wrap(s, width - 2, 2)
+                                        .lines()
+                                        .next()
+                                        .unwrap_or("")
+                                        .to_string(),
+                                );
+                            }
+                            status = now;
+                        }
                         phase.set_position(crate::context::live_ops());
                         let c = clock.lock().unwrap_or_else(|e| e.into_inner());
                         if c.trials > 0 {

@@ -113,6 +113,20 @@ pub fn wrap_text(text: &str, width: usize, indent: usize) -> String {
     out.join("\n")
 }
 
+/// What a long step outside any phase (aging a filesystem) says about how far it is.
+static STATUS: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Says how far a long step outside any phase is (`None` when it ends): a progress display
+/// on a terminal shows it in the phase's line until the next phase starts.
+pub fn set_status(text: Option<String>) {
+    *STATUS.lock().unwrap_or_else(|e| e.into_inner()) = text;
+}
+
+/// What [`set_status`] last said.
+pub fn status() -> Option<String> {
+    STATUS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// [`stderr_line`] for a note a person reads: wrapped at spaces to the terminal's width,
 /// continued four columns in, when stderr is a terminal; whole otherwise (logs and
 /// scripts get one line per note).

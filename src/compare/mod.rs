@@ -20,6 +20,7 @@
 //! headline could not have seen a PCT slowdown with the repetitions it had (80% power),
 //! naming the repetitions per side that would.
 
+pub mod aging;
 mod differences;
 pub mod family;
 pub mod gate;

@@ -428,7 +428,7 @@ impl Target for LoopTarget {
                     ..aging
                 },
                 None => {
-                    let aging = age::age_mounted(&mp, &spec, seed, &mut |_| {})?;
+                    let aging = age::age_mounted(&mp, &spec, seed, &self.info.name)?;
                     if let Some(k) = &kept {
                         self.keep(k, &aging)?;
                     }

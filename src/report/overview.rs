@@ -147,8 +147,30 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table></div>");
+    aged_vs_fresh(out, &verdicts);
     proxy_agreement(out, &verdicts);
     out.push_str("</section>");
+}
+
+/// Each aged target against its fresh twin ([`crate::compare::aging`]); nothing in a run
+/// without both.
+fn aged_vs_fresh(out: &mut String, verdicts: &[PhaseVerdict]) {
+    let aged = crate::compare::aging::aged_vs_fresh(verdicts);
+    if aged.is_empty() {
+        return;
+    }
+    let margin = verdicts.first().map_or(0.03, |v| v.family.margin);
+    let margin = crate::compare::family::pct_text(margin * 100.0);
+    out.push_str(
+        "<h3>Aged against fresh</h3><p>Each filesystem's figure aged over its figure fresh \
+         from mkfs (geometric means), with its interval from the verdicts above.</p><ul>",
+    );
+    for p in &aged {
+        for line in p.lines(&margin) {
+            let _ = write!(out, "<li>{}</li>", esc(&line));
+        }
+    }
+    out.push_str("</ul>");
 }
 
 /// Whether the database proxy ranks the filesystems as the real engines do

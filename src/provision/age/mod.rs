@@ -114,13 +114,10 @@ impl AgeSpec {
 /// Ages the fresh filesystem mounted at `mountpoint` as `spec` says, deterministically from
 /// `seed`, into its directory `aged/`: the goal is set from the capacity and the space its
 /// metadata takes fresh ([`churn::Goal::new`]). The aged files hold incompressible data.
-/// Returns what aging did and the space it left used.
-pub fn age_mounted(
-    mountpoint: &Path,
-    spec: &AgeSpec,
-    seed: u64,
-    tick: &mut dyn FnMut(u64),
-) -> Result<Aging> {
+/// Returns what aging did and the space it left used. How far it is goes to the progress
+/// display ([`crate::term::set_status`]), naming the target `name`; on stderr not a
+/// terminal, a line at each quarter.
+pub fn age_mounted(mountpoint: &Path, spec: &AgeSpec, seed: u64, name: &str) -> Result<Aging> {
     let before = sys::space(mountpoint)?;
     let goal = churn::Goal::new(
         spec,
@@ -130,8 +127,30 @@ pub fn age_mounted(
     let root = mountpoint.join("aged");
     std::fs::create_dir(&root).with_context(|| format!("creating {}", root.display()))?;
     let pool = DataPool::new(DataPolicy::Random, seed);
-    let done = churn::age(&root, spec, goal, seed, &pool, tick)
-        .with_context(|| format!("aging {} ({})", mountpoint.display(), spec.canonical()))?;
+    let started = std::time::Instant::now();
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut said = 0;
+    let mut tick = |written: u64| {
+        let share = (written as f64 / goal.write_bytes.max(1) as f64).min(1.0);
+        let pct = (share * 100.0) as u64;
+        let left = (share > 0.02).then(|| started.elapsed().as_secs_f64() * (1.0 / share - 1.0));
+        let text = format!(
+            "aging {name} ({}): {pct}% of {} written{}",
+            spec.profile.name(),
+            crate::size::format_size(goal.write_bytes),
+            left.map(|s| format!(", about {s:.0}\u{a0}s left"))
+                .unwrap_or_default()
+        );
+        if !terminal && pct / 25 > said {
+            said = pct / 25;
+            crate::term::stderr_line(&text);
+        }
+        crate::term::set_status(Some(text));
+    };
+    let done = churn::age(&root, spec, goal, seed, &pool, &mut tick);
+    crate::term::set_status(None);
+    let done =
+        done.with_context(|| format!("aging {} ({})", mountpoint.display(), spec.canonical()))?;
     let after = sys::space(mountpoint)?;
     Ok(Aging {
         spec: spec.canonical(),

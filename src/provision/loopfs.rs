@@ -428,7 +428,7 @@ impl Target for LoopTarget {
                     ..aging
                 },
                 None => {
-                    let aging = age::age_mounted(&mp, &spec, seed, &self.info.name)?;
+                    let aging = age::age_mounted(&mp, &spec, seed, &self.info.name, self.fs, &dev)?;
                     if let Some(k) = &kept {
                         self.keep(k, &aging)?;
                     }

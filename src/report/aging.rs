@@ -2,7 +2,11 @@
 //! `provision.aging` (docs/aging.md says how to read it).
 
 use crate::result::{Aging, RunResult, TargetInfo};
-use crate::size::format_size;
+
+/// Bytes as read: `1.9 GiB`, `57.2 KiB` (no-break space).
+fn size(bytes: u64) -> String {
+    crate::report::human::bytes(bytes as f64).replace(' ', "\u{a0}")
+}
 
 /// `12,345`.
 pub fn thousands(n: u64) -> String {
@@ -40,6 +44,11 @@ pub fn done_text(a: &Aging, trials: usize, reused: usize) -> String {
     } else {
         0.0
     };
+    let full = match a.full {
+        0 => String::new(),
+        1 => "; full once on the way (a file deleted to go on)".into(),
+        n => format!("; full {n} times on the way (a file deleted each time to go on)"),
+    };
     let kept = match (trials, reused) {
         (_, 0) if trials > 1 => format!("; aged anew for each of {trials} trials"),
         (_, 0) => String::new(),
@@ -47,9 +56,9 @@ pub fn done_text(a: &Aging, trials: usize, reused: usize) -> String {
     };
     format!(
         "aged {}: {} written in {} operations ({:.1}\u{a0}s), left {} files in {} \
-         directories, {used:.0}% used{kept}",
+         directories, {used:.0}% used{full}{kept}",
         a.spec,
-        format_size(a.bytes_written),
+        size(a.bytes_written),
         thousands(a.operations),
         a.seconds,
         thousands(a.files),
@@ -74,21 +83,21 @@ pub fn fragmentation_text(a: &Aging) -> Option<String> {
         let mean = s.free_bytes.checked_div(s.extents).unwrap_or(0);
         let largest = s
             .largest_bytes
-            .map(|b| format!(", largest {}", format_size(b)))
+            .map(|b| format!(", largest {}", size(b)))
             .unwrap_or_default();
         let what = if s.method == "probe file" {
             format!(
                 "a {} probe file fallocated into it took {} extents",
-                format_size(s.free_bytes),
+                size(s.free_bytes),
                 thousands(s.extents)
             )
         } else {
             format!(
                 "{} in {} extents ({}), mean {}{largest}",
-                format_size(s.free_bytes),
+                size(s.free_bytes),
                 thousands(s.extents),
                 s.method,
-                format_size(mean)
+                size(mean)
             )
         };
         parts.push(format!("free space: {what}"));

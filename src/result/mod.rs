@@ -297,6 +297,10 @@ pub struct Aging {
     /// Files and directories the aging left.
     pub files: u64,
     pub dirs: u64,
+    /// Times the filesystem was full before aging reached its goal (its metadata, or
+    /// space it reserves, took more than planned): each time a file was deleted to go on.
+    #[serde(default)]
+    pub full: u64,
     /// Space the filesystem reports used after aging (statfs), of its capacity.
     pub used_bytes: u64,
     pub capacity_bytes: u64,

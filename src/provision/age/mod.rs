@@ -14,14 +14,16 @@
 //! `aged/` beside the work directory, and the workload runs in the space left.
 
 pub mod churn;
+pub mod frag;
 pub mod kept;
 pub mod profiles;
 
+use super::fs::FsType;
 use crate::data::DataPool;
 use crate::error::usage;
 use crate::policy::DataPolicy;
 use crate::probe::sys;
-use crate::result::Aging;
+use crate::result::{Aging, FileFragments, FreeSpace};
 use anyhow::{Context, Result};
 pub use profiles::Profile;
 use std::path::Path;
@@ -116,8 +118,17 @@ impl AgeSpec {
 /// metadata takes fresh ([`churn::Goal::new`]). The aged files hold incompressible data.
 /// Returns what aging did and the space it left used. How far it is goes to the progress
 /// display ([`crate::term::set_status`]), naming the target `name`; on stderr not a
-/// terminal, a line at each quarter.
-pub fn age_mounted(mountpoint: &Path, spec: &AgeSpec, seed: u64, name: &str) -> Result<Aging> {
+/// terminal, a line at each quarter. Then measures how fragmented the aged files and the
+/// free space are ([`frag`]) on the filesystem `fs` on `device`; a measurement that cannot
+/// be made (no FIEMAP) is left out and said on stderr.
+pub fn age_mounted(
+    mountpoint: &Path,
+    spec: &AgeSpec,
+    seed: u64,
+    name: &str,
+    fs: FsType,
+    device: &str,
+) -> Result<Aging> {
     let before = sys::space(mountpoint)?;
     let goal = churn::Goal::new(
         spec,
@@ -152,6 +163,20 @@ pub fn age_mounted(mountpoint: &Path, spec: &AgeSpec, seed: u64, name: &str) -> 
     let done =
         done.with_context(|| format!("aging {} ({})", mountpoint.display(), spec.canonical()))?;
     let after = sys::space(mountpoint)?;
+    crate::term::set_status(Some(format!("aging {name}: measuring fragmentation")));
+    let file_fragments = frag::files(&root).map(|f| FileFragments {
+        files: f.files,
+        mean: f.mean,
+        p99: f.p99,
+        fragmented_share: f.fragmented_share,
+    });
+    let free_space = frag::free_space(fs, device, mountpoint, mountpoint).map(|f| FreeSpace {
+        method: f.method.to_string(),
+        extents: f.extents,
+        free_bytes: f.free_bytes,
+        largest_bytes: f.largest_bytes,
+    });
+    crate::term::set_status(None);
     Ok(Aging {
         spec: spec.canonical(),
         seconds: done.seconds,
@@ -159,12 +184,24 @@ pub fn age_mounted(mountpoint: &Path, spec: &AgeSpec, seed: u64, name: &str) -> 
         bytes_written: done.bytes_written,
         files: done.files,
         dirs: done.dirs,
+        full: done.full,
         used_bytes: after.capacity_bytes - after.free_bytes,
         capacity_bytes: after.capacity_bytes,
         reused: false,
-        file_fragments: None,
-        free_space: None,
+        file_fragments: measured(file_fragments, name, "file fragmentation"),
+        free_space: measured(free_space, name, "free-space fragmentation"),
     })
+}
+
+/// `r`'s value, or `None` with a note on stderr saying why target `name` has no `what`.
+fn measured<T>(r: Result<T>, name: &str, what: &str) -> Option<T> {
+    match r {
+        Ok(x) => Some(x),
+        Err(e) => {
+            crate::term::stderr_note(&format!("fsarena: {name}: no {what}: {e:#}"));
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -37,6 +37,51 @@ pub fn choices(args: &[String], keep: bool) -> Result<Vec<Option<AgeSpec>>> {
     Ok(out)
 }
 
+/// Refuses a run whose image directory cannot hold, beside the largest trial image of
+/// `largest_bytes`, the aged images it will keep (one per aged target not kept yet).
+pub fn check_room(
+    targets: &[PlanTarget],
+    image_dir: &std::path::Path,
+    largest_bytes: u64,
+    seed: u64,
+) -> Result<()> {
+    let kept: u64 = targets
+        .iter()
+        .filter_map(|t| {
+            let age = t.age?;
+            let k = crate::provision::loopfs::LoopTarget::kept_for(&t.spec, age, seed, image_dir)?;
+            let TargetSpec::Loop { size_bytes, .. } = t.spec else {
+                return None;
+            };
+            (!k.image().exists()).then_some(size_bytes)
+        })
+        .sum();
+    if kept == 0 {
+        return Ok(());
+    }
+    let at = super::room::existing_ancestor(image_dir);
+    let Ok(space) = crate::probe::sys::space(at) else {
+        return Ok(()); // the image directory's own check says why
+    };
+    let need = largest_bytes
+        .saturating_add(kept)
+        .saturating_add(super::room::IMAGE_DIR_MARGIN);
+    if space.capacity_bytes == 0 || space.avail_bytes >= need {
+        return Ok(());
+    }
+    use crate::size::format_size;
+    Err(usage(format!(
+        "--image-dir {}: {} free, but the run needs {}: its largest image, the {} of aged \
+         images --age keeps for later trials, and {} margin; --age-cache off keeps none \
+         (and ages every trial anew), `fsarena cleanup --aged` removes those kept before",
+        image_dir.display(),
+        format_size(space.avail_bytes),
+        format_size(need),
+        format_size(kept),
+        format_size(super::room::IMAGE_DIR_MARGIN)
+    )))
+}
+
 /// The name of `base` aged with `spec`: `ext4+aged` when the run ages with one profile,
 /// else `ext4+aged-database`, `ext4+aged-desktop-fill=60` (what tells them apart).
 pub fn aged_name(base: &str, spec: &AgeSpec, all: &[Option<AgeSpec>]) -> String {

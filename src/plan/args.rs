@@ -109,7 +109,7 @@ fn fio_policy<'a>(a: &'a RunArgs, f: &super::fio::FioPlan) -> Result<(&'a str, &
 /// The size of each loop image and tmpfs, as given and in bytes.
 pub(super) struct Size {
     text: String,
-    bytes: u64,
+    pub(super) bytes: u64,
 }
 
 impl Size {

@@ -385,7 +385,11 @@ impl Plan {
         let (targets, left_out) = targets(a, suite.as_ref(), &image_dir, &size)?;
         check_workloads_and_room(&workloads, &targets, &image_dir, &size)?;
         Ok(Plan {
-            targets: aged_targets(&a.age, a.age_cache == "on", targets)?,
+            targets: {
+                let t = aged_targets(&a.age, a.age_cache == "on", targets)?;
+                age::check_room(&t, &image_dir, size.bytes, policy.seed)?;
+                t
+            },
             workloads,
             policy,
             image_dir,

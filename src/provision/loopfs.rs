@@ -210,6 +210,39 @@ impl LoopTarget {
         })
     }
 
+    /// Where the loop target of `spec` aged as `age` from `seed` keeps its aged image in
+    /// `image_dir` (`None` for other targets and with `--age-cache off`): what the space
+    /// check before a run counts.
+    pub fn kept_for(
+        spec: &TargetSpec,
+        age: AgeSpec,
+        seed: u64,
+        image_dir: &Path,
+    ) -> Option<age::kept::Kept> {
+        let TargetSpec::Loop {
+            fs,
+            mkfs_opts,
+            mount_opts,
+            size_bytes,
+        } = spec
+        else {
+            return None;
+        };
+        let mut all_mkfs = fs.default_mkfs_opts();
+        all_mkfs.extend(mkfs_opts.iter().cloned());
+        age.keep.then(|| {
+            age::kept::Kept::new(
+                image_dir,
+                fs.name(),
+                &all_mkfs,
+                mount_opts,
+                *size_bytes,
+                &age.canonical(),
+                seed,
+            )
+        })
+    }
+
     /// Keeps a copy of the freshly aged image as `kept`: unmounted for the copy (so that
     /// everything is on the image), mounted again after.
     fn keep(&mut self, kept: &age::kept::Kept, aging: &Aging) -> Result<()> {

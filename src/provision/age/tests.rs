@@ -2,6 +2,7 @@ use super::churn::{age, Goal};
 use super::*;
 use crate::data::DataPool;
 use crate::policy::DataPolicy;
+use crate::provision::{Target, TargetSpec};
 use std::path::Path;
 
 #[test]
@@ -95,4 +96,93 @@ fn the_same_seed_makes_the_same_aged_file_set_for_every_profile() {
         assert!(out.deleted > 0, "{}: deletes", p.name());
         assert_eq!(out.full, 0);
     }
+}
+
+/// An ext4 loop target of 256 MiB aged as `age` from `seed`, in `image_dir`, with its
+/// state in `state_dir`.
+fn aged_ext4(image_dir: &Path, state_dir: &Path, age: AgeSpec, seed: u64) -> Box<dyn Target> {
+    let env = crate::provision::Env::for_test("agetest", image_dir, state_dir);
+    let spec = TargetSpec::Loop {
+        fs: crate::provision::fs::FsType::Ext4,
+        mkfs_opts: Vec::new(),
+        mount_opts: String::new(),
+        size_bytes: 256 << 20,
+    };
+    Box::new(crate::provision::loopfs::LoopTarget::new(&spec, &env).with_age(age, seed))
+}
+
+/// Prepares `t` (aging it), lists its aged files, and tears it down.
+fn aged_listing(t: &mut dyn Target) -> (Listing, crate::result::Aging) {
+    let work = t.prepare().unwrap();
+    let list = listing(&work.parent().unwrap().join("aged"));
+    let aging = t.provision().aging.expect("aged");
+    t.teardown().unwrap();
+    (list, aging)
+}
+
+/// On a real ext4: the same seed ages to the same file set, another seed to another; the
+/// aging is measured; a kept image is reused by the next trial, byte for byte the same
+/// files, and `cleanup --aged`'s sweep removes it.
+#[test]
+fn a_loop_filesystem_ages_the_same_from_the_same_seed_and_its_image_is_kept() {
+    if !crate::probe::sys::is_root()
+        || !Path::new("/dev/loop-control").exists()
+        || crate::provision::fs::FsType::Ext4.support() != crate::provision::fs::Support::Yes
+    {
+        eprintln!("SKIP a_loop_filesystem_ages_the_same…: needs root, loop devices and ext4");
+        return;
+    }
+    let base = tempfile::tempdir_in("/var/tmp").unwrap();
+    let (img, state) = (base.path().join("img"), base.path().join("state"));
+    let fresh = AgeSpec {
+        keep: false,
+        ..AgeSpec::parse("desktop:fill=60,churn=1.5").unwrap()
+    };
+    let (a, aging) = aged_listing(&mut *aged_ext4(&img, &state, fresh, 42));
+    let (b, _) = aged_listing(&mut *aged_ext4(&img, &state, fresh, 42));
+    let (c, _) = aged_listing(&mut *aged_ext4(&img, &state, fresh, 43));
+    assert!(a.len() > 100, "{} entries", a.len());
+    assert_eq!(a, b, "the same seed, the same aged files");
+    assert_ne!(a, c, "another seed, other files");
+    assert!(!aging.reused);
+    let f = aging.file_fragments.as_ref().expect("FIEMAP on ext4");
+    assert_eq!(f.files, aging.files);
+    assert!(f.mean >= 1.0);
+    let s = aging.free_space.as_ref().expect("e2freefrag on ext4");
+    assert_eq!(s.method, "e2freefrag");
+    assert!(s.extents >= 1);
+    let used = aging.used_bytes as f64 / aging.capacity_bytes as f64;
+    assert!((0.55..0.75).contains(&used), "{used}");
+    // Kept: the first trial ages and keeps its image, the next starts from a copy.
+    let kept = AgeSpec {
+        keep: true,
+        ..fresh
+    };
+    let mut t = aged_ext4(&img, &state, kept, 42);
+    let (first, made) = aged_listing(&mut *t);
+    let (second, reused) = aged_listing(&mut *t);
+    assert_eq!(first, a);
+    assert_eq!(second, a, "the copy holds the same files");
+    assert!(!made.reused && reused.reused);
+    assert_eq!(
+        reused,
+        crate::result::Aging {
+            reused: true,
+            ..made
+        }
+    );
+    let kept_dir = img.join(kept::DIR);
+    let kept_files = || -> Vec<String> {
+        std::fs::read_dir(&kept_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with(".fsarena"))
+            .collect()
+    };
+    assert_eq!(kept_files().len(), 2, "{:?}", kept_files());
+    drop(t);
+    let removed = crate::state::remove_kept(&img);
+    assert_eq!(removed.len(), 2, "{removed:?}");
+    assert_eq!(kept_files(), Vec::<String>::new());
 }

@@ -37,6 +37,8 @@ pub struct LoopTarget {
     provision: Provision,
     /// How each trial's filesystem is aged after mkfs, with the run's seed.
     age: Option<(AgeSpec, u64)>,
+    /// How the last copy of a kept aged image was made, and its seconds.
+    copied: Option<(&'static str, f64)>,
 }
 
 /// The image, loop device and mount of the current trial.
@@ -85,6 +87,7 @@ impl LoopTarget {
             live: None,
             provision: Provision::default(),
             age: None,
+            copied: None,
         }
     }
 
@@ -150,9 +153,10 @@ impl LoopTarget {
         image: &Path,
         from: Option<&File>,
     ) -> Result<String> {
+        let started = std::time::Instant::now();
         let allocated = match from {
             Some(kept) => age::kept::copy(kept, &f, self.info.size_bytes)
-                .map(|_| ())
+                .map(|how| self.copied = Some((how, started.elapsed().as_secs_f64())))
                 .map_err(|e| std::io::Error::other(format!("copying the kept aged image: {e:#}"))),
             None => fallocate(&f, self.info.size_bytes),
         };
@@ -458,6 +462,8 @@ impl Target for LoopTarget {
             let aging = match reuse {
                 Some((_, aging)) => Aging {
                     reused: true,
+                    copy_s: self.copied.map(|c| c.1),
+                    copy_how: self.copied.map(|c| c.0.to_string()),
                     ..aging
                 },
                 None => {

@@ -21,9 +21,21 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-/// The aging of target `t`'s trials: the first one that aged (or, all reusing a kept
-/// image, the first), how many trials there were, and how many started from a kept copy.
-pub fn of_target<'a>(run: &'a RunResult, t: &TargetInfo) -> Option<(&'a Aging, usize, usize)> {
+/// The aging of one target's trials.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary<'a> {
+    /// The first trial that aged (or, all reusing a kept image, the first).
+    pub aging: &'a Aging,
+    pub trials: usize,
+    /// Trials that started from a copy of the kept image, the longest copy and how the
+    /// copies were made.
+    pub reused: usize,
+    pub copy_s: Option<f64>,
+    pub copy_how: Option<&'a str>,
+}
+
+/// The aging of target `t`'s trials; `None` when it was not aged.
+pub fn of_target<'a>(run: &'a RunResult, t: &TargetInfo) -> Option<Summary<'a>> {
     let all: Vec<&Aging> = run
         .trials
         .iter()
@@ -31,14 +43,21 @@ pub fn of_target<'a>(run: &'a RunResult, t: &TargetInfo) -> Option<(&'a Aging, u
         .filter_map(|x| x.provision.aging.as_ref())
         .collect();
     let first = all.iter().find(|a| !a.reused).or(all.first())?;
-    let reused = all.iter().filter(|a| a.reused).count();
-    Some((first, all.len(), reused))
+    let copies = all.iter().filter(|a| a.reused);
+    Some(Summary {
+        aging: first,
+        trials: all.len(),
+        reused: copies.clone().count(),
+        copy_s: copies.clone().filter_map(|a| a.copy_s).reduce(f64::max),
+        copy_how: copies.filter_map(|a| a.copy_how.as_deref()).next(),
+    })
 }
 
-/// What aging did: `aged desktop:fill=75,churn=2: 2.0GiB written in 44,345 operations
+/// What aging did: `aged desktop:fill=75,churn=2: 2.0 GiB written in 44,345 operations
 /// (10.6 s), left 10,333 files in 1,181 directories, 77% used; 2 of 3 trials started from
-/// the kept image`.
-pub fn done_text(a: &Aging, trials: usize, reused: usize) -> String {
+/// the kept image (copied in at most 4.1 s)`.
+pub fn done_text(s: &Summary) -> String {
+    let (a, trials, reused) = (s.aging, s.trials, s.reused);
     let used = if a.capacity_bytes > 0 {
         100.0 * a.used_bytes as f64 / a.capacity_bytes as f64
     } else {
@@ -52,7 +71,13 @@ pub fn done_text(a: &Aging, trials: usize, reused: usize) -> String {
     let kept = match (trials, reused) {
         (_, 0) if trials > 1 => format!("; aged anew for each of {trials} trials"),
         (_, 0) => String::new(),
-        _ => format!("; {reused} of {trials} trials started from the kept image"),
+        _ => format!(
+            "; {reused} of {trials} trials started from the kept image{}",
+            match (s.copy_how, s.copy_s) {
+                (Some(how), Some(secs)) => format!(" ({how}, at most {secs:.1}\u{a0}s)"),
+                _ => String::new(),
+            }
+        ),
     };
     format!(
         "aged {}: {} written in {} operations ({:.1}\u{a0}s), left {} files in {} \

@@ -166,9 +166,9 @@ fn setup(out: &mut String, run: &RunResult) {
             x.mount_opts.clone(),
             crate::report::terminal::device_cold_read(x).unwrap_or_else(|| "–".into()),
             match crate::report::aging::of_target(run, x) {
-                Some((a, trials, reused)) => {
-                    let done = crate::report::aging::done_text(a, trials, reused);
-                    match crate::report::aging::fragmentation_text(a) {
+                Some(s) => {
+                    let done = crate::report::aging::done_text(&s);
+                    match crate::report::aging::fragmentation_text(s.aging) {
                         Some(f) => format!("{done}; {f}"),
                         None => done,
                     }

@@ -306,6 +306,14 @@ pub struct Aging {
     pub capacity_bytes: u64,
     /// Whether this trial's filesystem is a copy of an image aged before (`--age-cache`).
     pub reused: bool,
+    /// Seconds this trial's copy of the kept image took (`reused` trials; before the
+    /// trial, never in its figures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_s: Option<f64>,
+    /// How it was copied: `reflink` (blocks shared, where the image directory's
+    /// filesystem has them) or `copy`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_how: Option<String>,
     /// Fragments per aged file (FIEMAP; physically contiguous extents count as one).
     pub file_fragments: Option<FileFragments>,
     /// How the free space is split.

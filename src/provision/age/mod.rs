@@ -148,7 +148,7 @@ pub fn age_mounted(
         let text = format!(
             "aging {name} ({}): {pct}% of {} written{}",
             spec.profile.name(),
-            crate::size::format_size(goal.write_bytes),
+            approx_size(goal.write_bytes),
             left.map(|s| format!(", about {s:.0}\u{a0}s left"))
                 .unwrap_or_default()
         );
@@ -188,9 +188,21 @@ pub fn age_mounted(
         used_bytes: after.capacity_bytes - after.free_bytes,
         capacity_bytes: after.capacity_bytes,
         reused: false,
+        copy_s: None,
+        copy_how: None,
         file_fragments: measured(file_fragments, name, "file fragmentation"),
         free_space: measured(free_space, name, "free-space fragmentation"),
     })
+}
+
+/// Bytes as read in a progress line: `7.7 GiB`, `512.0 MiB`.
+fn approx_size(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.1}\u{a0}GiB", b / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1}\u{a0}MiB", b / (1u64 << 20) as f64)
+    }
 }
 
 /// `r`'s value, or `None` with a note on stderr saying why target `name` has no `what`.

@@ -51,7 +51,7 @@ fn listing(root: &Path) -> Listing {
                 stack.push(e.path());
             }
             let rel = e.path().strip_prefix(root).unwrap().display().to_string();
-            out.push((rel, m.is_file().then(|| m.len())));
+            out.push((rel, m.is_file().then_some(m.len())));
         }
     }
     out.sort();
@@ -168,9 +168,16 @@ fn a_loop_filesystem_ages_the_same_from_the_same_seed_and_its_image_is_kept() {
         reused,
         crate::result::Aging {
             reused: true,
+            copy_s: reused.copy_s,
+            copy_how: reused.copy_how.clone(),
             ..made
         }
     );
+    assert!(reused.copy_s.is_some_and(|s| s > 0.0));
+    assert!(matches!(
+        reused.copy_how.as_deref(),
+        Some("copy" | "reflink")
+    ));
     let kept_dir = img.join(kept::DIR);
     let kept_files = || -> Vec<String> {
         std::fs::read_dir(&kept_dir)

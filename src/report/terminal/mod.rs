@@ -388,10 +388,10 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
             t.mkfs_opts.join(" "),
             t.mount_opts
         );
-        if let Some((a, trials, reused)) = crate::report::aging::of_target(run, t) {
-            let done = crate::report::aging::done_text(a, trials, reused);
+        if let Some(s) = crate::report::aging::of_target(run, t) {
+            let done = crate::report::aging::done_text(&s);
             let _ = writeln!(notes, "     {done}");
-            if let Some(frag) = crate::report::aging::fragmentation_text(a) {
+            if let Some(frag) = crate::report::aging::fragmentation_text(s.aging) {
                 let _ = writeln!(notes, "     {frag}");
             }
         }

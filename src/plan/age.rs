@@ -83,3 +83,30 @@ pub fn aged_targets(
     }
     Ok(out)
 }
+
+/// A plan file's `age` value ([docs/plans.md](../../docs/plans.md)): one `--age` profile
+/// spec, or, on a `[[matrix]]` axis (`in_matrix`), `"fresh"` for not aged. `"both"` is
+/// the command line's shorthand and is refused with what to write instead; the message of
+/// a bad spec is [`AgeSpec::parse`]'s, naming the key `age` instead of the flag.
+pub fn plan_age(text: &str, in_matrix: bool) -> std::result::Result<Option<AgeSpec>, String> {
+    match (text.trim(), in_matrix) {
+        ("fresh", true) => Ok(None),
+        ("fresh" | "both", false) => Err(format!(
+            "age = \"{text}\": a [[target]] is one target, aged or not (leave age out for a \
+             fresh one); to run targets both fresh and aged, use a [[matrix]] with age = \
+             [\"fresh\", \"desktop\"]"
+        )),
+        ("both", true) => Err(
+            "age = \"both\" is the command line's shorthand; a [[matrix]] lists its choices: \
+             age = [\"fresh\", \"desktop\"]"
+                .to_string(),
+        ),
+        (spec, _) => AgeSpec::parse(spec).map(Some).map_err(|e| {
+            let msg = format!("{e:#}");
+            match msg.strip_prefix("--age") {
+                Some(rest) => format!("age{rest}"),
+                None => msg,
+            }
+        }),
+    }
+}

@@ -405,6 +405,13 @@ impl Plan {
     /// `--plan FILE`: the plan file built with the command line's overrides, refused when
     /// this host cannot run it, with `--reps auto`'s rule and the command line's outputs.
     fn from_plan_file(a: &RunArgs, path: &Path) -> Result<Plan> {
+        if let Some(age) = a.age.first() {
+            return Err(usage(format!(
+                "--age {}: a plan file says how its targets are aged: age = \"PROFILE\" on a \
+                 [[target]], or age = [\"fresh\", \"PROFILE\"] in a [[matrix]] (docs/plans.md)",
+                crate::error::echo(age)
+            )));
+        }
         let f = file::load(path)?;
         let built = build::build(&f, &build::Overrides::from_args(a))?;
         if let Some(e) = built.host_problems.into_iter().next() {

@@ -2,7 +2,7 @@
 //! or from a TOML plan file (`--plan`, see [`file`](mod@file) and docs/plans.md); everything is
 //! checked here, before any disk is touched.
 
-mod age;
+pub mod age;
 mod args;
 pub mod build;
 pub mod canon;
@@ -384,8 +384,25 @@ impl Plan {
         let size = Size::of(a, suite.as_ref())?;
         let (targets, left_out) = targets(a, suite.as_ref(), &image_dir, &size)?;
         check_workloads_and_room(&workloads, &targets, &image_dir, &size)?;
+        // `--age`, else the suite's own (the `aged` suite runs `--age both`).
+        let (age, suite_age) = match suite.as_ref() {
+            Some(s) if a.age.is_empty() && !s.age.is_empty() => (
+                s.age.iter().map(|x| x.to_string()).collect(),
+                Some((s.name, s.age.join(" --age "))),
+            ),
+            _ => (a.age.clone(), None),
+        };
+        let targets = aged_targets(&age, a.age_cache == "on", targets).map_err(|e| {
+            match suite_age {
+                Some((name, age)) => usage(format!(
+                    "{e:#} (the {name} suite runs with --age {age}; give --age fresh to run \
+                     it fresh only)"
+                )),
+                None => e,
+            }
+        })?;
         Ok(Plan {
-            targets: aged_targets(&a.age, a.age_cache == "on", targets)?,
+            targets,
             workloads,
             policy,
             image_dir,

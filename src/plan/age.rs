@@ -84,7 +84,7 @@ pub fn aged_targets(
     Ok(out)
 }
 
-/// A plan file's `age` value ([docs/plans.md](../../docs/plans.md)): one `--age` profile
+/// A plan file's `age` value (docs/plans.md): one `--age` profile
 /// spec, or, on a `[[matrix]]` axis (`in_matrix`), `"fresh"` for not aged. `"both"` is
 /// the command line's shorthand and is refused with what to write instead; the message of
 /// a bad spec is [`AgeSpec::parse`]'s, naming the key `age` instead of the flag.

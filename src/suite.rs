@@ -537,7 +537,10 @@ mod tests {
         let (s, missing) = estimate(&suite, &targets, 3, &times).unwrap();
         assert_eq!(s, 90.0);
         assert_eq!(missing.len(), 3, "the aged target never ran: {missing:?}");
-        assert!(missing.iter().all(|m| m.ends_with(" on ext4+aged")), "{missing:?}");
+        assert!(
+            missing.iter().all(|m| m.ends_with(" on ext4+aged")),
+            "{missing:?}"
+        );
         for w in suite.workloads {
             times.push(t("ext4+aged", w, 40.0));
         }

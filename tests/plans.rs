@@ -327,7 +327,11 @@ fn plan_check_shows_aged_targets_and_age_changes_the_hash() {
 fn age_on_the_command_line_is_refused_with_a_plan() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("p.toml");
-    std::fs::write(&path, "[[target]]\nfs = \"ext4\"\n[[workload]]\nkind = \"postmark\"\n").unwrap();
+    std::fs::write(
+        &path,
+        "[[target]]\nfs = \"ext4\"\n[[workload]]\nkind = \"postmark\"\n",
+    )
+    .unwrap();
     let out = Command::cargo_bin("fsarena")
         .unwrap()
         .arg("--db")

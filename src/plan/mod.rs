@@ -392,15 +392,14 @@ impl Plan {
             ),
             _ => (a.age.clone(), None),
         };
-        let targets = aged_targets(&age, a.age_cache == "on", targets).map_err(|e| {
-            match suite_age {
+        let targets =
+            aged_targets(&age, a.age_cache == "on", targets).map_err(|e| match suite_age {
                 Some((name, age)) => usage(format!(
                     "{e:#} (the {name} suite runs with --age {age}; give --age fresh to run \
                      it fresh only)"
                 )),
                 None => e,
-            }
-        })?;
+            })?;
         Ok(Plan {
             targets,
             workloads,

@@ -895,7 +895,8 @@ fn an_age_axis_crosses_targets_with_fresh_and_aged_named_as_age_names_them() {
     // Two aged choices: named by profile, or by every parameter when the profile is the
     // same, as `--age` names them; every name stays a valid one.
     let two = |axis: &str| {
-        let text = format!("[[matrix]]\nfs = \"ext4\"\nage = {axis}\n[[workload]]\nkind = \"postmark\"\n");
+        let text =
+            format!("[[matrix]]\nfs = \"ext4\"\nage = {axis}\n[[workload]]\nkind = \"postmark\"\n");
         names(&plan(&text, &Overrides::default()).unwrap())
     };
     assert_eq!(
@@ -920,7 +921,11 @@ fn plans_differing_only_in_age_have_different_hashes() {
     let base = "[[target]]\nfs = \"ext4\"\nsize = \"1GiB\"\n[[workload]]\nkind = \"postmark\"\n";
     let a = plan(base, &o).unwrap();
     let aged = |spec: &str| {
-        plan(&base.replace("size", &format!("age = \"{spec}\"\nsize")), &o).unwrap()
+        plan(
+            &base.replace("size", &format!("age = \"{spec}\"\nsize")),
+            &o,
+        )
+        .unwrap()
     };
     let b = aged("desktop");
     let c = aged("desktop:fill=60");
@@ -928,7 +933,11 @@ fn plans_differing_only_in_age_have_different_hashes() {
     assert_eq!(names(&b), ["ext4+aged"]);
     assert_ne!(a.hash(), b.hash());
     assert_ne!(b.hash(), c.hash());
-    assert_eq!(b.hash(), aged("desktop:fill=75,churn=2").hash(), "the same age spelt out");
+    assert_eq!(
+        b.hash(),
+        aged("desktop:fill=75,churn=2").hash(),
+        "the same age spelt out"
+    );
     assert_ne!(fresh.hash(), plan(AGED, &o).unwrap().hash());
 }
 
@@ -953,11 +962,17 @@ fn age_is_refused_where_nothing_can_be_aged() {
         "[[target]]\nfs = \"nfs\"\nage = \"desktop\"\n[[workload]]\nkind = \"postmark\"\n",
         &o,
     );
-    assert!(e.starts_with("t.toml:3:7: age does not apply to nfs"), "{e}");
+    assert!(
+        e.starts_with("t.toml:3:7: age does not apply to nfs"),
+        "{e}"
+    );
     let e = err_of(
         "[[target]]\nfs = \"ext4\"\ndevice = \"/dev/null\"\nage = \"desktop\"\n\
          [[workload]]\nkind = \"postmark\"\n",
         &o,
     );
-    assert!(e.starts_with("t.toml:4:7: 'age' does not apply to a dir or device"), "{e}");
+    assert!(
+        e.starts_with("t.toml:4:7: 'age' does not apply to a dir or device"),
+        "{e}"
+    );
 }

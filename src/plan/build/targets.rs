@@ -195,7 +195,10 @@ pub(super) fn target(
         });
     }
     if let Some(proto) = crate::provision::served::Protocol::parse(&fs.v) {
-        not_aged(&format!("{} (a network filesystem served from a loop image)", fs.v))?;
+        not_aged(&format!(
+            "{} (a network filesystem served from a loop image)",
+            fs.v
+        ))?;
         if e.device.is_some() {
             return Err(src.err(
                 &fs.span,

@@ -59,9 +59,9 @@ fn tomlish() -> impl Strategy<Value = String> {
         Just("[[matrix]]\n".to_string()),
         Just("[[workload]]\n".to_string()),
         Just("[target\n".to_string()),
-        "(fs|mkfs|mount|size|dir|device|name|kind|suite|reps|seed|cache|number|files|x) = "
+        "(fs|mkfs|mount|size|dir|device|name|kind|suite|reps|seed|cache|number|files|age|x) = "
             .prop_map(String::from),
-        "\"(ext4|tmpfs|xfs|bonnie|postmark|quick|1GiB|-d agcount=120|data=writeback|/tmp|)\"\n"
+        "\"(ext4|tmpfs|xfs|bonnie|postmark|quick|1GiB|-d agcount=120|data=writeback|/tmp|fresh|desktop:fill=60|)\"\n"
             .prop_map(String::from),
         "(-?[0-9]{1,20}|true|1\\.5e3|\\[1, \"a\"\\]|\\[\\]|\\{ a = 1 \\}|\"\\\\u00e9\")\n"
             .prop_map(String::from),

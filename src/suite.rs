@@ -7,9 +7,15 @@
 //! / number 5000` (seed 004), the 3.1 GB, 250,000-file web-cache archive (seed 003), and
 //! the timed `make bzImage` of a kernel tree (seed 000).
 //!
+//! The `aged` suite runs its filesystems fresh and aged (`--age both` unless `--age` is
+//! given: [`Suite::age`]), with workloads like those of the seeds' comparisons scaled to
+//! the quarter of the image aging leaves free; the 2006 article behind it says its own
+//! limit: "all tests were done in pristine environment".
+//!
 //! `fsarena list` estimates each suite's duration **on this machine** from the stored
 //! trials of this host (median elapsed time of the same workload with the same parameters
-//! on the same target, × repetitions); parts never run here are named, not guessed.
+//! on the same target, × repetitions; an aged target's trials include its aging, or the
+//! copy of its kept aged image); parts never run here are named, not guessed.
 
 use crate::store::TrialTime;
 use crate::workload::WorkloadSpec;
@@ -29,6 +35,9 @@ pub struct Suite {
     /// `--budget` is given: no repetition past the third starts that would end later.
     pub budget: &'static str,
     pub workloads: &'static [&'static str],
+    /// The `--age` values it runs with when `--age` is not given (`["both"]`: each
+    /// filesystem fresh and aged); empty: fresh only.
+    pub age: &'static [&'static str],
 }
 
 /// The suites, in the order `fsarena list` shows them. `full` is every other suite's
@@ -49,6 +58,7 @@ pub const SUITES: &[Suite] = &[
             "dbrandom:scale=0.1,cycles=100",
             "metascan:scale=0.5,passes=2",
         ],
+        age: &[],
     },
     Suite {
         name: "classic",
@@ -62,6 +72,7 @@ pub const SUITES: &[Suite] = &[
             "bonnie-files:files=128,max_size=128KiB",
             "postmark:number=5000,transactions=5000",
         ],
+        age: &[],
     },
     Suite {
         name: "kernel-build",
@@ -75,6 +86,7 @@ pub const SUITES: &[Suite] = &[
             "compile:mode=kernel-build",
             "metascan",
         ],
+        age: &[],
     },
     Suite {
         name: "web-cache",
@@ -88,6 +100,7 @@ pub const SUITES: &[Suite] = &[
             "postmark:number=5000,transactions=5000",
             "bonnie:size=1GiB",
         ],
+        age: &[],
     },
     Suite {
         name: "mail-server",
@@ -99,6 +112,7 @@ pub const SUITES: &[Suite] = &[
             "postmark:read_block=4096,write_block=4096,transactions=10000,size_low=500,size_high=500000,number=5000",
             "smallfiles:files=50000,size_min=1KiB,size_max=64KiB,fsync=true",
         ],
+        age: &[],
     },
     Suite {
         name: "database",
@@ -118,6 +132,7 @@ pub const SUITES: &[Suite] = &[
             "pgbench",
             "db_bench",
         ],
+        age: &[],
     },
     Suite {
         name: "desktop",
@@ -133,6 +148,7 @@ pub const SUITES: &[Suite] = &[
             "untar:profile=media",
             "untar:profile=desktop",
         ],
+        age: &[],
     },
     Suite {
         name: "io500",
@@ -144,6 +160,7 @@ pub const SUITES: &[Suite] = &[
         size: None,
         budget: "2h",
         workloads: &["io500"],
+        age: &[],
     },
     Suite {
         name: "io500-quick",
@@ -153,7 +170,31 @@ pub const SUITES: &[Suite] = &[
         size: Some("1GiB"),
         budget: "4m",
         workloads: &[IO500_QUICK],
+        age: &[],
     },
+    Suite {
+        name: "aged",
+        about: "fresh against aged (desktop profile, 75% full, twice its capacity \
+                written): a sequential read of large files, small files, a database-like \
+                random loop; what aging costs each filesystem, and whether it reorders them",
+        fs: &["ext4", "xfs", "btrfs"],
+        size: Some("2GiB"),
+        budget: "1h",
+        workloads: AGED,
+        age: &["both"],
+    },
+];
+
+/// The `aged` suite's workloads, each sized to run in the quarter of a 2 GiB image that
+/// aging to 75% leaves (about 480 MiB): 4 files of 64 MiB read sequentially in 1 MiB
+/// blocks (read after the run's cold-cache drop, so from the disk, where the aged
+/// layout shows), 20,000 files of up to 4 KiB (~80 MiB in 4 KiB blocks; with the
+/// desktop profile's ~23,000 aged files well within ext4's 131,072 inodes at 2 GiB),
+/// and random.c's files at a quarter of their size (1–500 MiB × 0.25: 215 MiB).
+pub const AGED: &[&str] = &[
+    "job:name=seqread,rw=read,bs=1MiB,size=256MiB,nrfiles=4",
+    "smallfiles:files=20000,size_max=4KiB",
+    "dbrandom:scale=0.25,cycles=100",
 ];
 
 /// The `io500-quick` suite's workload: 5 s stonewalls, 2 tasks, at most 50,000
@@ -181,6 +222,7 @@ pub fn find(name: &str) -> Result<Suite> {
                 .max_by_key(|s| crate::size::parse_size(s).unwrap_or(0)),
             budget: "4h",
             workloads: workloads_of_all(),
+            age: &[],
         });
     }
     SUITES
@@ -212,6 +254,23 @@ fn workloads_of_all() -> &'static [&'static str] {
         }
         all
     })
+}
+
+/// The names the suite's targets get on the filesystems `fs`: each filesystem once per
+/// choice of the suite's `age` (`ext4`, `ext4+aged`, as `--age` names them), so that its
+/// estimate finds the trials of aged targets, whose times include the aging.
+pub fn target_names(suite: &Suite, fs: &[String]) -> Result<Vec<String>> {
+    let args: Vec<String> = suite.age.iter().map(|a| a.to_string()).collect();
+    let choices = crate::plan::age::choices(&args, true)?;
+    Ok(fs
+        .iter()
+        .flat_map(|f| {
+            choices.iter().map(|c| match c {
+                Some(spec) => crate::plan::age::aged_name(f, spec, &choices),
+                None => f.clone(),
+            })
+        })
+        .collect())
 }
 
 /// The estimated duration of `suite` with `reps` repetitions on `targets`, from this
@@ -288,9 +347,13 @@ pub fn render(times: &[TrialTime], reps: u32) -> String {
             suite.fs.iter().map(|s| s.to_string()).collect()
         };
         let _ = writeln!(out, "\n  {:<14} {}", suite.name, suite.about);
+        let aged = match suite.age {
+            [] => String::new(),
+            age => format!(" with --age {}", age.join(" --age ")),
+        };
         let _ = writeln!(
             out,
-            "  {:<14} on {} ({} each), {reps} or more repetitions (--reps auto, \
+            "  {:<14} on {} ({} each){aged}, {reps} or more repetitions (--reps auto, \
              --budget {})",
             "",
             fs.join(", "),
@@ -304,9 +367,16 @@ pub fn render(times: &[TrialTime], reps: u32) -> String {
                 crate::report::fit::wrap_after(w, ',', width, 4, 6)
             );
         }
-        let line = match estimate(&suite, &fs, reps, times) {
+        let targets = match target_names(&suite, &fs) {
+            Ok(t) => t,
+            Err(e) => {
+                let _ = writeln!(out, "  {:<14} estimated: cannot estimate: {e:#}", "");
+                continue;
+            }
+        };
+        let line = match estimate(&suite, &targets, reps, times) {
             Err(e) => format!("cannot estimate: {e:#}"),
-            Ok((_, missing)) if missing.len() == suite.workloads.len() * fs.len() => {
+            Ok((_, missing)) if missing.len() == suite.workloads.len() * targets.len() => {
                 "never run on this host: no estimate (run it once, then `fsarena list` \
                  estimates it from the stored trials)"
                     .to_string()
@@ -410,6 +480,72 @@ mod tests {
         assert!(auto(&["bonnie", "--fs", "tmpfs"]).is_none());
         assert!(plan(&["bonnie", "--fs", "tmpfs", "--budget", "1m"]).is_err());
         assert!(plan(&["--fs", "tmpfs", "--reps", "2", "--budget", "1m"]).is_err());
+    }
+
+    #[test]
+    fn the_aged_suite_runs_each_filesystem_fresh_and_aged() {
+        let aged = find("aged").unwrap();
+        assert_eq!(aged.age, ["both"]);
+        let fs = ["ext4".to_string(), "xfs".to_string()];
+        assert_eq!(
+            target_names(&aged, &fs).unwrap(),
+            ["ext4", "ext4+aged", "xfs", "xfs+aged"]
+        );
+        assert_eq!(target_names(&find("quick").unwrap(), &fs).unwrap(), fs);
+        if !crate::probe::sys::is_root() {
+            eprintln!("SKIP the aged suite's plan: making loop targets needs root");
+            return;
+        }
+        let p = plan(&["--suite", "aged", "--fs", "ext4"]).unwrap();
+        let names: Vec<&str> = p.targets.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["ext4", "ext4+aged"]);
+        let spec = p.targets[1].age.expect("aged");
+        assert_eq!(spec.canonical(), "desktop:fill=75,churn=2");
+        assert!(spec.keep);
+        assert!(matches!(
+            p.targets[0].spec,
+            crate::provision::TargetSpec::Loop { size_bytes, .. } if size_bytes == 2 << 30
+        ));
+        // --age wins over the suite's; --age-cache applies.
+        let p = plan(&["--suite", "aged", "--fs", "ext4", "--age", "database"]).unwrap();
+        let names: Vec<&str> = p.targets.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["ext4+aged"]);
+        let p = plan(&["--suite", "aged", "--fs", "ext4", "--age-cache", "off"]).unwrap();
+        assert!(!p.targets[1].age.unwrap().keep);
+        let err = plan(&["--suite", "aged", "--fs", "tmpfs"]).err().unwrap();
+        assert!(format!("{err:#}").contains("--age fresh"), "{err:#}");
+        assert_eq!(crate::error::exit_code(&err), 2);
+    }
+
+    #[test]
+    fn an_aged_suite_is_estimated_from_its_aged_targets_trials() {
+        let suite = find("aged").unwrap();
+        let t = |target: &str, w: &str, s: f64| {
+            let spec = WorkloadSpec::parse(w).unwrap();
+            TrialTime {
+                target: target.into(),
+                workload: spec.info.name.into(),
+                params: spec.params.to_text_map(),
+                elapsed_s: s,
+            }
+        };
+        let mut times = Vec::new();
+        for w in suite.workloads {
+            times.push(t("ext4", w, 10.0));
+        }
+        let targets = target_names(&suite, &["ext4".into()]).unwrap();
+        let (s, missing) = estimate(&suite, &targets, 3, &times).unwrap();
+        assert_eq!(s, 90.0);
+        assert_eq!(missing.len(), 3, "the aged target never ran: {missing:?}");
+        assert!(
+            missing.iter().all(|m| m.ends_with(" on ext4+aged")),
+            "{missing:?}"
+        );
+        for w in suite.workloads {
+            times.push(t("ext4+aged", w, 40.0));
+        }
+        let (s, missing) = estimate(&suite, &targets, 3, &times).unwrap();
+        assert_eq!((s, missing.len()), (450.0, 0));
     }
 
     #[test]

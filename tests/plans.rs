@@ -59,9 +59,9 @@ fn tomlish() -> impl Strategy<Value = String> {
         Just("[[matrix]]\n".to_string()),
         Just("[[workload]]\n".to_string()),
         Just("[target\n".to_string()),
-        "(fs|mkfs|mount|size|dir|device|name|kind|suite|reps|seed|cache|number|files|x) = "
+        "(fs|mkfs|mount|size|dir|device|name|kind|suite|reps|seed|cache|number|files|age|x) = "
             .prop_map(String::from),
-        "\"(ext4|tmpfs|xfs|bonnie|postmark|quick|1GiB|-d agcount=120|data=writeback|/tmp|)\"\n"
+        "\"(ext4|tmpfs|xfs|bonnie|postmark|quick|1GiB|-d agcount=120|data=writeback|/tmp|fresh|desktop:fill=60|)\"\n"
             .prop_map(String::from),
         "(-?[0-9]{1,20}|true|1\\.5e3|\\[1, \"a\"\\]|\\[\\]|\\{ a = 1 \\}|\"\\\\u00e9\")\n"
             .prop_map(String::from),
@@ -263,4 +263,88 @@ fn a_plan_and_workloads_or_targets_on_the_command_line_are_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "--resume needs --plan");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--resume RUN needs --plan"));
+}
+
+/// `plan check` of the plan `text` (in a fresh directory) at 200 columns: exit status and
+/// stdout.
+fn plan_check(text: &str) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = Command::cargo_bin("fsarena")
+        .unwrap()
+        .arg("--db")
+        .arg(dir.path().join("none.db"))
+        .env("COLUMNS", "200")
+        .args(["plan", "check"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    (out.status.code().unwrap_or(-1), stdout)
+}
+
+/// The hash on `plan check`'s first line (`plan HASH: …`).
+fn hash_of(stdout: &str) -> String {
+    let first = stdout.lines().next().unwrap_or_default();
+    let word = first.split_whitespace().nth(1).unwrap_or_default();
+    word.trim_end_matches(':').to_string()
+}
+
+#[test]
+fn plan_check_shows_aged_targets_and_age_changes_the_hash() {
+    let fresh = "[defaults]\nsize = \"1GiB\"\n[[matrix]]\nfs = [\"ext4\", \"xfs\"]\n\
+                 [[workload]]\nkind = \"postmark\"\n";
+    let aged = fresh.replace(
+        "[[workload]]",
+        "age = [\"fresh\", \"desktop:fill=60\"]\n[[workload]]",
+    );
+    let (code, a) = plan_check(fresh);
+    assert_eq!(code, 0, "{a}");
+    let (code, b) = plan_check(&aged);
+    assert_eq!(code, 0, "{b}");
+    assert_eq!(hash_of(&a).len(), 16, "{a}");
+    assert_eq!(hash_of(&b).len(), 16, "{b}");
+    assert_ne!(hash_of(&a), hash_of(&b));
+    let heads: Vec<&str> = b
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    for name in ["ext4", "ext4+aged", "xfs", "xfs+aged"] {
+        assert!(heads.contains(&name), "{name} in {b}");
+    }
+    // At 200 columns a target's parts share its line, joined by "; ".
+    let aged_lines = b
+        .lines()
+        .filter(|l| l.trim_end().ends_with("; aged: desktop:fill=60,churn=2"))
+        .count();
+    assert_eq!(aged_lines, 2, "{b}");
+    assert!(!a.contains("aged:"), "{a}");
+}
+
+#[test]
+fn age_on_the_command_line_is_refused_with_a_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.toml");
+    std::fs::write(
+        &path,
+        "[[target]]\nfs = \"ext4\"\n[[workload]]\nkind = \"postmark\"\n",
+    )
+    .unwrap();
+    let out = Command::cargo_bin("fsarena")
+        .unwrap()
+        .arg("--db")
+        .arg(dir.path().join("none.db"))
+        .args(["run", "--age", "both", "--plan"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("a plan file says how its targets are aged"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.path().join("none.db").exists());
 }

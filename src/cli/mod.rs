@@ -371,7 +371,8 @@ pub struct RunArgs {
     pub size: Option<String>,
     /// Run a suite of workloads for a use case: quick (what `fsarena run` alone runs),
     /// classic, kernel-build, web-cache, mail-server, database, desktop, io500 (the IO500's
-    /// phases and scores, 300 s write phases), io500-quick, full. `fsarena list` shows their
+    /// phases and scores, 300 s write phases), io500-quick, aged (each filesystem fresh and
+    /// aged: --age both unless --age is given), full. `fsarena list` shows their
     /// workloads and how long they take here.
     #[arg(long, value_name = "NAME", conflicts_with = "workloads")]
     pub suite: Option<String>,

@@ -37,14 +37,17 @@ pub fn choices(args: &[String], keep: bool) -> Result<Vec<Option<AgeSpec>>> {
     Ok(out)
 }
 
-/// Refuses a run whose image directory cannot hold, beside the largest trial image of
-/// `largest_bytes`, the aged images it will keep (one per aged target not kept yet).
-pub fn check_room(
-    targets: &[PlanTarget],
-    image_dir: &std::path::Path,
-    largest_bytes: u64,
-    seed: u64,
-) -> Result<()> {
+/// Refuses a run whose image directory cannot hold, beside its largest trial image, the
+/// aged images it will keep (one per aged target not kept yet).
+pub fn check_room(targets: &[PlanTarget], image_dir: &std::path::Path, seed: u64) -> Result<()> {
+    let largest_bytes = targets
+        .iter()
+        .filter_map(|t| match t.spec {
+            TargetSpec::Loop { size_bytes, .. } => Some(size_bytes),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
     let kept: u64 = targets
         .iter()
         .filter_map(|t| {
@@ -127,4 +130,31 @@ pub fn aged_targets(
         }
     }
     Ok(out)
+}
+
+/// A plan file's `age` value (docs/plans.md): one `--age` profile
+/// spec, or, on a `[[matrix]]` axis (`in_matrix`), `"fresh"` for not aged. `"both"` is
+/// the command line's shorthand and is refused with what to write instead; the message of
+/// a bad spec is [`AgeSpec::parse`]'s, naming the key `age` instead of the flag.
+pub fn plan_age(text: &str, in_matrix: bool) -> std::result::Result<Option<AgeSpec>, String> {
+    match (text.trim(), in_matrix) {
+        ("fresh", true) => Ok(None),
+        ("fresh" | "both", false) => Err(format!(
+            "age = \"{text}\": a [[target]] is one target, aged or not (leave age out for a \
+             fresh one); to run targets both fresh and aged, use a [[matrix]] with age = \
+             [\"fresh\", \"desktop\"]"
+        )),
+        ("both", true) => Err(
+            "age = \"both\" is the command line's shorthand; a [[matrix]] lists its choices: \
+             age = [\"fresh\", \"desktop\"]"
+                .to_string(),
+        ),
+        (spec, _) => AgeSpec::parse(spec).map(Some).map_err(|e| {
+            let msg = format!("{e:#}");
+            match msg.strip_prefix("--age") {
+                Some(rest) => format!("age{rest}"),
+                None => msg,
+            }
+        }),
+    }
 }

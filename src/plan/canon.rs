@@ -133,6 +133,9 @@ impl Plan {
                 if let Some(k) = &t.kernel {
                     parts.push(format!("in a guest booted from {}", k.path.display()));
                 }
+                if let Some(age) = &t.age {
+                    parts.push(format!("aged: {}", age.canonical()));
+                }
                 (t.report_name(), parts)
             })
             .collect();

@@ -16,10 +16,10 @@ pub const TOP_KEYS: &[&str] = &["description", "defaults", "target", "matrix", "
 pub const DEFAULT_KEYS: &[&str] = &["size", "image_dir", "reps", "cache", "sync", "data", "seed"];
 /// Keys of a `[[target]]`.
 pub const TARGET_KEYS: &[&str] = &[
-    "name", "fs", "mkfs", "mount", "size", "dir", "device", "kernel",
+    "name", "fs", "mkfs", "mount", "size", "dir", "device", "kernel", "age",
 ];
 /// Keys of a `[[matrix]]`.
-pub const MATRIX_KEYS: &[&str] = &["fs", "mkfs", "mount", "size", "kernel"];
+pub const MATRIX_KEYS: &[&str] = &["fs", "mkfs", "mount", "size", "kernel", "age"];
 
 /// `[defaults]`: each value only where the plan gives it.
 #[derive(Default)]
@@ -47,6 +47,9 @@ pub struct TargetEntry {
     /// A guest kernel to run the target in (as `run --kernel`: a vmlinuz path or a
     /// release under /boot).
     pub kernel: Option<At<String>>,
+    /// How the target is aged before each trial: one `--age` value
+    /// (`desktop:fill=60`), never `fresh` or `both`; absent: fresh from mkfs.
+    pub age: Option<At<String>>,
     /// Where the entry starts (its `[[target]]` or `[[matrix]]` header).
     pub span: Option<Range<usize>>,
 }
@@ -221,6 +224,7 @@ fn read_target(src: &Src, t: &Table) -> Result<TargetEntry> {
         dir: path("dir")?,
         device: path("device")?,
         kernel: s("kernel")?,
+        age: s("age")?,
         span: t.span().or_else(|| super::located::table_span(t)),
     };
     match (e.fs.is_some(), e.dir.is_some(), e.device.is_some()) {
@@ -267,6 +271,11 @@ fn read_target(src: &Src, t: &Table) -> Result<TargetEntry> {
     }
     if e.dir.is_some() || e.device.is_some() {
         not_for(
+            "age",
+            &e.age,
+            "a dir or device target (aging needs a filesystem fsarena makes on a loop image)",
+        )?;
+        not_for(
             "kernel",
             &e.kernel,
             "a dir or device target (a guest makes its filesystems on its own scratch disk)",
@@ -282,7 +291,7 @@ fn read_matrix(src: &Src, t: &Table, before: usize) -> Result<Vec<TargetEntry>> 
     let fs = axis("fs")?.ok_or_else(|| {
         src.err(
             &span,
-            "a [[matrix]] needs fs, e.g. fs = [\"ext3\", \"ext4\"] (and any of mkfs, mount, size, kernel as lists)",
+            "a [[matrix]] needs fs, e.g. fs = [\"ext3\", \"ext4\"] (and any of mkfs, mount, size, kernel, age as lists)",
         )
     })?;
     let none = || {
@@ -297,6 +306,7 @@ fn read_matrix(src: &Src, t: &Table, before: usize) -> Result<Vec<TargetEntry>> 
         mount: axis("mount")?.unwrap_or_else(none),
         size: axis("size")?.unwrap_or_else(none),
         kernel: axis("kernel")?.unwrap_or_else(none),
+        age: axis("age")?.unwrap_or_else(none),
     };
     matrix::expand(src, &axes, span, before)
 }

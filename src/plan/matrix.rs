@@ -1,7 +1,9 @@
 //! `[[matrix]]` expansion and the naming rule of targets.
 //!
-//! A matrix is the product fs × mkfs × mount × size × kernel, in that order (fs
-//! outermost; a kernel, when listed, adds `@RELEASE` to the name, `""` being the host's).
+//! A matrix is the product fs × mkfs × mount × size × kernel × age, in that order (fs
+//! outermost; a kernel, when listed, adds `@RELEASE` to the name, `""` being the host's;
+//! an age other than `"fresh"` adds `+aged`, or `+aged-PROFILE` when the axis lists more
+//! than one aged choice, as `--age` names them: [`super::age::aged_name`]).
 //! Each
 //! combination becomes a target named by [`target_name`]: the filesystem, then `+` and the
 //! mkfs options when there are any, then `+` and the mount options when there are any,
@@ -26,6 +28,8 @@ pub struct Axes {
     pub size: Vec<At<String>>,
     /// Guest kernels (`""`: the host's).
     pub kernel: Vec<At<String>>,
+    /// How each target is aged (`"fresh"` or `""`: not aged; else an `--age` profile spec).
+    pub age: Vec<At<String>>,
 }
 
 /// One part of a name, made file-name safe.
@@ -88,6 +92,7 @@ pub fn expand(
         axes.mount.len(),
         axes.size.len(),
         axes.kernel.len(),
+        axes.age.len(),
     ];
     let product = lens
         .iter()
@@ -98,7 +103,7 @@ pub fn expand(
         return Err(src.err(
             &span,
             format!(
-                "this [[matrix]] makes {} targets ({} fs × {} mkfs × {} mount × {} size{}){}; \
+                "this [[matrix]] makes {} targets ({} fs × {} mkfs × {} mount × {} size{}{}){}; \
                  a plan may have at most {MAX_TARGETS}: shorten the lists or split the plan",
                 lens.iter().map(|&n| n as u128).product::<u128>(),
                 lens[0],
@@ -107,6 +112,11 @@ pub fn expand(
                 lens[3],
                 if lens[4] > 1 {
                     format!(" × {} kernel", lens[4])
+                } else {
+                    String::new()
+                },
+                if lens[5] > 1 {
+                    format!(" × {} age", lens[5])
                 } else {
                     String::new()
                 },
@@ -120,6 +130,16 @@ pub fn expand(
     }
     let some = |a: &At<String>| (!a.v.trim().is_empty()).then(|| a.clone());
     let sized = axes.size.len() > 1;
+    // Each age with what it means (`None`: fresh), for the entries and their names.
+    let mut ages = Vec::new();
+    for a in &axes.age {
+        let choice = match a.v.trim() {
+            "" => None,
+            text => super::age::plan_age(text, true).map_err(|e| src.err(&a.span, e))?,
+        };
+        ages.push((choice.map(|_| a.clone()), choice));
+    }
+    let choices: Vec<_> = ages.iter().map(|(_, c)| *c).collect();
     let mut out = Vec::new();
     for fs in &axes.fs {
         for mkfs in &axes.mkfs {
@@ -130,13 +150,17 @@ pub fn expand(
                 ));
             }
             for mount in &axes.mount {
-                for (size, kernel) in axes
+                for ((size, kernel), (age, choice)) in axes
                     .size
                     .iter()
                     .flat_map(|size| axes.kernel.iter().map(move |k| (size, k)))
+                    .flat_map(|sk| ages.iter().map(move |a| (sk, a)))
                 {
-                    let name =
+                    let mut name =
                         target_name(&fs.v, &mkfs.v, &mount.v, if sized { &size.v } else { "" });
+                    if let Some(spec) = choice {
+                        name = super::age::aged_name(&name, spec, &choices);
+                    }
                     out.push(TargetEntry {
                         name: Some(At {
                             v: name,
@@ -149,6 +173,7 @@ pub fn expand(
                         dir: None,
                         device: None,
                         kernel: some(kernel),
+                        age: age.clone(),
                         span: span.clone(),
                     });
                 }

@@ -2,7 +2,7 @@
 //! or from a TOML plan file (`--plan`, see [`file`](mod@file) and docs/plans.md); everything is
 //! checked here, before any disk is touched.
 
-mod age;
+pub mod age;
 mod args;
 pub mod build;
 pub mod canon;
@@ -384,12 +384,25 @@ impl Plan {
         let size = Size::of(a, suite.as_ref())?;
         let (targets, left_out) = targets(a, suite.as_ref(), &image_dir, &size)?;
         check_workloads_and_room(&workloads, &targets, &image_dir, &size)?;
+        // `--age`, else the suite's own (the `aged` suite runs `--age both`).
+        let (age, suite_age) = match suite.as_ref() {
+            Some(s) if a.age.is_empty() && !s.age.is_empty() => (
+                s.age.iter().map(|x| x.to_string()).collect(),
+                Some((s.name, s.age.join(" --age "))),
+            ),
+            _ => (a.age.clone(), None),
+        };
+        let targets =
+            aged_targets(&age, a.age_cache == "on", targets).map_err(|e| match suite_age {
+                Some((name, age)) => usage(format!(
+                    "{e:#} (the {name} suite runs with --age {age}; give --age fresh to run \
+                     it fresh only)"
+                )),
+                None => e,
+            })?;
+        age::check_room(&targets, &image_dir, policy.seed)?;
         Ok(Plan {
-            targets: {
-                let t = aged_targets(&a.age, a.age_cache == "on", targets)?;
-                age::check_room(&t, &image_dir, size.bytes, policy.seed)?;
-                t
-            },
+            targets,
             workloads,
             policy,
             image_dir,
@@ -409,11 +422,19 @@ impl Plan {
     /// `--plan FILE`: the plan file built with the command line's overrides, refused when
     /// this host cannot run it, with `--reps auto`'s rule and the command line's outputs.
     fn from_plan_file(a: &RunArgs, path: &Path) -> Result<Plan> {
+        if let Some(age) = a.age.first() {
+            return Err(usage(format!(
+                "--age {}: a plan file says how its targets are aged: age = \"PROFILE\" on a \
+                 [[target]], or age = [\"fresh\", \"PROFILE\"] in a [[matrix]] (docs/plans.md)",
+                crate::error::echo(age)
+            )));
+        }
         let f = file::load(path)?;
         let built = build::build(&f, &build::Overrides::from_args(a))?;
         if let Some(e) = built.host_problems.into_iter().next() {
             return Err(e);
         }
+        age::check_room(&built.plan.targets, &built.plan.image_dir, built.plan.policy.seed)?;
         let auto_reps = auto_reps(a, None)?;
         let mut policy = built.plan.policy.clone();
         if let Some(rule) = &auto_reps {

@@ -842,3 +842,137 @@ fn a_command_line_value_beyond_the_limit_is_refused_before_the_plan_is_made() {
     let e = Plan::from_args(&a).err().expect("refused");
     assert!(chain(&e).contains("a workload"), "{}", chain(&e));
 }
+
+const AGED: &str = r#"
+[defaults]
+size = "1GiB"
+[[matrix]]
+fs = ["ext4", "xfs"]
+age = ["fresh", "desktop:fill=60"]
+[[target]]
+fs = "btrfs"
+age = "database"
+[[target]]
+name = "mine"
+fs = "ext4"
+age = "web-cache:fill=50,churn=1"
+[[workload]]
+kind = "postmark"
+"#;
+
+#[test]
+fn an_age_axis_crosses_targets_with_fresh_and_aged_named_as_age_names_them() {
+    let p = plan(AGED, &Overrides::default()).unwrap();
+    assert_eq!(
+        names(&p),
+        ["btrfs+aged", "mine", "ext4", "ext4+aged", "xfs", "xfs+aged"]
+    );
+    let ages: Vec<Option<String>> = p
+        .targets
+        .iter()
+        .map(|t| t.age.map(|a| a.canonical()))
+        .collect();
+    assert_eq!(
+        ages,
+        [
+            Some("database:fill=75,churn=2".to_string()),
+            Some("web-cache:fill=50,churn=1".to_string()),
+            None,
+            Some("desktop:fill=60,churn=2".to_string()),
+            None,
+            Some("desktop:fill=60,churn=2".to_string()),
+        ]
+    );
+    assert!(p.targets.iter().flat_map(|t| t.age).all(|a| a.keep));
+    // --age-cache off: every aged target of the plan is aged anew for each trial.
+    let off = Overrides {
+        age_cache_off: true,
+        ..Default::default()
+    };
+    let q = plan(AGED, &off).unwrap();
+    assert!(q.targets.iter().flat_map(|t| t.age).all(|a| !a.keep));
+    assert_eq!(p.hash(), q.hash(), "keeping aged images changes no result");
+    // Two aged choices: named by profile, or by every parameter when the profile is the
+    // same, as `--age` names them; every name stays a valid one.
+    let two = |axis: &str| {
+        let text =
+            format!("[[matrix]]\nfs = \"ext4\"\nage = {axis}\n[[workload]]\nkind = \"postmark\"\n");
+        names(&plan(&text, &Overrides::default()).unwrap())
+    };
+    assert_eq!(
+        two(r#"["fresh", "desktop", "database"]"#),
+        ["ext4", "ext4+aged-desktop", "ext4+aged-database"]
+    );
+    let same = two(r#"["desktop", "desktop:fill=50,churn=0.5"]"#);
+    assert_eq!(
+        same,
+        [
+            "ext4+aged-desktop-fill=75-churn=2",
+            "ext4+aged-desktop-fill=50-churn=0.5"
+        ]
+    );
+    assert!(same.iter().all(|n| super::matrix::valid_name(n)));
+}
+
+#[test]
+fn plans_differing_only_in_age_have_different_hashes() {
+    let o = Overrides::default();
+    let fresh = plan(&AGED.replace("\"fresh\", ", ""), &o).unwrap();
+    let base = "[[target]]\nfs = \"ext4\"\nsize = \"1GiB\"\n[[workload]]\nkind = \"postmark\"\n";
+    let a = plan(base, &o).unwrap();
+    let aged = |spec: &str| {
+        plan(
+            &base.replace("size", &format!("age = \"{spec}\"\nsize")),
+            &o,
+        )
+        .unwrap()
+    };
+    let b = aged("desktop");
+    let c = aged("desktop:fill=60");
+    assert_eq!(names(&a), ["ext4"]);
+    assert_eq!(names(&b), ["ext4+aged"]);
+    assert_ne!(a.hash(), b.hash());
+    assert_ne!(b.hash(), c.hash());
+    assert_eq!(
+        b.hash(),
+        aged("desktop:fill=75,churn=2").hash(),
+        "the same age spelt out"
+    );
+    assert_ne!(fresh.hash(), plan(AGED, &o).unwrap().hash());
+}
+
+#[test]
+fn age_is_refused_where_nothing_can_be_aged() {
+    let o = Overrides::default();
+    let e = err_of(
+        "[[matrix]]\nfs = [\"ext4\", \"tmpfs\"]\nage = [\"fresh\", \"desktop\"]\n\
+         [[workload]]\nkind = \"postmark\"\n",
+        &o,
+    );
+    assert!(
+        e.starts_with("t.toml:3:17: age does not apply to tmpfs"),
+        "{e}"
+    );
+    let e = err_of(
+        "[[matrix]]\nfs = \"ext4\"\nage = [\"fresh\", \"both\"]\n[[workload]]\nkind = \"postmark\"\n",
+        &o,
+    );
+    assert!(e.starts_with("t.toml:3:17: age = \"both\""), "{e}");
+    let e = err_of(
+        "[[target]]\nfs = \"nfs\"\nage = \"desktop\"\n[[workload]]\nkind = \"postmark\"\n",
+        &o,
+    );
+    assert!(
+        e.starts_with("t.toml:3:7: age does not apply to nfs"),
+        "{e}"
+    );
+    let e = err_of(
+        "[[target]]\nfs = \"ext4\"\ndevice = \"/dev/null\"\nage = \"desktop\"\n\
+         [[workload]]\nkind = \"postmark\"\n",
+        &o,
+    );
+    assert!(
+        e.starts_with("t.toml:4:7: 'age' does not apply to a dir or device"),
+        "{e}"
+    );
+}

@@ -4,6 +4,10 @@
 //! Precedence, from weakest to strongest: fsarena's defaults, the plan's `[defaults]`,
 //! the command line's `--size --image-dir --reps --cache --sync --data --seed`. A target's
 //! own `size` is more specific than all of them and wins over `--size`.
+//!
+//! Aging is the plan's own (`age` on a target, or a `[[matrix]]` axis): `--age` is refused
+//! with a plan, while `--age-cache off` applies to its aged targets (a plan has no key for
+//! it: whether aged images are kept changes how long a run takes, not what it measures).
 
 mod targets;
 
@@ -44,6 +48,9 @@ pub struct Overrides {
     /// `--guest-targets`: the positions (from 0) of the plan's targets this guest runs,
     /// the others left out before anything about them is checked; empty: all.
     pub guest_targets: Vec<usize>,
+    /// `--age-cache off`: the plan's aged targets are aged anew for every trial instead of
+    /// starting from a kept aged image (`AgeSpec::keep`).
+    pub age_cache_off: bool,
 }
 
 impl Overrides {
@@ -61,6 +68,7 @@ impl Overrides {
             force: a.force,
             in_guest: a.in_guest.is_some(),
             guest_targets: a.guest_targets.clone(),
+            age_cache_off: a.age_cache == "off",
         }
     }
 }
@@ -213,7 +221,10 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
             // Another guest's, or the host's.
             continue;
         }
-        let t = target(src, e, &size, &plan_dir, &consent, o.in_guest, &mut host)?;
+        let mut t = target(src, e, &size, &plan_dir, &consent, o.in_guest, &mut host)?;
+        if let Some(age) = t.age.as_mut() {
+            age.keep = !o.age_cache_off;
+        }
         let key = t.report_name();
         if let Some(&i) = by_name.get(&key) {
             let (first, fe): &(PlanTarget, &TargetEntry) = &targets[i];

@@ -92,6 +92,27 @@ pub(super) fn target(
         }
     }
     let named = |default: String| e.name.as_ref().map_or(default, |n| n.v.clone());
+    let age = match &e.age {
+        Some(a) => Some(
+            crate::plan::age::plan_age(&a.v, false)
+                .map_err(|err| src.err(&a.span, err))?
+                .expect("a [[target]]'s age is never fresh"),
+        ),
+        None => None,
+    };
+    // Aging needs a filesystem fsarena makes on a loop image (file.rs refused it on dir
+    // and device entries).
+    let not_aged = |what: &str| match &e.age {
+        Some(a) => Err(src.err(
+            &a.span,
+            format!(
+                "age does not apply to {what}: aging needs a filesystem fsarena makes on a \
+                 loop image (ext4, xfs, btrfs, …); give this target no age, or put it in a \
+                 [[matrix]] of its own"
+            ),
+        )),
+        None => Ok(()),
+    };
     if let Some(dir) = &e.dir {
         let path = plan_dir.join(&dir.v);
         let path = match path.canonicalize() {
@@ -127,7 +148,11 @@ pub(super) fn target(
             .map_err(|err| src.err(&m.span, format!("mount: {err}")))?;
     }
     let mkfs_text = e.mkfs.as_ref().map(|m| m.v.clone()).unwrap_or_default();
-    let name = named(target_name(&fs.v, &mkfs_text, &mount_opts, ""));
+    let base = target_name(&fs.v, &mkfs_text, &mount_opts, "");
+    let name = named(match &age {
+        Some(spec) => crate::plan::age::aged_name(&base, spec, &[Some(*spec)]),
+        None => base,
+    });
     // In the guest, `kernel` is the host's business: it chose the guest's targets.
     let kernel = match &e.kernel {
         Some(k) if !in_guest => Some(guest_kernel(src, k, plan_dir)?),
@@ -148,6 +173,7 @@ pub(super) fn target(
     }
     let size_bytes = size(&e.size)?;
     if fs.v == "tmpfs" {
+        not_aged("tmpfs (it is not made on a loop image)")?;
         if let Some(m) = &e.mount {
             crate::plan::refuse_tmpfs_size(&m.v)
                 .map_err(|err| src.err(&m.span, format!("mount: {err}")))?;
@@ -169,6 +195,10 @@ pub(super) fn target(
         });
     }
     if let Some(proto) = crate::provision::served::Protocol::parse(&fs.v) {
+        not_aged(&format!(
+            "{} (a network filesystem served from a loop image)",
+            fs.v
+        ))?;
         if e.device.is_some() {
             return Err(src.err(
                 &fs.span,
@@ -226,6 +256,7 @@ pub(super) fn target(
         None => Vec::new(),
     };
     if let Some(dev) = &e.device {
+        not_aged("a device target")?;
         let spec = device_target(src, dev, kind, mkfs_opts, mount_opts, consent, host);
         return Ok(PlanTarget {
             name: named(spec.name()),
@@ -243,7 +274,7 @@ pub(super) fn target(
             size_bytes,
         },
         kernel,
-        age: None,
+        age,
     })
 }
 

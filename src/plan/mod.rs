@@ -434,7 +434,11 @@ impl Plan {
         if let Some(e) = built.host_problems.into_iter().next() {
             return Err(e);
         }
-        age::check_room(&built.plan.targets, &built.plan.image_dir, built.plan.policy.seed)?;
+        age::check_room(
+            &built.plan.targets,
+            &built.plan.image_dir,
+            built.plan.policy.seed,
+        )?;
         let auto_reps = auto_reps(a, None)?;
         let mut policy = built.plan.policy.clone();
         if let Some(rule) = &auto_reps {

@@ -467,7 +467,10 @@ impl Target for LoopTarget {
                     ..aging
                 },
                 None => {
-                    let aging = age::age_mounted(&mp, &spec, seed, &self.info.name, self.fs, &dev)?;
+                    let done = age::age_mounted(&mp, &spec, seed, &self.info.name)?;
+                    FsTools::unmount(self)?;
+                    self.mount_now()?;
+                    let aging = age::measure(&mp, &spec, &done, &self.info.name, self.fs, &dev)?;
                     if let Some(k) = &kept {
                         self.keep(k, &aging)?;
                     }

@@ -116,19 +116,17 @@ impl AgeSpec {
 /// Ages the fresh filesystem mounted at `mountpoint` as `spec` says, deterministically from
 /// `seed`, into its directory `aged/`: the goal is set from the capacity and the space its
 /// metadata takes fresh ([`churn::Goal::new`]). The aged files hold incompressible data.
-/// Returns what aging did and the space it left used. How far it is goes to the progress
-/// display ([`crate::term::set_status`]), naming the target `name`; on stderr not a
-/// terminal, a line at each quarter. Then measures how fragmented the aged files and the
-/// free space are ([`frag`]) on the filesystem `fs` on `device`; a measurement that cannot
-/// be made (no FIEMAP) is left out and said on stderr.
+/// How far it is goes to the progress display ([`crate::term::set_status`]), naming the
+/// target `name`; on stderr not a terminal, a line at each quarter. The caller then lets
+/// time pass (an unmount and mount: what a filesystem keeps only while files are in use,
+/// such as xfs's speculative preallocation beyond the end of appended files, goes as it
+/// would in the weeks a real filesystem ages) and [`measure`]s it.
 pub fn age_mounted(
     mountpoint: &Path,
     spec: &AgeSpec,
     seed: u64,
     name: &str,
-    fs: FsType,
-    device: &str,
-) -> Result<Aging> {
+) -> Result<churn::Churned> {
     let before = sys::space(mountpoint)?;
     let goal = churn::Goal::new(
         spec,
@@ -160,8 +158,21 @@ pub fn age_mounted(
     };
     let done = churn::age(&root, spec, goal, seed, &pool, &mut tick);
     crate::term::set_status(None);
-    let done =
-        done.with_context(|| format!("aging {} ({})", mountpoint.display(), spec.canonical()))?;
+    done.with_context(|| format!("aging {} ({})", mountpoint.display(), spec.canonical()))
+}
+
+/// What aging `done` left on the filesystem `fs` on `device` mounted at `mountpoint`: the
+/// space used, and how fragmented the aged files and the free space are ([`frag`]); a
+/// measurement that cannot be made (no FIEMAP) is left out and said on stderr.
+pub fn measure(
+    mountpoint: &Path,
+    spec: &AgeSpec,
+    done: &churn::Churned,
+    name: &str,
+    fs: FsType,
+    device: &str,
+) -> Result<Aging> {
+    let root = mountpoint.join("aged");
     let after = sys::space(mountpoint)?;
     crate::term::set_status(Some(format!("aging {name}: measuring fragmentation")));
     let file_fragments = frag::files(&root).map(|f| FileFragments {

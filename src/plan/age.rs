@@ -52,7 +52,7 @@ pub fn check_room(targets: &[PlanTarget], image_dir: &std::path::Path, seed: u64
         .iter()
         .filter_map(|t| {
             let age = t.age?;
-            let k = crate::provision::loopfs::LoopTarget::kept_for(&t.spec, age, seed, image_dir)?;
+            let k = crate::provision::age::kept::Kept::for_target(&t.spec, age, seed, image_dir)?;
             let TargetSpec::Loop { size_bytes, .. } = t.spec else {
                 return None;
             };

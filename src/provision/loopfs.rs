@@ -201,50 +201,15 @@ impl LoopTarget {
     /// Where this target's aged image is kept, when it is aged with `--age-cache on`.
     fn kept(&self) -> Option<age::kept::Kept> {
         let (spec, seed) = self.age?;
-        spec.keep.then(|| {
-            age::kept::Kept::new(
-                &self.env.image_dir,
-                self.fs.name(),
-                &self.info.mkfs_opts,
-                &self.info.requested_mount_opts,
-                self.info.size_bytes,
-                &spec.canonical(),
-                seed,
-            )
-        })
-    }
-
-    /// Where the loop target of `spec` aged as `age` from `seed` keeps its aged image in
-    /// `image_dir` (`None` for other targets and with `--age-cache off`): what the space
-    /// check before a run counts.
-    pub fn kept_for(
-        spec: &TargetSpec,
-        age: AgeSpec,
-        seed: u64,
-        image_dir: &Path,
-    ) -> Option<age::kept::Kept> {
-        let TargetSpec::Loop {
-            fs,
-            mkfs_opts,
-            mount_opts,
-            size_bytes,
-        } = spec
-        else {
-            return None;
-        };
-        let mut all_mkfs = fs.default_mkfs_opts();
-        all_mkfs.extend(mkfs_opts.iter().cloned());
-        age.keep.then(|| {
-            age::kept::Kept::new(
-                image_dir,
-                fs.name(),
-                &all_mkfs,
-                mount_opts,
-                *size_bytes,
-                &age.canonical(),
-                seed,
-            )
-        })
+        age::kept::Kept::of(
+            &self.env.image_dir,
+            self.fs,
+            &self.info.mkfs_opts,
+            &self.info.requested_mount_opts,
+            self.info.size_bytes,
+            spec,
+            seed,
+        )
     }
 
     /// Keeps a copy of the freshly aged image as `kept`: unmounted for the copy (so that

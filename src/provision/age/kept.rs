@@ -10,6 +10,9 @@
 //! recorded in the state file, and renamed into place only when complete: a run killed
 //! while keeping leaves only what `fsarena cleanup` removes.
 
+use super::AgeSpec;
+use crate::provision::fs::FsType;
+use crate::provision::TargetSpec;
 use crate::result::Aging;
 use crate::state::{Resource, State};
 use anyhow::{bail, Context, Result};
@@ -51,6 +54,62 @@ impl Kept {
             dir: image_dir.join(DIR),
             stem: format!("{fs}-{hash}"),
         }
+    }
+
+    /// Where a loop target of `fs` with all its mkfs options `mkfs_opts` (fsarena's
+    /// defaults included) aged as `age` from `seed` keeps its image; `None` with
+    /// `--age-cache off`.
+    pub fn of(
+        image_dir: &Path,
+        fs: FsType,
+        mkfs_opts: &[String],
+        mount_opts: &str,
+        size_bytes: u64,
+        age: AgeSpec,
+        seed: u64,
+    ) -> Option<Kept> {
+        let key = age.canonical();
+        age.keep.then(|| {
+            Kept::new(
+                image_dir,
+                fs.name(),
+                mkfs_opts,
+                mount_opts,
+                size_bytes,
+                &key,
+                seed,
+            )
+        })
+    }
+
+    /// [`Self::of`] for the target `spec` (`None` but for loop targets): what the space
+    /// check before a run counts.
+    pub fn for_target(
+        spec: &TargetSpec,
+        age: AgeSpec,
+        seed: u64,
+        image_dir: &Path,
+    ) -> Option<Kept> {
+        let TargetSpec::Loop {
+            fs,
+            mkfs_opts,
+            mount_opts,
+            size_bytes,
+        } = spec
+        else {
+            return None;
+        };
+        let mut all_mkfs = fs.default_mkfs_opts();
+        all_mkfs.extend(mkfs_opts.iter().cloned());
+        Kept::of(
+            image_dir,
+            *fs,
+            &all_mkfs,
+            mount_opts,
+            *size_bytes,
+            age,
+            seed,
+        )
     }
 
     /// The image file.

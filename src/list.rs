@@ -100,6 +100,13 @@ fn render_lines(width: usize) -> String {
         };
         let _ = writeln!(out, "  {:<9} {:<62} {status}", k.name(), k.example());
     }
+    out.push_str(
+        "\nAging profiles (--age PROFILE[:fill=PCT,churn=X]; default fill=75, churn=2; \
+         docs/aging.md):\n",
+    );
+    for p in crate::provision::age::profiles::PROFILES {
+        let _ = writeln!(out, "  {:<14} {}", p.name(), p.about());
+    }
     if !crate::probe::sys::is_root() {
         out.push_str(
             "\nNot root: loop, tmpfs and network targets need root; --dir PATH works without it.\n",

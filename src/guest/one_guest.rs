@@ -175,15 +175,19 @@ impl OneGuest<'_> {
         Ok(matches!(outcome.ended, launch::Ended::Interrupted))
     }
 
-    /// The scratch disk: every target's image at once, plus room for ext4, the database
-    /// and the state files.
+    /// The scratch disk: every target's image at once, and the aged image each aged target
+    /// keeps ([`crate::provision::age::kept`]), plus room for ext4, the database and the
+    /// state files.
     pub(super) fn scratch_bytes(&self) -> u64 {
         let images: u64 = self
             .targets
             .iter()
             .map(|t| match &t.spec {
                 crate::provision::TargetSpec::Loop { size_bytes, .. }
-                | crate::provision::TargetSpec::Served { size_bytes, .. } => *size_bytes,
+                | crate::provision::TargetSpec::Served { size_bytes, .. } => {
+                    let kept = t.age.is_some_and(|a| a.keep);
+                    *size_bytes * if kept { 2 } else { 1 }
+                }
                 _ => 0,
             })
             .sum();

@@ -43,7 +43,9 @@ pub fn check_room(targets: &[PlanTarget], image_dir: &std::path::Path, seed: u64
     let largest_bytes = targets
         .iter()
         .filter_map(|t| match t.spec {
-            TargetSpec::Loop { size_bytes, .. } => Some(size_bytes),
+            TargetSpec::Loop { size_bytes, .. } | TargetSpec::Served { size_bytes, .. } => {
+                Some(size_bytes)
+            }
             _ => None,
         })
         .max()
@@ -53,7 +55,9 @@ pub fn check_room(targets: &[PlanTarget], image_dir: &std::path::Path, seed: u64
         .filter_map(|t| {
             let age = t.age?;
             let k = crate::provision::age::kept::Kept::for_target(&t.spec, age, seed, image_dir)?;
-            let TargetSpec::Loop { size_bytes, .. } = t.spec else {
+            let (TargetSpec::Loop { size_bytes, .. } | TargetSpec::Served { size_bytes, .. }) =
+                t.spec
+            else {
                 return None;
             };
             (!k.image().exists()).then_some(size_bytes)
@@ -115,10 +119,11 @@ pub fn aged_targets(
         for c in &choices {
             let mut t = PlanTarget::from(spec.clone());
             if let Some(age) = c {
-                if !matches!(spec, TargetSpec::Loop { .. }) {
+                if !matches!(spec, TargetSpec::Loop { .. } | TargetSpec::Served { .. }) {
                     return Err(usage(format!(
                         "--age: {} is a {} target; aging needs a filesystem fsarena makes \
-                         on a loop image (--fs ext4, xfs, btrfs, …)",
+                         on a loop image (--fs ext4, xfs, btrfs, …, or the ext4 that \
+                         --fs nfs, nfs3 and smb serve)",
                         t.name,
                         spec.kind()
                     )));

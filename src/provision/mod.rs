@@ -215,6 +215,9 @@ pub fn build_aged(
                 .with_name(name)
                 .with_age(a, seed),
         ),
+        (TargetSpec::Served { .. }, Some((a, seed))) => {
+            Box::new(served::ServedTarget::new(spec, name, env).with_age(a, seed))
+        }
         _ => build_named(spec, name, env),
     }
 }

@@ -195,10 +195,6 @@ pub(super) fn target(
         });
     }
     if let Some(proto) = crate::provision::served::Protocol::parse(&fs.v) {
-        not_aged(&format!(
-            "{} (a network filesystem served from a loop image)",
-            fs.v
-        ))?;
         if e.device.is_some() {
             return Err(src.err(
                 &fs.span,
@@ -223,7 +219,7 @@ pub(super) fn target(
                 size_bytes,
             },
             kernel,
-            age: None,
+            age,
         });
     }
     let kind = FsType::parse(&fs.v).map_err(|e| src.err(&fs.span, e))?;

@@ -90,25 +90,25 @@ impl Kept {
         seed: u64,
         image_dir: &Path,
     ) -> Option<Kept> {
-        let TargetSpec::Loop {
-            fs,
-            mkfs_opts,
-            mount_opts,
-            size_bytes,
-        } = spec
-        else {
-            return None;
+        // A served target's aged filesystem is the ext4 it serves, mounted with no options.
+        let (fs, mkfs_opts, mount_opts, size_bytes) = match spec {
+            TargetSpec::Loop {
+                fs,
+                mkfs_opts,
+                mount_opts,
+                size_bytes,
+            } => (*fs, mkfs_opts, mount_opts.as_str(), *size_bytes),
+            TargetSpec::Served {
+                mkfs_opts,
+                size_bytes,
+                ..
+            } => (crate::provision::served::BACKING, mkfs_opts, "", *size_bytes),
+            _ => return None,
         };
         let mut all_mkfs = fs.default_mkfs_opts();
         all_mkfs.extend(mkfs_opts.iter().cloned());
         Kept::of(
-            image_dir,
-            *fs,
-            &all_mkfs,
-            mount_opts,
-            *size_bytes,
-            age,
-            seed,
+            image_dir, fs, &all_mkfs, mount_opts, size_bytes, age, seed,
         )
     }
 
@@ -204,7 +204,9 @@ fn read_nofollow(path: &Path) -> std::io::Result<String> {
 }
 
 /// Copies `len` bytes of `from` into the empty file `to`: a reflink (`FICLONE`) where the
-/// filesystem shares blocks, else preallocated and copied (`copy_file_range`). Returns
+/// filesystem shares blocks, else preallocated and copied (`copy_file_range`), and synced:
+/// a copy still being written back by the host would compete with the trial for the disk
+/// (the loop device reads and writes the image with direct I/O beside it). Returns
 /// `"reflink"` or `"copy"`.
 pub fn copy(from: &File, to: &File, len: u64) -> Result<&'static str> {
     /// `_IOW(0x94, 9, int)`.
@@ -212,6 +214,7 @@ pub fn copy(from: &File, to: &File, len: u64) -> Result<&'static str> {
     // SAFETY: FICLONE takes the source descriptor as its argument; both are open.
     let rc = unsafe { libc::ioctl(to.as_raw_fd(), FICLONE, from.as_raw_fd()) };
     if rc == 0 {
+        to.sync_all().context("syncing the reflink")?;
         return Ok("reflink");
     }
     // SAFETY: fallocate on an open descriptor with mode 0 and a valid range.
@@ -245,5 +248,6 @@ pub fn copy(from: &File, to: &File, len: u64) -> Result<&'static str> {
         done += n as u64;
         crate::signals::check_stop()?;
     }
+    to.sync_all().context("syncing the copy")?;
     Ok("copy")
 }

@@ -118,6 +118,32 @@ impl Profile {
         }
     }
 
+    /// One line for `fsarena list`.
+    pub fn about(self) -> &'static str {
+        match self {
+            Profile::Desktop => {
+                "documents of log-normal sizes (median 4 KiB) in a deep tree: created, \
+                 appended, saved over, moved, deleted (Douceur & Bolosky 1999)"
+            }
+            Profile::SourceTree => {
+                "a source tree's files (median 4,055 B): edited (saved over), moved, \
+                 deleted (compilebench's kernel tree)"
+            }
+            Profile::Maildir => {
+                "mail delivered into tmp/, moved to new/ and cur/, expunged at random \
+                 (maildir(5))"
+            }
+            Profile::Database => {
+                "16 relation files grown by extension, 8 KiB pages rewritten in place, \
+                 whole tables rewritten and dropped (PostgreSQL's storage)"
+            }
+            Profile::WebCache => {
+                "squid's cache: small objects in 16 × L2 directories, the oldest evicted \
+                 first (the 2001 article's cache)"
+            }
+        }
+    }
+
     /// The profile named `name`; unknown names are usage errors.
     pub fn parse(name: &str) -> Result<Profile> {
         PROFILES

@@ -378,6 +378,14 @@ pub struct ServedTarget {
 }
 
 impl ServedTarget {
+    /// The same target serving a filesystem aged as `spec` says before each trial
+    /// (deterministically from `seed`): the server's ext4 is what ages.
+    pub fn with_age(mut self, spec: crate::provision::age::AgeSpec, seed: u64) -> Self {
+        self.backing = self.backing.with_age(spec, seed);
+        self.info.age = Some(spec.canonical());
+        self
+    }
+
     /// A target for `spec` (must be [`TargetSpec::Served`]) named `name`.
     pub fn new(spec: &TargetSpec, name: &str, env: &Env) -> Self {
         let TargetSpec::Served {
@@ -507,6 +515,7 @@ impl Target for ServedTarget {
 
     fn prepare(&mut self) -> Result<PathBuf> {
         self.teardown()?;
+        // Aged (`with_age`): the backing filesystem ages here, before it is exported.
         let export = self.backing.prepare()?;
         let backing = self.backing.provision();
         let source = self.export(&export)?;
@@ -539,7 +548,7 @@ impl Target for ServedTarget {
             umount_s: None,
             capacity_bytes: client_provision.capacity_bytes,
             free_bytes: client_provision.free_bytes,
-            aging: None,
+            aging: backing.aging,
         };
         Ok(work)
     }

@@ -94,9 +94,14 @@ impl LoopTarget {
     /// The same target, its filesystem aged as `spec` says before each trial,
     /// deterministically from `seed`.
     pub fn with_age(mut self, spec: AgeSpec, seed: u64) -> Self {
+        self.set_age(spec, seed);
+        self
+    }
+
+    /// [`Self::with_age`] in place.
+    pub fn set_age(&mut self, spec: AgeSpec, seed: u64) {
         self.info.age = Some(spec.canonical());
         self.age = Some((spec, seed));
-        self
     }
 
     /// Creates a preallocated image (a copy of `from`, a kept aged image, when given) and

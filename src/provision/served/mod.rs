@@ -381,7 +381,7 @@ impl ServedTarget {
     /// The same target serving a filesystem aged as `spec` says before each trial
     /// (deterministically from `seed`): the server's ext4 is what ages.
     pub fn with_age(mut self, spec: crate::provision::age::AgeSpec, seed: u64) -> Self {
-        self.backing = self.backing.with_age(spec, seed);
+        self.backing.set_age(spec, seed);
         self.info.age = Some(spec.canonical());
         self
     }

@@ -102,14 +102,17 @@ impl Kept {
                 mkfs_opts,
                 size_bytes,
                 ..
-            } => (crate::provision::served::BACKING, mkfs_opts, "", *size_bytes),
+            } => (
+                crate::provision::served::BACKING,
+                mkfs_opts,
+                "",
+                *size_bytes,
+            ),
             _ => return None,
         };
         let mut all_mkfs = fs.default_mkfs_opts();
         all_mkfs.extend(mkfs_opts.iter().cloned());
-        Kept::of(
-            image_dir, fs, &all_mkfs, mount_opts, size_bytes, age, seed,
-        )
+        Kept::of(image_dir, fs, &all_mkfs, mount_opts, size_bytes, age, seed)
     }
 
     /// The image file.

@@ -339,27 +339,8 @@ impl Driver<'_> {
     fn grow(&mut self) -> Result<()> {
         if let Layout::Relations { count } = self.shape.layout {
             if self.live.len() >= count {
-                let i = self.rng.gen_range(0..self.live.len());
-                let f = self.live[i];
-                let add = self.draw_size();
-                let path = self.path(&f);
-                let file = File::options()
-                    .write(true)
-                    .custom_flags(libc::O_NOFOLLOW)
-                    .open(&path)
-                    .with_context(|| format!("opening {}", path.display()))?;
-                return match self.write(&file, f.size, add) {
-                    Ok(()) => {
-                        self.live[i].size += add;
-                        self.live_bytes += add;
-                        Ok(())
-                    }
-                    Err(e) if is_full(&e) => {
-                        file.set_len(f.size)?;
-                        self.full()
-                    }
-                    Err(e) => Err(e).with_context(|| format!("extending {}", path.display())),
-                };
+                // Every relation made: one of them is extended.
+                return self.change(Change::Append);
             }
         }
         let id = self.next_id;

@@ -4,7 +4,7 @@
 use super::*;
 
 /// Each target pair of one name whose set-up differs between A and B: size, kind,
-/// filesystem, mkfs options, mount options asked for.
+/// filesystem, mkfs options, mount options asked for, aging (`--age`).
 pub(super) fn setup_differences(
     a: &RunResult,
     b: &RunResult,
@@ -41,6 +41,8 @@ pub(super) fn setup_differences(
             format!("'{}'", x.requested_mount_opts),
             format!("'{}'", y.requested_mount_opts),
         );
+        let age = |t: &crate::result::TargetInfo| t.age.clone().unwrap_or_else(|| "fresh".into());
+        differ("aging", age(x), age(y));
         if !d.is_empty() {
             out.push((ta.clone(), d.join(", ")));
         }

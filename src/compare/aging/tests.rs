@@ -70,3 +70,15 @@ fn a_run_without_aged_twins_has_nothing_to_say() {
     assert!(aged_vs_fresh(&[v]).is_empty());
     assert_eq!(render(&[], 0.03, 80), "");
 }
+
+#[test]
+fn a_target_aged_in_one_run_and_fresh_in_the_other_is_set_up_differently() {
+    let a = crate::report::fixture_with(Vec::new());
+    let mut b = a.clone();
+    b.targets[0].age = Some("desktop:fill=75,churn=2".into());
+    let name = a.targets[0].name.clone();
+    let d = crate::compare::differences::setup_differences(&a, &b, &[(name.clone(), name)]);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(d[0].1.contains("aging fresh vs desktop:fill=75,churn=2"), "{d:?}");
+    assert!(crate::compare::differences::setup_differences(&a, &a, &[]).is_empty());
+}

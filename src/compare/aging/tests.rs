@@ -79,6 +79,9 @@ fn a_target_aged_in_one_run_and_fresh_in_the_other_is_set_up_differently() {
     let name = a.targets[0].name.clone();
     let d = crate::compare::differences::setup_differences(&a, &b, &[(name.clone(), name)]);
     assert_eq!(d.len(), 1, "{d:?}");
-    assert!(d[0].1.contains("aging fresh vs desktop:fill=75,churn=2"), "{d:?}");
+    assert!(
+        d[0].1.contains("aging fresh vs desktop:fill=75,churn=2"),
+        "{d:?}"
+    );
     assert!(crate::compare::differences::setup_differences(&a, &a, &[]).is_empty());
 }

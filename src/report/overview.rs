@@ -147,15 +147,19 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table></div>");
-    aged_vs_fresh(out, &verdicts);
+    aged_vs_fresh(out, &verdicts, &run.targets);
     proxy_agreement(out, &verdicts);
     out.push_str("</section>");
 }
 
 /// Each aged target against its fresh twin ([`crate::compare::aging`]); nothing in a run
 /// without both.
-fn aged_vs_fresh(out: &mut String, verdicts: &[PhaseVerdict]) {
-    let aged = crate::compare::aging::aged_vs_fresh(verdicts);
+fn aged_vs_fresh(
+    out: &mut String,
+    verdicts: &[PhaseVerdict],
+    targets: &[crate::result::TargetInfo],
+) {
+    let aged = crate::compare::aging::aged_vs_fresh(verdicts, targets);
     if aged.is_empty() {
         return;
     }

@@ -2,9 +2,11 @@
 //! headline figure compares with the same filesystem's fresh one, and whether aging changed
 //! the order of the filesystems.
 //!
-//! Both come from the run's verdicts ([`super::rank`]): a target aged from `ext4` is named
-//! `ext4+aged` (or `ext4+aged-PROFILE`) and ranked beside `ext4` in the same family, so the
-//! ratio aged/fresh is that pair's test, read as the figure's ratio, with its interval at
+//! Both come from the run's verdicts ([`super::rank`]). An aged target's fresh twin is the
+//! target of the run set up alike but not aged (the same kind, filesystem, mkfs and mount
+//! options, size and guest, as recorded with the run; by name when several are: `ext4`
+//! for `ext4+aged`). Both are ranked in the same family, so the ratio aged/fresh is that
+//! pair's test, read as the figure's ratio, with its interval at
 //! the family's level and its outcome: nothing here is tested a second time. The rank
 //! order changes when a pair of filesystems is ordered one way fresh and the other aged;
 //! each such pair says whether both verdicts told it apart (a change the data shows) or not
@@ -12,6 +14,7 @@
 
 use super::family::Outcome;
 use super::rank::PhaseVerdict;
+use crate::result::TargetInfo;
 
 /// One target's aged figure against its fresh one, in one phase.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,12 +43,25 @@ pub struct AgedPhase {
     pub swapped: Vec<(String, bool)>,
 }
 
-/// The fresh target an aged target of the run was aged from: `ext4` for `ext4+aged` and
-/// `ext4+aged-database`.
-pub fn fresh_of(aged: &str) -> Option<&str> {
-    let i = aged.rfind("+aged")?;
-    let rest = &aged[i + "+aged".len()..];
-    (rest.is_empty() || rest.starts_with('-')).then(|| &aged[..i])
+/// The fresh target of `targets` that aged target `aged` was aged from: set up alike, not
+/// aged; among several, the one whose name begins `aged`'s, else the first.
+pub fn fresh_of<'a>(aged: &TargetInfo, targets: &'a [TargetInfo]) -> Option<&'a str> {
+    aged.age.as_ref()?;
+    let alike = |t: &&TargetInfo| {
+        t.age.is_none()
+            && t.kind == aged.kind
+            && t.fstype == aged.fstype
+            && t.mkfs_opts == aged.mkfs_opts
+            && t.requested_mount_opts == aged.requested_mount_opts
+            && t.size_bytes == aged.size_bytes
+            && t.guest == aged.guest
+    };
+    let twins: Vec<&TargetInfo> = targets.iter().filter(alike).collect();
+    twins
+        .iter()
+        .find(|t| aged.name.starts_with(&t.name))
+        .or(twins.first())
+        .map(|t| t.name.as_str())
 }
 
 /// The ratio of places `aged` to `fresh` in `v` as a figure ratio (aged/fresh), from their
@@ -76,14 +92,16 @@ fn ratio_of(v: &PhaseVerdict, fresh: usize, aged: usize) -> Option<AgedRatio> {
     })
 }
 
-/// Aged against fresh for every phase of `verdicts` that ranks an aged target beside the
-/// target it was aged from; empty when none does.
-pub fn aged_vs_fresh(verdicts: &[PhaseVerdict]) -> Vec<AgedPhase> {
+/// Aged against fresh for every phase of `verdicts` that ranks an aged target of
+/// `targets` (the run's) beside the target it was aged from ([`fresh_of`]); empty when
+/// none does.
+pub fn aged_vs_fresh(verdicts: &[PhaseVerdict], targets: &[TargetInfo]) -> Vec<AgedPhase> {
     let mut out = Vec::new();
     for v in verdicts {
         let twins: Vec<(usize, usize)> = (0..v.places.len())
             .filter_map(|a| {
-                let base = fresh_of(&v.places[a].target)?;
+                let info = targets.iter().find(|t| t.name == v.places[a].target)?;
+                let base = fresh_of(info, targets)?;
                 let f = v.places.iter().position(|p| p.target == base)?;
                 Some((f, a))
             })

@@ -425,7 +425,7 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
         run.policy.reps,
         width,
     ));
-    let aged = crate::compare::aging::aged_vs_fresh(&verdicts);
+    let aged = crate::compare::aging::aged_vs_fresh(&verdicts, &run.targets);
     let margin = verdicts.first().map_or(0.03, |v| v.family.margin);
     out.push_str(&crate::compare::aging::render(&aged, margin, width));
     let agreement = crate::compare::proxy::agreement(&verdicts);

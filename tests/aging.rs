@@ -16,7 +16,7 @@ fn mounted(dir: &Path) -> bool {
         .any(|m| m.ends_with("ext4+aged"))
 }
 
-/// A kept image being written under `dir` (`aged/.NAME.PID.tmp`).
+/// A kept image or its record being written under `dir` (`aged/.NAME.PID.img.tmp`).
 fn keeping(dir: &Path) -> bool {
     std::fs::read_dir(dir.join("aged"))
         .map(|rd| {

@@ -167,31 +167,38 @@ impl Kept {
     /// place when complete.
     pub fn keep(&self, state: &State, from: &File, size_bytes: u64, aging: &Aging) -> Result<()> {
         crate::owned::ensure_owned_dir(&self.dir)?;
-        let tmp = self
-            .dir
-            .join(format!(".{}.{}.tmp", self.stem, std::process::id()));
-        let recorded = Resource::Image { path: tmp.clone() };
-        state.add(recorded.clone())?;
+        // Both written under names of this process, recorded in the state file first, so
+        // that runs keeping the same image at once do not meet, and a killed one leaves
+        // only what `fsarena cleanup` removes. The record goes into place last: an image
+        // with its record is complete.
+        let tmp = |ext: &str| {
+            self.dir
+                .join(format!(".{}.{}.{ext}.tmp", self.stem, std::process::id()))
+        };
+        let (image_tmp, record_tmp) = (tmp("img"), tmp("json"));
+        let recorded = [&image_tmp, &record_tmp].map(|p| Resource::Image { path: p.clone() });
+        for r in &recorded {
+            state.add(r.clone())?;
+        }
         let res = (|| -> Result<()> {
-            let to = super::super::loopdev::create_image(&tmp)
-                .with_context(|| format!("creating {}", tmp.display()))?;
+            let to = super::super::loopdev::create_image(&image_tmp)
+                .with_context(|| format!("creating {}", image_tmp.display()))?;
             copy(from, &to, size_bytes)
-                .with_context(|| format!("copying the aged image to {}", tmp.display()))?;
-            to.sync_all()?;
-            let record = self.record();
-            let mut r = super::super::loopdev::create_image(&record.with_extension("json.tmp"))
-                .with_context(|| format!("creating {}.tmp", record.display()))?;
+                .with_context(|| format!("copying the aged image to {}", image_tmp.display()))?;
+            let mut r = super::super::loopdev::create_image(&record_tmp)
+                .with_context(|| format!("creating {}", record_tmp.display()))?;
             r.write_all(serde_json::to_string_pretty(aging)?.as_bytes())?;
             r.sync_all()?;
-            std::fs::rename(record.with_extension("json.tmp"), &record)?;
-            std::fs::rename(&tmp, self.image())?;
+            std::fs::rename(&image_tmp, self.image())?;
+            std::fs::rename(&record_tmp, self.record())?;
             Ok(())
         })();
-        if res.is_err() {
-            let _ = crate::state::undo(&recorded);
-            let _ = std::fs::remove_file(self.record().with_extension("json.tmp"));
+        for r in &recorded {
+            if res.is_err() {
+                let _ = crate::state::undo(r);
+            }
+            let _ = state.remove(r);
         }
-        let _ = state.remove(&recorded);
         res
     }
 }

@@ -13,6 +13,7 @@ pub mod loopdev;
 pub mod loopfs;
 pub mod mount;
 pub mod net;
+pub mod recorded;
 pub mod scratch;
 pub mod served;
 pub mod tmpfs;

@@ -3,3 +3,4 @@
 //! ([`log`]), so that the disk's state at a power cut can be rebuilt afterwards.
 
 pub mod log;
+pub mod states;

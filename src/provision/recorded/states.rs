@@ -1,0 +1,224 @@
+//! Crash states: what the disk may hold when the power is cut, rebuilt from a write log.
+//!
+//! The persistence model is CrashMonkey's (Mohan et al., "Finding Crash-Consistency Bugs
+//! with Bounded Black-Box Crash Testing", OSDI '18): every write that reached the disk
+//! before the last completed flush is on it; of the writes after that flush, the disk's
+//! cache may have written any subset, in any order, when the power went. So a state is a
+//! *prefix* of the log ending just after a flush (or the empty prefix), plus a subset of
+//! the writes of the *epoch* that follows it (up to the next flush). A write is either
+//! whole or absent: torn writes within one request are not modelled.
+//!
+//! [`plan`] picks at most `budget` states, deterministically from a seed: first the state
+//! at every flush (evenly spaced ones when there are more flushes than the budget), then,
+//! epoch by epoch in turn, distinct subsets of each epoch's writes (every subset when an
+//! epoch has few writes, seeded random ones otherwise) until the budget is spent or no
+//! subset is left.
+
+use super::log::{Kind, Record};
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeSet;
+
+/// Up to this many writes an epoch's proper subsets are enumerated, not drawn.
+const ENUMERATE_UP_TO: usize = 12;
+/// Draws of a random subset per state before giving up on an epoch (all duplicates).
+const DRAWS: usize = 64;
+
+/// One crash state.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CrashState {
+    /// Records `0..upto` are all on the disk: `upto` is 0 or just after a flush record (or
+    /// the log's end). A promise made at log position `p` must hold when `p <= upto`.
+    pub upto: usize,
+    /// Writes after `upto` (indices into the log, ascending, all before the next flush)
+    /// that are on the disk too.
+    pub kept: Vec<usize>,
+}
+
+/// The states chosen, and how many there were to choose from.
+#[derive(Debug)]
+pub struct Planned {
+    pub states: Vec<CrashState>,
+    /// Flush boundaries in the log (prefix states), before any was left out.
+    pub prefixes: usize,
+    /// Whether some prefix states were left out (more flushes than the budget).
+    pub prefixes_sampled: bool,
+}
+
+/// The prefix boundaries of a log: 0, just after each flush, and its end.
+pub fn boundaries(records: &[Record]) -> Vec<usize> {
+    let mut b = vec![0];
+    for (i, r) in records.iter().enumerate() {
+        if r.kind == Kind::Flush {
+            b.push(i + 1);
+        }
+    }
+    if *b.last().expect("starts with 0") != records.len() {
+        b.push(records.len());
+    }
+    b.dedup();
+    b
+}
+
+/// At most `budget` crash states of the log `records`, chosen from `seed` (module docs).
+pub fn plan(records: &[Record], budget: usize, seed: u64) -> Planned {
+    let bounds = boundaries(records);
+    let prefixes = bounds.len();
+    let mut states: BTreeSet<CrashState> = BTreeSet::new();
+    let chosen = spread(&bounds, budget);
+    let prefixes_sampled = chosen.len() < bounds.len();
+    states.extend(chosen.iter().map(|&upto| CrashState {
+        upto,
+        kept: Vec::new(),
+    }));
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xc4a5_4e5f);
+    // The epochs with at least two writes (one write kept is the next prefix), each with
+    // the source of its subsets.
+    let mut epochs: Vec<Epoch> = bounds
+        .windows(2)
+        .map(|w| Epoch::new(records, w[0], w[1]))
+        .filter(|e| e.writes.len() >= 2)
+        .collect();
+    while states.len() < budget && !epochs.is_empty() {
+        epochs.retain_mut(|e| {
+            if states.len() >= budget {
+                return true;
+            }
+            match e.next(&mut rng) {
+                Some(kept) => {
+                    states.insert(CrashState {
+                        upto: e.upto,
+                        kept,
+                    });
+                    true
+                }
+                None => false,
+            }
+        });
+    }
+    Planned {
+        states: states.into_iter().collect(),
+        prefixes,
+        prefixes_sampled,
+    }
+}
+
+/// `n` of `items` evenly spaced, the first and last included (all when `n` ≥ their count).
+fn spread(items: &[usize], n: usize) -> Vec<usize> {
+    if n >= items.len() {
+        return items.to_vec();
+    }
+    if n <= 1 {
+        return items.last().into_iter().copied().take(n).collect();
+    }
+    let last = items.len() - 1;
+    let mut picked: Vec<usize> = (0..n).map(|k| items[k * last / (n - 1)]).collect();
+    picked.dedup();
+    picked
+}
+
+/// The writes of one epoch and the subsets of them handed out so far.
+struct Epoch {
+    upto: usize,
+    writes: Vec<usize>,
+    /// The next subset to enumerate (as a bit mask), for small epochs.
+    next_mask: u64,
+    seen: BTreeSet<Vec<usize>>,
+}
+
+impl Epoch {
+    fn new(records: &[Record], from: usize, to: usize) -> Epoch {
+        let writes = (from..to)
+            .filter(|&i| records[i].kind != Kind::Flush)
+            .collect();
+        Epoch {
+            upto: from,
+            writes,
+            next_mask: 1,
+            seen: BTreeSet::new(),
+        }
+    }
+
+    /// A proper, non-empty subset not handed out before; `None` when there is none left
+    /// (or only duplicates were drawn).
+    fn next(&mut self, rng: &mut impl Rng) -> Option<Vec<usize>> {
+        let n = self.writes.len();
+        if n <= ENUMERATE_UP_TO {
+            let full = (1u64 << n) - 1;
+            if self.next_mask >= full {
+                return None;
+            }
+            let mask = self.next_mask;
+            self.next_mask += 1;
+            return Some(self.pick(|k| mask & (1 << k) != 0));
+        }
+        for _ in 0..DRAWS {
+            let kept = self.pick(|_| rng.gen_bool(0.5));
+            if !kept.is_empty() && kept.len() < n && self.seen.insert(kept.clone()) {
+                return Some(kept);
+            }
+        }
+        None
+    }
+
+    fn pick(&self, mut keep: impl FnMut(usize) -> bool) -> Vec<usize> {
+        let writes = self.writes.iter().enumerate();
+        writes.filter(|&(k, _)| keep(k)).map(|(_, &i)| i).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(kinds: &str) -> Vec<Record> {
+        let rec = |c| Record {
+            kind: if c == 'F' { Kind::Flush } else { Kind::Write },
+            offset: 0,
+            len: 1,
+            data_at: 0,
+        };
+        kinds.chars().map(rec).collect()
+    }
+
+    #[test]
+    fn every_flush_is_a_state_and_subsets_are_proper_and_within_their_epoch() {
+        let records = log("WWFWWWFW");
+        assert_eq!(boundaries(&records), [0, 3, 7, 8]);
+        let p = plan(&records, 100, 1);
+        assert_eq!(p.prefixes, 4);
+        assert!(!p.prefixes_sampled);
+        // 4 prefixes + (2^2 - 2) + (2^3 - 2) subsets; the last epoch has one write.
+        assert_eq!(p.states.len(), 4 + 2 + 6);
+        for s in &p.states {
+            let next = boundaries(&records).into_iter().find(|&b| b > s.upto);
+            for &k in &s.kept {
+                assert!(k >= s.upto && next.is_some_and(|n| k < n));
+                assert_eq!(records[k].kind, Kind::Write);
+            }
+        }
+        let unique: BTreeSet<_> = p.states.iter().collect();
+        assert_eq!(unique.len(), p.states.len());
+    }
+
+    #[test]
+    fn the_budget_bounds_the_states_and_the_seed_decides_them() {
+        let records = log(&format!("{}F{}F", "W".repeat(30), "W".repeat(20)));
+        let a = plan(&records, 25, 7);
+        assert_eq!(a.states.len(), 25);
+        assert_eq!(a.states, plan(&records, 25, 7).states);
+        assert_ne!(a.states, plan(&records, 25, 8).states);
+        // Both epochs got subsets, taken in turn.
+        let in_epoch = |u| a.states.iter().filter(move |s| s.upto == u && !s.kept.is_empty());
+        assert!(in_epoch(0).count() >= 10 && in_epoch(31).count() >= 10);
+    }
+
+    #[test]
+    fn more_flushes_than_the_budget_keeps_the_first_and_last_evenly() {
+        let records = log(&"WF".repeat(50));
+        let p = plan(&records, 5, 1);
+        assert!(p.prefixes_sampled);
+        let uptos: Vec<usize> = p.states.iter().map(|s| s.upto).collect();
+        assert_eq!(uptos, [0, 24, 50, 74, 100]);
+        assert!(p.states.iter().all(|s| s.kept.is_empty()));
+    }
+}

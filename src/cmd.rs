@@ -163,6 +163,15 @@ fn run_with<S: AsRef<str>>(argv: &[S], env: &[(String, String)], how: How) -> Re
     })
 }
 
+/// The exit code of a command that failed with it (e2fsck's 1 "errors corrected" is a
+/// failure to [`run`], but a result to a caller that reads it); `None` for other errors.
+pub fn exit_code(e: &anyhow::Error) -> Option<i32> {
+    match e.downcast_ref::<Error>()? {
+        Error::Command { status, .. } => status.parse().ok(),
+        _ => None,
+    }
+}
+
 /// Waits for `child`, polling every 10 ms; on a stop request kills its process group (it
 /// leads one) and fails with `Interrupted`.
 fn wait_or_stop(mut child: std::process::Child, line: &str) -> Result<std::process::ExitStatus> {

@@ -4,3 +4,4 @@
 
 pub mod log;
 pub mod states;
+pub mod check;

@@ -1,0 +1,372 @@
+//! Building each crash state's image from the starting image and the write log, and
+//! checking it as a machine would meet it after the power cut.
+//!
+//! A state's image is a sparse copy of the starting image with the log's prefix replayed
+//! (kept up to date in one working image, since states are taken in log order) and the
+//! state's kept writes applied. Each is then:
+//!
+//! 1. **recovered** by the kernel: attached to a loop device and mounted with the target's
+//!    options, then unmounted (journal or log replay, orphan processing, as at the next
+//!    boot); a mount that fails here sends the state straight to repair;
+//! 2. **checked** by the filesystem's own read-only checker (`e2fsck -f -n`,
+//!    `xfs_repair -n`, `btrfs check --readonly`); when it finds damage (or recovery
+//!    failed), **repaired** (`e2fsck -f -y`; `xfs_repair`, then `xfs_repair -L` when the
+//!    log cannot be replayed; `btrfs check --repair --force`), which counts as "needed
+//!    repair";
+//! 3. **mounted** again: a state that does not mount now is *unmountable*; one that does is
+//!    handed to the workload's inspection (its promises), then unmounted.
+//!
+//! Two states are checked at once (one per core on the 2-core machines this is meant for)
+//! while a third thread builds the next images. Every loop device and mount is recorded in
+//! the run's state file as it is made; the images live in the recording's directory, which
+//! the state file holds too, so `fsarena cleanup` removes what a killed run left.
+
+use super::log::Log;
+use super::states::CrashState;
+use crate::cmd;
+use crate::provision::fs::FsType;
+use crate::provision::{loopdev, mount};
+use crate::state::{Resource, State};
+use anyhow::{anyhow, Context, Result};
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex};
+
+/// States checked at once.
+pub const WORKERS: usize = 2;
+
+/// Where and how states are checked.
+pub struct CheckEnv {
+    pub state: Arc<State>,
+    pub fs: FsType,
+    /// The target's mount options.
+    pub mount_opts: String,
+    /// A directory of the recording (in the state file) for the images and mount points.
+    pub dir: PathBuf,
+}
+
+/// What the filesystem made of one crash state.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StateCheck {
+    /// The kernel's recovery mount failed.
+    pub recovery_failed: bool,
+    /// The read-only checker found damage after recovery (or recovery failed) and the
+    /// repair tool ran.
+    pub repaired: bool,
+    /// The repair tool itself failed.
+    pub repair_failed: bool,
+    /// It mounted in the end (and was inspected).
+    pub mounted: bool,
+    /// The checker's, repair's or mount's own words, for the trial's log.
+    pub detail: String,
+}
+
+/// Copies `len` bytes of `from` into the empty file `to`, keeping holes: only the data
+/// segments (`SEEK_DATA`/`SEEK_HOLE`) are copied (`copy_file_range`).
+pub fn sparse_copy(from: &File, to: &File, len: u64) -> Result<()> {
+    to.set_len(len).context("sizing the copy")?;
+    let fd = from.as_raw_fd();
+    let mut at: i64 = 0;
+    while (at as u64) < len {
+        // SAFETY: lseek on an open descriptor.
+        let data = unsafe { libc::lseek(fd, at, libc::SEEK_DATA) };
+        if data < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::ENXIO) {
+                break; // no data after `at`
+            }
+            return Err(e).context("SEEK_DATA");
+        }
+        // SAFETY: as above.
+        let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
+        if hole < 0 {
+            return Err(std::io::Error::last_os_error()).context("SEEK_HOLE");
+        }
+        let (mut off_in, mut off_out) = (data, data);
+        while off_in < hole {
+            let chunk = (hole - off_in) as usize;
+            // SAFETY: both descriptors are open; the offsets point to valid loff_t.
+            let n = unsafe {
+                libc::copy_file_range(fd, &mut off_in, to.as_raw_fd(), &mut off_out, chunk, 0)
+            };
+            if n <= 0 {
+                return Err(std::io::Error::last_os_error()).context("copy_file_range");
+            }
+        }
+        at = hole;
+    }
+    Ok(())
+}
+
+/// Builds the images of crash states in log order: a working image kept at the latest
+/// prefix, copied for each state and given the state's kept writes.
+pub struct Builder<'a> {
+    log: &'a Log,
+    work: File,
+    len: u64,
+    at: usize,
+}
+
+impl<'a> Builder<'a> {
+    /// A builder over `log` starting from the image `base`, its working image made at
+    /// `work` (a new file).
+    pub fn new(log: &'a Log, base: &Path, work: &Path) -> Result<Builder<'a>> {
+        let base = File::open(base).with_context(|| format!("opening {}", base.display()))?;
+        let len = base.metadata()?.len();
+        let w = loopdev::create_image(work)
+            .with_context(|| format!("creating {}", work.display()))?;
+        sparse_copy(&base, &w, len)?;
+        Ok(Builder {
+            log,
+            work: w,
+            len,
+            at: 0,
+        })
+    }
+
+    /// Writes the image of `state` to the new file `out`. States must come in ascending
+    /// `upto` (the working image only moves forward).
+    pub fn build(&mut self, state: &CrashState, out: &Path) -> Result<File> {
+        if state.upto < self.at {
+            return Err(anyhow!("crash states out of log order"));
+        }
+        self.log.replay(&self.work, self.at, state.upto)?;
+        self.at = state.upto;
+        let f = loopdev::create_image(out)
+            .with_context(|| format!("creating {}", out.display()))?;
+        sparse_copy(&self.work, &f, self.len)?;
+        for &i in &state.kept {
+            self.log.apply(i, &f)?;
+        }
+        Ok(f)
+    }
+}
+
+/// The repair commands for `fs` on `dev`, tried in turn until one succeeds.
+fn repair_argvs(fs: FsType, dev: &str) -> Vec<Vec<String>> {
+    let v = |words: &[&str]| -> Vec<String> {
+        words.iter().map(|w| w.to_string()).chain([dev.to_string()]).collect()
+    };
+    match fs.name() {
+        "ext2" | "ext3" | "ext4" => vec![v(&["e2fsck", "-f", "-y"])],
+        "xfs" => vec![v(&["xfs_repair"]), v(&["xfs_repair", "-L"])],
+        "btrfs" => vec![v(&["btrfs", "check", "--repair", "--force"])],
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a repair command's failure is only its way of saying it repaired something
+/// (e2fsck exits 1 or 2 when it corrected errors).
+fn repaired_ok(argv0: &str, e: &anyhow::Error) -> bool {
+    argv0 == "e2fsck" && matches!(cmd::exit_code(e), Some(1 | 2))
+}
+
+/// Checks the crash state in `image` (numbered `n`): recovery, read-only check, repair,
+/// mount, then `inspect` on the mounted filesystem (module docs).
+pub fn check_one<T>(
+    env: &CheckEnv,
+    image: &File,
+    image_path: &Path,
+    n: usize,
+    inspect: impl FnOnce(&Path) -> T,
+) -> Result<(StateCheck, Option<T>)> {
+    let attached = loopdev::attach(image, image_path)?;
+    let dev = attached.device.clone();
+    let record = Resource::Loop {
+        device: dev.clone(),
+        image: image_path.to_path_buf(),
+    };
+    if let Err(e) = env.state.add(record.clone()) {
+        let _ = crate::state::detach_loop(&dev, image_path);
+        return Err(e);
+    }
+    let mnt = env.dir.join(format!("mnt{}", n % WORKERS));
+    let result = check_on(env, &dev, &mnt, inspect);
+    crate::state::detach_loop(&dev, image_path)?;
+    env.state.remove(&record)?;
+    result
+}
+
+fn check_on<T>(
+    env: &CheckEnv,
+    dev: &str,
+    mnt: &Path,
+    inspect: impl FnOnce(&Path) -> T,
+) -> Result<(StateCheck, Option<T>)> {
+    let mut c = StateCheck::default();
+    let fstype = env.fs.mount_type();
+    let opts = env.mount_opts.as_str();
+    match mount::mount(&env.state, fstype, dev, mnt, opts) {
+        Ok(_) => {
+            mount::unmount(&env.state, mnt)?;
+        }
+        Err(e) => {
+            c.recovery_failed = true;
+            c.detail = format!("recovery mount: {e:#}");
+        }
+    }
+    let damage = match env.fs.fsck_argv(dev) {
+        Some(argv) => cmd::run_stoppable(&argv).err(),
+        None => None,
+    };
+    if let Some(e) = &damage {
+        c.detail = format!("{}{}check: {e:#}", c.detail, sep(&c.detail));
+    }
+    if damage.is_some() || c.recovery_failed {
+        c.repaired = true;
+        c.repair_failed = true;
+        for argv in repair_argvs(env.fs, dev) {
+            match cmd::run_stoppable(&argv) {
+                Ok(_) => {}
+                Err(e) if repaired_ok(&argv[0], &e) => {}
+                Err(e) => {
+                    crate::signals::check_stop()?;
+                    c.detail = format!("{}; repair: {e:#}", c.detail);
+                    continue;
+                }
+            }
+            c.repair_failed = false;
+            break;
+        }
+    }
+    match mount::mount(&env.state, fstype, dev, mnt, opts) {
+        Ok(_) => {
+            c.mounted = true;
+            let seen = inspect(mnt);
+            mount::unmount(&env.state, mnt)?;
+            Ok((c, Some(seen)))
+        }
+        Err(e) => {
+            c.detail = format!("{}{}mount: {e:#}", c.detail, sep(&c.detail));
+            Ok((c, None))
+        }
+    }
+}
+
+fn sep(s: &str) -> &'static str {
+    if s.is_empty() {
+        ""
+    } else {
+        "; "
+    }
+}
+
+/// Checks every state of `states` (in ascending `upto`) built from `base` and `log`,
+/// [`WORKERS`] at once, with `inspect(state index, mount point)` on each that mounts.
+/// Results come in the order of `states`.
+pub fn check_all<T: Send>(
+    env: &CheckEnv,
+    log: &Log,
+    base: &Path,
+    states: &[CrashState],
+    inspect: &(dyn Fn(usize, &Path) -> T + Sync),
+) -> Result<Vec<(StateCheck, Option<T>)>> {
+    let mut builder = Builder::new(log, base, &env.dir.join("work.img"))?;
+    let (tx, rx) = mpsc::sync_channel::<(usize, File, PathBuf)>(WORKERS);
+    let rx = Mutex::new(rx);
+    let results: Mutex<Vec<Option<(StateCheck, Option<T>)>>> =
+        Mutex::new((0..states.len()).map(|_| None).collect());
+    let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..WORKERS {
+            s.spawn(|| loop {
+                let next = rx.lock().expect("receiver").recv();
+                let Ok((i, file, path)) = next else { break };
+                let r = check_one(env, &file, &path, i, |m| inspect(i, m));
+                drop(file);
+                let _ = std::fs::remove_file(&path);
+                match r {
+                    Ok(r) => results.lock().expect("results")[i] = Some(r),
+                    Err(e) => {
+                        failed.lock().expect("failed").get_or_insert(e);
+                        break;
+                    }
+                }
+            });
+        }
+        for (i, st) in states.iter().enumerate() {
+            if failed.lock().expect("failed").is_some() {
+                break;
+            }
+            let sent = crate::signals::check_stop().and_then(|()| {
+                let path = env.dir.join(format!("state{i}.img"));
+                let f = builder.build(st, &path)?;
+                tx.send((i, f, path)).map_err(|_| anyhow!("the checkers stopped"))
+            });
+            if let Err(e) = sent {
+                failed.lock().expect("failed").get_or_insert(e);
+                break;
+            }
+        }
+        drop(tx);
+    });
+    if let Some(e) = failed.into_inner().expect("failed") {
+        return Err(e);
+    }
+    let done = results.into_inner().expect("results");
+    Ok(done.into_iter().map(|r| r.expect("checked")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileExt;
+
+    #[test]
+    fn a_sparse_copy_keeps_data_and_holes() {
+        let from = tempfile::tempfile().unwrap();
+        from.set_len(8 << 20).unwrap();
+        from.write_all_at(&[5u8; 4096], 1 << 20).unwrap();
+        from.write_all_at(&[6u8; 100], (8 << 20) - 100).unwrap();
+        let to = tempfile::tempfile().unwrap();
+        sparse_copy(&from, &to, 8 << 20).unwrap();
+        let (mut a, mut b) = (vec![0u8; 8 << 20], vec![0u8; 8 << 20]);
+        from.read_exact_at(&mut a, 0).unwrap();
+        to.read_exact_at(&mut b, 0).unwrap();
+        assert!(a == b);
+        use std::os::unix::fs::MetadataExt;
+        assert!(to.metadata().unwrap().blocks() * 512 < 1 << 20);
+    }
+
+    #[test]
+    fn the_builder_applies_the_prefix_and_only_the_kept_writes() {
+        use super::super::log::LogWriter;
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("base");
+        std::fs::write(&base, vec![0u8; 16384]).unwrap();
+        let mut w = LogWriter::new(File::create(dir.path().join("log")).unwrap()).unwrap();
+        w.write(0, &[1u8; 4096]).unwrap();
+        w.flush().unwrap();
+        w.write(4096, &[2u8; 4096]).unwrap();
+        w.write(8192, &[3u8; 4096]).unwrap();
+        w.flush().unwrap();
+        w.finish().unwrap();
+        let log = Log::open(&dir.path().join("log")).unwrap();
+        let mut b = Builder::new(&log, &base, &dir.path().join("work")).unwrap();
+        let st = CrashState {
+            upto: 2,
+            kept: vec![3],
+        };
+        let f = b.build(&st, &dir.path().join("s0")).unwrap();
+        let byte = |at| {
+            let mut x = [0u8];
+            f.read_exact_at(&mut x, at).unwrap();
+            x[0]
+        };
+        assert_eq!((byte(0), byte(4096), byte(8192)), (1, 0, 3));
+        let back = CrashState {
+            upto: 0,
+            kept: vec![],
+        };
+        assert!(b.build(&back, &dir.path().join("s1")).is_err());
+    }
+
+    #[test]
+    fn repairs_exist_for_the_filesystems_the_workload_names() {
+        for name in ["ext4", "xfs", "btrfs"] {
+            let fs = FsType::parse(name).unwrap();
+            assert!(!repair_argvs(fs, "/dev/loop9").is_empty(), "{name}");
+        }
+    }
+}

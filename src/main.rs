@@ -70,6 +70,10 @@ fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
 
 fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
+        Command::RecordServe(a) => {
+            fsarena::provision::recorded::daemon::serve(&a.image, &a.log, &a.mountpoint)?;
+            Ok(exit::OK)
+        }
         Command::History => {
             let store = Store::open_existing(&db_path(&cli.db))?;
             print!("{}", fsarena::report::history::render(&store.history()?));

@@ -161,7 +161,8 @@ pub fn write_man_pages(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
         Ok(())
     };
     write("fsarena".into(), cmd.clone())?;
-    for sub in cmd.get_subcommands() {
+    // Hidden subcommands (the recorder's daemon) are fsarena's own, not the user's.
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("fsarena-{}", sub.get_name());
         let page = sub
             .clone()
@@ -210,7 +211,7 @@ mod tests {
     #[test]
     fn the_man_page_names_every_subcommand() {
         let page = String::from_utf8(man_page().unwrap()).unwrap();
-        for sub in command().get_subcommands() {
+        for sub in command().get_subcommands().filter(|s| !s.is_hide_set()) {
             assert!(
                 page.contains(&format!("fsarena\\-{}", sub.get_name()))
                     || page.contains(&format!("fsarena-{}", sub.get_name())),

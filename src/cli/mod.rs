@@ -120,6 +120,23 @@ pub enum Command {
     /// Print the manual page (roff) to standard output, e.g. `fsarena man | man -l -`; with
     /// --dir, write fsarena.1 and one fsarena-SUBCOMMAND.1 per subcommand there.
     Man(ManArgs),
+    /// The write recorder's FUSE daemon, which fsarena starts itself for a recorded
+    /// target (src/provision/recorded/daemon.rs).
+    #[command(name = "record-serve", hide = true)]
+    RecordServe(RecordServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RecordServeArgs {
+    /// The live image to serve (a path fsarena gives, `/proc/self/fd/N`).
+    #[arg(long, value_name = "PATH")]
+    pub image: PathBuf,
+    /// The new, empty write log.
+    #[arg(long, value_name = "PATH")]
+    pub log: PathBuf,
+    /// Where to mount.
+    #[arg(long, value_name = "DIR")]
+    pub mountpoint: PathBuf,
 }
 
 #[derive(Debug, Args)]

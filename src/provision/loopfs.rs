@@ -561,6 +561,17 @@ impl FsTools for LoopTarget {
             size_bytes,
         )
     }
+
+    fn twin(&self) -> Option<super::recorded::Twin> {
+        Some(super::recorded::Twin {
+            fs: self.fs,
+            mkfs_opts: self.user_mkfs.clone(),
+            mount_opts: self.info.requested_mount_opts.clone(),
+            image_dir: self.env.image_dir.clone(),
+            state: std::sync::Arc::clone(&self.env.state),
+            name: self.info.name.clone(),
+        })
+    }
 }
 
 impl Drop for LoopTarget {

@@ -84,6 +84,12 @@ pub trait FsTools {
     /// a scratch image of that size in the image directory (no loop device, no mount),
     /// deleted again. `Err` only when mkfs could not run at all.
     fn mkfs_accepts(&mut self, size_bytes: u64) -> Result<bool>;
+    /// What a recorded twin of this target is made of (its filesystem, options, image
+    /// directory and state file), for a workload that records the writes reaching the
+    /// disk ([`recorded::Recording`]); `None` where the target cannot have one.
+    fn twin(&self) -> Option<recorded::Twin> {
+        None
+    }
 }
 
 /// The target's [`FsTools`], or an error saying that `what` needs a loop target.

@@ -109,6 +109,7 @@ pub(super) fn outside(r: &Resource, image_dir: &Path) -> Option<String> {
     };
     let path = match r {
         Resource::Mount { path } | Resource::Image { path } => path,
+        Resource::Recorder { mountpoint, .. } => mountpoint,
         Resource::Guest { pidfile } => pidfile,
         Resource::Loop { device, image } => {
             let n = device.strip_prefix("/dev/loop").unwrap_or("");

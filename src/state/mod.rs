@@ -28,8 +28,8 @@ mod undo;
 use cleanup::pid_is_live_fsarena;
 pub use cleanup::{cleanup, cleanup_run, remove_kept, sweep};
 pub use undo::{
-    detach_loop, is_mounted, loops_backing, postgres_pid, stop_guest, stop_postgres, umount,
-    umount_once, undo, unescape_mount_path,
+    detach_loop, is_mounted, loops_backing, postgres_pid, stop_guest, stop_postgres, stop_recorder,
+    umount, umount_once, undo, unescape_mount_path,
 };
 
 /// Something a run created that must be undone.
@@ -54,6 +54,14 @@ pub enum Resource {
     Postgres {
         datadir: PathBuf,
         sockets: PathBuf,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pid: Option<i32>,
+    },
+    /// The FUSE daemon of a recorded target (`fsarena record-serve`) and its mount at
+    /// `mountpoint`, which the daemon's command line names; its pid once it started
+    /// (recorded before it starts without one).
+    Recorder {
+        mountpoint: PathBuf,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pid: Option<i32>,
     },
@@ -292,6 +300,9 @@ pub fn describe(r: &Resource) -> String {
         Resource::Guest { pidfile } => format!("guest QEMU ({})", pidfile.display()),
         Resource::Postgres { datadir, .. } => {
             format!("PostgreSQL server (data directory {})", datadir.display())
+        }
+        Resource::Recorder { mountpoint, .. } => {
+            format!("write recorder (FUSE mount {})", mountpoint.display())
         }
     }
 }

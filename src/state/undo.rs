@@ -172,6 +172,7 @@ pub fn undo(r: &Resource) -> Result<bool> {
             let stopped = stop_postgres(datadir, *pid)?;
             Ok(owned::remove(sockets, Removal::Tree).unwrap_or(false) || stopped)
         }
+        Resource::Recorder { mountpoint, pid } => stop_recorder(mountpoint, *pid),
     }
 }
 
@@ -225,6 +226,69 @@ pub fn stop_postgres(datadir: &Path, recorded: Option<i32>) -> Result<bool> {
         "the PostgreSQL server (pid {pid}) of {} did not stop",
         datadir.display()
     )
+}
+
+/// Stops the write recorder serving `mountpoint` (`pid`: the one the state file holds),
+/// in the only order that works: loop devices still attached to its `disk` are detached
+/// (the filesystem above was unmounted before, as the state file lists it later), the FUSE
+/// mount is unmounted (also when the daemon is dead and it says "Transport endpoint is not
+/// connected"), and the daemon, which ends by itself once unmounted, is waited for 10 s
+/// and then killed. Only processes whose command line names this mount point as a
+/// recorder's are touched. `Ok(true)` when something was done.
+pub fn stop_recorder(mountpoint: &Path, pid: Option<i32>) -> Result<bool> {
+    use crate::provision::recorded::daemon;
+    let mut done = false;
+    let disk = mountpoint.join(daemon::DISK);
+    // A loop device names its backing file by path: only one on this host's mount is ours.
+    let here = is_mounted(mountpoint);
+    for (dev, backing) in attached_loops() {
+        if here && backing == disk {
+            detach_loop(&dev, &disk)?;
+            done = true;
+        }
+    }
+    if is_mounted(mountpoint) {
+        umount(mountpoint)?;
+        done = true;
+    }
+    let ours = |pid: i32| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| daemon::is_daemon_of(&c, mountpoint))
+    };
+    let mut pids: Vec<i32> = std::fs::read_dir("/proc")
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    pids.extend(pid);
+    pids.sort_unstable();
+    pids.dedup();
+    pids.retain(|&p| p > 1 && p != std::process::id() as i32 && ours(p));
+    for p in pids {
+        done = true;
+        let gone = |tenths: u32| {
+            (0..tenths).any(|_| {
+                let gone = !ours(p);
+                if !gone {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                gone
+            })
+        };
+        if !gone(100) {
+            // SAFETY: kill(2) on a pid just checked to be this mount point's recorder.
+            unsafe { libc::kill(p, libc::SIGKILL) };
+            if !gone(50) {
+                anyhow::bail!(
+                    "the write recorder (pid {p}) of {} did not stop",
+                    mountpoint.display()
+                );
+            }
+        }
+    }
+    Ok(owned::remove(mountpoint, Removal::EmptyDir).unwrap_or(false) || done)
 }
 
 /// Stops the QEMU whose pid is in `pidfile` (only a live process whose command line names

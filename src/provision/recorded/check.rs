@@ -22,6 +22,7 @@
 //! the state file holds too, so `fsarena cleanup` removes what a killed run left.
 
 use super::log::Log;
+use super::sparse_copy;
 use super::states::CrashState;
 use crate::cmd;
 use crate::provision::fs::FsType;
@@ -29,7 +30,6 @@ use crate::provision::{loopdev, mount};
 use crate::state::{Resource, State};
 use anyhow::{anyhow, Context, Result};
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
 
@@ -60,43 +60,6 @@ pub struct StateCheck {
     pub mounted: bool,
     /// The checker's, repair's or mount's own words, for the trial's log.
     pub detail: String,
-}
-
-/// Copies `len` bytes of `from` into the empty file `to`, keeping holes: only the data
-/// segments (`SEEK_DATA`/`SEEK_HOLE`) are copied (`copy_file_range`).
-pub fn sparse_copy(from: &File, to: &File, len: u64) -> Result<()> {
-    to.set_len(len).context("sizing the copy")?;
-    let fd = from.as_raw_fd();
-    let mut at: i64 = 0;
-    while (at as u64) < len {
-        // SAFETY: lseek on an open descriptor.
-        let data = unsafe { libc::lseek(fd, at, libc::SEEK_DATA) };
-        if data < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::ENXIO) {
-                break; // no data after `at`
-            }
-            return Err(e).context("SEEK_DATA");
-        }
-        // SAFETY: as above.
-        let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
-        if hole < 0 {
-            return Err(std::io::Error::last_os_error()).context("SEEK_HOLE");
-        }
-        let (mut off_in, mut off_out) = (data, data);
-        while off_in < hole {
-            let chunk = (hole - off_in) as usize;
-            // SAFETY: both descriptors are open; the offsets point to valid loff_t.
-            let n = unsafe {
-                libc::copy_file_range(fd, &mut off_in, to.as_raw_fd(), &mut off_out, chunk, 0)
-            };
-            if n <= 0 {
-                return Err(std::io::Error::last_os_error()).context("copy_file_range");
-            }
-        }
-        at = hole;
-    }
-    Ok(())
 }
 
 /// Builds the images of crash states in log order: a working image kept at the latest

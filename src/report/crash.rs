@@ -1,0 +1,170 @@
+//! What a power cut costs, as the reports say it: per `crash` pattern, one line per target
+//! with its speed beside the crash states that broke a promise, then the verdict on the
+//! differences in loss ([`crate::compare::crash`]). docs/durability.md says how to read it.
+
+use crate::compare::crash::{losses, PatternLoss, TargetLoss, ALPHA};
+use crate::report::aging::thousands;
+use crate::result::RunResult;
+
+/// The median of `v` (0 when empty).
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => s[n / 2],
+        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
+}
+
+/// `ext4: 1,234 files/s; 3 of 120 crash states broke a promise (2 files lost, 1 empty)`.
+pub fn target_line(t: &TargetLoss, unit: &str) -> String {
+    let (bad, states) = t.totals();
+    let speed = format!(
+        "{}\u{a0}{unit}",
+        thousands(median(&t.ops_per_s).round() as u64)
+    );
+    let loss = if bad == 0 {
+        format!("none of {} crash states broke a promise", thousands(states))
+    } else {
+        format!(
+            "{} of {} crash states broke a promise",
+            thousands(bad),
+            thousands(states)
+        )
+    };
+    let parts: Vec<String> = [
+        (t.lost, "files lost"),
+        (t.empty, "files empty"),
+        (t.garbage, "files with garbage"),
+        (t.unmountable, "states unmountable"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{} {what}", thousands(*n)))
+    .collect();
+    let repaired = match t.repaired {
+        0 => String::new(),
+        n => format!("; {} needed repair", thousands(n)),
+    };
+    let detail = if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    };
+    format!("{}: {speed}; {loss}{detail}{repaired}", t.target)
+}
+
+/// The verdict on the differences in loss of one pattern.
+pub fn verdict_lines(pl: &PatternLoss) -> Vec<String> {
+    let mut out = Vec::new();
+    let share = |t: &str| {
+        let x = pl
+            .targets
+            .iter()
+            .find(|x| x.target == t)
+            .expect("a target of the pattern");
+        let (b, s) = x.totals();
+        if s == 0 {
+            0.0
+        } else {
+            b as f64 / s as f64
+        }
+    };
+    for p in pl.pairs.iter().filter(|p| p.real) {
+        let (worse, better) = if share(&p.a) > share(&p.b) {
+            (&p.a, &p.b)
+        } else {
+            (&p.b, &p.a)
+        };
+        out.push(format!(
+            "{worse} breaks more promises than {better}: a real difference (p\u{a0}=\u{a0}{:.3} \
+             after Holm over {} pair(s))",
+            p.p_holm,
+            pl.pairs.len()
+        ));
+    }
+    let differ = pl
+        .pairs
+        .iter()
+        .any(|p| !p.real && share(&p.a) != share(&p.b));
+    if differ {
+        let blind = pl
+            .pairs
+            .iter()
+            .filter(|p| !p.real)
+            .all(|p| p.p_min >= ALPHA);
+        out.push(if blind {
+            "the other differences in loss are not judged: with so few repetitions the exact \
+             test cannot reach p\u{a0}<\u{a0}0.05 (4 or more a target can)"
+                .to_string()
+        } else {
+            "the other differences in loss may be chance (p\u{a0}≥\u{a0}0.05 after Holm)"
+                .to_string()
+        });
+    }
+    out
+}
+
+/// Each pattern's heading and lines.
+pub fn sections(run: &RunResult) -> Vec<(String, Vec<String>)> {
+    losses(run)
+        .iter()
+        .map(|pl| {
+            let unit = pl.ops_unit.clone();
+            let mut lines: Vec<String> = pl.targets.iter().map(|t| target_line(t, &unit)).collect();
+            lines.extend(verdict_lines(pl));
+            (
+                format!("what a power cut costs: {} ({})", pl.pattern, pl.workload),
+                lines,
+            )
+        })
+        .collect()
+}
+
+/// `text` with its first letter in upper case (an HTML heading).
+pub fn capital(text: &str) -> String {
+    let mut c = text.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// The terminal's section, wrapped at `width`; empty without crash states.
+pub fn render(run: &RunResult, width: usize) -> String {
+    let mut out = String::new();
+    for (head, lines) in sections(run) {
+        out.push('\n');
+        out.push_str(&crate::report::fit::wrap_options(&head, width, 0, 4));
+        out.push('\n');
+        for l in lines {
+            out.push_str(&crate::report::fit::wrap_options(&l, width, 2, 4));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_line_puts_speed_and_loss_together() {
+        let t = TargetLoss {
+            target: "ext4".into(),
+            ops_per_s: vec![1000.0, 1300.0, 1234.4],
+            bad: vec![(2, 40), (1, 40), (0, 40)],
+            lost: 0,
+            empty: 3,
+            garbage: 0,
+            unmountable: 0,
+            repaired: 1,
+        };
+        assert_eq!(
+            target_line(&t, "files/s"),
+            "ext4: 1,234\u{a0}files/s; 3 of 120 crash states broke a promise (3 files empty); \
+             1 needed repair"
+        );
+    }
+}

@@ -1,0 +1,251 @@
+//! The recorded pass of `crash`: the pattern run again on a recorded twin of the target,
+//! its crash states planned, built, checked and judged, and the findings tallied.
+
+use super::expect::Finding;
+use super::patterns::{sync_dir, Tape, Work};
+use super::{run_pattern, Crash, Expectation, PATTERNS};
+use crate::context::TrialContext;
+use crate::probe::recorder::Op;
+use crate::provision::recorded::check::{self, CheckEnv, StateCheck};
+use crate::provision::recorded::log::Log;
+use crate::provision::recorded::states::{self, CrashState};
+use crate::provision::recorded::{Recording, Twin};
+use crate::size::format_size;
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+/// The recorded twin's image size when not given: room for every pattern's files and a
+/// journal of the usual size.
+const IMAGE_BYTES: u64 = 256 << 20;
+
+/// The pattern on the recording: positions from the recorder, `fsync`s counted.
+struct Recorded<'r> {
+    rec: &'r Recording,
+    fsyncs: u64,
+}
+
+impl Tape for Recorded<'_> {
+    fn done(&mut self, _: Op, _: Instant, _: u64) {}
+    fn position(&mut self) -> Result<u64> {
+        self.rec.position()
+    }
+    fn synced(&mut self) {
+        self.fsyncs += 1;
+    }
+}
+
+/// The findings over one pattern's crash states.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tally {
+    pub states: u64,
+    pub bad: u64,
+    pub unmountable: u64,
+    pub repaired: u64,
+    pub lost: u64,
+    pub empty: u64,
+    pub garbage: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    /// `fsync`/`fdatasync` calls the pattern made itself (`None`: inside SQLite).
+    pub fsyncs: Option<u64>,
+    /// Seconds spent building and checking the states.
+    pub check_s: f64,
+}
+
+impl Tally {
+    /// Counts one state's check and findings; whether the state broke a promise.
+    pub fn add(&mut self, c: &StateCheck, found: Option<&[Finding]>) -> bool {
+        self.states += 1;
+        let count = |f: Finding| found.map_or(0, |v| v.iter().filter(|&&x| x == f).count());
+        let (lost, empty, garbage) = (
+            count(Finding::Lost),
+            count(Finding::Empty),
+            count(Finding::Garbage),
+        );
+        self.lost += lost as u64;
+        self.empty += empty as u64;
+        self.garbage += garbage as u64;
+        self.repaired += u64::from(c.repaired);
+        self.unmountable += u64::from(!c.mounted);
+        let bad = !c.mounted || lost + empty + garbage > 0;
+        self.bad += u64::from(bad);
+        bad
+    }
+
+    /// Attaches the figures to `phase`.
+    pub fn note(&self, cx: &mut TrialContext, phase: &str) {
+        let figures = [
+            ("crash_states", self.states),
+            ("crash_bad_states", self.bad),
+            ("crash_unmountable", self.unmountable),
+            ("crash_repaired", self.repaired),
+            ("crash_lost", self.lost),
+            ("crash_empty", self.empty),
+            ("crash_garbage", self.garbage),
+            ("crash_writes", self.writes),
+            ("crash_flushes", self.flushes),
+        ];
+        for (k, v) in figures {
+            cx.note_phase(phase, k, v as f64);
+        }
+        cx.note_phase(phase, "crash_check_s", self.check_s);
+        if let Some(n) = self.fsyncs {
+            cx.note_phase(phase, "crash_fsyncs", n as f64);
+        }
+    }
+}
+
+/// The default image of the twin: [`IMAGE_BYTES`], or the filesystem's smallest.
+fn image_bytes(c: &Crash, twin: &Twin) -> u64 {
+    let min = twin.fs.min_size_bytes().div_ceil(1 << 20) << 20;
+    c.image.unwrap_or(IMAGE_BYTES.max(min))
+}
+
+/// Records pattern `i` on a twin of the target, then checks its crash states.
+pub fn crash_states(
+    cx: &mut TrialContext,
+    twin: &Twin,
+    c: &Crash,
+    i: usize,
+    work: &Work,
+) -> Result<Tally> {
+    let name = PATTERNS[i];
+    crate::term::set_status(Some(format!("{name}: recording on a twin")));
+    let rec = Recording::start(twin, image_bytes(c, twin))?;
+    let top = rec.mountpoint().to_path_buf();
+    let dir = top.join(name);
+    std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut tape = Recorded {
+        rec: &rec,
+        fsyncs: 0,
+    };
+    sync_dir(&top, &mut tape)?;
+    let expect = run_pattern(i, &dir, work, &mut tape)?;
+    let fsyncs = tape.fsyncs;
+    let done = rec.finish()?;
+    let result = judge_all(cx, twin, c, i, work, &done.log, &done.base, &done.dir, expect);
+    let removed = done.remove(&twin.state);
+    let mut tally = result?;
+    removed?;
+    tally.fsyncs = (!name.starts_with("sqlite")).then_some(fsyncs);
+    Ok(tally)
+}
+
+/// Plans, checks and judges the crash states of one recording.
+#[allow(clippy::too_many_arguments)]
+fn judge_all(
+    cx: &mut TrialContext,
+    twin: &Twin,
+    c: &Crash,
+    i: usize,
+    work: &Work,
+    log_path: &Path,
+    base: &Path,
+    dir: &Path,
+    expect: Expectation,
+) -> Result<Tally> {
+    let name = PATTERNS[i];
+    let log = Log::open(log_path)?;
+    let (writes, flushes, bytes) = log.counts();
+    let planned = states::plan(&log.records, c.states, work.seed);
+    crate::term::set_status(Some(format!(
+        "{name}: checking {} crash states ({writes} writes, {}, {flushes} flushes)",
+        planned.states.len(),
+        format_size(bytes)
+    )));
+    let env = CheckEnv {
+        state: twin.state.clone(),
+        fs: twin.fs,
+        mount_opts: twin.mount_opts.clone(),
+        dir: dir.to_path_buf(),
+    };
+    let judge = |k: usize, mnt: &Path| -> Vec<Finding> {
+        let st = &planned.states[k];
+        let (upto, horizon) = bounds(st);
+        let at = mnt.join(name);
+        match &expect {
+            Expectation::Files(e) => e.judge_dir(&at, upto, horizon).into_iter().map(|x| x.1).collect(),
+            Expectation::Sqlite(e) => vec![e.judge(&at, upto)],
+        }
+    };
+    let t = Instant::now();
+    let results = check::check_all(&env, &log, base, &planned.states, &judge);
+    let check_s = t.elapsed().as_secs_f64();
+    crate::term::set_status(None);
+    let results = results?;
+    let mut tally = Tally {
+        writes,
+        flushes,
+        check_s,
+        ..Tally::default()
+    };
+    let mut lines = Vec::new();
+    for (k, (checked, found)) in results.iter().enumerate() {
+        if tally.add(checked, found.as_deref()) {
+            lines.push(describe(name, work.seed, &planned.states[k], log.records.len(), checked, found.as_deref()));
+        }
+    }
+    if !lines.is_empty() {
+        cx.message(format!(
+            "crash {name} on {}: {} of {} crash states broke a promise (in the trial's log)",
+            twin.name,
+            tally.bad,
+            tally.states
+        ));
+        write_log(cx, &lines)?;
+    }
+    Ok(tally)
+}
+
+/// The durable prefix of a state and the end of what it may hold, as log positions.
+fn bounds(st: &CrashState) -> (u64, u64) {
+    let horizon = st.kept.last().map_or(st.upto, |&k| k + 1).max(st.upto);
+    (st.upto as u64, horizon as u64)
+}
+
+fn describe(
+    name: &str,
+    seed: u64,
+    st: &CrashState,
+    records: usize,
+    c: &StateCheck,
+    found: Option<&[Finding]>,
+) -> String {
+    let findings = found.map_or("not mounted".to_string(), |f| {
+        let bad: Vec<String> = f
+            .iter()
+            .filter(|&&x| x != Finding::Ok)
+            .map(|x| format!("{x:?}").to_lowercase())
+            .collect();
+        bad.join(" ")
+    });
+    format!(
+        "crash {name} (seed {seed}): state with records 0..{} of {records} and kept writes \
+         {:?}: {findings}{}{}",
+        st.upto,
+        st.kept,
+        if c.repaired { "; needed repair" } else { "" },
+        if c.detail.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", c.detail)
+        }
+    )
+}
+
+fn write_log(cx: &mut TrialContext, lines: &[String]) -> Result<()> {
+    let Ok(path) = cx.log_file() else {
+        return Ok(());
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    for l in lines {
+        writeln!(f, "{l}")?;
+    }
+    Ok(())
+}

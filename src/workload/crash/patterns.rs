@@ -1,0 +1,295 @@
+//! The application patterns of `crash`, after ALICE (Pillai et al., "All File Systems Are
+//! Not Created Equal", OSDI '14) and the seeds: each writes files the way a kind of
+//! application does, and records what it was promised ([`Expect`]) at the log positions the
+//! recorder reports (`Tape::position`).
+//!
+//! * `fsync-write`: a new file per operation, written whole, `fsync`ed, and its directory
+//!   `fsync`ed; promised then.
+//! * `rename-replace`: four files replaced in turn by writing `NAME.tmp`, `fsync`ing it,
+//!   renaming it over `NAME` and `fsync`ing the directory: the careful way; each new
+//!   version promised.
+//! * `rename-replace-nofsync`: the same without either `fsync` (the way many programs save
+//!   a file); an unrelated small file is written and `fsync`ed after each rename, as other
+//!   programs do all the time, which makes the filesystem commit. Only the first versions
+//!   (written carefully) are promised, and the file must be a whole version, old or new,
+//!   never empty: what the program assumes, and what ext4's `auto_da_alloc` provides.
+//! * `append-log`: 1000-byte records appended to one file, `fdatasync` every `sync_every`
+//!   records; the records up to each `fdatasync` promised.
+//! * `churn`: a Postmark-like mix on a pool of files: create (written, `fsync`ed with its
+//!   directory), append (`fsync`ed) or delete (directory `fsync`ed), chosen from the seed.
+//!
+//! The SQLite patterns are in [`super::sqlite`].
+
+use super::expect::{Expect, Shape};
+use crate::probe::recorder::Op;
+use anyhow::{Context, Result};
+use rand::{Rng, RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+/// Bytes of one `append-log` record.
+pub const RECORD: usize = 1000;
+/// Files `rename-replace` cycles through.
+const REPLACED: u64 = 4;
+/// Files `churn` keeps at most.
+const CHURN_POOL: usize = 8;
+
+/// Where a pattern reports its operations and learns the log's position.
+pub trait Tape {
+    /// One operation done, begun at `t`, of `bytes`.
+    fn done(&mut self, op: Op, t: Instant, bytes: u64);
+    /// The write log's position now (0 where nothing is recorded).
+    fn position(&mut self) -> Result<u64>;
+    /// An `fsync` or `fdatasync` returned (counted where recorded).
+    fn synced(&mut self) {}
+}
+
+/// The size of a pattern's work.
+#[derive(Clone, Copy, Debug)]
+pub struct Work {
+    /// Operations (files, replacements, records, transactions).
+    pub ops: u64,
+    /// Bytes of a file (`fsync-write`, `rename-replace`; `churn`'s largest).
+    pub size: usize,
+    /// `append-log`: records between two `fdatasync`s.
+    pub sync_every: u64,
+    pub seed: u64,
+}
+
+/// The contents of version `version` of file `name`: seeded bytes, different for every
+/// file and version, so that a block in a crash state tells which it came from.
+pub fn contents(seed: u64, name: &str, version: u64, len: usize) -> Vec<u8> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ crate::fnv::hash(name.as_bytes()));
+    for _ in 0..version {
+        rng.jump();
+    }
+    let mut v = vec![0u8; len];
+    rng.fill_bytes(&mut v);
+    v
+}
+
+/// `fsync` of `dir` itself.
+pub fn sync_dir(dir: &Path, tape: &mut dyn Tape) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("fsync of {}", dir.display()))?;
+    tape.synced();
+    Ok(())
+}
+
+/// Writes `data` to the new or truncated file `path`, `fsync`ed when `sync`.
+fn write_file(path: &Path, data: &[u8], sync: bool, tape: &mut dyn Tape) -> Result<()> {
+    let mut f = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    f.write_all(data)?;
+    if sync {
+        f.sync_all()?;
+        tape.synced();
+    }
+    Ok(())
+}
+
+/// `fsync-write`.
+pub fn fsync_write(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
+    let mut e = Expect::default();
+    for i in 0..w.ops {
+        let name = format!("f{i}");
+        let data = contents(w.seed, &name, 0, w.size);
+        let t = Instant::now();
+        e.begin(&name, Shape::Whole, data.clone(), tape.position()?);
+        write_file(&dir.join(&name), &data, true, tape)?;
+        sync_dir(dir, tape)?;
+        e.promise(&name, tape.position()?);
+        tape.done(Op::Create, t, data.len() as u64);
+    }
+    Ok(e)
+}
+
+/// `rename-replace` (`careful`) and `rename-replace-nofsync`.
+pub fn rename_replace(dir: &Path, w: &Work, careful: bool, tape: &mut dyn Tape) -> Result<Expect> {
+    let mut e = Expect::default();
+    let files = REPLACED.min(w.ops.max(1));
+    for i in 0..files {
+        let name = format!("cfg{i}");
+        let data = contents(w.seed, &name, 0, w.size);
+        e.begin(&name, Shape::Whole, data.clone(), tape.position()?);
+        write_file(&dir.join(&name), &data, true, tape)?;
+    }
+    sync_dir(dir, tape)?;
+    let at = tape.position()?;
+    (0..files).for_each(|i| e.promise(&format!("cfg{i}"), at));
+    for round in 0..w.ops {
+        let name = format!("cfg{}", round % files);
+        let version = 1 + round / files;
+        let data = contents(w.seed, &name, version, w.size);
+        let tmp = dir.join(format!("{name}.tmp"));
+        let t = Instant::now();
+        e.begin(&name, Shape::Whole, data.clone(), tape.position()?);
+        write_file(&tmp, &data, careful, tape)?;
+        std::fs::rename(&tmp, dir.join(&name)).context("rename over the old file")?;
+        if careful {
+            sync_dir(dir, tape)?;
+            e.promise(&name, tape.position()?);
+        } else {
+            let tick = contents(w.seed, "tick", round, 512);
+            write_file(&dir.join("tick"), &tick, true, tape)?;
+        }
+        tape.done(Op::Rename, t, data.len() as u64);
+    }
+    Ok(e)
+}
+
+/// `append-log`.
+pub fn append_log(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
+    let mut e = Expect::default();
+    let stream = contents(w.seed, "log", 0, RECORD * w.ops as usize);
+    let path = dir.join("log");
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    sync_dir(dir, tape)?;
+    for k in 0..w.ops as usize {
+        let t = Instant::now();
+        let end = (k + 1) * RECORD;
+        e.begin("log", Shape::Log, stream[..end].to_vec(), tape.position()?);
+        f.write_all(&stream[k * RECORD..end])?;
+        if (k as u64 + 1) % w.sync_every == 0 || k as u64 + 1 == w.ops {
+            f.sync_data()?;
+            tape.synced();
+            e.promise("log", tape.position()?);
+        }
+        tape.done(Op::Append, t, RECORD as u64);
+    }
+    Ok(e)
+}
+
+/// `churn`.
+pub fn churn(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
+    let mut e = Expect::default();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(w.seed ^ 0xc4u64);
+    let mut live: Vec<(String, Vec<u8>)> = Vec::new();
+    for n in 0..w.ops {
+        let t = Instant::now();
+        let choice = if live.is_empty() {
+            0
+        } else if live.len() >= CHURN_POOL {
+            1 + rng.gen_range(0..2)
+        } else {
+            rng.gen_range(0..3)
+        };
+        let at = tape.position()?;
+        match choice {
+            0 => {
+                let name = format!("p{n}");
+                let len = rng.gen_range(1..=w.size);
+                let data = contents(w.seed, &name, 0, len);
+                e.begin(&name, Shape::Whole, data.clone(), at);
+                write_file(&dir.join(&name), &data, true, tape)?;
+                sync_dir(dir, tape)?;
+                e.promise(&name, tape.position()?);
+                tape.done(Op::Create, t, len as u64);
+                live.push((name, data));
+            }
+            1 => {
+                let k = rng.gen_range(0..live.len());
+                let (name, data) = &mut live[k];
+                let more = contents(w.seed, name, data.len() as u64, rng.gen_range(1..=4096));
+                data.extend_from_slice(&more);
+                e.begin(name, Shape::Whole, data.clone(), at);
+                let mut f = OpenOptions::new().append(true).open(dir.join(&*name))?;
+                f.write_all(&more)?;
+                f.sync_all()?;
+                tape.synced();
+                e.promise(name, tape.position()?);
+                tape.done(Op::Append, t, more.len() as u64);
+            }
+            _ => {
+                let (name, _) = live.swap_remove(rng.gen_range(0..live.len()));
+                e.unlink(&name, at);
+                std::fs::remove_file(dir.join(&name))?;
+                sync_dir(dir, tape)?;
+                tape.done(Op::Delete, t, 0);
+            }
+        }
+    }
+    Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::crash::expect::Finding;
+
+    /// Counts operations; positions go up by one per question.
+    #[derive(Default)]
+    struct Counting {
+        ops: u64,
+        at: u64,
+    }
+
+    impl Tape for Counting {
+        fn done(&mut self, _: Op, _: Instant, _: u64) {
+            self.ops += 1;
+        }
+        fn position(&mut self) -> Result<u64> {
+            self.at += 1;
+            Ok(self.at)
+        }
+    }
+
+    fn work() -> Work {
+        Work {
+            ops: 12,
+            size: 10_000,
+            sync_every: 4,
+            seed: 3,
+        }
+    }
+
+    /// After a pattern ran to its end (nothing lost), every file judges ok in the state
+    /// that holds everything, and the expected files are the ones on disk.
+    fn all_ok(run: fn(&Path, &Work, &mut dyn Tape) -> Result<Expect>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut tape = Counting::default();
+        let e = run(dir.path(), &work(), &mut tape).unwrap();
+        assert_eq!(tape.ops, 12);
+        let end = tape.at + 1;
+        for (path, finding) in e.judge_dir(dir.path(), end, end) {
+            assert_eq!(finding, Finding::Ok, "{path}");
+        }
+    }
+
+    #[test]
+    fn each_pattern_judges_its_own_finished_files_ok() {
+        all_ok(fsync_write);
+        all_ok(|d, w, t| rename_replace(d, w, true, t));
+        all_ok(|d, w, t| rename_replace(d, w, false, t));
+        all_ok(append_log);
+        all_ok(churn);
+    }
+
+    #[test]
+    fn a_promised_file_emptied_is_found_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut tape = Counting::default();
+        let e = fsync_write(dir.path(), &work(), &mut tape).unwrap();
+        std::fs::write(dir.path().join("f3"), b"").unwrap();
+        std::fs::remove_file(dir.path().join("f4")).unwrap();
+        let end = tape.at + 1;
+        let found: Vec<Finding> = e.judge_dir(dir.path(), end, end).into_iter().map(|x| x.1).collect();
+        assert_eq!(found.iter().filter(|&&f| f == Finding::Empty).count(), 1);
+        assert_eq!(found.iter().filter(|&&f| f == Finding::Lost).count(), 1);
+    }
+
+    #[test]
+    fn contents_differ_by_file_and_version_and_repeat_by_seed() {
+        assert_eq!(contents(1, "a", 0, 64), contents(1, "a", 0, 64));
+        assert_ne!(contents(1, "a", 0, 64), contents(1, "a", 1, 64));
+        assert_ne!(contents(1, "a", 0, 64), contents(1, "b", 0, 64));
+        assert_ne!(contents(1, "a", 0, 64), contents(2, "a", 0, 64));
+    }
+}

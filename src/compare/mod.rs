@@ -21,6 +21,7 @@
 //! naming the repetitions per side that would.
 
 pub mod aging;
+pub mod crash;
 mod differences;
 pub mod family;
 pub mod gate;

@@ -25,7 +25,24 @@ pub(super) fn workloads_of(
         (None, Some(f)) => f.entries.iter().map(|e| e.spec.clone()).collect(),
         (None, None) => a.workloads.clone(),
     };
-    texts.iter().map(|t| WorkloadSpec::parse(t)).collect()
+    texts
+        .iter()
+        .map(|t| WorkloadSpec::parse(&with_crash_states(t, a.crash_states)))
+        .collect()
+}
+
+/// `crash` workload text `t` with `states=N` of `--crash-states N` added, unless it names
+/// its own; other workloads' texts unchanged.
+fn with_crash_states(t: &str, n: Option<u64>) -> String {
+    let (name, rest) = t.split_once(':').unwrap_or((t, ""));
+    let own = rest.split(',').any(|kv| kv.trim().starts_with("states="));
+    match n {
+        Some(n) if name.trim() == "crash" && !own => match rest.is_empty() {
+            true => format!("crash:states={n}"),
+            false => format!("{t},states={n}"),
+        },
+        _ => t.to_string(),
+    }
 }
 
 /// `--phase-time`, in seconds.
@@ -417,4 +434,20 @@ fn device_targets(
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod crash_states_tests {
+    #[test]
+    fn crash_states_fills_in_states_where_the_workload_gives_none() {
+        use super::with_crash_states as w;
+        assert_eq!(w("crash", Some(9)), "crash:states=9");
+        assert_eq!(
+            w("crash:pattern=churn", Some(9)),
+            "crash:pattern=churn,states=9"
+        );
+        assert_eq!(w("crash:states=3", Some(9)), "crash:states=3");
+        assert_eq!(w("bonnie", Some(9)), "bonnie");
+        assert_eq!(w("crash", None), "crash");
+    }
 }

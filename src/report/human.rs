@@ -11,7 +11,9 @@ const NBSP: char = '\u{a0}';
 
 /// Units whose figures count whole things.
 const COUNTS: &[&str] = &[
+    "calls",
     "files",
+    "flushes",
     "fsyncs",
     "names",
     "dirs",
@@ -20,11 +22,13 @@ const COUNTS: &[&str] = &[
     "parts",
     "ranks",
     "rounds",
+    "states",
     "requests",
     "retries",
     "syncs",
     "transfers",
     "tx",
+    "writes",
 ];
 
 /// Whether figures in `unit` count whole things (printed as integers).

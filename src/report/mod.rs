@@ -7,6 +7,7 @@
 
 pub mod aging;
 pub mod charts;
+pub mod crash;
 pub mod fit;
 pub mod history;
 pub mod human;

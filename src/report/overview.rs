@@ -149,6 +149,7 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
     out.push_str("</tbody></table></div>");
     aged_vs_fresh(out, &verdicts, &run.targets);
     proxy_agreement(out, &verdicts);
+    power_cut(out, run);
     out.push_str("</section>");
 }
 
@@ -175,6 +176,22 @@ fn aged_vs_fresh(
         }
     }
     out.push_str("</ul>");
+}
+
+/// What a power cut costs, per `crash` pattern ([`crate::report::crash`]); nothing in a
+/// run without crash states.
+fn power_cut(out: &mut String, run: &RunResult) {
+    for (head, lines) in crate::report::crash::sections(run) {
+        let _ = write!(
+            out,
+            "<h3>{}</h3><ul>",
+            esc(&crate::report::crash::capital(&head))
+        );
+        for l in lines {
+            let _ = write!(out, "<li>{}</li>", esc(&l));
+        }
+        out.push_str("</ul>");
+    }
 }
 
 /// Whether the database proxy ranks the filesystems as the real engines do

@@ -45,6 +45,7 @@ workloads! {
     command,
     space,
     provision,
+    crash,
 }
 
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};

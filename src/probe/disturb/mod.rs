@@ -24,12 +24,14 @@
 pub mod registry;
 #[cfg(test)]
 mod tests;
+mod untimed;
 
 pub use crate::result::Disturbance;
 pub use registry::LiveRun;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
+pub use untimed::untimed;
 
 /// (b): other processes' share of all CPUs' time above which a trial is busy.
 pub const OTHERS_CPU_SHARE: f64 = 0.25;
@@ -218,6 +220,7 @@ impl Watch {
         if cpu_shared {
             notes.push("cpu not checked: other ranks of this run share the machine".into());
         }
+        untimed::begin(devices.as_ref().ok().map(|d| (d.0.clone(), d.1.clone())));
         let (stop, stopped) = mpsc::channel::<()>();
         let sampler = std::thread::spawn(move || {
             // At the start, every interval, and once more at the end.
@@ -261,14 +264,22 @@ impl Watch {
             notes: self.notes,
             ..Default::default()
         };
+        let ex = untimed::end();
+        if ex.stretches > 0 {
+            d.notes
+                .push("untimed work of the trial's own (crash states) not counted".into());
+        }
         if let (Some(before), Some(after)) = (self.cpu, read_cpu()) {
             let k = kthread_delta(&self.kthreads, &read_kthreads());
-            d.others_cpu_share = others_cpu_share(before, after, k);
+            let k = k.saturating_sub(ex.kthread_ticks);
+            d.others_cpu_share = others_cpu_share(before, untimed::less(after, &ex), k);
         }
         match self.devices {
             Ok((ours, backing, o0, b0)) => {
                 if let (Some(o1), Some(b1)) = (bytes_of(&ours), bytes_of(&backing)) {
-                    let moved = others_device(b1.saturating_sub(b0), o1.saturating_sub(o0));
+                    let backing_moved = b1.saturating_sub(b0).saturating_sub(ex.backing);
+                    let ours_moved = o1.saturating_sub(o0).saturating_sub(ex.ours);
+                    let moved = others_device(backing_moved, ours_moved);
                     d.others_device_bytes = moved.map(|m| m.0);
                     d.others_device_share = moved.map(|m| m.1);
                 }

@@ -33,6 +33,9 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
 
+/// What checking a state gave: the filesystem's part, and the inspection's when it mounted.
+pub type Checked<T> = (StateCheck, Option<T>);
+
 /// States checked at once.
 pub const WORKERS: usize = 2;
 
@@ -77,8 +80,8 @@ impl<'a> Builder<'a> {
     pub fn new(log: &'a Log, base: &Path, work: &Path) -> Result<Builder<'a>> {
         let base = File::open(base).with_context(|| format!("opening {}", base.display()))?;
         let len = base.metadata()?.len();
-        let w = loopdev::create_image(work)
-            .with_context(|| format!("creating {}", work.display()))?;
+        let w =
+            loopdev::create_image(work).with_context(|| format!("creating {}", work.display()))?;
         sparse_copy(&base, &w, len)?;
         Ok(Builder {
             log,
@@ -96,8 +99,8 @@ impl<'a> Builder<'a> {
         }
         self.log.replay(&self.work, self.at, state.upto)?;
         self.at = state.upto;
-        let f = loopdev::create_image(out)
-            .with_context(|| format!("creating {}", out.display()))?;
+        let f =
+            loopdev::create_image(out).with_context(|| format!("creating {}", out.display()))?;
         sparse_copy(&self.work, &f, self.len)?;
         for &i in &state.kept {
             self.log.apply(i, &f)?;
@@ -109,7 +112,11 @@ impl<'a> Builder<'a> {
 /// The repair commands for `fs` on `dev`, tried in turn until one succeeds.
 fn repair_argvs(fs: FsType, dev: &str) -> Vec<Vec<String>> {
     let v = |words: &[&str]| -> Vec<String> {
-        words.iter().map(|w| w.to_string()).chain([dev.to_string()]).collect()
+        words
+            .iter()
+            .map(|w| w.to_string())
+            .chain([dev.to_string()])
+            .collect()
     };
     match fs.name() {
         "ext2" | "ext3" | "ext4" => vec![v(&["e2fsck", "-f", "-y"])],
@@ -224,11 +231,11 @@ pub fn check_all<T: Send>(
     base: &Path,
     states: &[CrashState],
     inspect: &(dyn Fn(usize, &Path) -> T + Sync),
-) -> Result<Vec<(StateCheck, Option<T>)>> {
+) -> Result<Vec<Checked<T>>> {
     let mut builder = Builder::new(log, base, &env.dir.join("work.img"))?;
     let (tx, rx) = mpsc::sync_channel::<(usize, File, PathBuf)>(WORKERS);
     let rx = Mutex::new(rx);
-    let results: Mutex<Vec<Option<(StateCheck, Option<T>)>>> =
+    let results: Mutex<Vec<Option<Checked<T>>>> =
         Mutex::new((0..states.len()).map(|_| None).collect());
     let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     std::thread::scope(|s| {
@@ -255,7 +262,8 @@ pub fn check_all<T: Send>(
             let sent = crate::signals::check_stop().and_then(|()| {
                 let path = env.dir.join(format!("state{i}.img"));
                 let f = builder.build(st, &path)?;
-                tx.send((i, f, path)).map_err(|_| anyhow!("the checkers stopped"))
+                tx.send((i, f, path))
+                    .map_err(|_| anyhow!("the checkers stopped"))
             });
             if let Err(e) = sent {
                 failed.lock().expect("failed").get_or_insert(e);

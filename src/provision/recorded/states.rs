@@ -85,10 +85,7 @@ pub fn plan(records: &[Record], budget: usize, seed: u64) -> Planned {
             }
             match e.next(&mut rng) {
                 Some(kept) => {
-                    states.insert(CrashState {
-                        upto: e.upto,
-                        kept,
-                    });
+                    states.insert(CrashState { upto: e.upto, kept });
                     true
                 }
                 None => false,
@@ -208,7 +205,11 @@ mod tests {
         assert_eq!(a.states, plan(&records, 25, 7).states);
         assert_ne!(a.states, plan(&records, 25, 8).states);
         // Both epochs got subsets, taken in turn.
-        let in_epoch = |u| a.states.iter().filter(move |s| s.upto == u && !s.kept.is_empty());
+        let in_epoch = |u| {
+            a.states
+                .iter()
+                .filter(move |s| s.upto == u && !s.kept.is_empty())
+        };
         assert!(in_epoch(0).count() >= 10 && in_epoch(31).count() >= 10);
     }
 

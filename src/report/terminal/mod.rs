@@ -428,6 +428,7 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
     let aged = crate::compare::aging::aged_vs_fresh(&verdicts, &run.targets);
     let margin = verdicts.first().map_or(0.03, |v| v.family.margin);
     out.push_str(&crate::compare::aging::render(&aged, margin, width));
+    out.push_str(&crate::report::crash::render(run, width));
     let agreement = crate::compare::proxy::agreement(&verdicts);
     out.push_str(&crate::compare::proxy::render(&agreement, width));
     out

@@ -24,7 +24,7 @@
 //! directory) only the speed is measured, and a message says so.
 
 pub mod expect;
-//TMP mod pass;
+mod pass;
 pub mod patterns;
 pub mod sqlite;
 
@@ -80,7 +80,7 @@ const PARAMS: &[ParamSpec] = &[
     param(
         "ops",
         ParamKind::Count,
-        "32",
+        "64",
         "ops",
         "operations per pattern: files, replacements, records or transactions",
     ),
@@ -253,7 +253,7 @@ impl Workload for Crash {
             None
         } else {
             match cx.fs_tools("crash states") {
-                Ok(_tools) => Some(()), //TMP tools.twin(),
+                Ok(tools) => tools.twin(),
                 Err(e) => {
                     cx.message(format!("crash: speed only: {e:#}"));
                     None
@@ -269,9 +269,10 @@ impl Workload for Crash {
                 run_pattern(i, &dir, &work, &mut Timed(w)).map(|_| ())
             })?;
             if let Some(twin) = &twin {
-                //TMP let tally = pass::crash_states(cx, twin, self, i, &work)?;
-                //TMP tally.note(cx, PATTERNS[i]);
-                let _ = twin;
+                let tally = crate::probe::disturb::untimed(|| {
+                    pass::crash_states(cx, twin, self, i, &work)
+                })?;
+                tally.note(cx, PATTERNS[i]);
             }
         }
         Ok(())

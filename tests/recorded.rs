@@ -1,6 +1,7 @@
 //! The write recorder (issue 39) on real filesystems: replaying the whole log onto the
 //! image mkfs made gives the image the recorder served, byte for byte; every fsync shows
-//! as a flush in the log and moves the position; a `kill -9` of the process that started a
+//! as a flush in the log and moves the position; a discard (fstrim) reaches the log as zero
+//! ranges; a `kill -9` of the process that started a
 //! recording, then `fsarena cleanup`'s code, leaves no mount, loop device, daemon or
 //! directory; a recorder that dies is an error, and the teardown still leaves nothing.
 //!
@@ -105,6 +106,18 @@ fn validate(fs: &str, size: u64) {
         positions.push(rec.position().unwrap());
     }
     let fsyncs = 2 * files as usize;
+    // A discard (fstrim after a deletion) reaches the daemon as zero ranges.
+    std::fs::remove_file(work.join("f0")).unwrap();
+    fsarena::probe::sys::syncfs(rec.mountpoint()).unwrap();
+    let trim = Command::new("fstrim")
+        .arg(rec.mountpoint())
+        .output()
+        .expect("fstrim runs");
+    assert!(
+        trim.status.success(),
+        "fstrim on {fs}: {}",
+        String::from_utf8_lossy(&trim.stderr)
+    );
     let finishing = Instant::now();
     let done = rec.finish().expect("recording finishes");
     let finish_s = finishing.elapsed().as_secs_f64();
@@ -166,9 +179,16 @@ fn validate(fs: &str, size: u64) {
         "{fs}: {flushes} flushes for {moved} fsyncs that wrote"
     );
     let zero = log.records.iter().filter(|r| r.kind == Kind::Zero).count();
+    assert!(zero > 0, "{fs}: fstrim sent no discard to the recorder");
+    let data_bytes: u64 = log
+        .records
+        .iter()
+        .filter(|r| r.kind == Kind::Write)
+        .map(|r| r.len)
+        .sum();
     println!(
-        "RECORDED {fs} ({} MiB): {writes} writes ({zero} zero ranges), {flushes} flushes, \
-         {bytes} bytes; {fsyncs} fsyncs (file, directory, …), flush records per fsync \
+        "RECORDED {fs} ({} MiB): {writes} writes and zero ranges ({zero} zero ranges), \
+         {flushes} flushes, {data_bytes} bytes written, {bytes} bytes written or zeroed; {fsyncs} fsyncs (file, directory, …), flush records per fsync \
          {per_fsync:?}; \
          start {start_s:.2} s, finish {finish_s:.2} s; records before the workload {}; \
          records per fsync {patterns:?}",

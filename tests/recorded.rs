@@ -106,6 +106,10 @@ fn validate(fs: &str, size: u64) {
         positions.push(rec.position().unwrap());
     }
     let fsyncs = 2 * files as usize;
+    // A large file, written and synced: how large the writes reaching the daemon are.
+    std::fs::write(work.join("big"), data(99, 3 << 20)).unwrap();
+    fsarena::probe::sys::syncfs(rec.mountpoint()).unwrap();
+    let direct_io = rec.loop_direct_io();
     // A discard (fstrim after a deletion) reaches the daemon as zero ranges.
     std::fs::remove_file(work.join("f0")).unwrap();
     fsarena::probe::sys::syncfs(rec.mountpoint()).unwrap();
@@ -180,6 +184,14 @@ fn validate(fs: &str, size: u64) {
     );
     let zero = log.records.iter().filter(|r| r.kind == Kind::Zero).count();
     assert!(zero > 0, "{fs}: fstrim sent no discard to the recorder");
+    let largest = log
+        .records
+        .iter()
+        .filter(|r| r.kind == Kind::Write)
+        .map(|r| r.len)
+        .max()
+        .unwrap_or(0);
+    assert!(largest > 4096, "{fs}: FUSE cut the writes into pages");
     let data_bytes: u64 = log
         .records
         .iter()
@@ -191,7 +203,8 @@ fn validate(fs: &str, size: u64) {
          {flushes} flushes, {data_bytes} bytes written, {bytes} bytes written or zeroed; {fsyncs} fsyncs (file, directory, …), flush records per fsync \
          {per_fsync:?}; \
          start {start_s:.2} s, finish {finish_s:.2} s; records before the workload {}; \
-         records per fsync {patterns:?}",
+         records per fsync {patterns:?}; largest write {largest} bytes; loop direct I/O \
+         {direct_io}",
         size >> 20,
         positions[0]
     );

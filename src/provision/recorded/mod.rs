@@ -85,6 +85,8 @@ pub struct Recording {
     mnt: PathBuf,
     mounted: bool,
     device: Option<String>,
+    /// Whether the loop device runs with direct I/O.
+    direct_io: bool,
     daemon: Option<Child>,
     /// The daemon's current record in the state file.
     recorder: Option<Resource>,
@@ -138,6 +140,7 @@ impl Recording {
             mnt: dir.join("mnt"),
             mounted: false,
             device: None,
+            direct_io: false,
             daemon: None,
             recorder: None,
             owns_dir: true,
@@ -277,6 +280,7 @@ impl Recording {
             .with_context(|| format!("opening {}", disk.display()))?;
         let attached = loopdev::attach(&f, &disk)?;
         self.device = Some(attached.device.clone());
+        self.direct_io = attached.direct_io;
         self.state.add(Resource::Loop {
             device: attached.device.clone(),
             image: disk,
@@ -296,6 +300,12 @@ impl Recording {
     /// Where the workload writes: the recorded filesystem's mount point.
     pub fn mountpoint(&self) -> &Path {
         &self.mnt
+    }
+
+    /// Whether the loop device over the daemon's `disk` runs with direct I/O (the host
+    /// caches nothing of the image either way: the daemon's files are `FOPEN_DIRECT_IO`).
+    pub fn loop_direct_io(&self) -> bool {
+        self.direct_io
     }
 
     /// The file that reads as the log's position ([`Self::position`]), for a workload

@@ -3,7 +3,8 @@
 //! as a flush in the log and moves the position; a discard (fstrim) reaches the log as zero
 //! ranges; a `kill -9` of the process that started a
 //! recording, then `fsarena cleanup`'s code, leaves no mount, loop device, daemon or
-//! directory; a recorder that dies is an error, and the teardown still leaves nothing.
+//! directory; the recorder outlives SIGINT, SIGTERM and SIGHUP; a recorder that dies, or a
+//! filesystem that cannot mount, is an error, and the teardown still leaves nothing.
 //!
 //! Figures each validation prints (writes, flushes, bytes; flushes per fsync) are the ones
 //! docs/durability.md quotes.
@@ -344,6 +345,25 @@ fn a_recorder_that_dies_is_an_error_and_the_teardown_leaves_nothing() {
     let rec = Recording::start_with(&t, 64 << 20, &common::bin()).unwrap();
     let pids = daemons_under(dir.path());
     assert_eq!(pids.len(), 1);
+    // A Ctrl-C (or a terminal closing, or a polite kill) does not stop it: the filesystem
+    // above must be unmounted first.
+    for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: kill(2) of the daemon this test just started.
+        unsafe { libc::kill(pids[0], s) };
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(
+        daemons_under(dir.path()),
+        pids,
+        "a signal stopped the recorder"
+    );
+    let before = rec.position().unwrap();
+    std::fs::write(rec.mountpoint().join("kept"), b"kept").unwrap();
+    File::open(rec.mountpoint().join("kept"))
+        .unwrap()
+        .sync_all()
+        .unwrap();
+    assert!(rec.position().unwrap() > before);
     // SAFETY: kill(2) of the daemon this test just started.
     unsafe { libc::kill(pids[0], libc::SIGKILL) };
     // Writes and their sync fail now; the filesystem can still be unmounted.
@@ -354,6 +374,30 @@ fn a_recorder_that_dies_is_an_error_and_the_teardown_leaves_nothing() {
     assert!(format!("{err:#}").contains("recorder"), "{err:#}");
     t.state.finish().unwrap();
     assert!(!dir.path().join("state/dies.json").exists(), "records left");
+    assert_eq!(common::mounts_under(dir.path()), Vec::<String>::new());
+    assert_eq!(common::loops_under(dir.path()), Vec::<String>::new());
+    assert_eq!(daemons_under(dir.path()), Vec::<i32>::new());
+    assert_no_recording_dirs(dir.path());
+}
+
+#[test]
+fn a_recording_that_cannot_mount_leaves_nothing() {
+    let test = "a_recording_that_cannot_mount_leaves_nothing";
+    if skip(test, "ext4") {
+        return;
+    }
+    let dir = common::image_dir();
+    let mut t = twin("ext4", dir.path(), "nomount");
+    t.mount_opts = "no_such_option_at_all".into();
+    let err = Recording::start_with(&t, 64 << 20, &common::bin())
+        .err()
+        .expect("a mount option ext4 does not know fails the start");
+    assert!(format!("{err:#}").contains("mount"), "{err:#}");
+    t.state.finish().unwrap();
+    assert!(
+        !dir.path().join("state/nomount.json").exists(),
+        "records left"
+    );
     assert_eq!(common::mounts_under(dir.path()), Vec::<String>::new());
     assert_eq!(common::loops_under(dir.path()), Vec::<String>::new());
     assert_eq!(daemons_under(dir.path()), Vec::<i32>::new());

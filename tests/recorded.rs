@@ -1,8 +1,10 @@
 //! The write recorder (issue 39) on real filesystems: replaying the whole log onto the
 //! image mkfs made gives the image the recorder served, byte for byte; every fsync shows
-//! as a flush in the log and moves the position; a `kill -9` of the process that started a
+//! as a flush in the log and moves the position; a discard (fstrim) reaches the log as zero
+//! ranges; a `kill -9` of the process that started a
 //! recording, then `fsarena cleanup`'s code, leaves no mount, loop device, daemon or
-//! directory; a recorder that dies is an error, and the teardown still leaves nothing.
+//! directory; the recorder outlives SIGINT, SIGTERM and SIGHUP; a recorder that dies, or a
+//! filesystem that cannot mount, is an error, and the teardown still leaves nothing.
 //!
 //! Figures each validation prints (writes, flushes, bytes; flushes per fsync) are the ones
 //! docs/durability.md quotes.
@@ -105,6 +107,22 @@ fn validate(fs: &str, size: u64) {
         positions.push(rec.position().unwrap());
     }
     let fsyncs = 2 * files as usize;
+    // A large file, written and synced: how large the writes reaching the daemon are.
+    std::fs::write(work.join("big"), data(99, 3 << 20)).unwrap();
+    fsarena::probe::sys::syncfs(rec.mountpoint()).unwrap();
+    let direct_io = rec.loop_direct_io();
+    // A discard (fstrim after a deletion) reaches the daemon as zero ranges.
+    std::fs::remove_file(work.join("f0")).unwrap();
+    fsarena::probe::sys::syncfs(rec.mountpoint()).unwrap();
+    let trim = Command::new("fstrim")
+        .arg(rec.mountpoint())
+        .output()
+        .expect("fstrim runs");
+    assert!(
+        trim.status.success(),
+        "fstrim on {fs}: {}",
+        String::from_utf8_lossy(&trim.stderr)
+    );
     let finishing = Instant::now();
     let done = rec.finish().expect("recording finishes");
     let finish_s = finishing.elapsed().as_secs_f64();
@@ -166,12 +184,28 @@ fn validate(fs: &str, size: u64) {
         "{fs}: {flushes} flushes for {moved} fsyncs that wrote"
     );
     let zero = log.records.iter().filter(|r| r.kind == Kind::Zero).count();
+    assert!(zero > 0, "{fs}: fstrim sent no discard to the recorder");
+    let largest = log
+        .records
+        .iter()
+        .filter(|r| r.kind == Kind::Write)
+        .map(|r| r.len)
+        .max()
+        .unwrap_or(0);
+    assert!(largest > 4096, "{fs}: FUSE cut the writes into pages");
+    let data_bytes: u64 = log
+        .records
+        .iter()
+        .filter(|r| r.kind == Kind::Write)
+        .map(|r| r.len)
+        .sum();
     println!(
-        "RECORDED {fs} ({} MiB): {writes} writes ({zero} zero ranges), {flushes} flushes, \
-         {bytes} bytes; {fsyncs} fsyncs (file, directory, …), flush records per fsync \
+        "RECORDED {fs} ({} MiB): {writes} writes and zero ranges ({zero} zero ranges), \
+         {flushes} flushes, {data_bytes} bytes written, {bytes} bytes written or zeroed; {fsyncs} fsyncs (file, directory, …), flush records per fsync \
          {per_fsync:?}; \
          start {start_s:.2} s, finish {finish_s:.2} s; records before the workload {}; \
-         records per fsync {patterns:?}",
+         records per fsync {patterns:?}; largest write {largest} bytes; loop direct I/O \
+         {direct_io}",
         size >> 20,
         positions[0]
     );
@@ -311,6 +345,25 @@ fn a_recorder_that_dies_is_an_error_and_the_teardown_leaves_nothing() {
     let rec = Recording::start_with(&t, 64 << 20, &common::bin()).unwrap();
     let pids = daemons_under(dir.path());
     assert_eq!(pids.len(), 1);
+    // A Ctrl-C (or a terminal closing, or a polite kill) does not stop it: the filesystem
+    // above must be unmounted first.
+    for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: kill(2) of the daemon this test just started.
+        unsafe { libc::kill(pids[0], s) };
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(
+        daemons_under(dir.path()),
+        pids,
+        "a signal stopped the recorder"
+    );
+    let before = rec.position().unwrap();
+    std::fs::write(rec.mountpoint().join("kept"), b"kept").unwrap();
+    File::open(rec.mountpoint().join("kept"))
+        .unwrap()
+        .sync_all()
+        .unwrap();
+    assert!(rec.position().unwrap() > before);
     // SAFETY: kill(2) of the daemon this test just started.
     unsafe { libc::kill(pids[0], libc::SIGKILL) };
     // Writes and their sync fail now; the filesystem can still be unmounted.
@@ -321,6 +374,30 @@ fn a_recorder_that_dies_is_an_error_and_the_teardown_leaves_nothing() {
     assert!(format!("{err:#}").contains("recorder"), "{err:#}");
     t.state.finish().unwrap();
     assert!(!dir.path().join("state/dies.json").exists(), "records left");
+    assert_eq!(common::mounts_under(dir.path()), Vec::<String>::new());
+    assert_eq!(common::loops_under(dir.path()), Vec::<String>::new());
+    assert_eq!(daemons_under(dir.path()), Vec::<i32>::new());
+    assert_no_recording_dirs(dir.path());
+}
+
+#[test]
+fn a_recording_that_cannot_mount_leaves_nothing() {
+    let test = "a_recording_that_cannot_mount_leaves_nothing";
+    if skip(test, "ext4") {
+        return;
+    }
+    let dir = common::image_dir();
+    let mut t = twin("ext4", dir.path(), "nomount");
+    t.mount_opts = "no_such_option_at_all".into();
+    let err = Recording::start_with(&t, 64 << 20, &common::bin())
+        .err()
+        .expect("a mount option ext4 does not know fails the start");
+    assert!(format!("{err:#}").contains("mount"), "{err:#}");
+    t.state.finish().unwrap();
+    assert!(
+        !dir.path().join("state/nomount.json").exists(),
+        "records left"
+    );
     assert_eq!(common::mounts_under(dir.path()), Vec::<String>::new());
     assert_eq!(common::loops_under(dir.path()), Vec::<String>::new());
     assert_eq!(daemons_under(dir.path()), Vec::<i32>::new());

@@ -16,8 +16,9 @@
 //! 3. **mounted** again: a state that does not mount now is *unmountable*; one that does is
 //!    handed to the workload's inspection (its promises), then unmounted.
 //!
-//! Two states are checked at once (one per core on the 2-core machines this is meant for)
-//! while a third thread builds the next images. Every loop device and mount is recorded in
+//! Two states are checked at once (one per core on the 2-core machines this is meant for;
+//! xfs mounted with `nouuid`, as both copies carry one UUID; btrfs one at a time, see
+//! [`CheckEnv::workers`]) while another thread builds the next images. Every loop device and mount is recorded in
 //! the run's state file as it is made; the images live in the recording's directory, which
 //! the state file holds too, so `fsarena cleanup` removes what a killed run left.
 
@@ -36,10 +37,11 @@ use std::sync::{mpsc, Arc, Mutex};
 /// What checking a state gave: the filesystem's part, and the inspection's when it mounted.
 pub type Checked<T> = (StateCheck, Option<T>);
 
-/// States checked at once.
+/// States checked at once (one per core of the 2-core machines this is meant for).
 pub const WORKERS: usize = 2;
 
 /// Where and how states are checked.
+#[derive(Clone)]
 pub struct CheckEnv {
     pub state: Arc<State>,
     pub fs: FsType,
@@ -132,13 +134,36 @@ fn repaired_ok(argv0: &str, e: &anyhow::Error) -> bool {
     argv0 == "e2fsck" && matches!(cmd::exit_code(e), Some(1 | 2))
 }
 
-/// Checks the crash state in `image` (numbered `n`): recovery, read-only check, repair,
-/// mount, then `inspect` on the mounted filesystem (module docs).
+impl CheckEnv {
+    /// States of this filesystem checked at once: btrfs one at a time (two copies of one
+    /// filesystem share its fsid, and which device a btrfs mount then opens is the
+    /// kernel's device registry's choice), others [`WORKERS`].
+    pub fn workers(&self) -> usize {
+        if self.fs.name() == "btrfs" {
+            1
+        } else {
+            WORKERS
+        }
+    }
+
+    /// The mount options of a check: the target's, and for xfs `nouuid` (two copies of one
+    /// filesystem are checked at once, and xfs refuses a second mount of a UUID).
+    fn opts(&self) -> String {
+        match (self.fs.name(), self.mount_opts.as_str()) {
+            ("xfs", "") => "nouuid".into(),
+            ("xfs", o) => format!("{o},nouuid"),
+            (_, o) => o.to_string(),
+        }
+    }
+}
+
+/// Checks the crash state in `image` on checker `worker`'s mount point: recovery,
+/// read-only check, repair, mount, then `inspect` on the mounted filesystem (module docs).
 pub fn check_one<T>(
     env: &CheckEnv,
     image: &File,
     image_path: &Path,
-    n: usize,
+    worker: usize,
     inspect: impl FnOnce(&Path) -> T,
 ) -> Result<(StateCheck, Option<T>)> {
     let attached = loopdev::attach(image, image_path)?;
@@ -151,7 +176,7 @@ pub fn check_one<T>(
         let _ = crate::state::detach_loop(&dev, image_path);
         return Err(e);
     }
-    let mnt = env.dir.join(format!("mnt{}", n % WORKERS));
+    let mnt = env.dir.join(format!("mnt{worker}"));
     let result = check_on(env, &dev, &mnt, inspect);
     crate::state::detach_loop(&dev, image_path)?;
     env.state.remove(&record)?;
@@ -166,7 +191,8 @@ fn check_on<T>(
 ) -> Result<(StateCheck, Option<T>)> {
     let mut c = StateCheck::default();
     let fstype = env.fs.mount_type();
-    let opts = env.mount_opts.as_str();
+    let opts = env.opts();
+    let opts = opts.as_str();
     match mount::mount(&env.state, fstype, dev, mnt, opts) {
         Ok(_) => {
             mount::unmount(&env.state, mnt)?;
@@ -223,7 +249,7 @@ fn sep(s: &str) -> &'static str {
 }
 
 /// Checks every state of `states` (in ascending `upto`) built from `base` and `log`,
-/// [`WORKERS`] at once, with `inspect(state index, mount point)` on each that mounts.
+/// [`CheckEnv::workers`] at once, with `inspect(state index, mount point)` on each that mounts.
 /// Results come in the order of `states`.
 pub fn check_all<T: Send>(
     env: &CheckEnv,
@@ -233,17 +259,19 @@ pub fn check_all<T: Send>(
     inspect: &(dyn Fn(usize, &Path) -> T + Sync),
 ) -> Result<Vec<Checked<T>>> {
     let mut builder = Builder::new(log, base, &env.dir.join("work.img"))?;
-    let (tx, rx) = mpsc::sync_channel::<(usize, File, PathBuf)>(WORKERS);
+    let workers = env.workers();
+    let (tx, rx) = mpsc::sync_channel::<(usize, File, PathBuf)>(workers);
     let rx = Mutex::new(rx);
     let results: Mutex<Vec<Option<Checked<T>>>> =
         Mutex::new((0..states.len()).map(|_| None).collect());
     let failed: Mutex<Option<anyhow::Error>> = Mutex::new(None);
     std::thread::scope(|s| {
-        for _ in 0..WORKERS {
-            s.spawn(|| loop {
+        for worker in 0..workers {
+            let (rx, results, failed) = (&rx, &results, &failed);
+            s.spawn(move || loop {
                 let next = rx.lock().expect("receiver").recv();
                 let Ok((i, file, path)) = next else { break };
-                let r = check_one(env, &file, &path, i, |m| inspect(i, m));
+                let r = check_one(env, &file, &path, worker, |m| inspect(i, m));
                 drop(file);
                 let _ = std::fs::remove_file(&path);
                 match r {

@@ -3,13 +3,16 @@
 //! a few milliseconds — by `kill -9`, SIGINT or SIGTERM, an image directory whose own
 //! filesystem fills up, and a result database whose filesystem fills up, turns read-only,
 //! or that is deleted; and pgbench runs (a PostgreSQL server of fsarena's on the target)
-//! hit by `kill -9` or SIGINT, after which no server may be left running. After each: `fsarena cleanup --image-dir`, then nothing may be left
+//! hit by `kill -9` or SIGINT, after which no server may be left running; and crash runs
+//! (a write recorder's FUSE daemon under a loop device, crash states on loop devices of
+//! their own) hit by `kill -9` or SIGINT, after which no recorder may be left running. After each: `fsarena cleanup --image-dir`, then nothing may be left
 //! (mount, loop device, image, state or temporary file) and no trial the run had finished
 //! may be lost: each is in the database or comes back from the run's journal.
 //!
 //! Prints one tally line per kind (`fault-injection: KIND: tries N, clean N, lost N`, lost
 //! counting trials). Bounded for CI (two tries per kind, seed 1); a campaign:
-//! `FSARENA_FAULT_TRIES=200 FSARENA_FAULT_SEED=7 cargo test --test fault_injection -- --nocapture`.
+//! `FSARENA_FAULT_TRIES=200 FSARENA_FAULT_SEED=7 cargo test --test fault_injection -- --nocapture`
+//! (`FSARENA_FAULT_KIND=Crash`: only the tries of that kind).
 
 mod common;
 
@@ -50,6 +53,22 @@ const PG_RUN: &[&str] = &[
 /// Lines an undisturbed run of [`PG_RUN`] logs, about.
 const PG_STEPS: usize = 8;
 
+/// The crash runs hit (Kind::Crash): two patterns, each recorded on a twin (a FUSE daemon
+/// of fsarena's under a loop device) and its crash states checked on loop devices.
+const CRASH_RUN: &[&str] = &[
+    "crash:pattern=fsync-write,ops=16,states=16",
+    "crash:pattern=sqlite-wal,ops=16,states=16",
+    "--fs",
+    "ext4",
+    "--size",
+    "256MiB",
+    "--reps",
+    "1",
+];
+
+/// Lines an undisturbed run of [`CRASH_RUN`] logs (262 here).
+const CRASH_STEPS: usize = 262;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
     Kill9,
@@ -60,9 +79,12 @@ enum Kind {
     DbDeleted,
     /// `kill -9` (even steps) or SIGINT (odd) during a pgbench run.
     Pgbench,
+    /// `kill -9` (even steps) or SIGINT (odd) during a crash run: while recording, or
+    /// checking crash states.
+    Crash,
 }
 
-const KINDS: [Kind; 7] = [
+const KINDS: [Kind; 8] = [
     Kind::Kill9,
     Kind::Interrupt,
     Kind::ImageDirFull,
@@ -70,6 +92,7 @@ const KINDS: [Kind; 7] = [
     Kind::DbReadOnly,
     Kind::DbDeleted,
     Kind::Pgbench,
+    Kind::Crash,
 ];
 
 /// What one try found.
@@ -308,10 +331,10 @@ impl Place {
             Kind::Kill9 => {
                 let _ = run.child.kill();
             }
-            Kind::Pgbench if step % 2 == 0 => {
+            Kind::Pgbench | Kind::Crash if step % 2 == 0 => {
                 let _ = run.child.kill();
             }
-            Kind::Pgbench => {
+            Kind::Pgbench | Kind::Crash => {
                 // SAFETY: a signal to our own child.
                 unsafe { libc::kill(run.child.id() as i32, libc::SIGINT) };
             }
@@ -331,11 +354,20 @@ impl Place {
     }
 }
 
+/// Whether `kind` is hit by `kill -9` on even steps and SIGINT on odd ones.
+fn paired(kind: Kind) -> bool {
+    matches!(kind, Kind::Pgbench | Kind::Crash)
+}
+
 /// One try of `kind`, the fault after log line `step` plus `extra`.
 fn one_try(kind: Kind, step: usize, extra: Duration) -> Outcome {
     let place = Place::new(kind);
     let mut args = vec!["run"];
-    args.extend_from_slice(if kind == Kind::Pgbench { PG_RUN } else { RUN });
+    args.extend_from_slice(match kind {
+        Kind::Pgbench => PG_RUN,
+        Kind::Crash => CRASH_RUN,
+        _ => RUN,
+    });
     args.extend(["--image-dir", place.image_dir.to_str().unwrap()]);
     args.extend(["--db", place.db.to_str().unwrap()]);
     args.extend(["--json", place.json.to_str().unwrap()]);
@@ -356,10 +388,10 @@ fn one_try(kind: Kind, step: usize, extra: Duration) -> Outcome {
     let mut o = Outcome {
         code: status.and_then(|s| s.code()),
         alive,
-        killed: kind == Kind::Kill9 || (kind == Kind::Pgbench && step % 2 == 0),
+        killed: kind == Kind::Kill9 || (paired(kind) && step % 2 == 0),
         ..Default::default()
     };
-    let interrupt = kind == Kind::Interrupt || (kind == Kind::Pgbench && !o.killed);
+    let interrupt = kind == Kind::Interrupt || (paired(kind) && !o.killed);
     if interrupt && alive {
         o.stop_s = Some(hit.elapsed().as_secs_f64());
     }
@@ -413,12 +445,12 @@ fn one_try(kind: Kind, step: usize, extra: Duration) -> Outcome {
 /// `took` is the time from the fault to the exit.
 fn judge_exit(kind: Kind, run: &Watched, json: &Path, took: Duration, o: &mut Outcome) {
     let said = run.text();
-    let interrupt = kind == Kind::Interrupt || (kind == Kind::Pgbench && !o.killed);
+    let interrupt = kind == Kind::Interrupt || (paired(kind) && !o.killed);
     let expected: &[Option<i32>] = match kind {
         _ if !o.alive => &[Some(0)],
         Kind::Kill9 => &[None],
-        Kind::Pgbench if o.killed => &[None],
-        Kind::Pgbench => &[Some(130), Some(0)],
+        Kind::Pgbench | Kind::Crash if o.killed => &[None],
+        Kind::Pgbench | Kind::Crash => &[Some(130), Some(0)],
         // A signal after the last trial, while the run reports, finds nothing to stop
         // (checked below: the run is complete then).
         Kind::Interrupt => &[Some(130), Some(0)],
@@ -469,10 +501,19 @@ fn seeded_faults_leave_nothing_and_lose_no_finished_trial() {
     let mut tally = vec![(0usize, 0usize, 0usize); KINDS.len()];
     let mut stop_max_s: f64 = 0.0;
     let mut problems = Vec::new();
+    // FSARENA_FAULT_KIND=Crash (a kind's name): a campaign of that kind only.
+    let only = std::env::var("FSARENA_FAULT_KIND").ok();
     for i in 0..tries as usize {
         let k = i % KINDS.len();
+        if only
+            .as_ref()
+            .is_some_and(|o| *o != format!("{:?}", KINDS[k]))
+        {
+            continue;
+        }
         let step = match KINDS[k] {
             Kind::Pgbench => rng.gen_range(1..PG_STEPS),
+            Kind::Crash => rng.gen_range(1..CRASH_STEPS),
             _ => rng.gen_range(1..STEPS),
         };
         let extra = Duration::from_millis(rng.gen_range(0..300));

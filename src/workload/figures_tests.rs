@@ -33,6 +33,7 @@ const SMALL: &[&str] = &[
     "space:scale=0.005,copies=2",
     "pgbench:scale=1,duration=1",
     "db_bench:num=500",
+    "crash:ops=4",
 ];
 
 /// Configurations run once more with zeros and `--sync none`: the figures a workload emits
@@ -171,6 +172,53 @@ fn every_declared_figure_is_walked_or_says_why_not() {
             "sqlite",
             "busy_retries",
             "a connection waiting out the 10 s busy timeout",
+        ),
+        (
+            "crash",
+            "crash_states",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_bad_states",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_unmountable",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_repaired",
+            "crash states: a loop target (root)",
+        ),
+        ("crash", "crash_lost", "crash states: a loop target (root)"),
+        ("crash", "crash_empty", "crash states: a loop target (root)"),
+        (
+            "crash",
+            "crash_garbage",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_writes",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_flushes",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_fsyncs",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_check_s",
+            "crash states: a loop target (root)",
         ),
         ("provision", "min_size_bytes", "a loop target"),
         ("provision", "min_size_refused_bytes", "a loop target"),

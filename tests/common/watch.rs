@@ -150,6 +150,11 @@ pub fn leftovers(dir: &Path) -> Vec<String> {
             .into_iter()
             .map(|pid| format!("PostgreSQL server running: pid {pid}")),
     );
+    out.extend(
+        recorders_under(dir)
+            .into_iter()
+            .map(|pid| format!("write recorder running: pid {pid}")),
+    );
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
@@ -167,6 +172,19 @@ pub fn leftovers(dir: &Path) -> Vec<String> {
 /// Pids of live `postgres` processes (a server of the pgbench workload, or one of its
 /// backends) whose command line names a path under `dir`.
 pub fn postgres_under(dir: &Path) -> Vec<i32> {
+    processes_under(dir, |args| {
+        args.first().is_some_and(|a| a.ends_with("postgres"))
+    })
+}
+
+/// The pids of the write recorders (`fsarena record-serve`) serving a mount under `dir`.
+pub fn recorders_under(dir: &Path) -> Vec<i32> {
+    processes_under(dir, |args| args.iter().any(|a| a == "record-serve"))
+}
+
+/// The pids of processes `is` accepts (by their argv) with an argument naming a path
+/// under `dir`.
+fn processes_under(dir: &Path, is: fn(&[String]) -> bool) -> Vec<i32> {
     let want = dir.to_string_lossy().into_owned();
     let mut pids = Vec::new();
     for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
@@ -180,9 +198,7 @@ pub fn postgres_under(dir: &Path) -> Vec<i32> {
             .split(|&b| b == 0)
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
-        if args.first().is_some_and(|a| a.ends_with("postgres"))
-            && args.iter().any(|a| a.contains(&want))
-        {
+        if is(&args) && args.iter().any(|a| a.contains(&want)) {
             pids.push(pid);
         }
     }

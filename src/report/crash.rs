@@ -94,13 +94,14 @@ pub fn verdict_lines(pl: &PatternLoss) -> Vec<String> {
             .iter()
             .filter(|p| !p.real)
             .all(|p| p.p_min >= ALPHA);
+        let other = if out.is_empty() { "" } else { "other " };
         out.push(if blind {
-            "the other differences in loss are not judged: with so few repetitions the exact \
-             test cannot reach p\u{a0}<\u{a0}0.05 (4 or more a target can)"
-                .to_string()
+            format!(
+                "the {other}differences in loss are not judged: with so few repetitions the \
+                 exact test cannot reach p\u{a0}<\u{a0}0.05 (4 or more a target can)"
+            )
         } else {
-            "the other differences in loss may be chance (p\u{a0}≥\u{a0}0.05 after Holm)"
-                .to_string()
+            format!("the {other}differences in loss may be chance (p\u{a0}≥\u{a0}0.05 after Holm)")
         });
     }
     out

@@ -70,6 +70,34 @@ pub fn create_image(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
+/// Copies bytes `start..end` of `from` to the same offsets of `to` (`copy_file_range`, in
+/// pieces of at most 1 GiB, a stop request honoured between them).
+pub fn copy_range(from: &File, to: &File, start: u64, end: u64) -> Result<()> {
+    let (mut off_in, mut off_out) = (start as libc::loff_t, start as libc::loff_t);
+    while (off_in as u64) < end {
+        let chunk = (end - off_in as u64).min(1 << 30) as usize;
+        // SAFETY: both descriptors are open; the offsets are valid pointers to loff_t.
+        let n = unsafe {
+            libc::copy_file_range(
+                from.as_raw_fd(),
+                &mut off_in,
+                to.as_raw_fd(),
+                &mut off_out,
+                chunk,
+                0,
+            )
+        };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error()).context("copy_file_range");
+        }
+        if n == 0 {
+            bail!("the image ended at {off_in} of {end} bytes");
+        }
+        crate::signals::check_stop()?;
+    }
+    Ok(())
+}
+
 /// A copy of `fd` that a child process inherits (no close-on-exec), and the path that
 /// names it in the child: `/proc/self/fd/N`. A command given that path opens the very
 /// file or directory `fd` is, whatever its name leads to by then. Drop it after the child

@@ -20,12 +20,14 @@ pub struct Excluded {
     pub stretches: u32,
 }
 
-/// The watched devices' `stat` files (the loop device's and its backing device's) and the
-/// exclusions so far; `None` between watches.
-static CURRENT: Mutex<Option<(Option<(PathBuf, PathBuf)>, Excluded)>> = Mutex::new(None);
+/// The watched devices' `stat` files: the loop device's and its backing device's.
+type Devices = Option<(PathBuf, PathBuf)>;
+
+/// The watched devices and the exclusions so far; `None` between watches.
+static CURRENT: Mutex<Option<(Devices, Excluded)>> = Mutex::new(None);
 
 /// Starts a watch's exclusions (its devices, if checked).
-pub(super) fn begin(devices: Option<(PathBuf, PathBuf)>) {
+pub(super) fn begin(devices: Devices) {
     *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some((devices, Excluded::default()));
 }
 
@@ -42,7 +44,7 @@ pub fn untimed<T>(f: impl FnOnce() -> T) -> T {
         .unwrap_or_else(|e| e.into_inner())
         .as_ref()
         .and_then(|x| x.0.clone());
-    let bytes = |d: &Option<(PathBuf, PathBuf)>| {
+    let bytes = |d: &Devices| {
         d.as_ref()
             .map(|(o, b)| (bytes_of(o).unwrap_or(0), bytes_of(b).unwrap_or(0)))
             .unwrap_or((0, 0))
@@ -70,5 +72,43 @@ pub(super) fn less(after: CpuTicks, ex: &Excluded) -> CpuTicks {
         total: after.total.saturating_sub(ex.cpu.total),
         busy: after.busy.saturating_sub(ex.cpu.busy),
         own: after.own.saturating_sub(ex.cpu.own),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_untimed_stretch_is_measured_and_taken_out() {
+        begin(None);
+        let t = std::time::Instant::now();
+        let spun = untimed(|| {
+            let mut x = 0u64;
+            while t.elapsed() < std::time::Duration::from_millis(60) {
+                x = x.wrapping_add(1);
+            }
+            x
+        });
+        assert!(spun > 0);
+        let ex = end();
+        assert_eq!(ex.stretches, 1);
+        assert!(ex.cpu.total > 0, "{ex:?}");
+        let after = CpuTicks {
+            total: ex.cpu.total + 100,
+            busy: ex.cpu.busy + 10,
+            own: ex.cpu.own + 5,
+        };
+        assert_eq!(
+            less(after, &ex),
+            CpuTicks {
+                total: 100,
+                busy: 10,
+                own: 5
+            }
+        );
+        // Outside a watch nothing is kept.
+        assert_eq!(untimed(|| 7), 7);
+        assert_eq!(end(), Excluded::default());
     }
 }

@@ -234,30 +234,7 @@ pub fn copy(from: &File, to: &File, len: u64) -> Result<&'static str> {
             return Err(e).context("preallocating the copy");
         }
     }
-    let mut done: u64 = 0;
-    while done < len {
-        let (mut off_in, mut off_out) = (done as libc::loff_t, done as libc::loff_t);
-        let chunk = (len - done).min(1 << 30) as usize;
-        // SAFETY: both descriptors are open; the offsets are valid pointers to loff_t.
-        let n = unsafe {
-            libc::copy_file_range(
-                from.as_raw_fd(),
-                &mut off_in,
-                to.as_raw_fd(),
-                &mut off_out,
-                chunk,
-                0,
-            )
-        };
-        if n < 0 {
-            return Err(std::io::Error::last_os_error()).context("copy_file_range");
-        }
-        if n == 0 {
-            bail!("the image ended after {done} of {len} bytes");
-        }
-        done += n as u64;
-        crate::signals::check_stop()?;
-    }
+    crate::provision::loopdev::copy_range(from, to, 0, len)?;
     to.sync_all().context("syncing the copy")?;
     Ok("copy")
 }

@@ -494,27 +494,7 @@ pub fn sparse_copy(from: &File, to: &File, len: u64) -> Result<()> {
             .context("SEEK_HOLE")?
             .unwrap_or(len)
             .min(len);
-        let (mut off_in, mut off_out) = (data as libc::loff_t, data as libc::loff_t);
-        while (off_in as u64) < end {
-            let chunk = (end - off_in as u64).min(1 << 30) as usize;
-            // SAFETY: both descriptors are open; the offsets are valid pointers to loff_t.
-            let n = unsafe {
-                libc::copy_file_range(
-                    from.as_raw_fd(),
-                    &mut off_in,
-                    to.as_raw_fd(),
-                    &mut off_out,
-                    chunk,
-                    0,
-                )
-            };
-            if n < 0 {
-                return Err(std::io::Error::last_os_error()).context("copy_file_range");
-            }
-            if n == 0 {
-                bail!("the image ended at {off_in} of {len} bytes");
-            }
-        }
+        loopdev::copy_range(from, to, data, end)?;
         at = end;
     }
     Ok(())

@@ -69,6 +69,8 @@ fn render_lines(width: usize) -> String {
                 ParamKind::Text => "text".to_string(),
                 ParamKind::CountList => "count,count,…".to_string(),
                 ParamKind::SizeMix => "size|size-size|size:weight,…".to_string(),
+                // A long list is spaced, so that it wraps between its choices.
+                ParamKind::Choice(c) if c.join("|").len() > 16 => c.join(" | "),
                 ParamKind::Choice(c) => c.join("|"),
             };
             let default = if p.default.is_empty() && matches!(p.kind, ParamKind::Text) {

@@ -129,3 +129,19 @@ fn on_tmpfs_only_the_speed_is_measured() {
         8
     );
 }
+
+/// `--crash-states` without a crash workload would be ignored: refused (exit 2), before
+/// anything runs.
+#[test]
+fn crash_states_without_a_crash_workload_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(common::bin())
+        .args(["run", "smallfiles:files=10", "--crash-states", "3", "--dir"])
+        .arg(dir.path())
+        .arg("--db")
+        .arg(dir.path().join("r.db"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(!dir.path().join("r.db").exists());
+}

@@ -465,8 +465,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "random|zeros|text|compress:PCT")]
     pub data: Option<String>,
     /// Crash states checked per pattern and trial by the `crash` workload, at most (its
-    /// `states=`, which wins where given). [default: 40]
-    #[arg(long = "crash-states", value_name = "N")]
+    /// `states=`, which wins where given; in a plan, `states = N`). [default: 40]
+    #[arg(long = "crash-states", value_name = "N", conflicts_with = "plan")]
     pub crash_states: Option<u64>,
     /// Seed of every random choice (the same in every repetition). [default: 42]
     #[arg(long, value_name = "N")]

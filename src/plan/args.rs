@@ -25,10 +25,17 @@ pub(super) fn workloads_of(
         (None, Some(f)) => f.entries.iter().map(|e| e.spec.clone()).collect(),
         (None, None) => a.workloads.clone(),
     };
-    texts
+    let specs: Vec<WorkloadSpec> = texts
         .iter()
         .map(|t| WorkloadSpec::parse(&with_crash_states(t, a.crash_states)))
-        .collect()
+        .collect::<Result<_>>()?;
+    if a.crash_states.is_some() && !specs.iter().any(|s| s.info.name == "crash") {
+        return Err(usage(
+            "--crash-states: no crash workload in this run, so it would be ignored; add \
+             `crash` to the workloads or drop it",
+        ));
+    }
+    Ok(specs)
 }
 
 /// `crash` workload text `t` with `states=N` of `--crash-states N` added, unless it names

@@ -29,7 +29,7 @@ use crate::cmd;
 use crate::provision::fs::FsType;
 use crate::provision::{loopdev, mount};
 use crate::state::{Resource, State};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
@@ -290,8 +290,7 @@ pub fn check_all<T: Send>(
             let sent = crate::signals::check_stop().and_then(|()| {
                 let path = env.dir.join(format!("state{i}.img"));
                 let f = builder.build(st, &path)?;
-                tx.send((i, f, path))
-                    .map_err(|_| anyhow!("the checkers stopped"))
+                hand_over(&tx, (i, f, path), &failed)
             });
             if let Err(e) = sent {
                 failed.lock().expect("failed").get_or_insert(e);
@@ -305,6 +304,26 @@ pub fn check_all<T: Send>(
     }
     let done = results.into_inner().expect("results");
     Ok(done.into_iter().map(|r| r.expect("checked")).collect())
+}
+
+/// Sends `item` to the checkers, waiting while they are busy, unless one of them failed
+/// meanwhile (then none may be left to take it: a blocking send would wait for ever).
+fn hand_over<T>(
+    tx: &mpsc::SyncSender<T>,
+    mut item: T,
+    failed: &Mutex<Option<anyhow::Error>>,
+) -> Result<()> {
+    loop {
+        match tx.try_send(item) {
+            Ok(()) => return Ok(()),
+            Err(mpsc::TrySendError::Full(back)) => item = back,
+            Err(mpsc::TrySendError::Disconnected(_)) => bail!("the checkers stopped"),
+        }
+        if failed.lock().expect("failed").is_some() {
+            bail!("a checker failed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
 }
 
 #[cfg(test)]
@@ -359,6 +378,16 @@ mod tests {
             kept: vec![],
         };
         assert!(b.build(&back, &dir.path().join("s1")).is_err());
+    }
+
+    #[test]
+    fn the_builder_stops_waiting_once_a_checker_failed() {
+        let (tx, _rx) = mpsc::sync_channel::<u32>(1);
+        let failed = Mutex::new(None);
+        hand_over(&tx, 1, &failed).unwrap();
+        *failed.lock().unwrap() = Some(anyhow!("mount failed"));
+        // The channel is full and nobody takes from it: an error, not a hang.
+        assert!(hand_over(&tx, 2, &failed).is_err());
     }
 
     #[test]

@@ -147,8 +147,8 @@ pub const FIGURES: &[Figure] = &[
 pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "crash",
     about: "what a power cut costs: application patterns (fsync, rename-replace, append log, \
-            SQLite, churn) timed, then recorded under the filesystem and checked in every \
-            crash state",
+            SQLite, churn) timed, then their writes recorded under the filesystem and the \
+            promises checked in up to `states` crash states",
     params: PARAMS,
     phases: &PHASES,
     figures: FIGURES,
@@ -252,8 +252,16 @@ impl Workload for Crash {
         let twin = if self.states == 0 {
             None
         } else {
-            match cx.fs_tools("crash states") {
-                Ok(tools) => tools.twin(),
+            let twin = cx.fs_tools("crash states").map(|tools| tools.twin());
+            match twin {
+                Ok(Some(twin)) => Some(twin),
+                Ok(None) => {
+                    cx.message(
+                        "crash: speed only: crash states need a loop image fsarena makes \
+                         (its twin is made the same way), and this target is not one",
+                    );
+                    None
+                }
                 Err(e) => {
                     cx.message(format!("crash: speed only: {e:#}"));
                     None

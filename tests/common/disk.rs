@@ -50,6 +50,16 @@ impl LoopDisk {
         h.finish()
     }
 
+    /// A hash of the first 4 KiB only: for an active swap area, whose header (page 0) the
+    /// kernel never rewrites while it may write any other page, and which mkfs overwrites.
+    pub fn header_checksum(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        sh("sync", &[]);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        std::fs::read(&self.file).unwrap()[..4096].hash(&mut h);
+        h.finish()
+    }
+
     /// Whether the device is still attached to its file.
     pub fn attached(&self) -> bool {
         let name = self.dev.trim_start_matches("/dev/");

@@ -107,7 +107,18 @@ impl Expect {
     /// The finding for each file in the state whose durable prefix ends at `upto` and
     /// whose last record is before `horizon`, as found under `dir` (`None`: missing).
     pub fn judge_dir(&self, dir: &Path, upto: u64, horizon: u64) -> Vec<(String, Finding)> {
-        let read = |p: &str| std::fs::read(dir.join(p)).ok();
+        // Never through a symlink: a damaged state must not make root read elsewhere.
+        let read = |p: &str| {
+            use std::io::Read;
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut f = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(dir.join(p))
+                .ok()?;
+            let mut v = Vec::new();
+            f.read_to_end(&mut v).ok().map(|_| v)
+        };
         self.files
             .iter()
             .map(|(p, f)| (p.clone(), f.judge(read(p).as_deref(), upto, horizon)))

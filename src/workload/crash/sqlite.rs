@@ -76,7 +76,11 @@ impl SqliteExpect {
     pub fn judge(&self, dir: &Path, upto: u64) -> Finding {
         let promised = self.committed.iter().filter(|&&p| p <= upto).count() as u64;
         let path = dir.join(DB);
-        let len = std::fs::metadata(&path).map(|m| m.len());
+        // Never through a symlink: SQLite writes (recovers) the file it opens.
+        let len = std::fs::symlink_metadata(&path).and_then(|m| match m.is_file() {
+            true => Ok(m.len()),
+            false => Err(std::io::Error::other("not a regular file")),
+        });
         match len {
             Err(_) if promised > 0 => return Finding::Lost,
             Ok(0) if promised > 0 => return Finding::Empty,

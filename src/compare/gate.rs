@@ -1,25 +1,33 @@
 //! `compare A B --fail-if-slower PCT`: the CI gate, which never passes what it could not
-//! judge and says how small a slowdown it could have seen.
+//! judge and says how small a slowdown it catches.
 //!
 //! Each gated figure (each phase's headline, and scores a workload declares gated) is
 //! first checked: three repetitions a side or more, every value finite and above zero, a
-//! successful trial on both sides, and the target set up alike in A and B. Then:
+//! successful trial on both sides, and the target set up alike in A and B. Then, with the
+//! interval of B/A at the family's level ([`super::family`], all gated figures together):
 //!
-//! * **regression**: the family ([`super::family`], all gated figures together) tells it
-//!   apart and B's estimate lost more than PCT percent of A's speed;
-//! * **power**: the smallest slowdown the figure could have seen at 80% power with the
-//!   repetitions it had, from the observed spread of its logs, with a two-sided Welch test
-//!   at 0.05/k for k gated figures (the first step of Benjamini–Hochberg, the level a
-//!   single regression must pass): (t(1 − 0.025/k, ν) + t(0.8, ν))·se, as a slowdown
-//!   1 − e^(−δ). Above PCT, the gate could not have seen the regression it is set for, and
-//!   the repetitions per side that would are named.
+//! * **regression** (exit 3): B is told apart as worse, and the worse end of its interval
+//!   reaches a PCT loss: a loss of PCT or more is not ruled out. A figure told apart as
+//!   worse whose whole interval stays under PCT (`2% slower [1–4%]`) passes, and is named.
+//!   So an unchanged B fails at most 5% of the time (it must be told apart), and a true
+//!   loss of PCT fails with the power below (the interval's far end is past PCT nearly
+//!   always then). The earlier rule, "told apart and the estimate past PCT", caught a true
+//!   PCT loss only about half the time whatever the repetitions, while saying it could;
+//! * **power** (exit 5 when short): the smallest true loss this rule catches with 80%
+//!   probability with the repetitions it had, computed exactly
+//!   ([`crate::stats::power::Spread::gate_power`]: the noncentral t of the statistic,
+//!   both conditions) from the observed spread of the logs, each test at 0.05/k for k
+//!   gated figures (the first step of Benjamini–Hochberg, the level a single regression
+//!   must pass). Above PCT, the gate could not have caught the regression it is set for,
+//!   and the repetitions per side that would are named.
 //!
 //! The outcome is one exit status ([`Outcome::code`]): regression (3) before could not
 //! judge (4) before could not see (5); 0 only when every gated figure was judged, none
-//! regressed and each could have seen PCT.
+//! regressed and each could have caught PCT.
 
 use super::family::{self, Test, ALPHA};
-use super::Comparison;
+use super::verdict::Sense;
+use super::{Comparison, Row};
 use crate::error::exit;
 
 /// Fewer repetitions than this on a side and a gated figure is not judged.
@@ -28,9 +36,9 @@ pub const MIN_GATE_REPS: usize = 3;
 /// What the gate found of one gated figure.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Check {
-    /// Judged: the slowdown (percent) it could have seen at 80% power, and the repetitions
-    /// per side that would see the gate's percentage (`None`: more than
-    /// [`family::MAX_REPS_FOR`], or a percentage of 0).
+    /// Judged: the true slowdown (percent) the gate's rule catches at 80% power with these
+    /// repetitions, and the repetitions per side that would catch the gate's percentage
+    /// (`None`: more than [`family::MAX_REPS_FOR`], or a percentage of 0).
     Judged {
         detectable_pct: f64,
         reps_needed: Option<usize>,
@@ -86,6 +94,14 @@ fn unjudgeable(a: &[f64], b: &[f64], setup: Option<&str>) -> Option<String> {
     None
 }
 
+/// How much worse than A the two ends of `r`'s interval are, in percent, least first
+/// (`None` when the row has no interval or B is not worse at both ends).
+pub fn loss_range(r: &Row, sense: Sense) -> Option<(f64, f64)> {
+    let (lo, hi) = r.ratio?.ci?;
+    let (a, b) = (sense.worse_pct(lo)?, sense.worse_pct(hi)?);
+    Some((a.min(b), a.max(b)))
+}
+
 /// Checks every gated figure of `c` and marks the regressions (see the module docs).
 pub fn gate(c: &mut Comparison) {
     c.unjudged.clear();
@@ -99,7 +115,8 @@ pub fn gate(c: &mut Comparison) {
     };
     let alpha = planned_alpha(c.gated());
     let setup = c.setup_differs.clone();
-    for r in c.rows.iter_mut().filter(|r| r.gated) {
+    let senses: Vec<Sense> = c.rows.iter().map(|r| super::sense_of_row(c, r)).collect();
+    for (r, sense) in c.rows.iter_mut().zip(senses).filter(|(r, _)| r.gated) {
         let differs = setup
             .iter()
             .find(|(t, _)| *t == r.target_a)
@@ -108,15 +125,29 @@ pub fn gate(c: &mut Comparison) {
             Some(why) => Check::Unjudged(why),
             None => match Test::of(&r.values_a, &r.values_b) {
                 None => Check::Unjudged("no interval".into()),
-                Some(t) => Check::Judged {
-                    detectable_pct: family::detectable_pct(&t, alpha),
-                    reps_needed: family::reps_for(t.var_a, t.var_b, limit, alpha),
-                },
+                Some(t) => {
+                    let spread = t.spread();
+                    let loss = spread.gate_detectable_log(alpha);
+                    Check::Judged {
+                        detectable_pct: (1.0 - (-loss).exp()) * 100.0,
+                        reps_needed: crate::stats::power::gate_reps_for(
+                            t.var_a, t.var_b, limit, alpha,
+                        ),
+                    }
+                }
             },
         };
+        let worse = matches!(
+            r.verdict,
+            super::Verdict::Significant {
+                worse_pct: Some(_),
+                ..
+            }
+        );
         r.regression = matches!(check, Check::Judged { .. })
             && r.outcome == Some(family::Outcome::Apart)
-            && matches!(r.verdict, super::Verdict::Significant { worse_pct: Some(w), .. } if w > limit);
+            && worse
+            && loss_range(r, sense).is_some_and(|(_, worst)| worst >= limit);
         r.gate = Some(check);
     }
     // A phase A measured that has no successful trial in B: nothing was compared.

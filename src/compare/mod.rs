@@ -500,6 +500,15 @@ fn phase_primary<'a>(run: &'a RunResult, label: &str, phase: &str) -> Option<&'a
         .map(|p| p.primary.as_str())
 }
 
+/// Which way row `r`'s figure improves, as its workload declared it.
+pub(crate) fn sense_of_row(c: &Comparison, r: &Row) -> Sense {
+    Sense::of(crate::figures::find(
+        crate::workload::figures_of(workload_kind(&c.a, &r.workload)),
+        &r.phase,
+        &r.metric,
+    ))
+}
+
 /// Judges the headline rows as one family ([`family`], equivalence margin `margin`): each
 /// gets its outcome, its interval at the family's level, and a verdict that names a
 /// direction only when told apart (`within ±3%` when equivalent). Judging again (another
@@ -514,23 +523,19 @@ pub fn judge_headlines(c: &mut Comparison, margin: f64) {
                 .flatten()
         })
         .collect();
-    let p: Vec<f64> = tests.iter().flatten().map(family::Test::p).collect();
-    c.family = family::Family::control(&p, margin);
+    let judged: Vec<family::Test> = tests.iter().flatten().copied().collect();
+    c.family = family::Family::control(&judged, margin);
+    let senses: Vec<Sense> = c.rows.iter().map(|r| sense_of_row(c, r)).collect();
     let mut apart = 0;
-    for (r, t) in c.rows.iter_mut().zip(&tests) {
+    for ((r, t), sense) in c.rows.iter_mut().zip(&tests).zip(senses) {
         if !r.gated {
             continue;
         }
-        let sense = Sense::of(crate::figures::find(
-            crate::workload::figures_of(workload_kind(&c.a, &r.workload)),
-            &r.phase,
-            &r.metric,
-        ));
         let (ratio, own) = verdict::judge(sense, &r.values_a, &r.values_b);
         r.ratio = ratio;
         r.outcome = t.map(|t| c.family.outcome(Some(&t)));
         if let (Some(t), Some(ratio)) = (t, r.ratio.as_mut()) {
-            ratio.ci = Some(t.interval(c.family.level));
+            ratio.ci = Some(c.family.interval(&t));
             ratio.df = Some(t.df);
         }
         r.verdict = match (r.outcome, own) {

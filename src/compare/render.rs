@@ -235,9 +235,10 @@ fn regressions(c: &Comparison) -> String {
     };
     let mut s = format!(
         "--fail-if-slower {limit} gates on {k} figure(s), {which}, judged together with the \
-         intervals at {}%; its power is planned for a single regression (a test at \
-         0.05/{k})\n",
-        super::family::fmt_level(c.family.level)
+         intervals at {}; a figure fails when B is told apart as worse and its interval \
+         reaches a {limit}% loss; the power to catch a true {limit}% loss is planned for a \
+         single regression (a test at 0.05/{k})\n",
+        c.family.levels_text()
     );
     let name = |r: &Row| {
         let target = if r.target_a == r.target_b {
@@ -269,7 +270,7 @@ fn regressions(c: &Comparison) -> String {
                     format!("{detectable_pct:.0}")
                 };
                 blind.push(format!(
-                    "{}: detects a slowdown of {seen}% (80% power) with {}/{} repetitions; {needs}",
+                    "{}: catches a true loss of {seen}% (80% power) with {}/{} repetitions; {needs}",
                     name(r),
                     r.n_a,
                     r.n_b
@@ -287,7 +288,7 @@ fn regressions(c: &Comparison) -> String {
     if !blind.is_empty() {
         let _ = writeln!(
             s,
-            "could not see a {limit}% slowdown (80% power) in {} gated figure(s):",
+            "could not catch a {limit}% loss (80% power) in {} gated figure(s):",
             blind.len()
         );
         for b in &blind {
@@ -295,39 +296,51 @@ fn regressions(c: &Comparison) -> String {
         }
     }
     let bad: Vec<&Row> = c.rows.iter().filter(|r| r.regression).collect();
-    if !bad.is_empty() {
-        let _ = writeln!(
-            s,
-            "{} figure(s) of B significantly worse than A by more than {limit}%:",
-            bad.len()
-        );
-    }
-    for r in &bad {
+    let small: Vec<&Row> = c
+        .rows
+        .iter()
+        .filter(|r| r.gated && !r.regression && r.outcome == Some(super::family::Outcome::Apart))
+        .filter(|r| matches!(r.verdict, Verdict::Significant { worse_pct: Some(_), .. }))
+        .collect();
+    let line = |r: &Row| {
         let pct = match r.verdict {
             Verdict::Significant {
                 worse_pct: Some(w), ..
             } => w,
             _ => 0.0,
         };
-        let ci = r
-            .ratio
-            .and_then(|l| l.ci)
-            .map_or(String::new(), |(lo, hi)| {
-                format!(
-                    ", {}% CI of B/A {} – {}",
-                    super::family::fmt_level(c.family.level),
-                    fmt_sig(lo),
-                    fmt_sig(hi)
-                )
-            });
-        let _ = writeln!(
-            s,
-            "  {}: {} ({pct:.1}% worse; median {} → {}{ci})",
+        let (least, worst) = gate::loss_range(r, super::sense_of_row(c, r)).unwrap_or((pct, pct));
+        let level = r
+            .outcome
+            .map_or(c.family.level, |o| c.family.level_of(o));
+        format!(
+            "  {}: {} ({pct:.1}% worse, {}% interval {least:.1}–{worst:.1}%; median {} → {})",
             name(r),
             r.verdict.text(),
+            super::family::fmt_level(level),
             fmt_sig(r.median_a),
             fmt_sig(r.median_b)
+        )
+    };
+    if !small.is_empty() {
+        let _ = writeln!(
+            s,
+            "{} figure(s) of B worse than A, but by less than {limit}% (pass):",
+            small.len()
         );
+        for r in &small {
+            let _ = writeln!(s, "{}", line(r));
+        }
+    }
+    if !bad.is_empty() {
+        let _ = writeln!(
+            s,
+            "{} figure(s) of B worse than A, a {limit}% loss not ruled out:",
+            bad.len()
+        );
+    }
+    for r in &bad {
+        let _ = writeln!(s, "{}", line(r));
     }
     let outcome = gate::outcome(c);
     let code = outcome.code();
@@ -347,15 +360,16 @@ fn regressions(c: &Comparison) -> String {
                 _ => format!("a {limit}% slowdown is below what any practical number of repetitions resolves here"),
             };
             format!(
-                "--fail-if-slower {limit}: FAIL (exit {code}): no gated figure of B is \
-                 significantly worse than A by more than {limit}%, but {} could not have \
-                 seen it; {needs}",
+                "--fail-if-slower {limit}: FAIL (exit {code}): no gated figure of B is worse \
+                 than A with a {limit}% loss not ruled out, but {} could not have caught a \
+                 true {limit}% loss; {needs}",
                 blind.len()
             )
         }
         gate::Outcome::Pass => format!(
-            "--fail-if-slower {limit}: pass: no gated figure of B is significantly worse \
-             than A by more than {limit}%, and each could have seen it (80% power)"
+            "--fail-if-slower {limit}: pass: no gated figure of B is worse than A with a \
+             {limit}% loss not ruled out, and each would have caught a true {limit}% loss \
+             (80% power)"
         ),
     };
     s.push_str(&line);

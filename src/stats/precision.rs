@@ -84,7 +84,7 @@ impl Goal {
                     return None;
                 }
                 let var = var.max(super::power::LOG_SD_FLOOR.powi(2));
-                super::power::reps_for(var, var, pct, alpha).map(|n| n.max(2 * PILOT_FOR))
+                super::power::gate_reps_for(var, var, pct, alpha).map(|n| n.max(2 * PILOT_FOR))
             }
         }
     }

@@ -72,7 +72,7 @@ fn ratio_of(v: &PhaseVerdict, fresh: usize, aged: usize) -> Option<AgedRatio> {
         .iter()
         .find(|p| (p.above, p.below) == (fresh.min(aged), fresh.max(aged)))?;
     let test = pair.test?;
-    let (lo, hi) = test.interval(v.family.level);
+    let (lo, hi) = v.family.interval(&test);
     // The test is "how many times worse `below` is": below/above of the figure is its
     // inverse for a rate, itself for a time.
     let (mut r, mut lo, mut hi) = (test.ratio(), lo, hi);

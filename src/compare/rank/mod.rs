@@ -413,11 +413,11 @@ pub fn rank(
 /// level, and the letters.
 pub fn settle<'a>(verdicts: impl IntoIterator<Item = &'a mut PhaseVerdict>, margin: f64) {
     let mut all: Vec<&mut PhaseVerdict> = verdicts.into_iter().collect();
-    let p: Vec<f64> = all
+    let tests: Vec<Test> = all
         .iter()
-        .flat_map(|v| v.pairs.iter().filter_map(|x| x.test.map(|t| t.p())))
+        .flat_map(|v| v.pairs.iter().filter_map(|x| x.test))
         .collect();
-    let mut family = Family::control(&p, margin);
+    let mut family = Family::control(&tests, margin);
     let mut apart = 0;
     for v in &mut all {
         for pair in &mut v.pairs {
@@ -437,7 +437,7 @@ pub fn settle<'a>(verdicts: impl IntoIterator<Item = &'a mut PhaseVerdict>, marg
             .map(|pair| {
                 let r = LogRatio {
                     ratio: v.places_value_ratio(pair),
-                    ci: pair.test.map(|t| t.interval(family.level)),
+                    ci: pair.test.map(|t| family.interval(&t)),
                     df: pair.test.map(|t| t.df),
                 };
                 (pair.below, pair.outcome, r)

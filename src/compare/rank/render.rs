@@ -143,7 +143,7 @@ pub fn render(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String {
 /// the level a first call of the family must pass (0.05/m for m tests, as the CI gate
 /// plans). `None` when nothing was tested.
 pub fn resolution(verdicts: &[PhaseVerdict]) -> Option<String> {
-    use crate::compare::family::{detectable_log, reps_for, ALPHA};
+    use crate::compare::family::ALPHA;
     let m = verdicts.first()?.family.tests;
     if m == 0 {
         return None;
@@ -180,12 +180,12 @@ pub fn resolution(verdicts: &[PhaseVerdict]) -> Option<String> {
     };
     let seen = median(
         open.iter()
-            .map(|t| detectable_log(t.se, t.df, alpha).exp())
+            .map(|t| t.detectable_log(alpha).exp())
             .collect(),
     );
     let reps = median(
         open.iter()
-            .map(|t| reps_for(t.var_a, t.var_b, 10.0, alpha).map_or(f64::INFINITY, |n| n as f64))
+            .map(|t| t.reps_for(10.0, alpha).map_or(f64::INFINITY, |n| n as f64))
             .collect(),
     );
     let reps = match reps.is_finite() {

@@ -37,12 +37,12 @@ fn it_counts_settled_phases_and_states_what_the_open_pairs_could_see() {
     );
     // The open pair's figures, at the level 0.05/m for the family's m = 2 tests.
     let t = vs[1].pairs[0].test.as_ref().unwrap();
-    let seen = fmt_ratio(super::super::family::detectable_log(t.se, t.df, 0.025).exp());
+    let seen = fmt_ratio(t.detectable_log(0.025).exp());
     assert!(
         line.contains(&format!("differences of {seen} or more")),
         "{line}"
     );
-    let n = super::super::family::reps_for(t.var_a, t.var_b, 10.0, 0.025).unwrap();
+    let n = t.reps_for(10.0, 0.025).unwrap();
     assert!(line.contains(&format!("about {n} repetitions")), "{line}");
     // Past 10×, no number is quoted.
     let wild = rank(

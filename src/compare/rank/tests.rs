@@ -139,6 +139,8 @@ fn letters_follow_the_pairs() {
             df: 3.0,
             var_a: 1.0,
             var_b: 1.0,
+            n_a: 4,
+            n_b: 4,
         }),
         outcome: if apart {
             Outcome::Apart

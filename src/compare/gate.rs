@@ -1,46 +1,63 @@
 //! `compare A B --fail-if-slower PCT`: the CI gate, which never passes what it could not
-//! judge and says how small a slowdown it catches.
+//! judge, and whose pass and fail are each a statement with a known error.
 //!
 //! Each gated figure (each phase's headline, and scores a workload declares gated) is
 //! first checked: three repetitions a side or more, every value finite and above zero, a
-//! successful trial on both sides, and the target set up alike in A and B. Then, with the
-//! interval of B/A at the family's level ([`super::family`], all gated figures together):
+//! successful trial on both sides, and the target set up alike in A and B. Then its loss
+//! (how much of A's speed B lost, in percent: (1 − B/A)·100 for a rate, (1 − A/B)·100 for
+//! a time; below 0 when B is faster) gets one interval, at the level 1 − 2·0.05/k for k
+//! gated figures (each end a one-sided test at 0.05/k, Bonferroni over the gated figures),
+//! from the same test as every verdict ([`super::family::Test`]: Hsu's df). Three zones:
 //!
-//! * **regression** (exit 3): B is told apart as worse, and the worse end of its interval
-//!   reaches a PCT loss: a loss of PCT or more is not ruled out. A figure told apart as
-//!   worse whose whole interval stays under PCT (`2% slower [1–4%]`) passes, and is named.
-//!   So an unchanged B fails at most 5% of the time (it must be told apart), and a true
-//!   loss of PCT fails with the power below (the interval's far end is past PCT nearly
-//!   always then). The earlier rule, "told apart and the estimate past PCT", caught a true
-//!   PCT loss only about half the time whatever the repetitions, while saying it could;
-//! * **power** (exit 5 when short): the smallest true loss this rule catches with 80%
-//!   probability with the repetitions it had, computed exactly
-//!   ([`crate::stats::power::Spread::gate_power`]: the noncentral t of the statistic,
-//!   both conditions) from the observed spread of the logs, each test at 0.05/k for k
-//!   gated figures (the first step of Benjamini–Hochberg, the level a single regression
-//!   must pass). Above PCT, the gate could not have caught the regression it is set for,
-//!   and the repetitions per side that would are named.
+//! * **regression** (exit 3): the whole interval is a loss (B is told apart as worse) and
+//!   it reaches PCT: a loss of PCT or more is not ruled out. An unchanged B fails so at most
+//!   5% of the time over all k figures.
+//! * **pass** for a figure: the interval's worse end is below PCT: a PCT loss is ruled out.
+//!   A B that truly lost PCT or more on some figure passes it at most 5% of the time. A
+//!   figure told apart as worse whose interval stays under PCT (`2% worse, 1–4%`) passes,
+//!   and is named.
+//! * **cannot tell** (exit 5): the interval holds both no loss and a PCT loss. The
+//!   repetitions per side named are those at which, with the spread seen, an unchanged B
+//!   would pass — and a true PCT loss fail — with probability [`GATE_POWER`] (95%),
+//!   computed exactly ([`crate::stats::power::Spread::rule_out`], the noncentral t).
+//!
+//! The earlier rule, "told apart and the estimate past PCT", caught a true PCT loss about
+//! half the time whatever the repetitions, while saying it could see it.
 //!
 //! The outcome is one exit status ([`Outcome::code`]): regression (3) before could not
-//! judge (4) before could not see (5); 0 only when every gated figure was judged, none
-//! regressed and each could have caught PCT.
+//! judge (4) before cannot tell (5); 0 only when every gated figure was judged and rules out
+//! a PCT loss.
 
-use super::family::{self, Test, ALPHA};
+use super::family::{Test, ALPHA};
 use super::verdict::Sense;
-use super::{Comparison, Row};
+use super::Comparison;
 use crate::error::exit;
+pub use crate::stats::power::GATE_POWER;
 
 /// Fewer repetitions than this on a side and a gated figure is not judged.
 pub const MIN_GATE_REPS: usize = 3;
 
+/// Where a judged figure's interval lies against the gate's percentage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Zone {
+    /// Told apart as worse, and a PCT loss not ruled out.
+    Regression,
+    /// A PCT loss ruled out (B may still be told apart as worse, by less).
+    Pass,
+    /// Neither: no loss and a PCT loss both inside the interval.
+    CannotTell,
+}
+
 /// What the gate found of one gated figure.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Check {
-    /// Judged: the true slowdown (percent) the gate's rule catches at 80% power with these
-    /// repetitions, and the repetitions per side that would catch the gate's percentage
-    /// (`None`: more than [`family::MAX_REPS_FOR`], or a percentage of 0).
+    /// Judged: B's loss in percent (its estimate, and its interval least first), the zone,
+    /// and the repetitions per side at which an unchanged B would pass with
+    /// [`GATE_POWER`] (`None`: more than [`super::family::MAX_REPS_FOR`]).
     Judged {
-        detectable_pct: f64,
+        loss_pct: f64,
+        interval: (f64, f64),
+        zone: Zone,
         reps_needed: Option<usize>,
     },
     /// Not judged, and why.
@@ -68,9 +85,14 @@ impl Outcome {
     }
 }
 
-/// The per-test level the gate's power is planned at, for `k` gated figures.
+/// Each end's one-sided level for `k` gated figures: 0.05/k.
 pub fn planned_alpha(k: usize) -> f64 {
     ALPHA / k.max(1) as f64
+}
+
+/// The confidence level of the gate's intervals for `k` gated figures: 1 − 2·0.05/k.
+pub fn level(k: usize) -> f64 {
+    1.0 - 2.0 * planned_alpha(k)
 }
 
 /// Why `a` against `b` cannot be judged by the gate, if so.
@@ -94,12 +116,34 @@ fn unjudgeable(a: &[f64], b: &[f64], setup: Option<&str>) -> Option<String> {
     None
 }
 
-/// How much worse than A the two ends of `r`'s interval are, in percent, least first
-/// (`None` when the row has no interval or B is not worse at both ends).
-pub fn loss_range(r: &Row, sense: Sense) -> Option<(f64, f64)> {
-    let (lo, hi) = r.ratio?.ci?;
-    let (a, b) = (sense.worse_pct(lo)?, sense.worse_pct(hi)?);
-    Some((a.min(b), a.max(b)))
+/// B's loss in percent for a ratio B/A of a figure of sense `sense`: (1 − r)·100 when
+/// higher is better, (1 − 1/r)·100 when lower is; below 0 when B is better.
+pub fn loss_pct(sense: Sense, ratio: f64) -> f64 {
+    match sense {
+        Sense::Duration | Sense::LowerBetter => (1.0 - 1.0 / ratio) * 100.0,
+        _ => (1.0 - ratio) * 100.0,
+    }
+}
+
+/// Judges one gated figure's test `t` against `limit` percent, `k` figures gated.
+pub fn judge(t: &Test, sense: Sense, limit: f64, k: usize) -> Check {
+    let alpha = planned_alpha(k);
+    let (lo, hi) = t.interval(level(k));
+    let (a, b) = (loss_pct(sense, lo), loss_pct(sense, hi));
+    let interval = (a.min(b), a.max(b));
+    let zone = if interval.0 > 0.0 && interval.1 >= limit {
+        Zone::Regression
+    } else if interval.1 < limit {
+        Zone::Pass
+    } else {
+        Zone::CannotTell
+    };
+    Check::Judged {
+        loss_pct: loss_pct(sense, t.ratio()),
+        interval,
+        zone,
+        reps_needed: crate::stats::power::gate_reps_for(t.var_a, t.var_b, limit, alpha),
+    }
 }
 
 /// Checks every gated figure of `c` and marks the regressions (see the module docs).
@@ -113,7 +157,7 @@ pub fn gate(c: &mut Comparison) {
     let Some(limit) = c.fail_if_slower else {
         return;
     };
-    let alpha = planned_alpha(c.gated());
+    let k = c.gated();
     let setup = c.setup_differs.clone();
     let senses: Vec<Sense> = c.rows.iter().map(|r| super::sense_of_row(c, r)).collect();
     for (r, sense) in c.rows.iter_mut().zip(senses).filter(|(r, _)| r.gated) {
@@ -125,29 +169,16 @@ pub fn gate(c: &mut Comparison) {
             Some(why) => Check::Unjudged(why),
             None => match Test::of(&r.values_a, &r.values_b) {
                 None => Check::Unjudged("no interval".into()),
-                Some(t) => {
-                    let spread = t.spread();
-                    let loss = spread.gate_detectable_log(alpha);
-                    Check::Judged {
-                        detectable_pct: (1.0 - (-loss).exp()) * 100.0,
-                        reps_needed: crate::stats::power::gate_reps_for(
-                            t.var_a, t.var_b, limit, alpha,
-                        ),
-                    }
-                }
+                Some(t) => judge(&t, sense, limit, k),
             },
         };
-        let worse = matches!(
-            r.verdict,
-            super::Verdict::Significant {
-                worse_pct: Some(_),
+        r.regression = matches!(
+            check,
+            Check::Judged {
+                zone: Zone::Regression,
                 ..
             }
         );
-        r.regression = matches!(check, Check::Judged { .. })
-            && r.outcome == Some(family::Outcome::Apart)
-            && worse
-            && loss_range(r, sense).is_some_and(|(_, worst)| worst >= limit);
         r.gate = Some(check);
     }
     // A phase A measured that has no successful trial in B: nothing was compared.
@@ -160,39 +191,43 @@ pub fn gate(c: &mut Comparison) {
 
 /// The gate's outcome for `c` (see the module docs).
 pub fn outcome(c: &Comparison) -> Outcome {
-    let limit = c.fail_if_slower.unwrap_or(0.0);
     let checks = || c.rows.iter().filter_map(|r| r.gate.as_ref());
     if c.regressed() {
         Outcome::Regression
     } else if !c.unjudged.is_empty() || checks().any(|g| matches!(g, Check::Unjudged(_))) {
         Outcome::Unjudged
-    } else if checks()
-        .any(|g| matches!(g, Check::Judged { detectable_pct, .. } if *detectable_pct > limit))
-    {
+    } else if checks().any(|g| {
+        matches!(
+            g,
+            Check::Judged {
+                zone: Zone::CannotTell,
+                ..
+            }
+        )
+    }) {
         Outcome::CannotSee
     } else {
         Outcome::Pass
     }
 }
 
-/// The most repetitions per side any gated figure needs to see the gate's percentage:
-/// `Some(None)` when some would need more than [`family::MAX_REPS_FOR`].
+/// The most repetitions per side any gated figure that cannot tell needs:
+/// `Some(None)` when some would need more than [`super::family::MAX_REPS_FOR`].
 pub fn reps_needed(c: &Comparison) -> Option<Option<usize>> {
-    let limit = c.fail_if_slower?;
+    c.fail_if_slower?;
     let mut most: Option<Option<usize>> = None;
     for g in c.rows.iter().filter_map(|r| r.gate.as_ref()) {
         if let Check::Judged {
-            detectable_pct,
+            zone: Zone::CannotTell,
             reps_needed,
+            ..
         } = g
         {
-            if *detectable_pct > limit {
-                most = Some(match (most, reps_needed) {
-                    (Some(None), _) | (_, None) => None,
-                    (Some(Some(m)), Some(n)) => Some(m.max(*n)),
-                    (None, Some(n)) => Some(*n),
-                });
-            }
+            most = Some(match (most, reps_needed) {
+                (Some(None), _) | (_, None) => None,
+                (Some(Some(m)), Some(n)) => Some(m.max(*n)),
+                (None, Some(n)) => Some(*n),
+            });
         }
     }
     most

@@ -220,12 +220,14 @@ fn tally(rows: &[Row]) -> String {
 }
 
 /// What `--fail-if-slower` found: what it gates on, what it could not judge, what it
-/// could not have seen, the regressions, and the outcome with its exit status.
+/// cannot tell yet, the figures worse by less than the allowance, the regressions, and the
+/// outcome with its exit status.
 fn regressions(c: &Comparison) -> String {
     let Some(limit) = c.fail_if_slower else {
         return String::new();
     };
     let k = c.gated();
+    let level = super::family::fmt_level(gate::level(k));
     let which = match c.gate_phases.is_empty() {
         true => "each phase's headline and the scores a workload declares".to_string(),
         false => format!(
@@ -234,11 +236,10 @@ fn regressions(c: &Comparison) -> String {
         ),
     };
     let mut s = format!(
-        "--fail-if-slower {limit} gates on {k} figure(s), {which}, judged together with the \
-         intervals at {}; a figure fails when B is told apart as worse and its interval \
-         reaches a {limit}% loss; the power to catch a true {limit}% loss is planned for a \
-         single regression (a test at 0.05/{k})\n",
-        c.family.levels_text()
+        "--fail-if-slower {limit} gates on {k} figure(s), {which}: each figure's loss \
+         (how much of A's speed B lost) has an interval at {level}% (each end at 0.05/{k}); \
+         it fails when the whole interval is a loss reaching {limit}%, passes when the \
+         interval rules out a {limit}% loss, and cannot tell otherwise\n"
     );
     let name = |r: &Row| {
         let target = if r.target_a == r.target_b {
@@ -248,35 +249,29 @@ fn regressions(c: &Comparison) -> String {
         };
         format!("{target} {} {} {}", r.workload, r.phase, r.metric)
     };
+    let pct = |x: f64| format!("{x:.1}%");
+    let line = |r: &Row| match &r.gate {
+        Some(gate::Check::Judged {
+            loss_pct, interval, ..
+        }) => format!(
+            "  {}: {} loss (interval {} to {}); median {} → {}",
+            name(r),
+            pct(*loss_pct),
+            pct(interval.0),
+            pct(interval.1),
+            fmt_sig(r.median_a),
+            fmt_sig(r.median_b)
+        ),
+        _ => String::new(),
+    };
+    let in_zone = |r: &Row, z: gate::Zone| {
+        matches!(&r.gate, Some(gate::Check::Judged { zone, .. }) if *zone == z)
+    };
+    let gated: Vec<&Row> = c.rows.iter().filter(|r| r.gated).collect();
     let mut unjudged: Vec<String> = c.unjudged.clone();
-    let mut blind = Vec::new();
-    for r in c.rows.iter().filter(|r| r.gated) {
-        match &r.gate {
-            Some(gate::Check::Unjudged(why)) => unjudged.push(format!("{}: {why}", name(r))),
-            Some(gate::Check::Judged {
-                detectable_pct,
-                reps_needed,
-            }) if *detectable_pct > limit => {
-                let needs = match reps_needed {
-                    Some(n) => format!("needs {n} repetitions per side"),
-                    None => format!(
-                        "more than {} repetitions per side would be needed",
-                        super::family::MAX_REPS_FOR
-                    ),
-                };
-                let seen = if *detectable_pct >= 99.5 {
-                    "over 99".to_string()
-                } else {
-                    format!("{detectable_pct:.0}")
-                };
-                blind.push(format!(
-                    "{}: catches a true loss of {seen}% (80% power) with {}/{} repetitions; {needs}",
-                    name(r),
-                    r.n_a,
-                    r.n_b
-                ));
-            }
-            _ => {}
+    for r in &gated {
+        if let Some(gate::Check::Unjudged(why)) = &r.gate {
+            unjudged.push(format!("{}: {why}", name(r)));
         }
     }
     if !unjudged.is_empty() {
@@ -285,65 +280,65 @@ fn regressions(c: &Comparison) -> String {
             let _ = writeln!(s, "  {u}");
         }
     }
-    if !blind.is_empty() {
+    let open: Vec<&Row> = gated
+        .iter()
+        .copied()
+        .filter(|r| in_zone(r, gate::Zone::CannotTell))
+        .collect();
+    if !open.is_empty() {
         let _ = writeln!(
             s,
-            "could not catch a {limit}% loss (80% power) in {} gated figure(s):",
-            blind.len()
+            "cannot tell whether B lost {limit}% in {} gated figure(s):",
+            open.len()
         );
-        for b in &blind {
-            let _ = writeln!(s, "  {b}");
+        for r in &open {
+            let needs = match &r.gate {
+                Some(gate::Check::Judged {
+                    reps_needed: Some(n),
+                    ..
+                }) => format!("needs {n} repetitions per side"),
+                _ => format!(
+                    "needs more than {} repetitions per side",
+                    super::family::MAX_REPS_FOR
+                ),
+            };
+            let _ = writeln!(s, "{}; {}/{} repetitions, {needs}", line(r), r.n_a, r.n_b);
         }
     }
-    let bad: Vec<&Row> = c.rows.iter().filter(|r| r.regression).collect();
-    let small: Vec<&Row> = c
-        .rows
+    let small: Vec<&Row> = gated
         .iter()
-        .filter(|r| r.gated && !r.regression && r.outcome == Some(super::family::Outcome::Apart))
-        .filter(|r| matches!(r.verdict, Verdict::Significant { worse_pct: Some(_), .. }))
+        .copied()
+        .filter(|r| in_zone(r, gate::Zone::Pass))
+        .filter(|r| matches!(&r.gate, Some(gate::Check::Judged { interval, .. }) if interval.0 > 0.0))
         .collect();
-    let line = |r: &Row| {
-        let pct = match r.verdict {
-            Verdict::Significant {
-                worse_pct: Some(w), ..
-            } => w,
-            _ => 0.0,
-        };
-        let (least, worst) = gate::loss_range(r, super::sense_of_row(c, r)).unwrap_or((pct, pct));
-        let level = r
-            .outcome
-            .map_or(c.family.level, |o| c.family.level_of(o));
-        format!(
-            "  {}: {} ({pct:.1}% worse, {}% interval {least:.1}–{worst:.1}%; median {} → {})",
-            name(r),
-            r.verdict.text(),
-            super::family::fmt_level(level),
-            fmt_sig(r.median_a),
-            fmt_sig(r.median_b)
-        )
-    };
     if !small.is_empty() {
         let _ = writeln!(
             s,
-            "{} figure(s) of B worse than A, but by less than {limit}% (pass):",
+            "{} figure(s) of B worse than A, by less than {limit}% (pass):",
             small.len()
         );
         for r in &small {
             let _ = writeln!(s, "{}", line(r));
         }
     }
+    let bad: Vec<&Row> = gated
+        .iter()
+        .copied()
+        .filter(|r| in_zone(r, gate::Zone::Regression))
+        .collect();
     if !bad.is_empty() {
         let _ = writeln!(
             s,
             "{} figure(s) of B worse than A, a {limit}% loss not ruled out:",
             bad.len()
         );
-    }
-    for r in &bad {
-        let _ = writeln!(s, "{}", line(r));
+        for r in &bad {
+            let _ = writeln!(s, "{}", line(r));
+        }
     }
     let outcome = gate::outcome(c);
     let code = outcome.code();
+    let power = format!("{:.0}%", gate::GATE_POWER * 100.0);
     let line = match outcome {
         gate::Outcome::Regression => format!(
             "--fail-if-slower {limit}: FAIL (exit {code}): {} regression(s), listed above",
@@ -356,20 +351,21 @@ fn regressions(c: &Comparison) -> String {
         ),
         gate::Outcome::CannotSee => {
             let needs = match gate::reps_needed(c) {
-                Some(Some(n)) => format!("run {n} repetitions per side (--reps {n})"),
-                _ => format!("a {limit}% slowdown is below what any practical number of repetitions resolves here"),
+                Some(Some(n)) => format!(
+                    "run {n} repetitions per side (--reps {n}): with the spread seen, an \
+                     unchanged B then passes and a true {limit}% loss fails {power} of the time"
+                ),
+                _ => format!("a {limit}% loss is below what any practical number of repetitions resolves here"),
             };
             format!(
-                "--fail-if-slower {limit}: FAIL (exit {code}): no gated figure of B is worse \
-                 than A with a {limit}% loss not ruled out, but {} could not have caught a \
-                 true {limit}% loss; {needs}",
-                blind.len()
+                "--fail-if-slower {limit}: FAIL (exit {code}): no regression, but {} gated \
+                 figure(s) cannot tell; {needs}",
+                open.len()
             )
         }
         gate::Outcome::Pass => format!(
-            "--fail-if-slower {limit}: pass: no gated figure of B is worse than A with a \
-             {limit}% loss not ruled out, and each would have caught a true {limit}% loss \
-             (80% power)"
+            "--fail-if-slower {limit}: pass: every gated figure of B rules out a {limit}% \
+             loss (a B that truly lost {limit}% passes at most 5% of the time)"
         ),
     };
     s.push_str(&line);

@@ -263,8 +263,8 @@ pub fn report(rule: &AutoReps, run: &RunResult, done: u32, why: Stop) -> Vec<Str
                 goal.text()
             ),
             Goal::Detect { alpha, .. } => format!(
-                "{name}: {done} repetitions; all {} phases could see {} (80% power, \
-                 each test at {})",
+                "{name}: {done} repetitions; all {} phases could see {} (95% power as \
+                 the CI gate judges it, each test at {})",
                 states.len(),
                 goal.text(),
                 crate::stats::precision::fmt_alpha(alpha)

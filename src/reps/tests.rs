@@ -238,7 +238,7 @@ fn reps_for_asks_what_seeing_the_difference_takes_and_stops_there() {
     let goal = rule.goal(&run);
     let v = crate::stats::precision::bounded_variance(first);
     let n = states(&run)[0].needs(goal).unwrap();
-    let gate = crate::stats::power::reps_for(v, v, 10.0, 0.025).unwrap();
+    let gate = crate::stats::power::gate_reps_for(v, v, 10.0, 0.025).unwrap();
     assert_eq!(n, gate.max(12));
     assert!(n > 12 && n < DEFAULT_MAX_REPS_FOR as usize, "{n}");
     assert_eq!(stop(&rule, &run, 6, at), None, "six are not enough here");
@@ -250,7 +250,7 @@ fn reps_for_asks_what_seeing_the_difference_takes_and_stops_there() {
         lines,
         vec![format!(
             "--reps-for 10: {n} repetitions; all 1 phases could see a 10% difference \
-             (80% power, each test at 0.05/2)"
+             (95% power as the CI gate judges it, each test at 0.05/2)"
         )]
     );
     // A smaller difference, or more targets (a smaller level), takes more.

@@ -342,61 +342,75 @@ fn reps_auto_keeps_the_error_rate_and_finds_a_ten_percent_difference() {
     assert!(failed.is_empty(), "{failed:?}");
 }
 
-/// The gate: two runs of identical targets fail with a false regression (exit 3) at most
-/// 5% of the time over 10 gated phases; a true 20% loss of one phase fails it in at least
-/// 80% of runs at the repetitions the gate asks for.
+/// The gate at its threshold (`--fail-if-slower 10`, 10 gated phases, CV 3%): at the
+/// repetitions it asks for with this spread, an unchanged B passes (exit 0) at least 95%
+/// of the time and fails with a false regression (exit 3) at most 5%; one phase truly 10%
+/// slower fails it (exit 3) at least 80% of the time, 15% slower too. Half the threshold is
+/// reported, not bounded (either outcome is a true statement then). The issue's black-box
+/// case, 10 repetitions a side, is a row of the table.
 #[test]
-fn the_gate_errs_at_most_five_percent_and_sees_what_it_asks_for() {
+fn the_gate_keeps_its_promises_at_its_threshold() {
     use fsarena::compare::compare_runs;
     use fsarena::error::exit;
     let base = template();
     let mut rng = Rng(0x9a7e);
-    let phases = 10;
-    let cv = 0.05;
+    let (phases, cv, pct) = (10, 0.03, 10.0);
+    let var = (1.0f64 + cv * cv).ln();
+    let asked = fsarena::stats::power::gate_reps_for(var, var, pct, 0.05 / phases as f64).unwrap();
+    println!("| gate, 10 phases, CV 3%, --fail-if-slower 10 | reps a side | runs | exit 0 | exit 3 | exit 5 |");
+    println!("|---|---|---|---|---|---|");
     let flat = vec![vec![1.0; phases]];
-    let runs = 200 * scale();
-    let mut false_fail = 0;
-    let mut asked = Vec::new();
-    for _ in 0..runs {
-        let a = run_of(&base, &draw(&mut rng, Shape::LogNormal, cv, &flat, 5));
-        let b = run_of(&base, &draw(&mut rng, Shape::LogNormal, cv, &flat, 5));
-        let c = compare_runs(a, None, b, None, Some(10.0)).unwrap();
-        false_fail += usize::from(c.exit_code() == exit::REGRESSION);
-        if let Some(Some(n)) = fsarena::compare::gate::reps_needed(&c) {
-            asked.push(n);
+    let mut failed = Vec::new();
+    for (truth, reps) in [
+        (0.0, asked),
+        (5.0, asked),
+        (10.0, asked),
+        (15.0, asked),
+        (0.0, 10),
+        (10.0, 10),
+    ] {
+        let mut slow = flat.clone();
+        slow[0][0] = 1.0 - truth / 100.0;
+        let runs = 200 * scale();
+        let mut codes = [0usize; 3];
+        for _ in 0..runs {
+            let a = run_of(&base, &draw(&mut rng, Shape::LogNormal, cv, &flat, reps));
+            let b = run_of(&base, &draw(&mut rng, Shape::LogNormal, cv, &slow, reps));
+            let c = compare_runs(a, None, b, None, Some(pct)).unwrap();
+            match c.exit_code() {
+                exit::OK => codes[0] += 1,
+                exit::REGRESSION => codes[1] += 1,
+                _ => codes[2] += 1,
+            }
+        }
+        println!(
+            "| one phase {truth:.0}% slower | {reps}{} | {runs} | {} | {} | {} |",
+            if reps == asked { " (asked for)" } else { "" },
+            pct_se(codes[0], runs),
+            pct_se(codes[1], runs),
+            pct_se(codes[2], runs)
+        );
+        if reps != asked {
+            continue;
+        }
+        let ok = match truth {
+            t if t == 0.0 => at_least(codes[0], runs, 0.95) && at_most(codes[1], runs, 0.05),
+            t if t >= pct => at_least(codes[1], runs, 0.8),
+            _ => true,
+        };
+        if !ok {
+            failed.push(format!("{truth}% slower at {reps} reps: {codes:?} of {runs}"));
         }
     }
-    // The repetitions per side the gate asked for most often, to see 10%.
-    asked.sort_unstable();
-    let n = asked.get(asked.len() / 2).copied().unwrap_or(5);
-    let mut slow = vec![vec![1.0; phases]];
-    slow[0][0] = 0.8;
-    let mut found = 0;
-    for _ in 0..runs {
-        let a = run_of(&base, &draw(&mut rng, Shape::LogNormal, cv, &flat, n));
-        let b = run_of(&base, &draw(&mut rng, Shape::LogNormal, cv, &slow, n));
-        let c = compare_runs(a, None, b, None, Some(10.0)).unwrap();
-        found += usize::from(c.exit_code() == exit::REGRESSION);
-    }
-    println!("| gate, 10 phases, CV 5%, --fail-if-slower 10 | runs | rate |");
-    println!("|---|---|---|");
-    println!(
-        "| A/A at 5 reps: exit 3 | {runs} | {:.1}% |",
-        100.0 * false_fail as f64 / runs as f64
-    );
-    println!(
-        "| one phase 20% slower at {n} reps (asked for): exit 3 | {runs} | {:.1}% |",
-        100.0 * found as f64 / runs as f64
-    );
-    assert!(at_most(false_fail, runs, 0.05), "{false_fail} of {runs}");
-    assert!(at_least(found, runs, 0.8), "{found} of {runs} at {n} reps");
+    assert!(failed.is_empty(), "{failed:?}");
 }
 
 /// `--reps-for 10` on two targets and one phase at CV 5%: identical targets are told
 /// apart at most 5% of the time at the repetitions it chose, a true 10% difference in at
 /// least 80%. Then the gate: two single-target runs of 10 phases at CV 3%, each repeated as
-/// `--reps-for 10` chose, pass `--fail-if-slower 10` (exit 0) when nothing changed and
-/// fail it (exit 3) when one phase is 20% slower, in at least 80% of runs.
+/// `--reps-for 10` chose, pass `--fail-if-slower 10` (exit 0) at least 95% of the time
+/// when nothing changed and fail it (exit 3) at least 80% of the time when one phase is
+/// truly 10% slower.
 #[test]
 fn reps_for_sees_the_difference_it_was_asked_to() {
     use fsarena::compare::compare_runs;
@@ -423,10 +437,9 @@ fn reps_for_sees_the_difference_it_was_asked_to() {
             });
             reps += n;
         }
-        let rate = hits as f64 / runs as f64;
         println!(
-            "| 2 targets, 1 phase, CV 5% | {truth} | {runs} | {:.1}% | {:.1} |",
-            100.0 * rate,
+            "| 2 targets, 1 phase, CV 5% | {truth} | {runs} | {} | {:.1} |",
+            pct_se(hits, runs),
             reps as f64 / runs as f64
         );
         let ok = match b < 1.0 {
@@ -440,11 +453,11 @@ fn reps_for_sees_the_difference_it_was_asked_to() {
     let phases = 10;
     let flat = vec![vec![1.0; phases]];
     let mut slow = vec![vec![1.0; phases]];
-    slow[0][0] = 0.8;
+    slow[0][0] = 0.9;
     let runs = 100 * scale();
-    for (truth, b_scale, code) in [
-        ("A/A: exit 0", &flat, exit::OK),
-        ("one phase 20% slower: exit 3", &slow, exit::REGRESSION),
+    for (truth, b_scale, code, bound) in [
+        ("A/A: exit 0", &flat, exit::OK, 0.95),
+        ("one phase 10% slower: exit 3", &slow, exit::REGRESSION, 0.8),
     ] {
         let (mut hits, mut reps) = (0, 0);
         for _ in 0..runs {
@@ -455,12 +468,137 @@ fn reps_for_sees_the_difference_it_was_asked_to() {
             reps += na + nb;
         }
         println!(
-            "| gate, 10 phases, CV 3% | {truth} | {runs} | {:.1}% | {:.1} |",
-            100.0 * hits as f64 / runs as f64,
+            "| gate, 10 phases, CV 3% | {truth} | {runs} | {} | {:.1} |",
+            pct_se(hits, runs),
             reps as f64 / (2 * runs) as f64
         );
-        if !at_least(hits, runs, 0.8) {
+        if !at_least(hits, runs, bound) {
             failed.push(format!("gate {truth}: {hits} of {runs}"));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:?}");
+}
+
+/// Equal speed, unequal noise, few repetitions: the run-level rate of false differences
+/// stays at most 5% (Hsu's df); Welch–Satterthwaite's df gave 12.5% in the first row.
+#[test]
+fn unequal_noise_at_few_repetitions_keeps_the_run_level_rate() {
+    let base = template();
+    let mut rng = Rng(0x0e9a_1010);
+    println!("| unequal noise | targets | phases | reps | CVs | shape | runs | runs calling a difference |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut failed = Vec::new();
+    for (cvs, phases, reps, shape, runs) in [
+        (vec![0.01, 0.10], 30, 3, Shape::LogNormal, 300),
+        (vec![0.01, 0.10], 1, 3, Shape::Normal, 600),
+        (vec![0.10, 0.01], 10, 5, Shape::HeavyTailed, 300),
+        (vec![0.01, 0.03, 0.10, 0.20], 10, 3, Shape::LogNormal, 200),
+    ] {
+        let runs = runs * scale();
+        let flat = vec![vec![1.0; phases]; cvs.len()];
+        let mut hits = 0;
+        for _ in 0..runs {
+            let run = run_of(&base, &draw_cv(&mut rng, shape, &cvs, &flat, reps));
+            hits += usize::from(any_apart(&rank::verdicts(&run)));
+        }
+        let shown: Vec<String> = cvs.iter().map(|c| format!("{:.0}%", c * 100.0)).collect();
+        println!(
+            "| A/A | {} | {phases} | {reps} | {} | {shape:?} | {runs} | {} |",
+            cvs.len(),
+            shown.join(" "),
+            pct_se(hits, runs)
+        );
+        if !at_most(hits, runs, 0.05) {
+            failed.push(format!("{cvs:?}, {phases} phases: {hits} of {runs}"));
+        }
+    }
+    assert!(failed.is_empty(), "unequal noise: {failed:?}");
+}
+
+/// "As fast" under its own control: 7 targets over 30 phases, one pair per phase 3.3%
+/// apart (outside ±3%) and every other pair far apart (2× and more): a run holds any "as
+/// fast" claim at most 5% of the time. Identical pairs measured well are still claimed.
+#[test]
+fn as_fast_is_claimed_falsely_in_at_most_five_percent_of_runs() {
+    let base = template();
+    let mut rng = Rng(0xa5fa57);
+    println!("| as fast | targets | phases | reps | CV | runs | result |");
+    println!("|---|---|---|---|---|---|---|");
+    let mut failed = Vec::new();
+    let phases = 30;
+    let spread: Vec<f64> = [1.0, 1.0 / 1.033, 0.5, 0.25, 0.125, 0.0625, 0.03].to_vec();
+    for (reps, cv, runs) in [(3, 0.01, 100), (5, 0.01, 100), (10, 0.02, 60)] {
+        let runs = runs * scale();
+        let scale_: Vec<Vec<f64>> = spread.iter().map(|s| vec![*s; phases]).collect();
+        let mut hits = 0;
+        for _ in 0..runs {
+            let run = run_of(&base, &draw(&mut rng, Shape::LogNormal, cv, &scale_, reps));
+            let v = rank::verdicts(&run);
+            hits += usize::from(
+                v.iter()
+                    .any(|v| v.pairs.iter().any(|p| p.outcome == Outcome::Within)),
+            );
+        }
+        println!(
+            "| false \"as fast\" (3.3% apart, the rest 2× or more) | 7 | {phases} | {reps} | {:.0}% | {runs} | runs with one: {} |",
+            cv * 100.0,
+            pct_se(hits, runs)
+        );
+        if !at_most(hits, runs, 0.05) {
+            failed.push(format!("{reps} reps, CV {cv}: {hits} of {runs}"));
+        }
+    }
+    // Truly identical, measured well: claimed.
+    let runs = 100 * scale();
+    let same = vec![vec![1.0; phases]; 2];
+    let (mut claimed, mut pairs) = (0, 0);
+    for _ in 0..runs {
+        let run = run_of(&base, &draw(&mut rng, Shape::LogNormal, 0.01, &same, 10));
+        for v in rank::verdicts(&run) {
+            for p in &v.pairs {
+                pairs += 1;
+                claimed += usize::from(p.outcome == Outcome::Within);
+            }
+        }
+    }
+    println!(
+        "| identical pair, claimed \"as fast\" | 2 | {phases} | 10 | 1% | {runs} | pairs: {} |",
+        pct_se(claimed, pairs)
+    );
+    if !at_least(claimed, pairs, 0.8) {
+        failed.push(format!("identical pairs claimed {claimed} of {pairs}"));
+    }
+    assert!(failed.is_empty(), "{failed:?}");
+}
+
+/// `--reps auto` with `--max-reps 30` (not the default 10, which usually makes it a fixed
+/// count): identical targets at the repetitions it chose are told apart at most 5% of the
+/// time.
+#[test]
+fn reps_auto_at_max_reps_30_keeps_the_rate() {
+    let base = template();
+    let mut rng = Rng(0x30_30);
+    let rule = fsarena::reps::AutoReps::new(None, Some(30), None).unwrap();
+    println!("| --reps auto --max-reps 30, 2 targets, 1 phase | shape | CV | runs | told apart | mean reps |");
+    println!("|---|---|---|---|---|---|");
+    let mut failed = Vec::new();
+    let same = vec![vec![1.0], vec![1.0]];
+    for (cv, shape) in [(0.05, Shape::LogNormal), (0.15, Shape::Normal)] {
+        let runs = 400 * scale();
+        let (mut hits, mut reps) = (0, 0);
+        for _ in 0..runs {
+            let (run, n) = run_by(&mut rng, &base, shape, cv, &same, &rule);
+            hits += usize::from(any_apart(&rank::verdicts(&run)));
+            reps += n;
+        }
+        println!(
+            "| A/A | {shape:?} | {:.0}% | {runs} | {} | {:.1} |",
+            cv * 100.0,
+            pct_se(hits, runs),
+            reps as f64 / runs as f64
+        );
+        if !at_most(hits, runs, 0.05) {
+            failed.push(format!("CV {cv}: {hits} of {runs}"));
         }
     }
     assert!(failed.is_empty(), "{failed:?}");
@@ -506,7 +644,8 @@ fn a_difference_of_the_stated_resolution_is_told_apart_four_times_in_five() {
             cv * 100.0,
             100.0 * hits as f64 / runs as f64
         );
-        if !at_least(hits, runs, 0.8) {
+        // Exact power: at least 80%, and not much more (the shortcut overstated it).
+        if !at_least(hits, runs, 0.8) || !at_most(hits, runs, 0.88) {
             failed.push(format!(
                 "{phases} phases, {reps} reps, CV {cv}: {hits} of {runs}"
             ));

@@ -234,16 +234,17 @@ pub struct CompareArgs {
     /// (kernel, host, mount options, …) in brackets.
     #[arg(value_name = "SIDE", required = true, num_args = 1..)]
     pub sides: Vec<String>,
-    /// The CI gate; needs exactly two sides. Exit 3 when some gated figure — each phase's
-    /// headline, and scores a workload declares (io500's score_total) — is told apart
-    /// (all gated figures judged together, Benjamini-Hochberg at 5%) and B's estimate lost
-    /// more than PCT percent (0 ≤ PCT < 100) of A's speed: (1 - B/A)·100 for rates,
-    /// (1 - A/B)·100 for times. Exit 4 when, without a regression, some gated figure could
-    /// not be judged (fewer than 3 repetitions a side, a zero or NaN, no successful trial
-    /// in B, the target set up differently). Exit 5 when every figure was judged and none
-    /// regressed, but some could not have seen a PCT slowdown at 80% power with the
-    /// repetitions it had; the output names the repetitions per side that would. Exit 0
-    /// only when none of these.
+    /// The CI gate; needs exactly two sides. Each gated figure — each phase's headline, and
+    /// scores a workload declares (io500's score_total) — gets an interval of B's loss
+    /// ((1 - B/A)·100 for rates, (1 - A/B)·100 for times) at 1 - 2·0.05/k for k gated
+    /// figures. Exit 3 when some interval is all loss and reaches PCT (0 ≤ PCT < 100): a
+    /// PCT loss is not ruled out; an unchanged B fails so at most 5% of the time. Exit 4
+    /// when, without a regression, some gated figure could not be judged (fewer than 3
+    /// repetitions a side, a zero or NaN, no successful trial in B, the target set up
+    /// differently). Exit 5 when some interval holds both no loss and a PCT loss (cannot
+    /// tell); the output names the repetitions per side at which an unchanged B would pass
+    /// and a true PCT loss fail 95% of the time. Exit 0 only when every interval rules out
+    /// a PCT loss: a B that truly lost PCT passes at most 5% of the time.
     #[arg(long, value_name = "PCT")]
     pub fail_if_slower: Option<f64>,
     /// With --fail-if-slower: gate only this phase's headline figure (WORKLOAD:PHASE, as

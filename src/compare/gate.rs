@@ -17,9 +17,11 @@
 //!   figure told apart as worse whose interval stays under PCT (`2% worse, 1–4%`) passes,
 //!   and is named.
 //! * **cannot tell** (exit 5): the interval holds both no loss and a PCT loss. The
-//!   repetitions per side named are those at which, with the spread seen, an unchanged B
-//!   would pass — and a true PCT loss fail — with probability [`GATE_POWER`] (95%),
-//!   computed exactly ([`crate::stats::power::Spread::rule_out`], the noncentral t).
+//!   repetitions per side named are those at which, with the spread seen, each figure of an
+//!   unchanged B rules out a PCT loss — and a true PCT loss is caught — with probability
+//!   1 − 0.05/k, so that an unchanged B passes the whole gate at least [`GATE_POWER`] (95%)
+//!   of the time; computed exactly ([`crate::stats::power::Spread::rule_out`], the
+//!   noncentral t).
 //!
 //! The earlier rule, "told apart and the estimate past PCT", caught a true PCT loss about
 //! half the time whatever the repetitions, while saying it could see it.

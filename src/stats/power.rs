@@ -139,7 +139,9 @@ pub fn rule_out_power(lambda: f64, nu: f64, crit: f64) -> f64 {
 }
 
 /// The chance the CI gate is planned for: an unchanged B passes it, and a B that truly
-/// lost the gate's percentage fails it, 95% of the time.
+/// lost the gate's percentage fails it, 95% of the time. With k gated figures each is
+/// planned to rule out (or catch) the loss with 1 − 0.05/k, so that all k together pass
+/// at least 95% of the time (Bonferroni's inequality).
 pub const GATE_POWER: f64 = 0.95;
 
 /// The two-sided critical value at level `alpha` with the test's `df`.
@@ -275,12 +277,13 @@ pub fn reps_for(var_a: f64, var_b: f64, pct: f64, alpha: f64) -> Option<usize> {
     fewest(var_a, var_b, |s| s.power(want, alpha) >= POWER)
 }
 
-/// The repetitions per side at which the CI gate set for `pct` percent, each interval at
-/// one-sided level `alpha`, rules out a `pct` loss of an unchanged B with probability
-/// [`GATE_POWER`] (and so fails a true `pct` loss as often).
+/// The repetitions per side at which the CI gate set for `pct` percent, each interval's
+/// end at one-sided level `alpha` (0.05/k for k gated figures), rules out a `pct` loss of
+/// an unchanged B with probability 1 − `alpha` (and so fails a true `pct` loss as often):
+/// over k figures, an unchanged B passes with at least [`GATE_POWER`].
 pub fn gate_reps_for(var_a: f64, var_b: f64, pct: f64, alpha: f64) -> Option<usize> {
     let want = loss_log(pct)?;
-    fewest(var_a, var_b, |s| s.rule_out(want, alpha) >= GATE_POWER)
+    fewest(var_a, var_b, |s| s.rule_out(want, alpha) >= 1.0 - alpha)
 }
 
 #[cfg(test)]
@@ -327,8 +330,8 @@ mod tests {
         assert!(planned_detectable_log(var, n - 1, alpha) > want);
         let g = gate_reps_for(var, var, 10.0, alpha / 2.0).unwrap();
         assert!(g >= n, "{g} {n}");
-        assert!(Spread::planned(var, var, g).rule_out(want, alpha / 2.0) >= GATE_POWER);
-        assert!(Spread::planned(var, var, g - 1).rule_out(want, alpha / 2.0) < GATE_POWER);
+        assert!(Spread::planned(var, var, g).rule_out(want, alpha / 2.0) >= 1.0 - alpha / 2.0);
+        assert!(Spread::planned(var, var, g - 1).rule_out(want, alpha / 2.0) < 1.0 - alpha / 2.0);
         assert_eq!(reps_for(var, var, 0.0, alpha), None);
         assert_eq!(reps_for(1.0, 1.0, 1.0, alpha), None);
     }

@@ -37,7 +37,7 @@ fn precision_stops_the_repetitions_and_an_unreachable_one_goes_to_the_maximum() 
     assert_eq!(decided["max_reps"], 6);
     let head = decided["outcome"][0].as_str().unwrap();
     let settled = format!(
-        "--reps auto: {reps} repetitions; all 3 phases settled (the repetitions ±5% needs)"
+        "--reps auto: {reps} repetitions; all 3 phases precise to ±5% (the repetitions it needs)"
     );
     let maxed = format!("--reps auto: {reps} repetitions (--max-reps reached)");
     assert!(
@@ -48,6 +48,13 @@ fn precision_stops_the_repetitions_and_an_unreachable_one_goes_to_the_maximum() 
         out.contains(&format!("--reps auto: {reps} repetitions")),
         "{out}"
     );
+    // One word per meaning: "settled" is the verdict's (every pair of a phase told apart or
+    // within the margin), "precise to" the repetitions' (each figure's own interval).
+    assert!(!head.contains("settled"), "{head}");
+    assert!(out.contains("Could tell:"), "{out}");
+    for line in out.lines().filter(|l| l.contains("settled")) {
+        assert!(line.trim_start().starts_with("Could tell:"), "{line}\n{out}");
+    }
     // Rotated order: ext4 ran first in the second repetition.
     let order: Vec<(&str, u64)> = v["trials"]
         .as_array()

@@ -199,14 +199,15 @@ pub struct PlanCheckArgs {
 Method: for each workload, phase and metric that both sides measured (successful repetitions \
 only), B/A is the ratio of the geometric means over the repetitions and its 95% confidence \
 interval is Welch's t on the logarithms: exp(mean ln B - mean ln A +/- t(0.975, df) * se), \
-se = sqrt(s_A^2/n_A + s_B^2/n_B) of the logs, df by Welch-Satterthwaite. The verdict names a \
+se = sqrt(s_A^2/n_A + s_B^2/n_B) of the logs (Welch's t), df = min(n_A, n_B) - 1 (Hsu's, which \
+keeps the error rate whatever the two spreads). The verdict names a \
 direction (faster/slower for rates and times, better/worse for write amplification, more/less \
 for CPU% and other figures without a better side) only when the interval excludes 1; with one \
 repetition on a side it cannot judge. Figures with zero values have no logarithm: n/a, or \
 equal when all are zero. The headline figures (each phase's, the one `show` prints) are \
 judged together as one family: Benjamini-Hochberg at a 5% false discovery rate, each headline's \
-interval at the family's level, `within +/-X%` (--margin) when that interval lies inside the \
-margin. See docs/compare.md.
+interval at the family's level; `within +/-X%` (--margin) is a family of its own: two one-sided \
+tests of the margin per headline, Benjamini-Hochberg at 5% over them. See docs/compare.md.
 
 Examples:
   fsarena compare last:ext4 last:xfs                  two targets of the last run
@@ -221,8 +222,8 @@ verdict: best first, sides that share a letter not told apart, each other side's
 best with its interval; every pair of sides of every phase is one family (Benjamini-Hochberg, \
 5% false discovery rate).")]
 #[command(after_help = "\
-The 95% interval is Welch's t on the logarithms of the repetitions' values (Welch-Satterthwaite \
-degrees of freedom); see --help for the method.")]
+The 95% interval is Welch's t on the logarithms of the repetitions' values (Hsu's degrees of \
+freedom, min(n_A, n_B) - 1); see --help for the method.")]
 pub struct CompareArgs {
     /// The sides: each a run (id, unique id prefix, or `last`) or RUN:TARGET (`last:ext4`).
     /// Two sides A B: B against A, metric by metric; whole runs are compared target by

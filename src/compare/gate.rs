@@ -5,23 +5,24 @@
 //! first checked: three repetitions a side or more, every value finite and above zero, a
 //! successful trial on both sides, and the target set up alike in A and B. Then its loss
 //! (how much of A's speed B lost, in percent: (1 − B/A)·100 for a rate, (1 − A/B)·100 for
-//! a time; below 0 when B is faster) gets one interval, at the level 1 − 2·0.05/k for k
-//! gated figures (each end a one-sided test at 0.05/k, Bonferroni over the gated figures),
-//! from the same test as every verdict ([`super::family::Test`]: Hsu's df). Three zones:
+//! a time; below 0 when B is faster) is read from the interval the comparison prints for
+//! it: the gated figures are one family ([`super::family`]: Benjamini–Hochberg, Hsu's df),
+//! so the table and the gate never disagree. Three zones:
 //!
-//! * **regression** (exit 3): the whole interval is a loss (B is told apart as worse) and
-//!   it reaches PCT: a loss of PCT or more is not ruled out. An unchanged B fails so at most
-//!   5% of the time over all k figures.
+//! * **regression** (exit 3): the family tells B apart as worse, and the interval reaches
+//!   PCT: a loss of PCT or more is not ruled out. An unchanged B fails so at most 5% of the
+//!   time (the family's false-discovery rate: with nothing changed, any call is false).
 //! * **pass** for a figure: the interval's worse end is below PCT: a PCT loss is ruled out.
-//!   A B that truly lost PCT or more on some figure passes it at most 5% of the time. A
-//!   figure told apart as worse whose interval stays under PCT (`2% worse, 1–4%`) passes,
-//!   and is named.
+//!   A B that truly lost PCT or more on some figure passes at most 5% of the time (its
+//!   interval, at 95% or more, or its "as fast" claim, would have to miss). A figure told
+//!   apart as worse whose interval stays under PCT (`2% worse, 1–4%`) passes, and is
+//!   named.
 //! * **cannot tell** (exit 5): the interval holds both no loss and a PCT loss. The
 //!   repetitions per side named are those at which, with the spread seen, each figure of an
 //!   unchanged B rules out a PCT loss — and a true PCT loss is caught — with probability
-//!   1 − 0.05/k, so that an unchanged B passes the whole gate at least [`GATE_POWER`] (95%)
-//!   of the time; computed exactly ([`crate::stats::power::Spread::rule_out`], the
-//!   noncentral t).
+//!   1 − 0.05/k at the family's first level 0.05/k, so that an unchanged B passes the whole
+//!   gate at least [`GATE_POWER`] (95%) of the time; computed exactly
+//!   ([`crate::stats::power::Spread::rule_out`], the noncentral t).
 //!
 //! The earlier rule, "told apart and the estimate past PCT", caught a true PCT loss about
 //! half the time whatever the repetitions, while saying it could see it.
@@ -30,9 +31,9 @@
 //! judge (4) before cannot tell (5); 0 only when every gated figure was judged and rules out
 //! a PCT loss.
 
-use super::family::{Test, ALPHA};
+use super::family::{Outcome as Told, Test, ALPHA};
 use super::verdict::Sense;
-use super::Comparison;
+use super::{Comparison, Row};
 use crate::error::exit;
 pub use crate::stats::power::GATE_POWER;
 
@@ -87,14 +88,10 @@ impl Outcome {
     }
 }
 
-/// Each end's one-sided level for `k` gated figures: 0.05/k.
+/// The level each gated figure's test is planned at, for `k` gated figures: 0.05/k, the
+/// first step of the family's Benjamini–Hochberg.
 pub fn planned_alpha(k: usize) -> f64 {
     ALPHA / k.max(1) as f64
-}
-
-/// The confidence level of the gate's intervals for `k` gated figures: 1 − 2·0.05/k.
-pub fn level(k: usize) -> f64 {
-    1.0 - 2.0 * planned_alpha(k)
 }
 
 /// Why `a` against `b` cannot be judged by the gate, if so.
@@ -127,13 +124,13 @@ pub fn loss_pct(sense: Sense, ratio: f64) -> f64 {
     }
 }
 
-/// Judges one gated figure's test `t` against `limit` percent, `k` figures gated.
-pub fn judge(t: &Test, sense: Sense, limit: f64, k: usize) -> Check {
-    let alpha = planned_alpha(k);
-    let (lo, hi) = t.interval(level(k));
+/// Judges gated row `r` (its test `t`, its interval and outcome set by the family) against
+/// `limit` percent, `k` figures gated.
+pub fn judge(r: &Row, t: &Test, sense: Sense, limit: f64, k: usize) -> Check {
+    let (lo, hi) = r.ratio.and_then(|x| x.ci).unwrap_or((t.ratio(), t.ratio()));
     let (a, b) = (loss_pct(sense, lo), loss_pct(sense, hi));
     let interval = (a.min(b), a.max(b));
-    let zone = if interval.0 > 0.0 && interval.1 >= limit {
+    let zone = if r.outcome == Some(Told::Apart) && interval.0 > 0.0 && interval.1 >= limit {
         Zone::Regression
     } else if interval.1 < limit {
         Zone::Pass
@@ -144,7 +141,12 @@ pub fn judge(t: &Test, sense: Sense, limit: f64, k: usize) -> Check {
         loss_pct: loss_pct(sense, t.ratio()),
         interval,
         zone,
-        reps_needed: crate::stats::power::gate_reps_for(t.var_a, t.var_b, limit, alpha),
+        reps_needed: crate::stats::power::gate_reps_for(
+            t.var_a,
+            t.var_b,
+            limit,
+            planned_alpha(k),
+        ),
     }
 }
 
@@ -171,7 +173,7 @@ pub fn gate(c: &mut Comparison) {
             Some(why) => Check::Unjudged(why),
             None => match Test::of(&r.values_a, &r.values_b) {
                 None => Check::Unjudged("no interval".into()),
-                Some(t) => judge(&t, sense, limit, k),
+                Some(t) => judge(r, &t, sense, limit, k),
             },
         };
         r.regression = matches!(

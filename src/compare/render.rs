@@ -77,7 +77,7 @@ fn header(c: &Comparison) -> String {
     let tb: Vec<&str> = c.pairs.iter().map(|p| p.1.as_str()).collect();
     let mut s = side("A", &c.a, &ta) + &side("B", &c.b, &tb);
     s += "B/A is the ratio of geometric means over the repetitions; its CI comes from \
-          Welch's t on the logarithms (Welch-Satterthwaite df). A verdict names a direction \
+          Welch's t on the logarithms (Hsu's df, the smaller n - 1). A verdict names a direction \
           only where the CI excludes 1.\n";
     let which = match c.gate_phases.is_empty() {
         true => "each phase's figure that `show` prints, and scores a workload gates on".into(),
@@ -227,7 +227,6 @@ fn regressions(c: &Comparison) -> String {
         return String::new();
     };
     let k = c.gated();
-    let level = super::family::fmt_level(gate::level(k));
     let which = match c.gate_phases.is_empty() {
         true => "each phase's headline and the scores a workload declares".to_string(),
         false => format!(
@@ -236,10 +235,11 @@ fn regressions(c: &Comparison) -> String {
         ),
     };
     let mut s = format!(
-        "--fail-if-slower {limit} gates on {k} figure(s), {which}: each figure's loss \
-         (how much of A's speed B lost) has an interval at {level}% (each end at 0.05/{k}); \
-         it fails when the whole interval is a loss reaching {limit}%, passes when the \
-         interval rules out a {limit}% loss, and cannot tell otherwise\n"
+        "--fail-if-slower {limit} gates on {k} figure(s), {which}, judged together (the \
+         headlines' family; intervals at {}): a figure fails when B is told apart as worse \
+         and its interval reaches a {limit}% loss, passes when its interval rules a \
+         {limit}% loss out, and cannot tell otherwise\n",
+        c.family.levels_text()
     );
     let name = |r: &Row| {
         let target = if r.target_a == r.target_b {
@@ -249,7 +249,11 @@ fn regressions(c: &Comparison) -> String {
         };
         format!("{target} {} {} {}", r.workload, r.phase, r.metric)
     };
-    let pct = |x: f64| format!("{x:.1}%");
+    // A gain beyond 2× is a loss below −100%: not a number a reader would quote.
+    let pct = |x: f64| match x < -100.0 {
+        true => "below -100%".to_string(),
+        false => format!("{x:.1}%"),
+    };
     let line = |r: &Row| match &r.gate {
         Some(gate::Check::Judged {
             loss_pct, interval, ..

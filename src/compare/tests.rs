@@ -174,7 +174,7 @@ fn fail_if_slower_counts_significant_losses_beyond_the_threshold() {
     assert!(c.regressed());
     let r = row(&c, "ext4", "mb_per_s");
     assert!(r.regression);
-    // 20% worse, its interval at 90% (one gated figure) within 17.1–22.8%: a loss of 10%,
+    // 20% worse, its interval at 95% (one gated figure) within 17.1–22.8%: a loss of 10%,
     // 20% or 22% is not ruled out, one of 23% or 30% is (B is worse, within the
     // allowance: a pass, named).
     let Some(gate::Check::Judged {
@@ -229,13 +229,11 @@ fn fail_if_slower_gates_on_each_phases_headline_only() {
     );
 }
 
-/// The gate's intervals are at 1 − 2·0.05/k for k gated figures: a 10% loss that one
-/// interval calls a loss (p = 0.026 at Hsu's 2 df, one-sided 0.013 < 0.05) is a regression
-/// alone, but not among nine phases that did not move (0.013 > 0.005); in the table, the
-/// headlines are one Benjamini–Hochberg family, which tells the same loss apart in each of
-/// ten phases when all ten lost it.
+/// The gated figures are one family (Benjamini-Hochberg): a 10% loss that one interval
+/// calls significant (p = 0.026 at Hsu's 2 df) is no regression among nine phases that did
+/// not move, but the same loss in all ten phases is told apart in each.
 #[test]
-fn fail_if_slower_holds_its_level_over_the_gated_figures() {
+fn fail_if_slower_holds_the_family_level() {
     const A: &[f64] = &[100.0, 102.0, 98.0];
     const B: &[f64] = &[90.0, 92.0, 88.0];
     const SAME: &[f64] = &[100.5, 98.5, 101.0];
@@ -243,7 +241,7 @@ fn fail_if_slower_holds_its_level_over_the_gated_figures() {
     let one = |v| run("x", &["ext4"], &[("ext4", "w", "p0", v)]);
     let c = compare_runs(one(A), None, one(B), None, Some(1.0)).unwrap();
     assert_eq!(dir(&row(&c, "ext4", "mb_per_s").verdict), "slower");
-    assert!(c.regressed(), "one gated figure: its 90% interval decides");
+    assert!(c.regressed(), "one gated figure: its 95% interval decides");
     assert_eq!(c.exit_code(), crate::error::exit::REGRESSION);
     let ten = |first: &'static [f64], rest: &'static [f64]| {
         let data: Vec<_> = names
@@ -264,8 +262,7 @@ fn fail_if_slower_holds_its_level_over_the_gated_figures() {
     let c = compare_runs(ten(A, A), None, ten(B, B), None, Some(1.0)).unwrap();
     assert_eq!(c.family.apart, 10);
     assert!((c.family.level - 0.95).abs() < 1e-12);
-    assert!(!c.regressed(), "each gated figure is judged at 0.005 a side");
-    assert_eq!(c.exit_code(), crate::error::exit::GATE_CANNOT_SEE);
+    assert!(c.regressed());
 }
 
 /// A gated figure the gate cannot judge fails it with its own exit status, and says why.

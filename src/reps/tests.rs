@@ -89,7 +89,7 @@ fn a_run_stops_when_settled_at_the_maximum_or_before_the_budget_runs_out() {
     };
     assert_eq!(stop(&rule, &noisy, 3, late), Some(Stop::Budget));
     let lines = report(&rule, &noisy, 6, Stop::MaxReps);
-    assert!(lines[0].contains("0 of 1 phases settled"), "{lines:?}");
+    assert!(lines[0].contains("0 of 1 phases precise to ±5%"), "{lines:?}");
     assert!(lines[1].contains("not within ±5%: w p ("), "{lines:?}");
 }
 
@@ -150,7 +150,7 @@ fn a_shortfall_is_a_few_lines_naming_the_widest_and_where_the_rest_are() {
     assert_eq!(
         lines[0],
         format!(
-            "--reps auto: 3 repetitions (--budget reached); {} of 30 phases settled",
+            "--reps auto: 3 repetitions (--budget reached); {} of 30 phases precise to ±5%",
             30 - open
         )
     );
@@ -189,7 +189,7 @@ fn a_shortfall_is_a_few_lines_naming_the_widest_and_where_the_rest_are() {
     decided.outcome = report(&rule, &tight, 3, Stop::Settled);
     assert_eq!(
         summary(&decided, &tight)[0],
-        "--reps auto: 3 repetitions; all 2 phases settled (the repetitions ±50% needs)"
+        "--reps auto: 3 repetitions; all 2 phases precise to ±50% (the repetitions it needs)"
     );
     // Not decided (an interrupted run): nothing to say.
     assert!(summary(&rule.record(), &tight).is_empty());

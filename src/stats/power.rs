@@ -277,13 +277,14 @@ pub fn reps_for(var_a: f64, var_b: f64, pct: f64, alpha: f64) -> Option<usize> {
     fewest(var_a, var_b, |s| s.power(want, alpha) >= POWER)
 }
 
-/// The repetitions per side at which the CI gate set for `pct` percent, each interval's
-/// end at one-sided level `alpha` (0.05/k for k gated figures), rules out a `pct` loss of
-/// an unchanged B with probability 1 − `alpha` (and so fails a true `pct` loss as often):
-/// over k figures, an unchanged B passes with at least [`GATE_POWER`].
+/// The repetitions per side at which the CI gate set for `pct` percent, each figure tested
+/// two-sided at level `alpha` (0.05/k for k gated figures: its interval's worse end at
+/// `alpha`/2), rules out a `pct` loss of an unchanged B with probability 1 − `alpha` (and
+/// so catches a true `pct` loss as often): over k figures, an unchanged B passes with at
+/// least [`GATE_POWER`] (Bonferroni's inequality).
 pub fn gate_reps_for(var_a: f64, var_b: f64, pct: f64, alpha: f64) -> Option<usize> {
     let want = loss_log(pct)?;
-    fewest(var_a, var_b, |s| s.rule_out(want, alpha) >= 1.0 - alpha)
+    fewest(var_a, var_b, |s| s.rule_out(want, alpha / 2.0) >= 1.0 - alpha)
 }
 
 #[cfg(test)]
@@ -328,10 +329,10 @@ mod tests {
         let want = -(0.9f64).ln();
         assert!(planned_detectable_log(var, n, alpha) <= want);
         assert!(planned_detectable_log(var, n - 1, alpha) > want);
-        let g = gate_reps_for(var, var, 10.0, alpha / 2.0).unwrap();
+        let g = gate_reps_for(var, var, 10.0, alpha).unwrap();
         assert!(g >= n, "{g} {n}");
-        assert!(Spread::planned(var, var, g).rule_out(want, alpha / 2.0) >= 1.0 - alpha / 2.0);
-        assert!(Spread::planned(var, var, g - 1).rule_out(want, alpha / 2.0) < 1.0 - alpha / 2.0);
+        assert!(Spread::planned(var, var, g).rule_out(want, alpha / 2.0) >= 1.0 - alpha);
+        assert!(Spread::planned(var, var, g - 1).rule_out(want, alpha / 2.0) < 1.0 - alpha);
         assert_eq!(reps_for(var, var, 0.0, alpha), None);
         assert_eq!(reps_for(1.0, 1.0, 1.0, alpha), None);
     }

@@ -53,7 +53,10 @@ fn precision_stops_the_repetitions_and_an_unreachable_one_goes_to_the_maximum() 
     assert!(!head.contains("settled"), "{head}");
     assert!(out.contains("Could tell:"), "{out}");
     for line in out.lines().filter(|l| l.contains("settled")) {
-        assert!(line.trim_start().starts_with("Could tell:"), "{line}\n{out}");
+        assert!(
+            line.trim_start().starts_with("Could tell:"),
+            "{line}\n{out}"
+        );
     }
     // Rotated order: ext4 ran first in the second repetition.
     let order: Vec<(&str, u64)> = v["trials"]

@@ -399,7 +399,9 @@ fn the_gate_keeps_its_promises_at_its_threshold() {
             _ => true,
         };
         if !ok {
-            failed.push(format!("{truth}% slower at {reps} reps: {codes:?} of {runs}"));
+            failed.push(format!(
+                "{truth}% slower at {reps} reps: {codes:?} of {runs}"
+            ));
         }
     }
     assert!(failed.is_empty(), "{failed:?}");

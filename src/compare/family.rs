@@ -455,7 +455,10 @@ mod tests {
         let f = Family::control(&tests, 0.03);
         assert_eq!(f.apart, 19);
         let (lo, hi) = close.interval(f.level);
-        assert!(lo > 1.0 / 1.03 && hi < 1.03, "inside at the differences' level");
+        assert!(
+            lo > 1.0 / 1.03 && hi < 1.03,
+            "inside at the differences' level"
+        );
         assert_ne!(f.outcome(Some(&close)), Outcome::Within);
         let (lo, hi) = f.interval(&close);
         assert!(lo < 1.0 || hi > 1.03, "{lo} {hi}");

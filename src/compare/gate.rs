@@ -141,12 +141,7 @@ pub fn judge(r: &Row, t: &Test, sense: Sense, limit: f64, k: usize) -> Check {
         loss_pct: loss_pct(sense, t.ratio()),
         interval,
         zone,
-        reps_needed: crate::stats::power::gate_reps_for(
-            t.var_a,
-            t.var_b,
-            limit,
-            planned_alpha(k),
-        ),
+        reps_needed: crate::stats::power::gate_reps_for(t.var_a, t.var_b, limit, planned_alpha(k)),
     }
 }
 

@@ -268,9 +268,7 @@ fn regressions(c: &Comparison) -> String {
         ),
         _ => String::new(),
     };
-    let in_zone = |r: &Row, z: gate::Zone| {
-        matches!(&r.gate, Some(gate::Check::Judged { zone, .. }) if *zone == z)
-    };
+    let in_zone = |r: &Row, z: gate::Zone| matches!(&r.gate, Some(gate::Check::Judged { zone, .. }) if *zone == z);
     let gated: Vec<&Row> = c.rows.iter().filter(|r| r.gated).collect();
     let mut unjudged: Vec<String> = c.unjudged.clone();
     for r in &gated {
@@ -313,7 +311,9 @@ fn regressions(c: &Comparison) -> String {
         .iter()
         .copied()
         .filter(|r| in_zone(r, gate::Zone::Pass))
-        .filter(|r| matches!(&r.gate, Some(gate::Check::Judged { interval, .. }) if interval.0 > 0.0))
+        .filter(
+            |r| matches!(&r.gate, Some(gate::Check::Judged { interval, .. }) if interval.0 > 0.0),
+        )
         .collect();
     if !small.is_empty() {
         let _ = writeln!(

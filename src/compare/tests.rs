@@ -334,7 +334,10 @@ fn a_gate_that_cannot_see_its_threshold_fails_with_the_repetitions_needed() {
     else {
         panic!("{:?}", row(&c, "ext4", "mb_per_s").gate)
     };
-    assert!(interval.0 < 0.0 && interval.1 > 10.0 && n > 3, "{interval:?} {n}");
+    assert!(
+        interval.0 < 0.0 && interval.1 > 10.0 && n > 3,
+        "{interval:?} {n}"
+    );
     assert_eq!(gate::reps_needed(&c), Some(Some(n)));
     let text = render::render_width(&c, 300);
     assert!(

@@ -89,7 +89,10 @@ fn a_run_stops_when_settled_at_the_maximum_or_before_the_budget_runs_out() {
     };
     assert_eq!(stop(&rule, &noisy, 3, late), Some(Stop::Budget));
     let lines = report(&rule, &noisy, 6, Stop::MaxReps);
-    assert!(lines[0].contains("0 of 1 phases precise to ±5%"), "{lines:?}");
+    assert!(
+        lines[0].contains("0 of 1 phases precise to ±5%"),
+        "{lines:?}"
+    );
     assert!(lines[1].contains("not within ±5%: w p ("), "{lines:?}");
 }
 

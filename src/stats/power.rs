@@ -91,7 +91,8 @@ impl Denominator {
         let nu = nu.max(1.0);
         let top = nu.sqrt() + 12.0;
         let h = top / INTERVALS as f64;
-        let ln_c = (nu / 2.0 - 1.0) * std::f64::consts::LN_2 + statrs::function::gamma::ln_gamma(nu / 2.0);
+        let ln_c =
+            (nu / 2.0 - 1.0) * std::f64::consts::LN_2 + statrs::function::gamma::ln_gamma(nu / 2.0);
         let (mut w, mut weight) = (Vec::new(), Vec::new());
         for i in 0..=INTERVALS {
             let y = i as f64 * h;
@@ -116,7 +117,11 @@ impl Denominator {
 
     /// E[f(W)].
     pub fn mean(&self, f: impl Fn(f64) -> f64) -> f64 {
-        self.w.iter().zip(&self.weight).map(|(&w, &p)| p * f(w)).sum()
+        self.w
+            .iter()
+            .zip(&self.weight)
+            .map(|(&w, &p)| p * f(w))
+            .sum()
     }
 }
 
@@ -284,7 +289,9 @@ pub fn reps_for(var_a: f64, var_b: f64, pct: f64, alpha: f64) -> Option<usize> {
 /// least [`GATE_POWER`] (Bonferroni's inequality).
 pub fn gate_reps_for(var_a: f64, var_b: f64, pct: f64, alpha: f64) -> Option<usize> {
     let want = loss_log(pct)?;
-    fewest(var_a, var_b, |s| s.rule_out(want, alpha / 2.0) >= 1.0 - alpha)
+    fewest(var_a, var_b, |s| {
+        s.rule_out(want, alpha / 2.0) >= 1.0 - alpha
+    })
 }
 
 #[cfg(test)]
@@ -305,7 +312,10 @@ mod tests {
             (30.0, 4.0, 3.5, 0.6856705698993127),
         ] {
             let got = power_two_sided(lam, nu, c);
-            assert!((got - want).abs() < 1e-5, "nu {nu} lam {lam}: {got} vs {want}");
+            assert!(
+                (got - want).abs() < 1e-5,
+                "nu {nu} lam {lam}: {got} vs {want}"
+            );
         }
     }
 

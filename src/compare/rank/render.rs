@@ -178,11 +178,7 @@ pub fn resolution(verdicts: &[PhaseVerdict]) -> Option<String> {
         xs.sort_by(f64::total_cmp);
         xs[xs.len() / 2]
     };
-    let seen = median(
-        open.iter()
-            .map(|t| t.detectable_log(alpha).exp())
-            .collect(),
-    );
+    let seen = median(open.iter().map(|t| t.detectable_log(alpha).exp()).collect());
     let reps = median(
         open.iter()
             .map(|t| t.reps_for(10.0, alpha).map_or(f64::INFINITY, |n| n as f64))

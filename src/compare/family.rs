@@ -178,7 +178,8 @@ pub struct Family {
     pub apart: usize,
     /// The confidence level of told-apart pairs' intervals, 1 − max(R, 1)·q/m.
     pub level: f64,
-    /// Pairs the "as fast" family claims within the margin (told-apart ones included).
+    /// Pairs the "as fast" family claims within the margin; once outcomes are given, the
+    /// pairs whose outcome is "as fast" (told apart ones are not).
     pub within: usize,
     /// The confidence level of "as fast" pairs' intervals, 1 − 2·max(R_eq, 1)·q/m.
     pub within_level: f64,
@@ -262,23 +263,29 @@ impl Family {
         )
     }
 
-    /// The levels of the printed intervals: `97%`, or `97% told apart, 99.3% as fast and
-    /// cannot tell` when they differ.
+    /// The levels of the printed intervals, of the outcomes there are: `97%`, or `97% told
+    /// apart, 99.3% as fast and cannot tell` when they differ.
     pub fn levels_text(&self) -> String {
         let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
-        for (o, name) in [
-            (Outcome::Apart, "told apart"),
-            (Outcome::Within, "as fast"),
-            (Outcome::CannotTell, "cannot tell"),
+        let open = self.tests.saturating_sub(self.apart + self.within);
+        for (o, name, n) in [
+            (Outcome::Apart, "told apart", self.apart),
+            (Outcome::Within, "as fast", self.within),
+            (Outcome::CannotTell, "cannot tell", open),
         ] {
+            if n == 0 {
+                continue;
+            }
             let l = format!("{}%", fmt_level(self.level_of(o)));
             match groups.iter_mut().find(|(x, _)| *x == l) {
                 Some((_, names)) => names.push(name),
                 None => groups.push((l, vec![name])),
             }
         }
-        if groups.len() == 1 {
-            return groups.remove(0).0;
+        if groups.len() <= 1 {
+            return groups
+                .pop()
+                .map_or_else(|| format!("{}%", fmt_level(self.level)), |g| g.0);
         }
         groups
             .iter()

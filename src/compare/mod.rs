@@ -526,7 +526,7 @@ pub fn judge_headlines(c: &mut Comparison, margin: f64) {
     let judged: Vec<family::Test> = tests.iter().flatten().copied().collect();
     c.family = family::Family::control(&judged, margin);
     let senses: Vec<Sense> = c.rows.iter().map(|r| sense_of_row(c, r)).collect();
-    let mut apart = 0;
+    let (mut apart, mut within) = (0, 0);
     for ((r, t), sense) in c.rows.iter_mut().zip(&tests).zip(senses) {
         if !r.gated {
             continue;
@@ -549,13 +549,17 @@ pub fn judge_headlines(c: &mut Comparison, margin: f64) {
                     worse_pct: sense.worse_pct(ratio),
                 }
             }
-            (Some(family::Outcome::Within), _) => Verdict::Within(margin * 100.0),
+            (Some(family::Outcome::Within), _) => {
+                within += 1;
+                Verdict::Within(margin * 100.0)
+            }
             (Some(family::Outcome::CannotTell), _) => Verdict::NoDifference,
             (None, v @ (Verdict::CannotJudge | Verdict::NoSpread)) => v,
             (None, _) => Verdict::CannotJudge,
         };
     }
     c.family.apart = apart;
+    c.family.within = within;
 }
 
 #[cfg(test)]

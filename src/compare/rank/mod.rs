@@ -418,15 +418,18 @@ pub fn settle<'a>(verdicts: impl IntoIterator<Item = &'a mut PhaseVerdict>, marg
         .flat_map(|v| v.pairs.iter().filter_map(|x| x.test))
         .collect();
     let mut family = Family::control(&tests, margin);
-    let mut apart = 0;
+    let (mut apart, mut within) = (0, 0);
     for v in &mut all {
         for pair in &mut v.pairs {
             pair.outcome = family.outcome(pair.test.as_ref());
             apart += usize::from(pair.outcome == Outcome::Apart);
+            within += usize::from(pair.outcome == Outcome::Within);
         }
     }
-    // The count as the intervals say it (the same as the procedure's but for rounding).
+    // The counts as the outcomes say them (told apart as the procedure's but for rounding;
+    // "as fast" without the pairs also told apart).
     family.apart = apart;
+    family.within = within;
     for v in &mut all {
         v.family = family;
         let k = v.places.len();

@@ -76,6 +76,11 @@ fn header(c: &Comparison) -> String {
     let ta: Vec<&str> = c.pairs.iter().map(|p| p.0.as_str()).collect();
     let tb: Vec<&str> = c.pairs.iter().map(|p| p.1.as_str()).collect();
     let mut s = side("A", &c.a, &ta) + &side("B", &c.b, &tb);
+    for (label, run) in [("A", &c.a), ("B", &c.b)] {
+        if let Some(line) = super::across::head(Some(label), run) {
+            let _ = writeln!(s, "{line}");
+        }
+    }
     s += "B/A is the ratio of geometric means over the repetitions; its CI comes from \
           Welch's t on the logarithms (Welch-Satterthwaite df). A verdict names a direction \
           only where the CI excludes 1.\n";
@@ -343,6 +348,9 @@ fn regressions(c: &Comparison) -> String {
         ),
         gate::Outcome::CannotSee => {
             let needs = match gate::reps_needed(c) {
+                Some(Some(n)) if super::across::composition(&c.a).is_some() => {
+                    format!("give {n} runs per side (RUN+RUN+…)")
+                }
                 Some(Some(n)) => format!("run {n} repetitions per side (--reps {n})"),
                 _ => format!("a {limit}% slowdown is below what any practical number of repetitions resolves here"),
             };

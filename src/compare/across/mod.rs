@@ -217,11 +217,11 @@ pub fn pool(runs: &[RunResult], plan: Option<&str>) -> RunResult {
     let ids: Vec<&str> = runs.iter().map(|r| r.run_id.as_str()).collect();
     let plan = match plan {
         Some(h) => format!("plan {h}"),
-        None => "one plan (targets, workloads, parameters and policies alike)".into(),
+        None => "one plan".into(),
     };
     let note = format!(
-        "{NOTE}{} runs of {plan} as repetitions ({}): each run gives one value per figure, \
-         the geometric mean of its repetitions; day-to-day variance is in the intervals",
+        "{NOTE}{} runs of {plan} as repetitions ({}), each worth the geometric mean of its \
+         own: day-to-day variance is in the intervals",
         runs.len(),
         ids.join(", ")
     );

@@ -93,7 +93,10 @@ fn a_run_gives_what_its_successful_repetitions_measured() {
     assert!(close(ext4[0].phases[0].mb_per_s, (100.0f64 * 200.0).sqrt()));
     assert_eq!(p.trials.iter().filter(|t| t.target == "tmpfs").count(), 2);
     let note = composition(&p).unwrap();
-    assert!(note.starts_with("2 runs of one plan (targets"), "{note}");
+    assert!(
+        note.starts_with("2 runs of one plan as repetitions"),
+        "{note}"
+    );
 }
 
 #[test]

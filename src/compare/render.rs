@@ -252,6 +252,11 @@ fn regressions(c: &Comparison) -> String {
         };
         format!("{target} {} {} {}", r.workload, r.phase, r.metric)
     };
+    // With runs as the unit, a repetition is a run.
+    let reps = match super::across::composition(&c.a) {
+        Some(_) => "runs",
+        None => "repetitions",
+    };
     let mut unjudged: Vec<String> = c.unjudged.clone();
     let mut blind = Vec::new();
     for r in c.rows.iter().filter(|r| r.gated) {
@@ -262,9 +267,9 @@ fn regressions(c: &Comparison) -> String {
                 reps_needed,
             }) if *detectable_pct > limit => {
                 let needs = match reps_needed {
-                    Some(n) => format!("needs {n} repetitions per side"),
+                    Some(n) => format!("needs {n} {reps} per side"),
                     None => format!(
-                        "more than {} repetitions per side would be needed",
+                        "more than {} {reps} per side would be needed",
                         super::family::MAX_REPS_FOR
                     ),
                 };
@@ -274,7 +279,7 @@ fn regressions(c: &Comparison) -> String {
                     format!("{detectable_pct:.0}")
                 };
                 blind.push(format!(
-                    "{}: detects a slowdown of {seen}% (80% power) with {}/{} repetitions; {needs}",
+                    "{}: detects a slowdown of {seen}% (80% power) with {}/{} {reps}; {needs}",
                     name(r),
                     r.n_a,
                     r.n_b

@@ -156,7 +156,7 @@ fn runs_of_different_plans_are_refused_naming_what_differs() {
         err.contains("target ext4: mount options '' vs 'noatime'"),
         "{err}"
     );
-    assert!(err.contains("seed 0 vs 7"), "{err}");
+    assert!(err.contains("seed 42 vs 7"), "{err}");
     assert!(err.contains("ran with different parameters"), "{err}");
     // Another target, another workload.
     let c = run(
@@ -240,4 +240,29 @@ fn the_store_resolves_each_run_and_refuses_a_run_twice_or_a_missing_one() {
     assert!(err.contains("a run is missing between the '+'s"), "{err}");
     let err = load(&store, "aaaa+nope").unwrap_err().to_string();
     assert!(err.contains("no run 'nope'"), "{err}");
+}
+
+#[test]
+fn the_gate_counts_runs_when_runs_are_the_unit() {
+    let side = |ks: [f64; 3]| {
+        let runs: Vec<RunResult> = ks
+            .iter()
+            .enumerate()
+            .map(|(i, k)| day(&format!("2026120{i}-100000-{i:04}"), *k))
+            .collect();
+        pool(&runs, None)
+    };
+    let (a, b) = (side([1.0, 1.5, 0.7]), side([0.8, 1.4, 1.1]));
+    let mut c = crate::compare::compare_runs(a, None, b, None, Some(10.0)).unwrap();
+    crate::compare::judge_headlines(&mut c, 0.03);
+    crate::compare::gate::gate(&mut c);
+    assert_eq!(
+        c.exit_code(),
+        crate::error::exit::GATE_CANNOT_SEE,
+        "a 10% loss is unseen"
+    );
+    let text = crate::compare::render::render_width(&c, 400);
+    assert!(text.contains("with 3/3 runs; needs "), "{text}");
+    assert!(text.contains(" runs per side (RUN+RUN+…)"), "{text}");
+    assert!(!text.contains("--reps"), "{text}");
 }

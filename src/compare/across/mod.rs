@@ -76,36 +76,44 @@ pub fn load(store: &Store, runs: &str) -> Result<RunResult> {
     Ok(pool(&runs, plan.as_deref()))
 }
 
-/// Checks that `runs` (each with its stored plan hash, if any) are runs of one plan;
+/// Checks that `runs` (each with its stored plan hash, if any) are runs of one plan: alike
+/// in what their results show ([`differences`]), and of one hash where they have one;
 /// returns that plan's hash when every run has one.
 pub fn same_plan(runs: &[(RunResult, Option<String>)]) -> Result<Option<String>> {
-    let Some((first, first_hash)) = runs.first() else {
+    let Some((first, _)) = runs.first() else {
         return Ok(None);
     };
-    for (run, hash) in &runs[1..] {
+    for (run, _) in &runs[1..] {
         let what = differences(first, run);
-        let hashes_differ = matches!((first_hash, hash), (Some(x), Some(y)) if x != y);
-        if what.is_empty() && !hashes_differ {
-            continue;
+        if !what.is_empty() {
+            return Err(not_one_plan(first, run, &what.join("; ")));
         }
-        let why = match (what.is_empty(), first_hash, hash) {
-            (false, _, _) => what.join("; "),
-            (true, Some(x), Some(y)) => format!(
-                "plan {x} vs {y} (what differs is not in the stored results: a directory \
-                 target's path, a workload's label; `fsarena plan check` prints a plan)"
-            ),
-            _ => unreachable!("no difference and no differing hashes were let through"),
-        };
-        return Err(usage(format!(
-            "runs {} and {} are not runs of one plan: {why}. The runs of a side (RUN+RUN+…) \
-             must repeat one plan, e.g. the same `fsarena run` on different days",
-            first.run_id, run.run_id
-        )));
     }
-    Ok(match runs.iter().all(|(_, h)| h.is_some()) {
-        true => first_hash.clone(),
+    let hashed: Vec<(&RunResult, &str)> = runs
+        .iter()
+        .filter_map(|(r, h)| h.as_deref().map(|h| (r, h)))
+        .collect();
+    if let Some(&(r0, h0)) = hashed.first() {
+        if let Some((r, h)) = hashed.iter().find(|(_, h)| *h != h0) {
+            let why = format!(
+                "plan {h0} vs {h} (their results show no other difference; `fsarena plan \
+                 check` prints a plan with its hash)"
+            );
+            return Err(not_one_plan(r0, r, &why));
+        }
+    }
+    Ok(match hashed.len() == runs.len() {
+        true => hashed.first().map(|(_, h)| h.to_string()),
         false => None,
     })
+}
+
+fn not_one_plan(a: &RunResult, b: &RunResult, why: &str) -> anyhow::Error {
+    usage(format!(
+        "runs {} and {} are not runs of one plan: {why}. The runs of a side (RUN+RUN+…) must \
+         repeat one plan, e.g. the same `fsarena run` on different days",
+        a.run_id, b.run_id
+    ))
 }
 
 /// What differs between the plans of runs `a` and `b`, as read from their results: the

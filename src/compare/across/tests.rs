@@ -178,6 +178,19 @@ fn runs_of_different_plans_are_refused_naming_what_differs() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("plan 1111 vs 2222"), "{err}");
+    // The first run without a hash, the others with two different ones.
+    let e = day("20261205-100000-eeee", 1.0);
+    let err = same_plan(&[
+        (a.clone(), None),
+        (d.clone(), Some("1111".into())),
+        (e, Some("2222".into())),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("runs 20261204-100000-dddd and 20261205-100000-eeee are not runs of one plan: plan 1111 vs 2222"),
+        "{err}"
+    );
     // One plan: its hash when every run has one, else none.
     let same = [
         (a.clone(), Some("1111".into())),

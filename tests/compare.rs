@@ -1,6 +1,7 @@
 //! `fsarena compare` end to end on the fixture run (bonnie, bonnie-files and postmark, three
 //! repetitions each on ext4 and tmpfs): targets of one run, a run against itself, the exit
-//! codes of `--fail-if-slower`, and the errors for bad targets and runs.
+//! codes of `--fail-if-slower`, the errors for bad targets and runs, and runs of one plan
+//! joined by `+` as one side with runs as the unit.
 
 mod common;
 
@@ -217,7 +218,7 @@ fn fail_if_slower_sets_the_exit_code() {
     let flat = flatten(&out);
     assert!(flat.contains("gates on 15 figure(s)"), "{out}");
     assert!(
-        flat.contains("intervals at 99.67% told apart and cannot tell"),
+        flat.contains("judged together (the headlines' family; intervals at 99.67%)"),
         "{out}"
     );
     assert!(
@@ -682,4 +683,133 @@ fn the_gate_can_be_declared_on_chosen_phases() {
     );
     let (code, _, _) = compare(&db, &[&tmpfs, &ext4, "--gate-phase", "bonnie:rewrite"]);
     assert_eq!(code, 2, "--gate-phase goes with --fail-if-slower");
+}
+
+/// Runs on different days of one plan: A's three are the fixture and two copies whose
+/// ext4 is 5% faster and 5% slower; B's three have ext4 at half A's speed, ±4%; `odd` is
+/// the plan with another seed. Each run's plan hash is stored as `fsarena run` stores it,
+/// but `odd`'s.
+fn days(dir: &Path) -> std::path::PathBuf {
+    let db = common::fixture_db(dir);
+    let mut store = fsarena::store::Store::open(&db).unwrap();
+    let mut ids = vec![common::FIXTURE_RUN.to_string()];
+    for (id, day, speed) in [
+        ("20261124-010000-a002", 24, 1.05),
+        ("20261125-010000-a003", 25, 0.95),
+        ("20261126-010000-b001", 26, 0.5),
+        ("20261127-010000-b002", 27, 0.52),
+        ("20261128-010000-b003", 28, 0.48),
+    ] {
+        store
+            .import(&fixture_variant(id, "6.18.44-fc-v595", day, speed))
+            .unwrap();
+        ids.push(id.into());
+    }
+    for id in &ids {
+        store.set_plan(id, "00000000000000aa", "{}").unwrap();
+    }
+    let mut odd = fixture_variant("20261129-010000-0dd0", "6.18.44-fc-v595", 29, 1.0);
+    odd.policy.seed += 1;
+    store.import(&odd).unwrap();
+    db
+}
+
+const A: &str = "20261123-023431-455e+a002+a003";
+const B: &str = "b001+b002+b003";
+
+/// A side of several runs joined by `+` is one run whose repetitions are the runs, each
+/// worth the geometric mean of its own: what `compare` judges is one value per run.
+#[test]
+fn runs_joined_by_plus_are_one_side_with_runs_as_the_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = days(dir.path());
+    let store = fsarena::store::Store::open_existing(&db).unwrap();
+    let a = fsarena::compare::across::load(&store, A).unwrap();
+    assert_eq!(a.run_id, "455e+a002+a003");
+    assert_eq!(a.policy.reps, 3);
+    let fixture = store.load(common::FIXTURE_RUN).unwrap();
+    let c = fsarena::compare::compare_runs(
+        a.clone(),
+        Some("ext4"),
+        fsarena::compare::across::load(&store, B).unwrap(),
+        Some("ext4"),
+        Some(10.0),
+    )
+    .unwrap();
+    let row = c
+        .rows
+        .iter()
+        .find(|r| r.workload == "bonnie" && r.phase == "seeks" && r.metric == "ops_per_s")
+        .unwrap();
+    assert_eq!((row.n_a, row.n_b), (3, 3));
+    // The fixture's own value: the geometric mean of its three ext4 seek rates.
+    let reps: Vec<f64> = fixture
+        .trials
+        .iter()
+        .filter(|t| t.target == "ext4" && t.label == "bonnie" && t.status == "ok")
+        .flat_map(|t| t.phases.iter().filter(|p| p.name == "seeks"))
+        .map(|p| p.ops_per_s)
+        .collect();
+    assert_eq!(reps.len(), 3);
+    let geo = fsarena::compare::across::geometric_mean(&reps);
+    for (v, k) in row.values_a.iter().zip([1.0, 1.05, 0.95]) {
+        assert!((v / (geo * k) - 1.0).abs() < 1e-9, "{v} vs {}", geo * k);
+    }
+    for (v, k) in row.values_b.iter().zip([0.5, 0.52, 0.48]) {
+        assert!((v / (geo * k) - 1.0).abs() < 1e-9, "{v} vs {}", geo * k);
+    }
+    assert!(
+        row.regression,
+        "half the speed on every day: {:?}",
+        row.verdict
+    );
+    let note = fsarena::compare::across::composition(&a).unwrap();
+    assert!(
+        note.starts_with("3 runs of plan 00000000000000aa as repetitions (20261123-023431-455e, "),
+        "{note}"
+    );
+}
+
+/// On the command line: the gate with day-to-day variance in the interval, a ranking of
+/// one plan's targets with runs as the unit, and the refusals, each a usage error (exit 2).
+#[test]
+fn compare_takes_runs_as_the_unit_and_refuses_what_would_mix_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = days(dir.path());
+    let (a_ext4, b_ext4) = (format!("{A}:ext4"), format!("{B}:ext4"));
+    let (code, out, err) = compare(&db, &[&a_ext4, &b_ext4, "--fail-if-slower", "10"]);
+    assert_eq!(code, 3, "ext4 lost half its speed on every day: {err}{out}");
+    // Said near the head, whatever the width (the start of a line cannot wrap).
+    for side in ["A", "B"] {
+        let start = format!("Runs as the unit: {side} is 3 runs of plan 00000000000000aa");
+        assert!(out.lines().any(|l| l.starts_with(&start)), "{out}");
+    }
+    let (code, _, err) = compare(&db, &[&a_ext4, &b_ext4]);
+    assert_eq!(code, 0, "{err}");
+    // One side: the plan's targets ranked with runs as the unit.
+    let (code, out, err) = compare(&db, &[A]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("Runs as the unit: 3 runs of plan"), "{out}");
+    // Three sides of runs as the unit are ranked together.
+    let (code, _, err) = compare(&db, &[A, B, "a002+b002"]);
+    assert_eq!(code, 0, "{err}");
+    for (args, says) in [
+        (vec![A, "b001"], "is runs as the unit but 'b001' is one run"),
+        (
+            vec!["455e+a002", "b001+b002", "--fail-if-slower", "10"],
+            "needs 3 runs a side",
+        ),
+        (
+            vec!["a002+b001+a002", B],
+            "run 20261124-010000-a002 is given twice",
+        ),
+        (vec!["a002+", B], "a run is missing between the '+'s"),
+        (vec!["a002+nope", B], "no run 'nope'"),
+        (vec!["a002+a003+0dd0", B], "not runs of one plan: seed"),
+        (vec!["a002+a003:xfs", B], "has no target 'xfs'"),
+    ] {
+        let (code, out, err) = compare(&db, &args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }

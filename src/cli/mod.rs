@@ -232,7 +232,10 @@ pub struct CompareArgs {
     /// (the verdict `run` ends with). Three or more: ranked together phase by phase —
     /// whole runs for each target name they all have, RUN:TARGET sides in one ranking —
     /// each side labelled by its run id's last part or its target, with what sets it apart
-    /// (kernel, host, mount options, …) in brackets.
+    /// (kernel, host, mount options, …) in brackets. A side may be several runs of one
+    /// plan joined by `+` (R1+R2+R3, or R1+R2+R3:TARGET): runs as the unit, each run one
+    /// repetition worth the geometric mean of its own, so that day-to-day variance is in
+    /// the intervals (every side so, at least 2 runs a side, 3 with --fail-if-slower).
     #[arg(value_name = "SIDE", required = true, num_args = 1..)]
     pub sides: Vec<String>,
     /// The CI gate; needs exactly two sides. Each gated figure — each phase's headline, and

@@ -20,6 +20,7 @@
 //! headline could not have seen a PCT slowdown with the repetitions it had (80% power),
 //! naming the repetitions per side that would.
 
+pub mod across;
 pub mod aging;
 pub mod crash;
 mod differences;
@@ -202,8 +203,9 @@ pub fn compare(store: &Store, a: &str, b: &str, fail_if_slower: Option<f64>) -> 
     }
     let (run_a, target_a) = split_spec(a)?;
     let (run_b, target_b) = split_spec(b)?;
-    let a = store.load(run_a)?;
-    let b = store.load(run_b)?;
+    let a = across::load(store, run_a)?;
+    let b = across::load(store, run_b)?;
+    across::check_sides(&[(run_a, &a), (run_b, &b)], fail_if_slower.is_some())?;
     compare_runs(a, target_a, b, target_b, fail_if_slower)
 }
 
@@ -266,7 +268,8 @@ fn listing(v: &[String]) -> String {
     }
 }
 
-/// `RUN` or `RUN:TARGET` (run ids hold no colon).
+/// `RUN` or `RUN:TARGET` (run ids hold no colon); RUN may be runs joined by `+`
+/// ([`across`]), the target one name for all of them.
 fn split_spec(spec: &str) -> Result<(&str, Option<&str>)> {
     match spec.split_once(':') {
         None => Ok((spec, None)),

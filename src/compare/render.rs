@@ -76,6 +76,11 @@ fn header(c: &Comparison) -> String {
     let ta: Vec<&str> = c.pairs.iter().map(|p| p.0.as_str()).collect();
     let tb: Vec<&str> = c.pairs.iter().map(|p| p.1.as_str()).collect();
     let mut s = side("A", &c.a, &ta) + &side("B", &c.b, &tb);
+    for (label, run) in [("A", &c.a), ("B", &c.b)] {
+        if let Some(line) = super::across::head(Some(label), run) {
+            let _ = writeln!(s, "{line}");
+        }
+    }
     s += "B/A is the ratio of geometric means over the repetitions; its CI comes from \
           Welch's t on the logarithms (Hsu's df, the smaller n - 1). A verdict names a direction \
           only where the CI excludes 1.\n";
@@ -249,6 +254,11 @@ fn regressions(c: &Comparison) -> String {
         };
         format!("{target} {} {} {}", r.workload, r.phase, r.metric)
     };
+    // With runs as the unit, a repetition is a run.
+    let reps = match super::across::composition(&c.a) {
+        Some(_) => "runs",
+        None => "repetitions",
+    };
     // A gain beyond 2× is a loss below −100%: not a number a reader would quote.
     let pct = |x: f64| match x < -100.0 {
         true => "below -100%".to_string(),
@@ -298,13 +308,13 @@ fn regressions(c: &Comparison) -> String {
                 Some(gate::Check::Judged {
                     reps_needed: Some(n),
                     ..
-                }) => format!("needs {n} repetitions per side"),
+                }) => format!("needs {n} {reps} per side"),
                 _ => format!(
-                    "needs more than {} repetitions per side",
+                    "needs more than {} {reps} per side",
                     super::family::MAX_REPS_FOR
                 ),
             };
-            let _ = writeln!(s, "{}; {}/{} repetitions, {needs}", line(r), r.n_a, r.n_b);
+            let _ = writeln!(s, "{}; {}/{} {reps}, {needs}", line(r), r.n_a, r.n_b);
         }
     }
     let small: Vec<&Row> = gated
@@ -355,11 +365,17 @@ fn regressions(c: &Comparison) -> String {
         ),
         gate::Outcome::CannotSee => {
             let needs = match gate::reps_needed(c) {
+                Some(Some(n)) if super::across::composition(&c.a).is_some() => format!(
+                    "give {n} runs per side (RUN+RUN+…): with the spread seen, an unchanged B \
+                     then passes and a true {limit}% loss fails {power} of the time"
+                ),
                 Some(Some(n)) => format!(
                     "run {n} repetitions per side (--reps {n}): with the spread seen, an \
                      unchanged B then passes and a true {limit}% loss fails {power} of the time"
                 ),
-                _ => format!("a {limit}% loss is below what any practical number of repetitions resolves here"),
+                _ => format!(
+                    "a {limit}% loss is below what any practical number of {reps} resolves here"
+                ),
             };
             format!(
                 "--fail-if-slower {limit}: FAIL (exit {code}): no regression, but {} gated \

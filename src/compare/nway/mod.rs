@@ -45,10 +45,23 @@ pub fn command(
             let mut loaded = Vec::new();
             for spec in sides {
                 let (run, target) = split_spec(spec)?;
-                loaded.push((store.load(run)?, target.map(str::to_string)));
+                loaded.push((super::across::load(store, run)?, target.map(str::to_string)));
+            }
+            let given: Vec<(&str, &RunResult)> = sides
+                .iter()
+                .map(String::as_str)
+                .zip(loaded.iter().map(|(r, _)| r))
+                .collect();
+            super::across::check_sides(&given, false)?;
+            let width = fit::width();
+            let mut text = String::new();
+            for (spec, run) in &given {
+                if let Some(line) = super::across::head(Some(spec), run) {
+                    text.push_str(&rank::wrap(&line, width, ""));
+                }
             }
             Ok((
-                render(&ranking(&loaded, margin)?, fit::width()),
+                text + &render(&ranking(&loaded, margin)?, width),
                 crate::error::exit::OK,
             ))
         }
@@ -63,7 +76,7 @@ fn one_run(store: &Store, spec: &str, margin: f64) -> Result<String> {
              run alone ('{run}') to rank all its targets"
         )));
     }
-    let run = store.load(spec)?;
+    let run = super::across::load(store, spec)?;
     let verdicts = rank::verdicts_with(&run, margin);
     if verdicts.is_empty() {
         return Err(usage(format!(
@@ -71,7 +84,9 @@ fn one_run(store: &Store, spec: &str, margin: f64) -> Result<String> {
             run.run_id
         )));
     }
-    Ok(rank::render(&verdicts, run.policy.reps, fit::width()))
+    let head =
+        super::across::head(None, &run).map_or(String::new(), |l| rank::wrap(&l, fit::width(), ""));
+    Ok(head + &rank::render(&verdicts, run.policy.reps, fit::width()))
 }
 
 /// The sides ranked together: what to say about them, then one group of verdicts per

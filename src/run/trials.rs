@@ -162,6 +162,7 @@ pub(super) fn run_trial(
     );
     crate::probe::sys::reset_peak_rss();
     let started = std::time::Instant::now();
+    target.set_repetition(rep);
     let outcome = (|| -> Result<()> {
         let (workdir, shared_dir) = dist.workdirs(target.prepare()?)?;
         let workload = w.workload.clone();

@@ -148,6 +148,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn independent_aging_says_from_how_many_seeds() {
+        let trial = |rep: u32, seed: u64| {
+            let mut t = crate::result::Trial::new("ext4+aged", "w", "w", Default::default(), rep);
+            t.provision.aging = Some(Aging {
+                spec: "desktop:fill=75,churn=2,independent".into(),
+                seed: Some(seed),
+                ..Default::default()
+            });
+            t
+        };
+        let target = TargetInfo {
+            name: "ext4+aged".into(),
+            ..Default::default()
+        };
+        let text = |trials: Vec<crate::result::Trial>| {
+            let run = crate::report::fixture_with(trials);
+            done_text(&of_target(&run, &target).unwrap())
+        };
+        // Two workloads in repetition 2 share its seed.
+        let both = text(vec![trial(1, 42), trial(2, 7), trial(2, 7)]);
+        assert!(
+            both.contains("aged independently from 2 seeds, one per repetition"),
+            "{both}"
+        );
+        let one = text(vec![trial(1, 42), trial(2, 42)]);
+        assert!(!one.contains("independently"), "{one}");
+    }
+
+    #[test]
     fn counts_are_grouped_in_thousands() {
         assert_eq!(thousands(0), "0");
         assert_eq!(thousands(999), "999");

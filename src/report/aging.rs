@@ -82,7 +82,7 @@ pub fn done_text(s: &Summary) -> String {
         ),
     };
     let kept = match (trials, reused) {
-        (_, 0) if trials > 1 => format!("; aged anew for each of {trials} trials"),
+        (_, 0) if trials > s.seeds.max(1) => format!("; aged anew for each of {trials} trials"),
         (_, 0) => String::new(),
         _ => format!(
             "; {reused} of {trials} trials started from the kept image{}",
@@ -172,8 +172,13 @@ mod tests {
             both.contains("aged independently from 2 seeds, one per repetition"),
             "{both}"
         );
+        // One trial per repetition: "aged anew" would say it twice.
+        let each = text(vec![trial(1, 42), trial(2, 7)]);
+        assert!(each.contains("from 2 seeds"), "{each}");
+        assert!(!each.contains("aged anew for each"), "{each}");
         let one = text(vec![trial(1, 42), trial(2, 42)]);
         assert!(!one.contains("independently"), "{one}");
+        assert!(one.contains("aged anew for each of 2 trials"), "{one}");
     }
 
     #[test]

@@ -103,8 +103,8 @@ fn render_lines(width: usize) -> String {
         let _ = writeln!(out, "  {:<9} {:<62} {status}", k.name(), k.example());
     }
     out.push_str(
-        "\nAging profiles (--age PROFILE[:fill=PCT,churn=X]; default fill=75, churn=2; \
-         docs/aging.md):\n",
+        "\nAging profiles (--age PROFILE[:fill=PCT,churn=X,independent]; default fill=75, \
+         churn=2; docs/aging.md):\n",
     );
     for p in crate::provision::age::profiles::PROFILES {
         let _ = writeln!(out, "  {:<14} {}", p.name(), p.about());

@@ -1,7 +1,8 @@
 //! `run --age` from the command line on real loop filesystems: a run killed with `kill -9`
 //! while it ages, or while it keeps the aged image, leaves nothing `fsarena cleanup` cannot
 //! remove; an image directory too small for the kept copy is a clear error and leaks
-//! nothing; `--age both` reports fresh and aged side by side.
+//! nothing; `--age both` reports fresh and aged side by side; `--age PROFILE:independent`
+//! ages each repetition from its own recorded seed.
 
 mod common;
 
@@ -213,4 +214,62 @@ fn a_full_image_directory_while_keeping_is_a_clear_error() {
     assert_eq!(common::images_under(&dir), Vec::<std::path::PathBuf>::new());
     common::assert_no_records(&dir);
     assert!(!keeping(&dir), "a half-kept image is left");
+}
+
+/// `independent`: each repetition's filesystem is aged anew from a seed of its own (the
+/// first from the run's), recorded in the JSON with the trial, and each repetition keeps
+/// its own aged image.
+#[test]
+fn independent_aging_ages_each_repetition_from_its_own_seed() {
+    let test = "independent_aging_ages_each_repetition_from_its_own_seed";
+    if common::skip_without_loop(test) || !common::fs_available(test, "ext4") {
+        return;
+    }
+    let dir = common::image_dir();
+    let (v, _) = common::run_json(
+        &[
+            "dbrandom:files=1,scale=1",
+            "--fs",
+            "ext4",
+            "--size",
+            "256MiB",
+            "--age",
+            "desktop:fill=30,churn=0.3,independent",
+            "--reps",
+            "2",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    let run_seed = v["policy"]["seed"].as_u64().expect("the run's seed");
+    let mut by_rep: Vec<(u64, u64)> = v["trials"]
+        .as_array()
+        .expect("trials")
+        .iter()
+        .map(|t| {
+            let aging = &t["provision"]["aging"];
+            assert_eq!(aging["reused"], false, "aged anew: {aging}");
+            assert_eq!(aging["spec"], "desktop:fill=30,churn=0.3,independent");
+            assert!(aging["operations"].as_u64().unwrap_or(0) > 0, "{aging}");
+            let seed = aging["seed"].as_u64().expect("a recorded seed");
+            (t["rep"].as_u64().expect("rep"), seed)
+        })
+        .collect();
+    by_rep.sort_unstable();
+    assert_eq!(by_rep.len(), 2, "{by_rep:?}");
+    assert_eq!(
+        by_rep[0],
+        (1, run_seed),
+        "the first repetition ages from the run's seed"
+    );
+    assert_eq!(by_rep[1].0, 2);
+    assert_ne!(by_rep[1].1, run_seed, "the second ages from its own seed");
+    let kept: Vec<String> = std::fs::read_dir(dir.path().join("aged"))
+        .expect("kept images")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".img"))
+        .collect();
+    assert_eq!(kept.len(), 2, "one kept image per repetition: {kept:?}");
+    common::assert_clean(dir.path());
 }

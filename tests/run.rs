@@ -378,3 +378,68 @@ fn running_out_of_inodes_fails_the_trial_with_a_clear_cause_and_cleans_up() {
     );
     common::assert_clean(dir.path());
 }
+
+/// The targets of each repetition run in the order of a Williams design (docs/compare.md,
+/// "Order"), and the JSON lists the trials in the order they ran: over six repetitions of
+/// three targets, every target ran in every position twice and right after every other
+/// target twice.
+#[test]
+fn targets_run_in_a_balanced_order_that_the_json_keeps() {
+    let dirs: Vec<tempfile::TempDir> = (0..3)
+        .map(|_| tempfile::tempdir_in("/var/tmp").unwrap())
+        .collect();
+    let img = common::image_dir();
+    let mut args = vec![
+        "job:rw=read,bs=4KiB,size=64KiB",
+        "--reps",
+        "6",
+        "--cache",
+        "keep",
+        "--sync",
+        "none",
+        "--quiet",
+    ];
+    for d in &dirs {
+        args.extend(["--dir", d.path().to_str().unwrap()]);
+    }
+    let (v, _) = common::run_json(&args, img.path());
+    let names: Vec<&str> = v["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    let ran: Vec<(u64, usize)> = v["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let name = t["target"].as_str().unwrap();
+            let i = names.iter().position(|n| *n == name).unwrap();
+            (t["rep"].as_u64().unwrap(), i)
+        })
+        .collect();
+    let order = |rep: u64| -> Vec<usize> {
+        ran.iter()
+            .filter(|(r, _)| *r == rep)
+            .map(|(_, i)| *i)
+            .collect()
+    };
+    let reps: Vec<u64> = ran.iter().map(|(r, _)| *r).collect();
+    assert!(reps.windows(2).all(|w| w[0] <= w[1]), "{ran:?}");
+    for rep in 1..=6 {
+        assert_eq!(
+            order(rep),
+            fsarena::run::target_order(3, rep as u32),
+            "rep {rep}"
+        );
+    }
+    let mut after = [[0; 3]; 3];
+    for rep in 1..=6 {
+        for w in order(rep).windows(2) {
+            after[w[0]][w[1]] += 1;
+        }
+    }
+    assert_eq!(after, [[0, 2, 2], [2, 0, 2], [2, 2, 0]]);
+}

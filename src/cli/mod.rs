@@ -409,9 +409,12 @@ pub struct RunArgs {
     pub mount_opt: Vec<String>,
     /// Age each loop filesystem before every trial: fill it to PCT% (default 75) and write
     /// X times its capacity in all (default 2) with the profile's creates, changes and
-    /// deletes (desktop, source-tree, maildir, database, web-cache; docs/aging.md). `fresh`
-    /// runs it fresh too; `both` is `fresh` and `desktop`. Repeatable.
-    #[arg(long, value_name = "PROFILE[:fill=PCT,churn=X]|fresh|both")]
+    /// deletes (desktop, source-tree, maildir, database, web-cache; docs/aging.md). All
+    /// repetitions start from one aged state; `independent` ages each repetition from its
+    /// own seed (recorded), so that the results vary with the aging too, at the cost of
+    /// aging once per repetition. `fresh` runs it fresh too; `both` is `fresh` and
+    /// `desktop`. Repeatable.
+    #[arg(long, value_name = "PROFILE[:fill=PCT,churn=X,independent]|fresh|both")]
     pub age: Vec<String>,
     /// With --age: `on` keeps each aged image (in IMAGE_DIR/aged/) and starts every later
     /// trial from a copy of it; `off` ages every trial anew. `fsarena cleanup --aged`

@@ -38,8 +38,14 @@ pub fn choices(args: &[String], keep: bool) -> Result<Vec<Option<AgeSpec>>> {
 }
 
 /// Refuses a run whose image directory cannot hold, beside its largest trial image, the
-/// aged images it will keep (one per aged target not kept yet).
-pub fn check_room(targets: &[PlanTarget], image_dir: &std::path::Path, seed: u64) -> Result<()> {
+/// aged images it will keep (one per aged target not kept yet; with `independent`, one per
+/// repetition of `reps`).
+pub fn check_room(
+    targets: &[PlanTarget],
+    image_dir: &std::path::Path,
+    seed: u64,
+    reps: u32,
+) -> Result<()> {
     let largest_bytes = targets
         .iter()
         .filter_map(|t| match t.spec {
@@ -52,15 +58,23 @@ pub fn check_room(targets: &[PlanTarget], image_dir: &std::path::Path, seed: u64
         .unwrap_or(0);
     let kept: u64 = targets
         .iter()
-        .filter_map(|t| {
-            let age = t.age?;
-            let k = crate::provision::age::kept::Kept::for_target(&t.spec, age, seed, image_dir)?;
-            let (TargetSpec::Loop { size_bytes, .. } | TargetSpec::Served { size_bytes, .. }) =
-                t.spec
-            else {
-                return None;
+        .flat_map(|t| {
+            let reps = match t.age {
+                Some(a) if a.independent => 1..=reps.max(1),
+                _ => 1..=1,
             };
-            (!k.image().exists()).then_some(size_bytes)
+            reps.filter_map(|rep| {
+                let age = t.age?;
+                let seed = age.seed_for(seed, rep);
+                let k =
+                    crate::provision::age::kept::Kept::for_target(&t.spec, age, seed, image_dir)?;
+                let (TargetSpec::Loop { size_bytes, .. } | TargetSpec::Served { size_bytes, .. }) =
+                    t.spec
+                else {
+                    return None;
+                };
+                (!k.image().exists()).then_some(size_bytes)
+            })
         })
         .sum();
     if kept == 0 {

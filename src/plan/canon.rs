@@ -135,6 +135,13 @@ impl Plan {
                 }
                 if let Some(age) = &t.age {
                     parts.push(format!("aged: {}", age.canonical()));
+                    if age.independent {
+                        parts.push(format!(
+                            "aged anew for each of the {} repetitions, each from its own seed \
+                             (each pays the aging's time)",
+                            p.reps
+                        ));
+                    }
                 }
                 (t.report_name(), parts)
             })

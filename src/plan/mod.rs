@@ -400,7 +400,7 @@ impl Plan {
                 )),
                 None => e,
             })?;
-        age::check_room(&targets, &image_dir, policy.seed)?;
+        age::check_room(&targets, &image_dir, policy.seed, policy.reps)?;
         Ok(Plan {
             targets,
             workloads,
@@ -438,6 +438,7 @@ impl Plan {
             &built.plan.targets,
             &built.plan.image_dir,
             built.plan.policy.seed,
+            built.plan.policy.reps,
         )?;
         let auto_reps = auto_reps(a, None)?;
         let mut policy = built.plan.policy.clone();

@@ -939,6 +939,56 @@ fn plans_differing_only_in_age_have_different_hashes() {
         "the same age spelt out"
     );
     assert_ne!(fresh.hash(), plan(AGED, &o).unwrap().hash());
+    let independent = aged("desktop:independent");
+    assert_ne!(
+        b.hash(),
+        independent.hash(),
+        "independent aging changes results"
+    );
+    assert_eq!(names(&independent), ["ext4+aged"]);
+}
+
+#[test]
+fn independent_aging_is_planned_and_said_with_its_cost() {
+    let text = "[[target]]\nfs = \"ext4\"\nage = \"database:fill=50,independent\"\n\
+                [[workload]]\nkind = \"postmark\"\n";
+    let p = plan(text, &Overrides::default()).unwrap();
+    let age = p.targets[0].age.expect("aged");
+    assert!(age.independent && age.keep);
+    assert_eq!(age.canonical(), "database:fill=50,churn=2,independent");
+    let flat = p
+        .describe(400)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        flat.contains(&format!(
+            "aged: database:fill=50,churn=2,independent; aged anew for each of the {} \
+             repetitions, each from its own seed (each pays the aging's time)",
+            p.policy.reps
+        )),
+        "{flat}"
+    );
+    // The command line's --age takes the same spec, beside the plain one.
+    let both =
+        super::age::choices(&["desktop".into(), "desktop:independent".into()], true).unwrap();
+    let specs: Vec<String> = both.iter().flatten().map(|a| a.canonical()).collect();
+    assert_eq!(
+        specs,
+        [
+            "desktop:fill=75,churn=2",
+            "desktop:fill=75,churn=2,independent"
+        ]
+    );
+    let (plain, indep) = (both[0].unwrap(), both[1].unwrap());
+    assert_eq!(
+        super::age::aged_name("ext4", &plain, &both),
+        "ext4+aged-desktop-fill=75-churn=2"
+    );
+    assert_eq!(
+        super::age::aged_name("ext4", &indep, &both),
+        "ext4+aged-desktop-fill=75-churn=2-independent"
+    );
 }
 
 #[test]

@@ -37,6 +37,8 @@ pub struct LoopTarget {
     provision: Provision,
     /// How each trial's filesystem is aged after mkfs, with the run's seed.
     age: Option<(AgeSpec, u64)>,
+    /// The repetition the next trial is for (`independent` aging seeds each its own).
+    rep: u32,
     /// How the last copy of a kept aged image was made, and its seconds.
     copied: Option<(&'static str, f64)>,
 }
@@ -87,6 +89,7 @@ impl LoopTarget {
             live: None,
             provision: Provision::default(),
             age: None,
+            rep: 1,
             copied: None,
         }
     }
@@ -206,6 +209,7 @@ impl LoopTarget {
     /// Where this target's aged image is kept, when it is aged with `--age-cache on`.
     fn kept(&self) -> Option<age::kept::Kept> {
         let (spec, seed) = self.age?;
+        let seed = spec.seed_for(seed, self.rep);
         age::kept::Kept::of(
             &self.env.image_dir,
             self.fs,
@@ -429,8 +433,10 @@ impl Target for LoopTarget {
             aging: None,
         };
         if let Some((spec, seed)) = self.age {
+            let seed = spec.seed_for(seed, self.rep);
             let aging = match reuse {
                 Some((_, aging)) => Aging {
+                    seed: Some(seed),
                     reused: true,
                     copy_s: self.copied.map(|c| c.1),
                     copy_how: self.copied.map(|c| c.0.to_string()),
@@ -440,7 +446,8 @@ impl Target for LoopTarget {
                     let done = age::age_mounted(&mp, &spec, seed, &self.info.name)?;
                     FsTools::unmount(self)?;
                     self.mount_now()?;
-                    let aging = age::measure(&mp, &spec, &done, &self.info.name, self.fs, &dev)?;
+                    let aging =
+                        age::measure(&mp, &spec, seed, &done, &self.info.name, self.fs, &dev)?;
                     if let Some(k) = &kept {
                         self.keep(k, &aging)?;
                     }
@@ -492,6 +499,10 @@ impl Target for LoopTarget {
 
     fn teardown(&mut self) -> Result<()> {
         self.release()
+    }
+
+    fn set_repetition(&mut self, rep: u32) {
+        self.rep = rep;
     }
 
     fn tools(&mut self) -> Option<&mut dyn FsTools> {

@@ -35,6 +35,9 @@ pub trait Target {
     }
     /// Makes a fresh filesystem (or directory) for one trial; returns an empty work directory.
     fn prepare(&mut self) -> Result<PathBuf>;
+    /// Says which repetition (from 1) the next [`Self::prepare`] is for: what an aged
+    /// target with `independent` aging draws its seed from ([`age::AgeSpec::seed_for`]).
+    fn set_repetition(&mut self, _rep: u32) {}
     /// Before a cold phase: sync and drop caches, and remount where the target allows.
     fn reset(&mut self) -> Result<()> {
         if crate::probe::sys::is_root() {

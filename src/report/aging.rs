@@ -32,6 +32,9 @@ pub struct Summary<'a> {
     pub reused: usize,
     pub copy_s: Option<f64>,
     pub copy_how: Option<&'a str>,
+    /// How many different seeds the trials were aged from: more than one with
+    /// `independent` aging (one per repetition).
+    pub seeds: usize,
 }
 
 /// The aging of target `t`'s trials; `None` when it was not aged.
@@ -44,12 +47,16 @@ pub fn of_target<'a>(run: &'a RunResult, t: &TargetInfo) -> Option<Summary<'a>> 
         .collect();
     let first = all.iter().find(|a| !a.reused).or(all.first())?;
     let copies = all.iter().filter(|a| a.reused);
+    let mut seeds: Vec<u64> = all.iter().filter_map(|a| a.seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
     Some(Summary {
         aging: first,
         trials: all.len(),
         reused: copies.clone().count(),
         copy_s: copies.clone().filter_map(|a| a.copy_s).reduce(f64::max),
         copy_how: copies.filter_map(|a| a.copy_how.as_deref()).next(),
+        seeds: seeds.len(),
     })
 }
 
@@ -68,8 +75,14 @@ pub fn done_text(s: &Summary) -> String {
         1 => "; full once on the way (a file deleted to go on)".into(),
         n => format!("; full {n} times on the way (a file deleted each time to go on)"),
     };
+    let independent = match s.seeds {
+        0 | 1 => String::new(),
+        n => format!(
+            "; aged independently from {n} seeds, one per repetition (figures of the first)"
+        ),
+    };
     let kept = match (trials, reused) {
-        (_, 0) if trials > 1 => format!("; aged anew for each of {trials} trials"),
+        (_, 0) if trials > s.seeds.max(1) => format!("; aged anew for each of {trials} trials"),
         (_, 0) => String::new(),
         _ => format!(
             "; {reused} of {trials} trials started from the kept image{}",
@@ -81,7 +94,7 @@ pub fn done_text(s: &Summary) -> String {
     };
     format!(
         "aged {}: {} written in {} operations ({:.1}\u{a0}s), left {} files in {} \
-         directories, {used:.0}% used{full}{kept}",
+         directories, {used:.0}% used{full}{independent}{kept}",
         a.spec,
         size(a.bytes_written),
         thousands(a.operations),
@@ -133,6 +146,40 @@ pub fn fragmentation_text(a: &Aging) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn independent_aging_says_from_how_many_seeds() {
+        let trial = |rep: u32, seed: u64| {
+            let mut t = crate::result::Trial::new("ext4+aged", "w", "w", Default::default(), rep);
+            t.provision.aging = Some(Aging {
+                spec: "desktop:fill=75,churn=2,independent".into(),
+                seed: Some(seed),
+                ..Default::default()
+            });
+            t
+        };
+        let target = TargetInfo {
+            name: "ext4+aged".into(),
+            ..Default::default()
+        };
+        let text = |trials: Vec<crate::result::Trial>| {
+            let run = crate::report::fixture_with(trials);
+            done_text(&of_target(&run, &target).unwrap())
+        };
+        // Two workloads in repetition 2 share its seed.
+        let both = text(vec![trial(1, 42), trial(2, 7), trial(2, 7)]);
+        assert!(
+            both.contains("aged independently from 2 seeds, one per repetition"),
+            "{both}"
+        );
+        // One trial per repetition: "aged anew" would say it twice.
+        let each = text(vec![trial(1, 42), trial(2, 7)]);
+        assert!(each.contains("from 2 seeds"), "{each}");
+        assert!(!each.contains("aged anew for each"), "{each}");
+        let one = text(vec![trial(1, 42), trial(2, 42)]);
+        assert!(!one.contains("independently"), "{one}");
+        assert!(one.contains("aged anew for each of 2 trials"), "{one}");
+    }
 
     #[test]
     fn counts_are_grouped_in_thousands() {

@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 pub struct Aging {
     /// The profile and its parameters: `desktop:fill=75,churn=2`.
     pub spec: String,
+    /// The seed the aging drew from: the run's `--seed`, or with `independent` the
+    /// repetition's own. Absent in runs recorded before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// Seconds the aging took (when the filesystem is a copy of a kept image: the aging
     /// that made the image).
     pub seconds: f64,

@@ -6,7 +6,11 @@
 //! trials and runs every other trial of the plan again.
 //!
 //! Repetitions are the outer loop, so the targets alternate (rep 1 of every target, then
-//! rep 2, …) and slow drifts of the machine spread over all targets instead of one.
+//! rep 2, …) and slow drifts of the machine spread over all targets instead of one. Within
+//! a repetition the targets run in the order of a Williams design ([`order`]), so that no
+//! target always runs first, or always right after the same other target. The trials'
+//! order is what the results keep: the store numbers trials as they are committed, and
+//! reports and `--json` list them in that order.
 
 use crate::context::{Procs, TrialContext};
 use crate::data::DataPool;
@@ -24,10 +28,11 @@ use anyhow::{Context, Result};
 use std::sync::Arc;
 
 mod noise;
+pub mod order;
 mod trials;
 
+pub use order::target_order;
 pub(crate) use trials::announce;
-pub use trials::rotation;
 use trials::run_trials;
 
 /// A fresh run id: UTC time plus random hex, sortable and unique enough.
@@ -466,6 +471,3 @@ fn guard(
         )),
     }
 }
-
-#[cfg(test)]
-mod tests;

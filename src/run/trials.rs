@@ -1,5 +1,6 @@
-//! The trials of a run: the repetitions in their rotation over the targets, one trial of a
-//! workload on a target, what `--reps auto` decides, and the names of the trial logs.
+//! The trials of a run: the repetitions with the targets in a balanced order
+//! ([`super::order`]), one trial of a workload on a target, what `--reps auto` decides,
+//! and the names of the trial logs.
 
 use super::*;
 
@@ -76,7 +77,7 @@ pub(super) fn run_trials(
                 progress.extend(more);
             }
         }
-        for i in rotation(targets.len(), rep) {
+        for i in super::order::target_order(targets.len(), rep) {
             let t = &mut targets[i];
             for w in &plan.workloads {
                 if done(result, &t.info().name, &label_of(plan, w), rep) {
@@ -140,19 +141,6 @@ pub(super) fn decided(
     result.policy.auto_reps = Some(record);
 }
 
-/// The order of the targets in repetition `rep` (from 1): rotated by one each repetition
-/// (a, b, c; then b, c, a; then c, a, b), so that no target always runs first, right after
-/// mkfs of the machine's first image or after another target's write-back, and the
-/// position's effect spreads evenly over the targets.
-pub fn rotation(targets: usize, rep: u32) -> impl Iterator<Item = usize> {
-    let shift = if targets == 0 {
-        0
-    } else {
-        (rep.saturating_sub(1) as usize) % targets
-    };
-    (0..targets).map(move |i| (i + shift) % targets)
-}
-
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_trial(
     plan: &Plan,
@@ -174,6 +162,7 @@ pub(super) fn run_trial(
     );
     crate::probe::sys::reset_peak_rss();
     let started = std::time::Instant::now();
+    target.set_repetition(rep);
     let outcome = (|| -> Result<()> {
         let (workdir, shared_dir) = dist.workdirs(target.prepare()?)?;
         let workload = w.workload.clone();

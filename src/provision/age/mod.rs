@@ -33,7 +33,7 @@ pub const DEFAULT_FILL_PCT: f64 = 75.0;
 /// Default bytes written in all while aging, in multiples of the capacity.
 pub const DEFAULT_CHURN: f64 = 2.0;
 
-/// What `--age PROFILE[:fill=PCT,churn=X]` asks for.
+/// What `--age PROFILE[:fill=PCT,churn=X,independent]` asks for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AgeSpec {
     pub profile: Profile,
@@ -45,10 +45,15 @@ pub struct AgeSpec {
     /// Whether the aged image is kept for later trials to start from (`--age-cache on`,
     /// the default; [`kept`]). Not part of the aged state: not in [`Self::canonical`].
     pub keep: bool,
+    /// Whether each repetition ages from its own seed ([`Self::seed_for`]), so that the
+    /// repetitions sample the aging process too, instead of all starting from one aged
+    /// state: `independent` in the spec.
+    pub independent: bool,
 }
 
 impl AgeSpec {
-    /// Parses `desktop`, `database:fill=60`, `web-cache:fill=80,churn=3`.
+    /// Parses `desktop`, `database:fill=60`, `web-cache:fill=80,churn=3`,
+    /// `desktop:independent`.
     pub fn parse(text: &str) -> Result<AgeSpec> {
         let (name, params) = match text.split_once(':') {
             Some((n, p)) => (n, p),
@@ -60,11 +65,16 @@ impl AgeSpec {
             fill_pct: DEFAULT_FILL_PCT,
             churn: DEFAULT_CHURN,
             keep: true,
+            independent: false,
         };
         for kv in params.split(',').filter(|s| !s.is_empty()) {
+            if kv == "independent" {
+                spec.independent = true;
+                continue;
+            }
             let (k, v) = kv.split_once('=').ok_or_else(|| {
                 usage(format!(
-                    "--age {}: '{}' is not KEY=VALUE (fill=PCT, churn=X)",
+                    "--age {}: '{}' is not KEY=VALUE (fill=PCT, churn=X) or independent",
                     crate::error::echo(text),
                     crate::error::echo(kv)
                 ))
@@ -90,10 +100,10 @@ impl AgeSpec {
                 "churn" => spec.churn = number("churn", 0.0, 20.0)?,
                 _ => {
                     return Err(usage(format!(
-                        "--age {}: unknown parameter '{}'{}; valid: fill, churn",
+                        "--age {}: unknown parameter '{}'{}; valid: fill, churn, independent",
                         crate::error::echo(text),
                         crate::error::echo(k),
-                        crate::error::did_you_mean(k, ["fill", "churn"])
+                        crate::error::did_you_mean(k, ["fill", "churn", "independent"])
                     )))
                 }
             }
@@ -101,15 +111,29 @@ impl AgeSpec {
         Ok(spec)
     }
 
-    /// The spec with every parameter spelled out: `desktop:fill=75,churn=2`, as reports
-    /// show it and as kept images are keyed.
+    /// The spec with every parameter spelled out: `desktop:fill=75,churn=2` (and
+    /// `,independent` when asked), as reports show it and as kept images are keyed.
     pub fn canonical(&self) -> String {
         format!(
-            "{}:fill={},churn={}",
+            "{}:fill={},churn={}{}",
             self.profile.name(),
             self.fill_pct,
-            self.churn
+            self.churn,
+            if self.independent { ",independent" } else { "" }
         )
+    }
+
+    /// The seed repetition `rep` (from 1) ages from, in a run seeded with `run_seed`: the
+    /// run's seed, but with `independent` a seed of each repetition's own after the first
+    /// (the top 53 bits of FNV-1a of `SEED/age/REP`, a number any JSON reader keeps
+    /// exactly), so that no two repetitions share an aged state. A repetition's aged state
+    /// is reproduced alone by `--seed` of the seed it recorded (`provision.aging.seed`)
+    /// with the same spec without `independent`.
+    pub fn seed_for(&self, run_seed: u64, rep: u32) -> u64 {
+        if !self.independent || rep <= 1 {
+            return run_seed;
+        }
+        crate::fnv::hash(format!("{run_seed}/age/{rep}").as_bytes()) >> 11
     }
 }
 
@@ -161,12 +185,13 @@ pub fn age_mounted(
     done.with_context(|| format!("aging {} ({})", mountpoint.display(), spec.canonical()))
 }
 
-/// What aging `done` left on the filesystem `fs` on `device` mounted at `mountpoint`: the
-/// space used, and how fragmented the aged files and the free space are ([`frag`]); a
-/// measurement that cannot be made (no FIEMAP) is left out and said on stderr.
+/// What aging `done` from `seed` left on the filesystem `fs` on `device` mounted at
+/// `mountpoint`: the space used, and how fragmented the aged files and the free space are
+/// ([`frag`]); a measurement that cannot be made (no FIEMAP) is left out and said on stderr.
 pub fn measure(
     mountpoint: &Path,
     spec: &AgeSpec,
+    seed: u64,
     done: &churn::Churned,
     name: &str,
     fs: FsType,
@@ -190,6 +215,7 @@ pub fn measure(
     crate::term::set_status(None);
     Ok(Aging {
         spec: spec.canonical(),
+        seed: Some(seed),
         seconds: done.seconds,
         operations: done.operations,
         bytes_written: done.bytes_written,

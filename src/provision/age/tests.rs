@@ -23,10 +23,38 @@ fn specs_parse_with_defaults_and_refuse_nonsense() {
         "desktop:churn=-1",
         "desktop:size=3",
         "desktop:fill",
+        "desktop:independent=1",
+        "desktop:indep",
     ] {
         let e = AgeSpec::parse(bad).unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2, "{bad}: {e:#}");
     }
+}
+
+#[test]
+fn independent_aging_parses_and_gives_each_repetition_its_own_seed() {
+    let s = AgeSpec::parse("desktop:fill=60,independent").unwrap();
+    assert!(s.independent);
+    assert_eq!(s.canonical(), "desktop:fill=60,churn=2,independent");
+    assert_eq!(AgeSpec::parse(&s.canonical()).unwrap(), s);
+    assert_eq!(
+        AgeSpec::parse("desktop:independent").unwrap().fill_pct,
+        75.0
+    );
+    // The first repetition ages as without `independent`; each later one from its own
+    // seed, the same in every run of the same seed, exact in JSON (at most 53 bits).
+    let seeds: Vec<u64> = (1..=20).map(|rep| s.seed_for(42, rep)).collect();
+    assert_eq!(seeds[0], 42);
+    let mut distinct = seeds.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), seeds.len(), "{seeds:?}");
+    assert!(seeds.iter().all(|&x| x < 1 << 53));
+    assert_eq!(s.seed_for(42, 3), seeds[2]);
+    assert_ne!(s.seed_for(43, 2), seeds[1]);
+    // Without it, every repetition ages from the run's seed.
+    let plain = AgeSpec::parse("desktop:fill=60").unwrap();
+    assert!((1..=5).all(|rep| plain.seed_for(42, rep) == 42));
 }
 
 #[test]

@@ -159,8 +159,7 @@ pub fn set_in_guest() {
     IN_GUEST.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// Whether served targets may be made: inside a guest, or when planning for one
-/// ([`crate::provision::fs::with_guest_kernel`]).
+/// Whether served targets may be made: in a guest, or planning for one (`fs::with_guest_kernel`).
 fn in_guest_context() -> bool {
     IN_GUEST.load(std::sync::atomic::Ordering::Relaxed)
         || crate::provision::fs::planning_for_guest()
@@ -571,6 +570,10 @@ impl Target for ServedTarget {
         self.provision.clone()
     }
 
+    fn set_repetition(&mut self, rep: u32) {
+        self.backing.set_repetition(rep);
+    }
+
     fn teardown(&mut self) -> Result<()> {
         let mut first: Option<anyhow::Error> = None;
         if let Some(mut c) = self.client.take() {
@@ -579,11 +582,8 @@ impl Target for ServedTarget {
                 Err(e) => first = Some(e),
             }
         }
-        if let Err(e) = self.unexport() {
-            first.get_or_insert(e);
-        }
-        if let Err(e) = self.backing.teardown() {
-            first.get_or_insert(e);
+        for done in [self.unexport(), self.backing.teardown()] {
+            first = first.or(done.err());
         }
         first.map_or(Ok(()), Err)
     }

@@ -336,12 +336,14 @@ fn the_verdict_opens_the_report_and_names_the_winner() {
     let first_chart = page.find("<svg").unwrap();
     assert!(verdict < setup && verdict < first_chart);
     let table = &page[verdict..page[verdict..].find("</section>").unwrap() + verdict];
-    // In the fixture tmpfs beats ext4 on postmark's transactions by about 10×.
+    // In the fixture tmpfs beats ext4 on postmark's transactions by about 10×, though three
+    // repetitions this noisy cannot tell it at Hsu's 2 df: the cell says `?`.
     let row = table
         .split("<tr>")
         .find(|r| r.contains("postmark · transactions"))
         .expect("a row for postmark transactions");
-    assert!(row.contains("tmpfs(a) ext4(b)"), "{row}");
+    assert!(row.contains("tmpfs(a) ext4(a)"), "{row}");
+    assert!(row.contains("? 9.8×"), "{row}");
     // The winner's cell, under its name, says so.
     let head: Vec<&str> = table[..table.find("</thead>").unwrap()]
         .split("<th>")

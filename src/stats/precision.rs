@@ -1,7 +1,7 @@
 //! How precisely a run's figures are known so far, as `--reps auto` ([`crate::reps`])
 //! judges them: per phase, its widest 95% interval among targets and whether each target
 //! has the repetitions its first ones ask for (a first stage as in Stein's two-stage
-//! procedure, [`crate::reps`]) — for a wanted precision
+//! procedure, described in `crate::reps`) — for a wanted precision
 //! ([`needed`]) or for a difference to be seen (`--reps-for`, [`Goal::Detect`]); and the
 //! lines a person reads of a decided run ([`summary`]), which the run's report shows.
 

@@ -162,12 +162,11 @@ fn judge_all(
         dir: dir.to_path_buf(),
     };
     let judge = |k: usize, mnt: &Path| -> Vec<Finding> {
-        let st = &planned.states[k];
-        let (upto, horizon) = bounds(st);
+        let w = states::window(&log.records, &planned.states[k]);
         let at = mnt.join(name);
         match &expect {
-            Expectation::Files(e) => e.judge_dir(&at, upto, horizon).into_iter().map(|x| x.1).collect(),
-            Expectation::Sqlite(e) => vec![e.judge(&at, upto)],
+            Expectation::Files(e) => e.judge_dir(&at, w).into_iter().map(|x| x.1).collect(),
+            Expectation::Sqlite(e) => vec![e.judge(&at, w.to)],
         }
     };
     let t = Instant::now();
@@ -197,12 +196,6 @@ fn judge_all(
         write_log(cx, &lines)?;
     }
     Ok(tally)
-}
-
-/// The durable prefix of a state and the end of what it may hold, as log positions.
-fn bounds(st: &CrashState) -> (u64, u64) {
-    let horizon = st.kept.last().map_or(st.upto, |&k| k + 1).max(st.upto);
-    (st.upto as u64, horizon as u64)
 }
 
 fn describe(

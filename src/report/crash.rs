@@ -86,9 +86,6 @@ pub fn verdict_lines(pl: &PatternLoss) -> Vec<String> {
             pl.pairs.len()
         ));
     }
-    if let Some(line) = repair_line(pl) {
-        out.push(line);
-    }
     let differ = pl
         .pairs
         .iter()
@@ -109,6 +106,7 @@ pub fn verdict_lines(pl: &PatternLoss) -> Vec<String> {
             format!("the {other}differences in loss may be chance (p\u{a0}≥\u{a0}0.05 after Holm)")
         });
     }
+    out.extend(repair_line(pl));
     out
 }
 
@@ -224,6 +222,22 @@ mod tests {
         assert_eq!(
             verdict_lines(&pl),
             ["needed repair: ext4+barrier=0 in 33 of 40 states, ext4 in none"]
+        );
+        // With a difference in loss too, the repairs come after the verdict on it.
+        let lossy = target("ext4+barrier=0", 18, 15);
+        let pl = PatternLoss {
+            pairs: crate::compare::crash::pairs(&[lossy.clone(), pl.targets[1].clone()]),
+            targets: vec![lossy, pl.targets[1].clone()],
+            ..pl
+        };
+        let lines = verdict_lines(&pl);
+        assert!(
+            lines[0].starts_with("the differences in loss are not judged"),
+            "{lines:?}"
+        );
+        assert_eq!(
+            lines[1],
+            "needed repair: ext4+barrier=0 in 15 of 40 states, ext4 in none"
         );
     }
 }

@@ -46,7 +46,8 @@ has_libclang() {
 # (scripts/test.sh keeps their services off on the host). fio runs the job files of
 # tests/fio.rs beside fsarena, and its fio_jsonplus_clat2csv (which imports python3-six)
 # reads fsarena's fio JSON (tests/fio_json.rs). RocksDB's db_bench (rocksdb-tools) runs
-# the db_bench workload.
+# the db_bench workload. eatmydata (libeatmydata's LD_PRELOAD) makes fsync a no-op for the
+# crash workload's negative control (tests/crash.rs).
 for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount \
             bon_csv2html:bonnie++ chromium:chromium mkntfs:ntfs-3g sshfs:sshfs \
             sshd:openssh-server mpirun:openmpi-bin mpicc:libopenmpi-dev strace:strace \
@@ -54,7 +55,7 @@ for pair in mkfs.ext4:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup
             mkfs.vfat:dosfstools mkfs.reiserfs:reiserfsprogs mkfs.f2fs:f2fs-tools \
             mkfs.nilfs2:nilfs-tools mkfs.exfat:exfatprogs ip:iproute2 nsenter:util-linux \
             exportfs:nfs-kernel-server rpcbind:rpcbind mount.nfs:nfs-common smbd:samba \
-            mount.cifs:cifs-utils fio:fio db_bench:rocksdb-tools; do
+            mount.cifs:cifs-utils fio:fio db_bench:rocksdb-tools eatmydata:eatmydata; do
   has_program "${pair%%:*}" || echo "${pair##*:}"
 done
 has_libclang || echo libclang-dev

@@ -3,7 +3,9 @@
 //! the recorder saw at least one flush per fsync that wrote; the known case shows — on
 //! ext4, replacing a file by rename without fsync under `noauto_da_alloc` leaves empty
 //! files in some crash states, under the default `auto_da_alloc` none; and nothing is left
-//! behind. (Killed runs: tests/fault_injection.rs, kind `Crash`.)
+//! behind. The negative controls: the same ext4 without barriers (`barrier=0`), and with
+//! `fsync` made a no-op (libeatmydata), must lose promised data; with barriers none.
+//! (Killed runs: tests/fault_injection.rs, kind `Crash`.)
 
 mod common;
 
@@ -144,4 +146,109 @@ fn crash_states_without_a_crash_workload_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(!dir.path().join("r.db").exists());
+}
+
+/// `fsync-write` with 20 crash states on a 256 MiB ext4, mounted with `mount_opt` when
+/// given and run under the program `wrapper` when given; the pattern's crash figures, or
+/// `None` after a SKIP line.
+fn fsync_write_on_ext4(
+    test: &str,
+    mount_opt: Option<&str>,
+    wrapper: Option<&str>,
+) -> Option<Value> {
+    if common::skip_without_loop(test) || !common::fs_available(test, "ext4") {
+        return None;
+    }
+    let dir = common::image_dir();
+    let json = dir.path().join("out.json");
+    let mut cmd = match wrapper {
+        Some(w) => {
+            let mut c = std::process::Command::new(w);
+            c.arg(common::bin());
+            c
+        }
+        None => std::process::Command::new(common::bin()),
+    };
+    cmd.args(["run", "crash:pattern=fsync-write,states=20", "--fs", "ext4"])
+        .args(["--size", "256MiB", "--reps", "1", "--quiet"]);
+    if let Some(o) = mount_opt {
+        cmd.args(["--mount-opt", &format!("ext4={o}")]);
+    }
+    let out = cmd
+        .arg("--image-dir")
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json)
+        .arg("--db")
+        .arg(dir.path().join("results.db"))
+        .output()
+        .expect("run fsarena");
+    assert!(
+        out.status.success(),
+        "{test}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = common::run_document(&std::fs::read(&json).expect("json written"));
+    assert_eq!(run["status"], "complete", "{run}");
+    let x = crash(&run, "fsync-write").clone();
+    assert_eq!(n(&x, "crash_states"), 20, "{x}");
+    common::assert_clean(dir.path());
+    Some(x)
+}
+
+/// The negative control: without barriers an `fsync` returns with no flush sent, so a
+/// power cut after it may lose what it promised; the crash states after the promises must
+/// show it (before the promise rule counted every state that could crash after them,
+/// none did: issue 55).
+#[test]
+fn ext4_without_barriers_loses_promised_files() {
+    let test = "ext4_without_barriers_loses_promised_files";
+    let Some(x) = fsync_write_on_ext4(test, Some("barrier=0"), None) else {
+        return;
+    };
+    assert!(n(&x, "crash_lost") > 0, "{x}");
+    assert!(n(&x, "crash_bad_states") > 0, "{x}");
+    // The pattern's 129 fsync calls sent (almost) no flush: the control is the one meant.
+    assert!(n(&x, "crash_flushes") < n(&x, "crash_fsyncs") / 4, "{x}");
+}
+
+/// The positive twin of the control: the same pattern with barriers loses nothing and
+/// needs no repair.
+#[test]
+fn ext4_with_barriers_keeps_every_promised_file() {
+    let test = "ext4_with_barriers_keeps_every_promised_file";
+    let Some(x) = fsync_write_on_ext4(test, None, None) else {
+        return;
+    };
+    for key in [
+        "crash_bad_states",
+        "crash_lost",
+        "crash_empty",
+        "crash_garbage",
+        "crash_unmountable",
+        "crash_repaired",
+    ] {
+        assert_eq!(n(&x, key), 0, "{key} in {x}");
+    }
+}
+
+/// The negative control of a lying `fsync`: under libeatmydata's `eatmydata` (an
+/// `LD_PRELOAD` that makes `fsync` and `fdatasync` return at once) the promises are broken
+/// in the states after them.
+#[test]
+fn ext4_with_fsync_a_no_op_loses_promised_files() {
+    let test = "ext4_with_fsync_a_no_op_loses_promised_files";
+    let found = std::process::Command::new("eatmydata")
+        .arg("true")
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        eprintln!("SKIP {test}: needs eatmydata (the Debian package eatmydata)");
+        return;
+    }
+    let Some(x) = fsync_write_on_ext4(test, None, Some("eatmydata")) else {
+        return;
+    };
+    assert!(n(&x, "crash_lost") > 0, "{x}");
+    assert!(n(&x, "crash_flushes") < n(&x, "crash_fsyncs") / 4, "{x}");
 }

@@ -111,6 +111,7 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         "python3-six",
         "rocksdb-tools",
         "postgresql",
+        "eatmydata",
     ];
     let need = needs(root.path());
     for p in all {
@@ -150,6 +151,7 @@ fn a_bare_root_needs_every_package_and_a_full_one_none() {
         ("usr/bin", "fio"),
         ("usr/bin", "db_bench"),
         ("usr/lib/postgresql/15/bin", "postgres"),
+        ("usr/bin", "eatmydata"),
     ] {
         put(root.path(), &format!("{dir}/{prog}"), None);
     }

@@ -394,7 +394,7 @@ fn the_gate_keeps_its_promises_at_its_threshold() {
             continue;
         }
         let ok = match truth {
-            t if t == 0.0 => at_least(codes[0], runs, 0.95) && at_most(codes[1], runs, 0.05),
+            0.0 => at_least(codes[0], runs, 0.95) && at_most(codes[1], runs, 0.05),
             t if t >= pct => at_least(codes[1], runs, 0.8),
             _ => true,
         };

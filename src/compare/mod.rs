@@ -538,7 +538,7 @@ pub fn judge_headlines(c: &mut Comparison, margin: f64) {
         r.ratio = ratio;
         r.outcome = t.map(|t| c.family.outcome(Some(&t)));
         if let (Some(t), Some(ratio)) = (t, r.ratio.as_mut()) {
-            ratio.ci = Some(c.family.interval(&t));
+            ratio.ci = Some(c.family.interval(t));
             ratio.df = Some(t.df);
         }
         r.verdict = match (r.outcome, own) {

@@ -13,6 +13,15 @@
 //! epoch by epoch in turn, distinct subsets of each epoch's writes (every subset when an
 //! epoch has few writes, seeded random ones otherwise) until the budget is spent or no
 //! subset is left.
+//!
+//! [`window`] says which crashes a state stands for, as log positions (how many records
+//! the log held when the power went): a crash at position `L` leaves on the disk every
+//! record before the last flush logged before `L`, and any subset of the writes after it.
+//! So a state whose durable prefix ends at `upto` and that kept writes up to index `k`
+//! stands for every crash from `max(upto, k + 1)` up to the index of the flush that ends
+//! its epoch (that flush not yet logged), or later without end when no flush follows.
+//! A promise made when the log was at `p` must hold in a state that stands for any crash
+//! at or after `p`: whatever the device kept, the program had been told its data was safe.
 
 use super::log::{Kind, Record};
 use rand::{Rng, SeedableRng};
@@ -27,7 +36,7 @@ const DRAWS: usize = 64;
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct CrashState {
     /// Records `0..upto` are all on the disk: `upto` is 0 or just after a flush record (or
-    /// the log's end). A promise made at log position `p` must hold when `p <= upto`.
+    /// the log's end). Which promises must hold is [`window`]'s to say.
     pub upto: usize,
     /// Writes after `upto` (indices into the log, ascending, all before the next flush)
     /// that are on the disk too.
@@ -57,6 +66,32 @@ pub fn boundaries(records: &[Record]) -> Vec<usize> {
     }
     b.dedup();
     b
+}
+
+/// The crashes a state stands for, as log positions: from `from` to `to`, both included
+/// (module docs). A promise made at position `p` must hold when `p <= to`; a file whose
+/// unlink began at `u` may be gone when `u < from`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// The earliest: the durable prefix and every kept write had been logged.
+    pub from: u64,
+    /// The latest: the index of the flush that ends the state's epoch (it was not logged
+    /// yet), or `u64::MAX` when no flush follows.
+    pub to: u64,
+}
+
+/// The crashes `st` stands for in the log `records` (module docs).
+pub fn window(records: &[Record], st: &CrashState) -> Window {
+    let from = st.kept.last().map_or(st.upto, |&k| k + 1).max(st.upto);
+    let rest = records.get(st.upto..).unwrap_or_default();
+    let to = rest
+        .iter()
+        .position(|r| r.kind == Kind::Flush)
+        .map_or(u64::MAX, |i| (st.upto + i) as u64);
+    Window {
+        from: from as u64,
+        to,
+    }
 }
 
 /// At most `budget` crash states of the log `records`, chosen from `seed` (module docs).
@@ -211,6 +246,41 @@ mod tests {
                 .filter(move |s| s.upto == u && !s.kept.is_empty())
         };
         assert!(in_epoch(0).count() >= 10 && in_epoch(31).count() >= 10);
+    }
+
+    #[test]
+    fn a_state_stands_for_the_crashes_until_its_epoch_ends() {
+        let records = log("WWFWWWFW");
+        let w = |upto, kept: &[usize]| {
+            window(
+                &records,
+                &CrashState {
+                    upto,
+                    kept: kept.to_vec(),
+                },
+            )
+        };
+        // Nothing durable: every crash before the first flush was logged (index 2).
+        assert_eq!(w(0, &[]), Window { from: 0, to: 2 });
+        assert_eq!(w(0, &[1]), Window { from: 2, to: 2 });
+        // After the first flush, until the second (index 6).
+        assert_eq!(w(3, &[]), Window { from: 3, to: 6 });
+        assert_eq!(w(3, &[3, 5]), Window { from: 6, to: 6 });
+        // No flush after the last prefixes: every later crash.
+        assert_eq!(
+            w(7, &[]),
+            Window {
+                from: 7,
+                to: u64::MAX
+            }
+        );
+        assert_eq!(
+            w(8, &[]),
+            Window {
+                from: 8,
+                to: u64::MAX
+            }
+        );
     }
 
     #[test]

@@ -55,7 +55,9 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// Counts one state's check and findings; whether the state broke a promise.
+    /// Counts one state's check and findings; whether the state broke a promise (it did
+    /// not mount, or a file was lost, empty or held garbage). A repair alone is counted
+    /// in `repaired`, a class of its own.
     pub fn add(&mut self, c: &StateCheck, found: Option<&[Finding]>) -> bool {
         self.states += 1;
         let count = |f: Finding| found.map_or(0, |v| v.iter().filter(|&&x| x == f).count());
@@ -162,12 +164,11 @@ fn judge_all(
         dir: dir.to_path_buf(),
     };
     let judge = |k: usize, mnt: &Path| -> Vec<Finding> {
-        let st = &planned.states[k];
-        let (upto, horizon) = bounds(st);
+        let w = states::window(&log.records, &planned.states[k]);
         let at = mnt.join(name);
         match &expect {
-            Expectation::Files(e) => e.judge_dir(&at, upto, horizon).into_iter().map(|x| x.1).collect(),
-            Expectation::Sqlite(e) => vec![e.judge(&at, upto)],
+            Expectation::Files(e) => e.judge_dir(&at, w).into_iter().map(|x| x.1).collect(),
+            Expectation::Sqlite(e) => vec![e.judge(&at, w.to)],
         }
     };
     let t = Instant::now();
@@ -183,26 +184,26 @@ fn judge_all(
     };
     let mut lines = Vec::new();
     for (k, (checked, found)) in results.iter().enumerate() {
-        if tally.add(checked, found.as_deref()) {
+        if tally.add(checked, found.as_deref()) || checked.repaired {
             lines.push(describe(name, work.seed, &planned.states[k], log.records.len(), checked, found.as_deref()));
         }
     }
     if !lines.is_empty() {
+        let mut what = Vec::new();
+        if tally.bad > 0 {
+            what.push(format!("{} of {} crash states broke a promise", tally.bad, tally.states));
+        }
+        if tally.repaired > 0 {
+            what.push(format!("{} of {} needed repair", tally.repaired, tally.states));
+        }
         cx.message(format!(
-            "crash {name} on {}: {} of {} crash states broke a promise (in the trial's log)",
+            "crash {name} on {}: {} (in the trial's log)",
             twin.name,
-            tally.bad,
-            tally.states
+            what.join("; ")
         ));
         write_log(cx, &lines)?;
     }
     Ok(tally)
-}
-
-/// The durable prefix of a state and the end of what it may hold, as log positions.
-fn bounds(st: &CrashState) -> (u64, u64) {
-    let horizon = st.kept.last().map_or(st.upto, |&k| k + 1).max(st.upto);
-    (st.upto as u64, horizon as u64)
 }
 
 fn describe(

@@ -222,7 +222,7 @@ pub fn churn(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::crash::expect::Finding;
+    use crate::workload::crash::expect::{Finding, Window};
 
     /// Counts operations; positions go up by one per question.
     #[derive(Default)]
@@ -258,7 +258,7 @@ mod tests {
         let e = run(dir.path(), &work(), &mut tape).unwrap();
         assert_eq!(tape.ops, 12);
         let end = tape.at + 1;
-        for (path, finding) in e.judge_dir(dir.path(), end, end) {
+        for (path, finding) in e.judge_dir(dir.path(), Window { from: end, to: u64::MAX }) {
             assert_eq!(finding, Finding::Ok, "{path}");
         }
     }
@@ -280,7 +280,7 @@ mod tests {
         std::fs::write(dir.path().join("f3"), b"").unwrap();
         std::fs::remove_file(dir.path().join("f4")).unwrap();
         let end = tape.at + 1;
-        let found: Vec<Finding> = e.judge_dir(dir.path(), end, end).into_iter().map(|x| x.1).collect();
+        let found: Vec<Finding> = e.judge_dir(dir.path(), Window { from: end, to: u64::MAX }).into_iter().map(|x| x.1).collect();
         assert_eq!(found.iter().filter(|&&f| f == Finding::Empty).count(), 1);
         assert_eq!(found.iter().filter(|&&f| f == Finding::Lost).count(), 1);
     }

@@ -72,9 +72,11 @@ pub fn run(dir: &Path, w: &Work, wal: bool, tape: &mut dyn Tape) -> Result<Sqlit
 }
 
 impl SqliteExpect {
-    /// The finding for the database under `dir` in a state with durable prefix `upto`.
-    pub fn judge(&self, dir: &Path, upto: u64) -> Finding {
-        let promised = self.committed.iter().filter(|&&p| p <= upto).count() as u64;
+    /// The finding for the database under `dir` in a state standing for the crashes up to
+    /// log position `to` ([`super::expect::Window`]): every commit that returned by then
+    /// is promised.
+    pub fn judge(&self, dir: &Path, to: u64) -> Finding {
+        let promised = self.committed.iter().filter(|&&p| p <= to).count() as u64;
         let path = dir.join(DB);
         // Never through a symlink: SQLite writes (recovers) the file it opens.
         let len = std::fs::symlink_metadata(&path).and_then(|m| match m.is_file() {

@@ -649,7 +649,10 @@ fn a_difference_of_the_stated_resolution_is_told_apart_four_times_in_five() {
         // Exact power: 80% within three Monte-Carlo errors either way (a check that the
         // power is exact, not a bound: at two errors an exact 80% would fail it one time
         // in forty; the shortcut overstated it, giving 65–79%).
-        let (p, se) = (hits as f64 / runs as f64, (0.8f64 * 0.2 / runs as f64).sqrt());
+        let (p, se) = (
+            hits as f64 / runs as f64,
+            (0.8f64 * 0.2 / runs as f64).sqrt(),
+        );
         if (p - 0.8).abs() > 3.0 * se {
             failed.push(format!(
                 "{phases} phases, {reps} reps, CV {cv}: {hits} of {runs}"

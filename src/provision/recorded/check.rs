@@ -14,7 +14,8 @@
 //!    failed), **repaired** (`e2fsck -f -y`; `xfs_repair`, then `xfs_repair -L` when the
 //!    log cannot be replayed; `btrfs check --repair --force`), which counts as "needed
 //!    repair";
-//! 3. **mounted** again, read-only: a state that does not mount now is *unmountable*; one that does is
+//! 3. **mounted** again, read-only (read-write where the inspection writes: SQLite
+//!    recovers its database when it opens it): a state that does not mount now is *unmountable*; one that does is
 //!    handed to the workload's inspection (its promises), then unmounted.
 //!
 //! Two states are checked at once (one per core on the 2-core machines this is meant for;
@@ -50,6 +51,9 @@ pub struct CheckEnv {
     pub mount_opts: String,
     /// A directory of the recording (in the state file) for the images and mount points.
     pub dir: PathBuf,
+    /// Whether the inspection writes (SQLite recovers a database's WAL or journal when it
+    /// opens it), so that the inspection mount must be read-write too.
+    pub inspect_writes: bool,
 }
 
 /// What the filesystem made of one crash state.
@@ -148,8 +152,13 @@ impl CheckEnv {
     }
 
     /// The mount options of a check ([`crash_mount_opts`]): the recovery mount
-    /// read-write (it replays the journal), the inspection mount read-only.
+    /// read-write (it replays the journal), the inspection mount read-only unless the
+    /// inspection writes.
     fn opts(&self, mount: CrashMount) -> String {
+        let mount = match mount {
+            CrashMount::Inspect if self.inspect_writes => CrashMount::Recovery,
+            m => m,
+        };
         crash_mount_opts(self.fs.name(), &self.mount_opts, mount)
     }
 }

@@ -175,6 +175,7 @@ fn judge_all(
         fs: twin.fs,
         mount_opts: twin.mount_opts.clone(),
         dir: dir.to_path_buf(),
+        inspect_writes: name.starts_with("sqlite"),
     };
     let judge = |k: usize, mnt: &Path| -> Vec<Finding> {
         let w = states::window(&log.records, &planned.states[k]);

@@ -31,6 +31,13 @@ pub struct TargetLoss {
     pub garbage: u64,
     pub unmountable: u64,
     pub repaired: u64,
+    /// Temporaries left after a promised rename, files back after a promised unlink,
+    /// promised files with the wrong mode.
+    pub leftover: u64,
+    pub reappeared: u64,
+    pub metadata: u64,
+    /// Files lost where nothing was promised: not among the broken promises.
+    pub unpromised: u64,
 }
 
 impl TargetLoss {
@@ -116,6 +123,10 @@ pub fn losses(run: &RunResult) -> Vec<PatternLoss> {
                         garbage: 0,
                         unmountable: 0,
                         repaired: 0,
+                        leftover: 0,
+                        reappeared: 0,
+                        metadata: 0,
+                        unpromised: 0,
                     });
                     pl.targets.last_mut().expect("pushed")
                 }
@@ -128,6 +139,10 @@ pub fn losses(run: &RunResult) -> Vec<PatternLoss> {
             tl.garbage += figure(p, "crash_garbage");
             tl.unmountable += figure(p, "crash_unmountable");
             tl.repaired += figure(p, "crash_repaired");
+            tl.leftover += figure(p, "crash_leftover");
+            tl.reappeared += figure(p, "crash_reappeared");
+            tl.metadata += figure(p, "crash_metadata");
+            tl.unpromised += figure(p, "crash_unpromised_lost");
         }
     }
     for pl in &mut out {
@@ -335,6 +350,10 @@ mod tests {
             garbage: 0,
             unmountable: 0,
             repaired: 0,
+            leftover: 0,
+            reappeared: 0,
+            metadata: 0,
+            unpromised: 0,
         };
         let mut real = 0;
         for _ in 0..runs {

@@ -19,7 +19,8 @@ fn median(v: &[f64]) -> f64 {
 
 /// `ext4: 1,234 files/s; 3 of 120 crash states broke a promise (2 files lost, 1 empty);
 /// 5 of 120 needed repair`: states the checker had to repair are a class of their own,
-/// beside the broken promises (a journaling filesystem should need none after a power cut).
+/// beside the broken promises (a journaling filesystem should need none after a power cut),
+/// and so are files lost where POSIX promised nothing (`; 34 files not promised, lost`).
 pub fn target_line(t: &TargetLoss, unit: &str) -> String {
     let (bad, states) = t.totals();
     let speed = format!(
@@ -39,6 +40,9 @@ pub fn target_line(t: &TargetLoss, unit: &str) -> String {
         (t.lost, "files lost"),
         (t.empty, "files empty"),
         (t.garbage, "files with garbage"),
+        (t.leftover, "temporaries left after a promised rename"),
+        (t.reappeared, "files back after a promised unlink"),
+        (t.metadata, "files with a mode not kept"),
         (t.unmountable, "states unmountable"),
     ]
     .iter()
@@ -49,12 +53,19 @@ pub fn target_line(t: &TargetLoss, unit: &str) -> String {
         0 => String::new(),
         n => format!("; {} of {} needed repair", thousands(n), thousands(states)),
     };
+    let unpromised = match t.unpromised {
+        0 => String::new(),
+        n => format!("; {} files not promised, lost", thousands(n)),
+    };
     let detail = if parts.is_empty() {
         String::new()
     } else {
         format!(" ({})", parts.join(", "))
     };
-    format!("{}: {speed}; {loss}{detail}{repaired}", t.target)
+    format!(
+        "{}: {speed}; {loss}{detail}{repaired}{unpromised}",
+        t.target
+    )
 }
 
 /// The verdict on the differences in loss of one pattern.
@@ -186,11 +197,50 @@ mod tests {
             garbage: 0,
             unmountable: 0,
             repaired: 1,
+            leftover: 0,
+            reappeared: 0,
+            metadata: 0,
+            unpromised: 0,
         };
         assert_eq!(
             target_line(&t, "files/s"),
             "ext4: 1,234\u{a0}files/s; 3 of 120 crash states broke a promise (3 files empty); \
              1 of 120 needed repair"
+        );
+    }
+
+    #[test]
+    fn files_lost_where_nothing_was_promised_are_not_broken_promises() {
+        let t = TargetLoss {
+            target: "xfs".into(),
+            ops_per_s: vec![500.0],
+            bad: vec![(1, 40)],
+            lost: 0,
+            empty: 0,
+            garbage: 0,
+            unmountable: 0,
+            repaired: 0,
+            leftover: 1,
+            reappeared: 2,
+            metadata: 0,
+            unpromised: 34,
+        };
+        assert_eq!(
+            target_line(&t, "replacements/s"),
+            "xfs: 500\u{a0}replacements/s; 1 of 40 crash states broke a promise (1 \
+             temporaries left after a promised rename, 2 files back after a promised unlink); \
+             34 files not promised, lost"
+        );
+        let none = TargetLoss {
+            bad: vec![(0, 40)],
+            leftover: 0,
+            reappeared: 0,
+            ..t
+        };
+        assert_eq!(
+            target_line(&none, "replacements/s"),
+            "xfs: 500\u{a0}replacements/s; none of 40 crash states broke a promise; 34 files \
+             not promised, lost"
         );
     }
 
@@ -205,6 +255,10 @@ mod tests {
             garbage: 0,
             unmountable: 0,
             repaired,
+            leftover: 0,
+            reappeared: 0,
+            metadata: 0,
+            unpromised: 0,
         };
         let (nobarrier, ext4) = (target("ext4+barrier=0", 0, 33), target("ext4", 0, 0));
         assert_eq!(

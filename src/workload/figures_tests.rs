@@ -197,6 +197,26 @@ fn every_declared_figure_is_walked_or_says_why_not() {
         ("crash", "crash_empty", "crash states: a loop target (root)"),
         (
             "crash",
+            "crash_leftover",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_reappeared",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_metadata",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_unpromised_lost",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
             "crash_garbage",
             "crash states: a loop target (root)",
         ),

@@ -5,15 +5,17 @@
 //! (kept up to date in one working image, since states are taken in log order) and the
 //! state's kept writes applied. Each is then:
 //!
-//! 1. **recovered** by the kernel: attached to a loop device and mounted with the target's
-//!    options, then unmounted (journal or log replay, orphan processing, as at the next
+//! 1. **recovered** by the kernel: attached to a loop device and mounted read-write with
+//!    the target's options made safe ([`crash_mount_opts`]: never the user's `errors=`),
+//!    then unmounted (journal or log replay, orphan processing, as at the next
 //!    boot); a mount that fails here sends the state straight to repair;
 //! 2. **checked** by the filesystem's own read-only checker (`e2fsck -f -n`,
 //!    `xfs_repair -n`, `btrfs check --readonly`); when it finds damage (or recovery
 //!    failed), **repaired** (`e2fsck -f -y`; `xfs_repair`, then `xfs_repair -L` when the
 //!    log cannot be replayed; `btrfs check --repair --force`), which counts as "needed
 //!    repair";
-//! 3. **mounted** again: a state that does not mount now is *unmountable*; one that does is
+//! 3. **mounted** again, read-only (read-write where the inspection writes: SQLite
+//!    recovers its database when it opens it): a state that does not mount now is *unmountable*; one that does is
 //!    handed to the workload's inspection (its promises), then unmounted.
 //!
 //! Two states are checked at once (one per core on the 2-core machines this is meant for;
@@ -49,6 +51,9 @@ pub struct CheckEnv {
     pub mount_opts: String,
     /// A directory of the recording (in the state file) for the images and mount points.
     pub dir: PathBuf,
+    /// Whether the inspection writes (SQLite recovers a database's WAL or journal when it
+    /// opens it), so that the inspection mount must be read-write too.
+    pub inspect_writes: bool,
 }
 
 /// What the filesystem made of one crash state.
@@ -146,15 +151,54 @@ impl CheckEnv {
         }
     }
 
-    /// The mount options of a check: the target's, and for xfs `nouuid` (two copies of one
-    /// filesystem are checked at once, and xfs refuses a second mount of a UUID).
-    fn opts(&self) -> String {
-        match (self.fs.name(), self.mount_opts.as_str()) {
-            ("xfs", "") => "nouuid".into(),
-            ("xfs", o) => format!("{o},nouuid"),
-            (_, o) => o.to_string(),
-        }
+    /// The mount options of a check ([`crash_mount_opts`]): the recovery mount
+    /// read-write (it replays the journal), the inspection mount read-only unless the
+    /// inspection writes.
+    fn opts(&self, mount: CrashMount) -> String {
+        let mount = match mount {
+            CrashMount::Inspect if self.inspect_writes => CrashMount::Recovery,
+            m => m,
+        };
+        crash_mount_opts(self.fs.name(), &self.mount_opts, mount)
     }
+}
+
+/// Which mount of a crash state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashMount {
+    /// The first mount, which replays the journal or log: it must write.
+    Recovery,
+    /// The mount the workload inspects: nothing is written to the state any more.
+    Inspect,
+}
+
+/// The options a crash state of filesystem `fs` is mounted with, from the target's `user`
+/// options. A crash state is damaged on purpose, so the user's choice of what the kernel
+/// does on an error found there is not kept: every `errors=` is dropped (an
+/// `errors=panic` would panic the host, an `errors=continue` would keep writing to a
+/// filesystem known damaged) and ext2/3/4 get `errors=remount-ro`; xfs and btrfs take no
+/// `errors=` (xfs sets its error handling in sysfs, not at mount), and btrfs's
+/// `fatal_errors=panic` is dropped the same way (its default, `bug`, stays). A `ro` or
+/// `rw` of the user's is dropped too: the recovery mount is read-write, the inspection
+/// mount `ro`. xfs gets `nouuid` (two copies of one filesystem are checked at once, and
+/// xfs refuses a second mount of a UUID).
+pub fn crash_mount_opts(fs: &str, user: &str, mount: CrashMount) -> String {
+    let unsafe_opt = |o: &str| {
+        o.starts_with("errors=") || o.starts_with("fatal_errors=") || o == "ro" || o == "rw"
+    };
+    let mut opts: Vec<&str> = user
+        .split(',')
+        .filter(|o| !o.is_empty() && !unsafe_opt(o))
+        .collect();
+    match fs {
+        "ext2" | "ext3" | "ext4" => opts.push("errors=remount-ro"),
+        "xfs" => opts.push("nouuid"),
+        _ => {}
+    }
+    if mount == CrashMount::Inspect {
+        opts.push("ro");
+    }
+    opts.join(",")
 }
 
 /// Checks the crash state in `image` on checker `worker`'s mount point: recovery,
@@ -191,9 +235,8 @@ fn check_on<T>(
 ) -> Result<(StateCheck, Option<T>)> {
     let mut c = StateCheck::default();
     let fstype = env.fs.mount_type();
-    let opts = env.opts();
-    let opts = opts.as_str();
-    match mount::mount(&env.state, fstype, dev, mnt, opts) {
+    let recovery = env.opts(CrashMount::Recovery);
+    match mount::mount(&env.state, fstype, dev, mnt, &recovery) {
         Ok(_) => {
             mount::unmount(&env.state, mnt)?;
         }
@@ -226,7 +269,8 @@ fn check_on<T>(
             break;
         }
     }
-    match mount::mount(&env.state, fstype, dev, mnt, opts) {
+    let inspect_opts = env.opts(CrashMount::Inspect);
+    match mount::mount(&env.state, fstype, dev, mnt, &inspect_opts) {
         Ok(_) => {
             c.mounted = true;
             let seen = inspect(mnt);
@@ -396,5 +440,38 @@ mod tests {
             let fs = FsType::parse(name).unwrap();
             assert!(!repair_argvs(fs, "/dev/loop9").is_empty(), "{name}");
         }
+    }
+
+    #[test]
+    fn crash_states_are_mounted_with_safe_errors_and_read_only_for_inspection() {
+        use CrashMount::{Inspect, Recovery};
+        let user = "errors=panic,data=journal,ro,noauto_da_alloc";
+        assert_eq!(
+            crash_mount_opts("ext4", user, Recovery),
+            "data=journal,noauto_da_alloc,errors=remount-ro"
+        );
+        assert_eq!(
+            crash_mount_opts("ext4", user, Inspect),
+            "data=journal,noauto_da_alloc,errors=remount-ro,ro"
+        );
+        assert_eq!(crash_mount_opts("ext4", "", Recovery), "errors=remount-ro");
+        assert_eq!(
+            crash_mount_opts("ext3", "errors=continue", Inspect),
+            "errors=remount-ro,ro"
+        );
+        assert_eq!(
+            crash_mount_opts("ext2", "", Inspect),
+            "errors=remount-ro,ro"
+        );
+        assert_eq!(crash_mount_opts("xfs", "", Recovery), "nouuid");
+        assert_eq!(
+            crash_mount_opts("xfs", "logbsize=256k", Inspect),
+            "logbsize=256k,nouuid,ro"
+        );
+        assert_eq!(
+            crash_mount_opts("btrfs", "fatal_errors=panic,compress=zstd", Recovery),
+            "compress=zstd"
+        );
+        assert_eq!(crash_mount_opts("btrfs", "rw", Inspect), "ro");
     }
 }

@@ -21,7 +21,18 @@
 //!   several versions;
 //! * **empty**: a promised file of length zero or only zeros where data was promised;
 //! * **garbage**: a block holding bytes the pattern never wrote there (not zeros) — bad
-//!   whether or not anything was promised.
+//!   whether or not anything was promised;
+//! * **leftover**: a temporary (`NAME.tmp`) still there although the rename that consumed
+//!   it was promised (its directory's `fsync` returned after it);
+//! * **reappeared**: a file whose unlink was promised (its directory's `fsync` returned
+//!   after it) is there again;
+//! * **metadata**: a promised file's mode is not the one the pattern set (checked only
+//!   where a pattern set one; its size is checked with its contents: a whole file must be
+//!   exactly a version, a log at least its promised records);
+//! * **not promised, lost**: a file whose replacement was written without `fsync` and
+//!   renamed over it (`rename-replace-nofsync`) found empty, cut short or mixed: the data
+//!   the program had is gone, but POSIX promised nothing there, so it is not a broken
+//!   promise and is counted on its own.
 //!
 //! A file nothing was promised of may be missing, empty, old or cut short: no finding.
 
@@ -40,6 +51,11 @@ pub struct Version {
     pub started: u64,
     /// The log position when its durability was promised.
     pub promised: Option<u64>,
+    /// Written without `fsync` and renamed over the file: POSIX promises nothing about
+    /// it, nor, once it began, about the contents it replaces.
+    pub unsynced: bool,
+    /// The mode (permission bits) the pattern set, promised with the version.
+    pub mode: Option<u32>,
 }
 
 /// How a file grows.
@@ -47,7 +63,8 @@ pub struct Version {
 pub enum Shape {
     /// Each version replaces the last (written anew, renamed over).
     Whole,
-    /// Each version extends the last (an append-only log).
+    /// Each version extends the last (an append-only log, or a file only appended to):
+    /// the promised version's bytes must be there, anything after them is unpromised.
     Log,
 }
 
@@ -58,6 +75,8 @@ pub struct FileExpect {
     pub versions: Vec<Version>,
     /// The log position before it was unlinked, if it was.
     pub unlinked: Option<u64>,
+    /// The log position when its unlink was promised (its directory's `fsync` returned).
+    pub unlink_promised: Option<u64>,
 }
 
 /// What a crash state holds of one file, judged.
@@ -67,12 +86,30 @@ pub enum Finding {
     Lost,
     Empty,
     Garbage,
+    /// A temporary still there after the rename that consumed it was promised.
+    Leftover,
+    /// A file back after its unlink was promised.
+    Reappeared,
+    /// A promised file's mode is not the one set.
+    Metadata,
+    /// Lost where nothing was promised: a replacement written without `fsync`.
+    Unpromised,
+}
+
+impl Finding {
+    /// Whether the finding breaks a promise (or is garbage, bad whatever was promised).
+    pub fn broken(self) -> bool {
+        !matches!(self, Finding::Ok | Finding::Unpromised)
+    }
 }
 
 /// The history of every file a pattern wrote, by path relative to its directory.
 #[derive(Clone, Debug, Default)]
 pub struct Expect {
     pub files: BTreeMap<String, FileExpect>,
+    /// Temporaries by path: in log order, when each was created (`false`) and when the
+    /// rename that consumed it was promised (`true`).
+    pub temps: BTreeMap<String, Vec<(u64, bool)>>,
 }
 
 impl Expect {
@@ -85,21 +122,56 @@ impl Expect {
                 shape,
                 versions: Vec::new(),
                 unlinked: None,
+                unlink_promised: None,
             });
         f.versions.push(Version {
             data,
             started,
             promised: None,
+            unsynced: false,
+            mode: None,
         });
+    }
+
+    /// Starts a version of `path` written without `fsync` and renamed over the file.
+    pub fn begin_unsynced(&mut self, path: &str, data: Vec<u8>, started: u64) {
+        self.begin(path, Shape::Whole, data, started);
+        if let Some(v) = self.latest(path) {
+            v.unsynced = true;
+        }
+    }
+
+    /// Records that the latest version of `path` was given `mode` (permission bits).
+    pub fn set_mode(&mut self, path: &str, mode: u32) {
+        if let Some(v) = self.latest(path) {
+            v.mode = Some(mode & 0o7777);
+        }
+    }
+
+    fn latest(&mut self, path: &str) -> Option<&mut Version> {
+        self.files.get_mut(path).and_then(|f| f.versions.last_mut())
+    }
+
+    /// Records that temporary `tmp` was created, starting at log position `started`.
+    pub fn temp_created(&mut self, tmp: &str, started: u64) {
+        self.temps.entry(tmp.to_string()).or_default().push((started, false));
+    }
+
+    /// Records that the rename consuming temporary `tmp` was promised at position `at`.
+    pub fn temp_gone(&mut self, tmp: &str, at: u64) {
+        self.temps.entry(tmp.to_string()).or_default().push((at, true));
+    }
+
+    /// Records that the unlink of `path` was promised at log position `at`.
+    pub fn promise_unlink(&mut self, path: &str, at: u64) {
+        if let Some(f) = self.files.get_mut(path) {
+            f.unlink_promised.get_or_insert(at);
+        }
     }
 
     /// Marks the latest version of `path` promised at log position `at`.
     pub fn promise(&mut self, path: &str, at: u64) {
-        if let Some(v) = self
-            .files
-            .get_mut(path)
-            .and_then(|f| f.versions.last_mut())
-        {
+        if let Some(v) = self.latest(path) {
             v.promised.get_or_insert(at);
         }
     }
@@ -117,19 +189,38 @@ impl Expect {
         // Never through a symlink: a damaged state must not make root read elsewhere.
         let read = |p: &str| {
             use std::io::Read;
-            use std::os::unix::fs::OpenOptionsExt;
+            use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
             let mut f = std::fs::OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_NOFOLLOW)
                 .open(dir.join(p))
                 .ok()?;
+            let mode = f.metadata().ok()?.permissions().mode() & 0o7777;
             let mut v = Vec::new();
-            f.read_to_end(&mut v).ok().map(|_| v)
+            f.read_to_end(&mut v).ok().map(|_| (v, mode))
         };
-        self.files
-            .iter()
-            .map(|(p, f)| (p.clone(), f.judge(read(p).as_deref(), w)))
-            .collect()
+        let files = self.files.iter().map(|(p, f)| {
+            let found = read(p);
+            let finding = f.judge_meta(found.as_ref().map(|x| x.0.as_slice()), found.as_ref().map(|x| x.1), w);
+            (p.clone(), finding)
+        });
+        let temps = self.temps.iter().map(|(p, events)| {
+            let there = std::fs::symlink_metadata(dir.join(p)).is_ok();
+            (p.clone(), judge_temp(events, there, w))
+        });
+        files.chain(temps).collect()
+    }
+}
+
+/// The finding for a temporary with `events` ([`Expect::temps`]) that is `there` or not in
+/// the state of `w`: at the window's latest crash, the last thing that happened to it is
+/// what counts; once the rename that consumed it was promised it must be gone, until it
+/// is created again.
+pub fn judge_temp(events: &[(u64, bool)], there: bool, w: Window) -> Finding {
+    let last = events.iter().filter(|e| e.0 <= w.to).max_by_key(|e| e.0);
+    match last {
+        Some((_, true)) if there => Finding::Leftover,
+        _ => Finding::Ok,
     }
 }
 
@@ -140,6 +231,47 @@ impl FileExpect {
     /// the latest before its unlink began; a file whose unlink began before the window may
     /// be gone.
     pub fn judge(&self, found: Option<&[u8]>, w: Window) -> Finding {
+        self.judge_meta(found, None, w)
+    }
+
+    /// [`FileExpect::judge`] of contents and mode: a file back after its unlink was
+    /// promised is [`Finding::Reappeared`]; one whose contents are fine but whose mode is
+    /// not the one the pattern set, [`Finding::Metadata`]; one whose promised version was
+    /// replaced by a version written without `fsync` that began in the window, and that is
+    /// not a whole version, [`Finding::Unpromised`] instead of lost or empty.
+    pub fn judge_meta(&self, found: Option<&[u8]>, mode: Option<u32>, w: Window) -> Finding {
+        if found.is_some() && self.unlink_promised.is_some_and(|p| p <= w.to) {
+            return Finding::Reappeared;
+        }
+        let finding = self.judge_data(found, w);
+        let at = self.unlinked.map_or(w.to, |u| u.min(w.to));
+        let promised = self
+            .versions
+            .iter()
+            .rposition(|v| v.promised.is_some_and(|p| p <= at));
+        let Some(d) = promised else {
+            return finding;
+        };
+        match finding {
+            Finding::Lost | Finding::Empty
+                if self.versions[d + 1..]
+                    .iter()
+                    .any(|v| v.unsynced && v.started <= at) =>
+            {
+                Finding::Unpromised
+            }
+            Finding::Ok => {
+                let want: Vec<u32> = self.versions[d..].iter().filter_map(|v| v.mode).collect();
+                match mode {
+                    Some(m) if !want.is_empty() && !want.contains(&m) => Finding::Metadata,
+                    _ => Finding::Ok,
+                }
+            }
+            other => other,
+        }
+    }
+
+    fn judge_data(&self, found: Option<&[u8]>, w: Window) -> Finding {
         let may_be_gone = self.unlinked.is_some_and(|u| u < w.from);
         let at = self.unlinked.map_or(w.to, |u| u.min(w.to));
         let promised = self
@@ -339,5 +471,143 @@ mod tests {
             kept: vec![0],
         };
         assert_eq!(f.judge(Some(&data[..4096]), window(&records, &before)), Finding::Ok);
+    }
+
+    #[test]
+    fn a_temporary_left_after_its_promised_rename_is_a_finding() {
+        // Created at 1, its rename promised at 5; created again at 9, promised gone at 12.
+        let events = [(1, false), (5, true), (9, false), (12, true)];
+        assert_eq!(judge_temp(&events, true, w(0, 3)), Finding::Ok);
+        assert_eq!(judge_temp(&events, true, w(5, 7)), Finding::Leftover);
+        assert_eq!(judge_temp(&events, false, w(5, 7)), Finding::Ok);
+        // Created again within the window: it may be there.
+        assert_eq!(judge_temp(&events, true, w(5, 10)), Finding::Ok);
+        assert_eq!(judge_temp(&events, true, w(12, u64::MAX)), Finding::Leftover);
+        // Through judge_dir, on a crafted state: the file is fine, its temporary is not.
+        let dir = tempfile::tempdir().unwrap();
+        let mut e = Expect::default();
+        e.begin("cfg0", Shape::Whole, bytes(7, 100), 1);
+        e.temp_created("cfg0.tmp", 1);
+        e.promise("cfg0", 5);
+        e.temp_gone("cfg0.tmp", 5);
+        std::fs::write(dir.path().join("cfg0"), bytes(7, 100)).unwrap();
+        std::fs::write(dir.path().join("cfg0.tmp"), bytes(7, 100)).unwrap();
+        let found = e.judge_dir(dir.path(), w(5, 9));
+        assert_eq!(
+            found,
+            [
+                ("cfg0".to_string(), Finding::Ok),
+                ("cfg0.tmp".to_string(), Finding::Leftover)
+            ]
+        );
+        std::fs::remove_file(dir.path().join("cfg0.tmp")).unwrap();
+        assert!(e.judge_dir(dir.path(), w(5, 9)).iter().all(|x| x.1 == Finding::Ok));
+    }
+
+    #[test]
+    fn a_file_back_after_its_promised_unlink_is_a_finding() {
+        let data = bytes(8, 3000);
+        let mut e = Expect::default();
+        e.begin("p1", Shape::Log, data.clone(), 0);
+        e.promise("p1", 3);
+        e.unlink("p1", 8);
+        e.promise_unlink("p1", 10);
+        let f = &e.files["p1"];
+        // Before the unlink's promise it may be there, or gone once the unlink began.
+        assert_eq!(f.judge(Some(&data), w(3, 9)), Finding::Ok);
+        assert_eq!(f.judge(None, w(9, 9)), Finding::Ok);
+        // After it, it must be gone, whatever it holds.
+        assert_eq!(f.judge(Some(&data), w(10, 12)), Finding::Reappeared);
+        assert_eq!(f.judge(Some(&[]), w(9, 12)), Finding::Reappeared);
+        assert_eq!(f.judge(None, w(10, 12)), Finding::Ok);
+    }
+
+    #[test]
+    fn a_promised_size_and_mode_are_checked() {
+        let data = bytes(9, 5000);
+        let mut e = Expect::default();
+        e.begin("f", Shape::Whole, data.clone(), 0);
+        e.set_mode("f", 0o100600);
+        e.promise("f", 2);
+        let f = &e.files["f"];
+        // Size: a whole file must be exactly a version, longer (zeros) or shorter is lost.
+        let mut longer = data.clone();
+        longer.extend([0u8; 100]);
+        assert_eq!(f.judge(Some(&longer), w(2, 4)), Finding::Lost);
+        assert_eq!(f.judge(Some(&data[..4999]), w(2, 4)), Finding::Lost);
+        // Mode: the one set, promised with the version.
+        assert_eq!(f.judge_meta(Some(&data), Some(0o600), w(2, 4)), Finding::Ok);
+        assert_eq!(f.judge_meta(Some(&data), Some(0o644), w(2, 4)), Finding::Metadata);
+        // Not promised yet: no finding.
+        assert_eq!(f.judge_meta(Some(&data), Some(0o644), w(0, 1)), Finding::Ok);
+        // A log's size: at least the promised records.
+        let mut g = Expect::default();
+        g.begin("log", Shape::Log, data.clone(), 0);
+        g.promise("log", 2);
+        assert_eq!(g.files["log"].judge(Some(&data[..4096]), w(2, 4)), Finding::Lost);
+        // Through judge_dir, on a crafted state with the wrong mode.
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, &data).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(e.judge_dir(dir.path(), w(2, 4)), [("f".to_string(), Finding::Metadata)]);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(e.judge_dir(dir.path(), w(2, 4)), [("f".to_string(), Finding::Ok)]);
+    }
+
+    #[test]
+    fn an_append_in_flight_may_leave_a_zero_tail_after_the_promised_contents() {
+        // churn: created and fsynced (promised at 3), then appended to, fsynced at 9.
+        let old = bytes(10, 3000);
+        let mut new = old.clone();
+        new.extend(bytes(11, 2000));
+        let mut e = Expect::default();
+        e.begin("p0", Shape::Log, old.clone(), 0);
+        e.promise("p0", 3);
+        e.begin("p0", Shape::Log, new.clone(), 5);
+        e.promise("p0", 9);
+        let f = &e.files["p0"];
+        let mut zero_tail = old.clone();
+        zero_tail.extend([0u8; 2000]);
+        let mut half = old.clone();
+        half.extend(&new[3000..4000]);
+        // Before the append's promise, only the old contents were promised.
+        assert_eq!(f.judge(Some(&zero_tail), w(3, 8)), Finding::Ok);
+        assert_eq!(f.judge(Some(&half), w(3, 8)), Finding::Ok);
+        assert_eq!(f.judge(Some(&old), w(3, 8)), Finding::Ok);
+        assert_eq!(f.judge(Some(&old[..2000]), w(3, 8)), Finding::Lost);
+        // After it, the appended bytes are promised too.
+        assert_eq!(f.judge(Some(&zero_tail), w(9, 12)), Finding::Lost);
+        assert_eq!(f.judge(Some(&new), w(9, 12)), Finding::Ok);
+        // Bytes never written there are garbage still.
+        let mut bad = zero_tail.clone();
+        bad[4000] = 0x5a;
+        assert_eq!(f.judge(Some(&bad), w(3, 8)), Finding::Garbage);
+    }
+
+    #[test]
+    fn a_replacement_renamed_without_fsync_is_not_promised() {
+        // rename-replace-nofsync: the first version promised at 3, a replacement written
+        // without fsync and renamed over it from 20 on.
+        let (old, new) = (bytes(12, 6000), bytes(13, 6000));
+        let mut e = Expect::default();
+        e.begin("cfg0", Shape::Whole, old.clone(), 0);
+        e.promise("cfg0", 3);
+        e.begin_unsynced("cfg0", new.clone(), 20);
+        let f = &e.files["cfg0"];
+        // Before the replacement began, the promise holds as ever.
+        assert_eq!(f.judge(Some(&[]), w(3, 15)), Finding::Empty);
+        assert_eq!(f.judge(None, w(3, 15)), Finding::Lost);
+        // After, what the program lost was not promised.
+        assert_eq!(f.judge(Some(&[]), w(3, 25)), Finding::Unpromised);
+        assert_eq!(f.judge(Some(&vec![0u8; 6000]), w(21, 25)), Finding::Unpromised);
+        assert_eq!(f.judge(Some(&new[..4096]), w(21, 25)), Finding::Unpromised);
+        assert_eq!(f.judge(None, w(21, 25)), Finding::Unpromised);
+        assert!(!Finding::Unpromised.broken());
+        // Old or new whole are fine; garbage is garbage.
+        assert_eq!(f.judge(Some(&old), w(21, 25)), Finding::Ok);
+        assert_eq!(f.judge(Some(&new), w(21, 25)), Finding::Ok);
+        assert_eq!(f.judge(Some(&[7u8; 6000]), w(21, 25)), Finding::Garbage);
     }
 }

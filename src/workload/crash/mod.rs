@@ -14,8 +14,11 @@
 //!
 //! Figures, on each pattern's phase: `crash_states` checked; `crash_bad_states` (states
 //! where a promise was broken: lower is better); `crash_unmountable`, `crash_repaired`
-//! (states); `crash_lost`, `crash_empty`, `crash_garbage` (files, summed over the
-//! states); and what the recorder saw: `crash_writes`, `crash_flushes`, and the
+//! (states); `crash_lost`, `crash_empty`, `crash_garbage`, `crash_leftover` (a temporary
+//! left after a promised rename), `crash_reappeared` (a file back after a promised
+//! unlink), `crash_metadata` (a promised mode not kept) (files, summed over the states);
+//! `crash_unpromised_lost` (files lost where POSIX promised nothing: not a broken
+//! promise); and what the recorder saw: `crash_writes`, `crash_flushes`, and the
 //! pattern's own `crash_fsyncs`; `crash_check_s`, the seconds the states took to build and
 //! check. Each state with a finding is described in the trial's
 //! log (its prefix and kept writes, and what was found), with the seed that chooses it.
@@ -137,6 +140,10 @@ pub const FIGURES: &[Figure] = &[
     Figure::lower("crash_lost", "files"),
     Figure::lower("crash_empty", "files"),
     Figure::lower("crash_garbage", "files"),
+    Figure::lower("crash_leftover", "files"),
+    Figure::lower("crash_reappeared", "files"),
+    Figure::lower("crash_metadata", "files"),
+    Figure::lower("crash_unpromised_lost", "files"),
     Figure::neither("crash_writes", "writes"),
     Figure::neither("crash_flushes", "flushes"),
     Figure::neither("crash_fsyncs", "calls"),

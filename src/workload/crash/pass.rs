@@ -46,6 +46,14 @@ pub struct Tally {
     pub lost: u64,
     pub empty: u64,
     pub garbage: u64,
+    /// Temporaries left after a promised rename, files back after a promised unlink,
+    /// promised files with the wrong mode (files, summed over the states).
+    pub leftover: u64,
+    pub reappeared: u64,
+    pub metadata: u64,
+    /// Files lost where nothing was promised (a replacement renamed without `fsync`): not
+    /// a broken promise, counted on its own.
+    pub unpromised: u64,
     pub writes: u64,
     pub flushes: u64,
     /// `fsync`/`fdatasync` calls the pattern made itself (`None`: inside SQLite).
@@ -56,22 +64,23 @@ pub struct Tally {
 
 impl Tally {
     /// Counts one state's check and findings; whether the state broke a promise (it did
-    /// not mount, or a file was lost, empty or held garbage). A repair alone is counted
-    /// in `repaired`, a class of its own.
+    /// not mount, or a file had a finding that [`Finding::broken`] calls so). A repair
+    /// alone is counted in `repaired`, a class of its own, and so are files lost where
+    /// nothing was promised (`unpromised`).
     pub fn add(&mut self, c: &StateCheck, found: Option<&[Finding]>) -> bool {
         self.states += 1;
         let count = |f: Finding| found.map_or(0, |v| v.iter().filter(|&&x| x == f).count());
-        let (lost, empty, garbage) = (
-            count(Finding::Lost),
-            count(Finding::Empty),
-            count(Finding::Garbage),
-        );
-        self.lost += lost as u64;
-        self.empty += empty as u64;
-        self.garbage += garbage as u64;
+        self.lost += count(Finding::Lost) as u64;
+        self.empty += count(Finding::Empty) as u64;
+        self.garbage += count(Finding::Garbage) as u64;
+        self.leftover += count(Finding::Leftover) as u64;
+        self.reappeared += count(Finding::Reappeared) as u64;
+        self.metadata += count(Finding::Metadata) as u64;
+        self.unpromised += count(Finding::Unpromised) as u64;
         self.repaired += u64::from(c.repaired);
         self.unmountable += u64::from(!c.mounted);
-        let bad = !c.mounted || lost + empty + garbage > 0;
+        let broken = found.is_some_and(|v| v.iter().any(|f| f.broken()));
+        let bad = !c.mounted || broken;
         self.bad += u64::from(bad);
         bad
     }
@@ -86,6 +95,10 @@ impl Tally {
             ("crash_lost", self.lost),
             ("crash_empty", self.empty),
             ("crash_garbage", self.garbage),
+            ("crash_leftover", self.leftover),
+            ("crash_reappeared", self.reappeared),
+            ("crash_metadata", self.metadata),
+            ("crash_unpromised_lost", self.unpromised),
             ("crash_writes", self.writes),
             ("crash_flushes", self.flushes),
         ];
@@ -162,6 +175,7 @@ fn judge_all(
         fs: twin.fs,
         mount_opts: twin.mount_opts.clone(),
         dir: dir.to_path_buf(),
+        inspect_writes: name.starts_with("sqlite"),
     };
     let judge = |k: usize, mnt: &Path| -> Vec<Finding> {
         let w = states::window(&log.records, &planned.states[k]);
@@ -184,7 +198,10 @@ fn judge_all(
     };
     let mut lines = Vec::new();
     for (k, (checked, found)) in results.iter().enumerate() {
-        if tally.add(checked, found.as_deref()) || checked.repaired {
+        let unpromised = found
+            .as_deref()
+            .is_some_and(|f| f.contains(&Finding::Unpromised));
+        if tally.add(checked, found.as_deref()) || checked.repaired || unpromised {
             lines.push(describe(name, work.seed, &planned.states[k], log.records.len(), checked, found.as_deref()));
         }
     }
@@ -195,6 +212,9 @@ fn judge_all(
         }
         if tally.repaired > 0 {
             what.push(format!("{} of {} needed repair", tally.repaired, tally.states));
+        }
+        if tally.unpromised > 0 {
+            what.push(format!("{} files not promised, lost", tally.unpromised));
         }
         cx.message(format!(
             "crash {name} on {}: {} (in the trial's log)",
@@ -249,4 +269,25 @@ fn write_log(cx: &mut TrialContext, lines: &[String]) -> Result<()> {
         writeln!(f, "{l}")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_lost_where_nothing_was_promised_are_counted_apart_from_broken_promises() {
+        let mounted = StateCheck {
+            mounted: true,
+            ..StateCheck::default()
+        };
+        let mut t = Tally::default();
+        assert!(!t.add(&mounted, Some(&[Finding::Ok, Finding::Unpromised])));
+        assert_eq!((t.bad, t.unpromised, t.lost), (0, 1, 0));
+        for f in [Finding::Leftover, Finding::Reappeared, Finding::Metadata] {
+            assert!(t.add(&mounted, Some(&[Finding::Unpromised, f])), "{f:?}");
+        }
+        assert_eq!((t.states, t.bad, t.unpromised), (4, 3, 4));
+        assert_eq!((t.leftover, t.reappeared, t.metadata), (1, 1, 1));
+    }
 }

@@ -7,16 +7,22 @@
 //!   `fsync`ed; promised then.
 //! * `rename-replace`: four files replaced in turn by writing `NAME.tmp`, `fsync`ing it,
 //!   renaming it over `NAME` and `fsync`ing the directory: the careful way; each new
-//!   version promised.
+//!   version promised, and `NAME.tmp` promised gone.
 //! * `rename-replace-nofsync`: the same without either `fsync` (the way many programs save
 //!   a file); an unrelated small file is written and `fsync`ed after each rename, as other
 //!   programs do all the time, which makes the filesystem commit. Only the first versions
-//!   (written carefully) are promised, and the file must be a whole version, old or new,
-//!   never empty: what the program assumes, and what ext4's `auto_da_alloc` provides.
+//!   (written carefully) are promised. The program assumes the file is a whole version,
+//!   old or new, never empty (what ext4's `auto_da_alloc` provides), but POSIX promises
+//!   nothing once the unsynced rename began: a file found empty, cut short or mixed then
+//!   is "not promised, lost" ([`super::expect::Finding::Unpromised`]), not a broken promise.
 //! * `append-log`: 1000-byte records appended to one file, `fdatasync` every `sync_every`
 //!   records; the records up to each `fdatasync` promised.
 //! * `churn`: a Postmark-like mix on a pool of files: create (written, `fsync`ed with its
 //!   directory), append (`fsync`ed) or delete (directory `fsync`ed), chosen from the seed.
+//!   Each file's last `fsync`ed contents are promised, and only those: its files are
+//!   judged as logs, so an append in flight may have left any prefix of its bytes, or
+//!   zeros, after them. A deleted file must stay gone once its directory's `fsync`
+//!   returned.
 //!
 //! The SQLite patterns are in [`super::sqlite`].
 
@@ -124,14 +130,23 @@ pub fn rename_replace(dir: &Path, w: &Work, careful: bool, tape: &mut dyn Tape) 
         let name = format!("cfg{}", round % files);
         let version = 1 + round / files;
         let data = contents(w.seed, &name, version, w.size);
-        let tmp = dir.join(format!("{name}.tmp"));
+        let tmp_name = format!("{name}.tmp");
+        let tmp = dir.join(&tmp_name);
         let t = Instant::now();
-        e.begin(&name, Shape::Whole, data.clone(), tape.position()?);
+        let started = tape.position()?;
+        if careful {
+            e.begin(&name, Shape::Whole, data.clone(), started);
+            e.temp_created(&tmp_name, started);
+        } else {
+            e.begin_unsynced(&name, data.clone(), started);
+        }
         write_file(&tmp, &data, careful, tape)?;
         std::fs::rename(&tmp, dir.join(&name)).context("rename over the old file")?;
         if careful {
             sync_dir(dir, tape)?;
-            e.promise(&name, tape.position()?);
+            let at = tape.position()?;
+            e.promise(&name, at);
+            e.temp_gone(&tmp_name, at);
         } else {
             let tick = contents(w.seed, "tick", round, 512);
             write_file(&dir.join("tick"), &tick, true, tape)?;
@@ -187,7 +202,7 @@ pub fn churn(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
                 let name = format!("p{n}");
                 let len = rng.gen_range(1..=w.size);
                 let data = contents(w.seed, &name, 0, len);
-                e.begin(&name, Shape::Whole, data.clone(), at);
+                e.begin(&name, Shape::Log, data.clone(), at);
                 write_file(&dir.join(&name), &data, true, tape)?;
                 sync_dir(dir, tape)?;
                 e.promise(&name, tape.position()?);
@@ -199,7 +214,7 @@ pub fn churn(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
                 let (name, data) = &mut live[k];
                 let more = contents(w.seed, name, data.len() as u64, rng.gen_range(1..=4096));
                 data.extend_from_slice(&more);
-                e.begin(name, Shape::Whole, data.clone(), at);
+                e.begin(name, Shape::Log, data.clone(), at);
                 let mut f = OpenOptions::new().append(true).open(dir.join(&*name))?;
                 f.write_all(&more)?;
                 f.sync_all()?;
@@ -212,6 +227,7 @@ pub fn churn(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
                 e.unlink(&name, at);
                 std::fs::remove_file(dir.join(&name))?;
                 sync_dir(dir, tape)?;
+                e.promise_unlink(&name, tape.position()?);
                 tape.done(Op::Delete, t, 0);
             }
         }

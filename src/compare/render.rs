@@ -259,16 +259,17 @@ fn regressions(c: &Comparison) -> String {
         Some(_) => "runs",
         None => "repetitions",
     };
-    // A gain beyond 2× is a loss below −100%: not a number a reader would quote.
+    // A gain beyond 2× is a loss below −100%: not a number a reader would quote. No-break
+    // spaces keep an interval on one line.
     let pct = |x: f64| match x < -100.0 {
-        true => "below -100%".to_string(),
+        true => "below\u{a0}-100%".to_string(),
         false => format!("{x:.1}%"),
     };
     let line = |r: &Row| match &r.gate {
         Some(gate::Check::Judged {
             loss_pct, interval, ..
         }) => format!(
-            "  {}: {} loss (interval {} to {}); median {} → {}",
+            "  {}: {} loss (interval\u{a0}{}\u{a0}to\u{a0}{}); median {} → {}",
             name(r),
             pct(*loss_pct),
             pct(interval.0),

@@ -9,7 +9,7 @@
 //! stage as in Stein's two-stage procedure (Stein 1945), but the verdict is not Stein's
 //! interval: it reads every repetition with their whole spread (an internal pilot, whose
 //! first stage also sits in the final sample). Its rate of false differences is therefore
-//! measured rather than derived: identical targets were told apart in 4.0–4.8% of
+//! measured rather than derived: identical targets were told apart in 3.0–5.1% of
 //! simulated runs at the default `--max-reps` and at `--max-reps 30` (docs/compare.md,
 //! through the shipped code). A phase is **precise** when each of its targets has the
 //! repetitions it needs. The run stops when every phase is precise, at

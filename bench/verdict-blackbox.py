@@ -27,6 +27,7 @@ import math
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -131,6 +132,7 @@ def gate(n, bin_):
     print(f"gate, smallfiles ({len(template['trials'][0]['phases'])} phases), CV 3%, "
           f"{reps} repetitions a side: unchanged B passed {passed} of {n}; "
           f"create truly 10% slower failed it (exit 3) {caught} of {n}")
+    shutil.rmtree(work)
 
 
 def unequal(n, bin_):
@@ -153,6 +155,7 @@ def unequal(n, bin_):
         told += bool(apart)
     print(f"equal speed, ext4 CV 1% and tmpfs CV 10%, 3 repetitions, 15 phases: "
           f"{told} of {n} runs told them apart somewhere ({100.0 * told / n:.1f}%)")
+    shutil.rmtree(work)
 
 
 if __name__ == "__main__":

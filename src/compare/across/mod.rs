@@ -18,7 +18,7 @@
 //! imported run named with a `+`) stays that run.
 //!
 //! Refused, as usage errors naming what differs: runs of different plans (the plan hash
-//! `run` stores, [`crate::plan::Plan::hash`], where every run has one; and always the
+//! `run` stores (`plan::Plan::hash`), where every run has one; and always the
 //! targets' set-up, the workloads with their parameters and the policies, as read from
 //! the runs), a run given twice in one side, an empty run between `+`s, and beside a
 //! side of runs as the unit a side of one run (its intervals hold one run's variance

@@ -93,10 +93,8 @@ pub struct TrialContext<'a> {
 struct Measured {
     rec: Recorder,
     wall_s: f64,
-    cpu_user_s: f64,
-    cpu_sys_s: f64,
-    /// Bytes the device read and wrote meanwhile.
-    dev: Option<(u64, u64)>,
+    /// CPU and device work meanwhile.
+    spent: workers::Spent,
     flags: Vec<String>,
     workers: usize,
     /// The cache policy applied before it.
@@ -350,13 +348,10 @@ impl<'a> TrialContext<'a> {
         rec.done(Op::Other, start, 0);
         let wall_s = start.elapsed().as_secs_f64();
         rec.finish();
-        let (cpu_user_s, cpu_sys_s, dev) = before.since();
         let m = Measured {
             rec,
             wall_s,
-            cpu_user_s,
-            cpu_sys_s,
-            dev,
+            spent: before.since(),
             flags: Vec::new(),
             workers: 1,
             // No policy applied: the tools' phases are never judged cold.
@@ -384,12 +379,7 @@ impl<'a> TrialContext<'a> {
             Some((_, acc, runs)) => {
                 acc.rec.append(&m.rec, acc.wall_s);
                 acc.wall_s += m.wall_s;
-                acc.cpu_user_s += m.cpu_user_s;
-                acc.cpu_sys_s += m.cpu_sys_s;
-                acc.dev = match (acc.dev, m.dev) {
-                    (Some((r0, w0)), Some((r1, w1))) => Some((r0 + r1, w0 + w1)),
-                    _ => None,
-                };
+                acc.spent.add(&m.spent);
                 for f in m.flags {
                     if !acc.flags.contains(&f) {
                         acc.flags.push(f);
@@ -524,9 +514,7 @@ impl<'a> TrialContext<'a> {
         Ok(Measured {
             rec: ran.rec,
             wall_s: ran.wall_s,
-            cpu_user_s: ran.cpu_user_s,
-            cpu_sys_s: ran.cpu_sys_s,
-            dev: ran.dev,
+            spent: ran.spent,
             flags,
             workers,
             cache,
@@ -537,20 +525,31 @@ impl<'a> TrialContext<'a> {
     /// after it and the honesty flags.
     fn phase_result(&self, spec: &PhaseSpec, m: Measured, runs: Option<u64>) -> PhaseResult {
         let mut r = phase_result(spec, &m.rec, m.wall_s, m.workers);
-        r.cpu_user_s = m.cpu_user_s;
-        r.cpu_sys_s = m.cpu_sys_s;
+        r.cpu_user_s = m.spent.cpu_user_s;
+        r.cpu_sys_s = m.spent.cpu_sys_s;
         r.cpu_pct = if m.wall_s > 0.0 {
             100.0 * (r.cpu_user_s + r.cpu_sys_s) / m.wall_s
         } else {
             0.0
         };
-        if let Some((read, written)) = m.dev {
-            r.dev_read_bytes = Some(read);
-            r.dev_write_bytes = Some(written);
+        let own_device = self.target.info().work_unmeasured.is_none();
+        if let Some(d) = m.spent.dev {
+            r.dev_read_bytes = Some(d.read_bytes);
+            r.dev_write_bytes = Some(d.write_bytes);
             if r.bytes_written > 0 {
-                r.write_amplification = Some(written as f64 / r.bytes_written as f64);
+                r.write_amplification = Some(d.write_bytes as f64 / r.bytes_written as f64);
             }
         }
+        // Work figures only from a device of the target's own (a `--dir` target's
+        // partition counts every process's I/O: its bytes serve the cache checks alone).
+        if let Some(d) = m.spent.dev.filter(|_| own_device) {
+            r.dev_read_ios = Some(d.read_ios);
+            r.dev_write_ios = Some(d.write_ios);
+            r.dev_flushes = d.flush_ios;
+            r.dev_discards = d.discard_ios;
+            r.dev_discard_bytes = d.discard_bytes;
+        }
+        r.kernel_cpu_s = m.spent.kernel_s;
         r.space_used_bytes = sys::space(&self.workdir).ok().map(|s| s.used_bytes());
         r.dirty_bytes_end = sys::dirty_bytes();
         if self.gate.is_multi() {

@@ -60,38 +60,70 @@ pub fn live_ops() -> u64 {
     LIVE.total()
 }
 
-/// The process's CPU times and the target device's byte counters at one instant.
+/// The process's CPU times, the target device's counters and the kernel threads' CPU time
+/// at one instant.
 pub(super) struct Counters {
     cpu: sys::CpuTimes,
     stat_path: Option<PathBuf>,
-    dev: Option<(u64, u64)>,
+    dev: Option<sys::DiskStat>,
+    kernel_s: Option<f64>,
+}
+
+/// What happened between two [`Counters`].
+pub(super) struct Spent {
+    pub(super) cpu_user_s: f64,
+    pub(super) cpu_sys_s: f64,
+    /// The target device's requests and bytes; `None` when it has no device of its own.
+    pub(super) dev: Option<sys::DiskStat>,
+    /// CPU seconds of the machine's kernel threads ([`sys::kernel_threads_cpu_s`]).
+    pub(super) kernel_s: Option<f64>,
+}
+
+impl Spent {
+    /// Adds `other` (a later part of the same phase): a figure one part lacks is lacking.
+    pub(super) fn add(&mut self, other: &Spent) {
+        self.cpu_user_s += other.cpu_user_s;
+        self.cpu_sys_s += other.cpu_sys_s;
+        self.dev = match (self.dev, other.dev) {
+            (Some(a), Some(b)) => Some(a.plus(&b)),
+            _ => None,
+        };
+        self.kernel_s = match (self.kernel_s, other.kernel_s) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
 }
 
 impl Counters {
     pub(super) fn now(stat_path: Option<PathBuf>) -> Self {
-        let dev = stat_path.as_deref().and_then(sys::device_bytes);
+        let dev = stat_path.as_deref().and_then(sys::DiskStat::read);
         Self {
             cpu: sys::cpu_times(),
             stat_path,
             dev,
+            kernel_s: sys::kernel_threads_cpu_s(),
         }
     }
 
-    /// CPU user and system seconds, and device bytes read and written, since `self`.
-    pub(super) fn since(&self) -> (f64, f64, Option<(u64, u64)>) {
+    /// CPU user and system seconds, the device's counters and the kernel threads' CPU
+    /// seconds since `self`.
+    pub(super) fn since(&self) -> Spent {
         let cpu = sys::cpu_times();
-        let dev1 = self.stat_path.as_deref().and_then(sys::device_bytes);
-        let dev = match (self.dev, dev1) {
-            (Some((r0, w0)), Some((r1, w1))) => {
-                Some((r1.saturating_sub(r0), w1.saturating_sub(w0)))
-            }
-            _ => None,
-        };
-        (
-            cpu.user_s - self.cpu.user_s,
-            cpu.sys_s - self.cpu.sys_s,
-            dev,
-        )
+        let dev1 = self.stat_path.as_deref().and_then(sys::DiskStat::read);
+        let kernel1 = sys::kernel_threads_cpu_s();
+        Spent {
+            cpu_user_s: cpu.user_s - self.cpu.user_s,
+            cpu_sys_s: cpu.sys_s - self.cpu.sys_s,
+            dev: match (self.dev, dev1) {
+                (Some(d0), Some(d1)) => Some(d1.since(&d0)),
+                _ => None,
+            },
+            kernel_s: match (self.kernel_s, kernel1) {
+                (Some(k0), Some(k1)) => Some((k1 - k0).max(0.0)),
+                _ => None,
+            },
+        }
     }
 }
 
@@ -101,10 +133,8 @@ impl Counters {
 pub(super) struct Ran {
     pub(super) rec: Recorder,
     pub(super) wall_s: f64,
-    pub(super) cpu_user_s: f64,
-    pub(super) cpu_sys_s: f64,
-    /// Bytes the device read and wrote meanwhile.
-    pub(super) dev: Option<(u64, u64)>,
+    /// CPU and device work meanwhile.
+    pub(super) spent: Spent,
 }
 
 /// Runs `n` workers of one phase (on this thread when `n` is 1) and merges their recorders;
@@ -171,7 +201,7 @@ where
     // in neither the wall time nor the CPU and device figures.
     let (start, before) = gate.opened().unwrap_or((start, early));
     let wall_s = start.elapsed().as_secs_f64();
-    let (cpu_user_s, cpu_sys_s, dev) = before.since();
+    let spent = before.since();
     let mut merged = Recorder::new(start);
     let mut first_err = None;
     for r in results {
@@ -186,9 +216,7 @@ where
         None => Ok(Ran {
             rec: merged,
             wall_s,
-            cpu_user_s,
-            cpu_sys_s,
-            dev,
+            spent,
         }),
     }
 }

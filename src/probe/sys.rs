@@ -73,15 +73,118 @@ pub fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", b"5");
 }
 
-/// Sectors read and written by a block device, from `/sys/block/<dev>/stat`
-/// (fields 3 and 7; always in 512-byte units whatever the device's sector size).
+/// A block device's request counters at one instant, from `/sys/block/<dev>/stat`
+/// (Documentation/block/stat.rst): requests completed, and sectors always in 512-byte units
+/// whatever the device's sector size. Discards (kernel 4.18) and flushes (5.5) are `None`
+/// on kernels whose file lacks their fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DiskStat {
+    pub read_ios: u64,
+    pub read_bytes: u64,
+    pub write_ios: u64,
+    pub write_bytes: u64,
+    pub discard_ios: Option<u64>,
+    pub discard_bytes: Option<u64>,
+    pub flush_ios: Option<u64>,
+}
+
+impl DiskStat {
+    /// Parses the text of a `stat` file; `None` when it has fewer than the 7 first fields.
+    pub fn parse(text: &str) -> Option<Self> {
+        let f: Vec<u64> = text
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or(0))
+            .collect();
+        Some(Self {
+            read_ios: *f.first()?,
+            read_bytes: *f.get(2)? * 512,
+            write_ios: *f.get(4)?,
+            write_bytes: *f.get(6)? * 512,
+            discard_ios: f.get(11).copied(),
+            discard_bytes: f.get(13).map(|s| s * 512),
+            flush_ios: f.get(15).copied(),
+        })
+    }
+
+    /// The counters of `sysfs_stat` now.
+    pub fn read(sysfs_stat: &Path) -> Option<Self> {
+        Self::parse(&std::fs::read_to_string(sysfs_stat).ok()?)
+    }
+
+    /// The sum of two windows' counts.
+    pub fn plus(&self, other: &Self) -> Self {
+        let opt = |a: Option<u64>, b: Option<u64>| Some(a? + b?);
+        Self {
+            read_ios: self.read_ios + other.read_ios,
+            read_bytes: self.read_bytes + other.read_bytes,
+            write_ios: self.write_ios + other.write_ios,
+            write_bytes: self.write_bytes + other.write_bytes,
+            discard_ios: opt(self.discard_ios, other.discard_ios),
+            discard_bytes: opt(self.discard_bytes, other.discard_bytes),
+            flush_ios: opt(self.flush_ios, other.flush_ios),
+        }
+    }
+
+    /// What the device did from `before` to `self` (counters only grow; a reset reads 0).
+    pub fn since(&self, before: &Self) -> Self {
+        let opt = |a: Option<u64>, b: Option<u64>| Some(a?.saturating_sub(b?));
+        Self {
+            read_ios: self.read_ios.saturating_sub(before.read_ios),
+            read_bytes: self.read_bytes.saturating_sub(before.read_bytes),
+            write_ios: self.write_ios.saturating_sub(before.write_ios),
+            write_bytes: self.write_bytes.saturating_sub(before.write_bytes),
+            discard_ios: opt(self.discard_ios, before.discard_ios),
+            discard_bytes: opt(self.discard_bytes, before.discard_bytes),
+            flush_ios: opt(self.flush_ios, before.flush_ios),
+        }
+    }
+}
+
+/// Bytes read and written by a block device so far ([`DiskStat`]).
 pub fn device_bytes(sysfs_stat: &Path) -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string(sysfs_stat).ok()?;
-    let f: Vec<u64> = text
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    Some((*f.get(2)? * 512, *f.get(6)? * 512))
+    DiskStat::read(sysfs_stat).map(|d| (d.read_bytes, d.write_bytes))
+}
+
+/// CPU seconds that kernel threads (the children of `kthreadd`: writeback and journal
+/// threads, filesystem and block workqueues, the loop devices' workers) have run so far,
+/// machine-wide: the sum of the first field of `/proc/<pid>/task/<tid>/schedstat`
+/// (nanoseconds on a CPU) over every kernel thread. `None` when the kernel keeps no
+/// schedstat. A thread that exits between two readings takes its time with it, and
+/// the kernel work other processes cause meanwhile is included.
+pub fn kernel_threads_cpu_s() -> Option<f64> {
+    let mut ns: u64 = 0;
+    let mut any = false;
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        // Kernel threads have no memory map and kthreadd (pid 2) as parent, or are it.
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(after) = stat.rsplit_once(") ").map(|(_, a)| a) else {
+            continue;
+        };
+        let ppid = after.split_whitespace().nth(1).unwrap_or("");
+        if pid != "2" && ppid != "2" {
+            continue;
+        }
+        if let Ok(t) = std::fs::read_to_string(format!("/proc/{pid}/schedstat")) {
+            if let Some(x) = t
+                .split_whitespace()
+                .next()
+                .and_then(|x| x.parse::<u64>().ok())
+            {
+                ns += x;
+                any = true;
+            }
+        }
+    }
+    any.then_some(ns as f64 / 1e9)
 }
 
 /// The sysfs `stat` file of the block device holding `path` (a partition's own file when
@@ -233,5 +336,30 @@ mod tests {
         std::fs::write(&p, "  100 0 2048 5 200 0 4096 9 0 1 2\n").unwrap();
         assert_eq!(device_bytes(&p), Some((2048 * 512, 4096 * 512)));
         assert_eq!(device_bytes(&dir.path().join("none")), None);
+        let old = DiskStat::read(&p).unwrap();
+        assert_eq!((old.read_ios, old.write_ios), (100, 200));
+        assert_eq!((old.discard_ios, old.flush_ios), (None, None));
+        // A 5.5+ kernel's 17 fields: discards 3 (16 sectors), flushes 7.
+        let new = "100 0 2048 5 200 0 4096 9 0 1 2 3 0 16 1 7 4\n";
+        let d = DiskStat::parse(new).unwrap();
+        assert_eq!(
+            (d.discard_ios, d.discard_bytes, d.flush_ios),
+            (Some(3), Some(16 * 512), Some(7))
+        );
+        let later = DiskStat::parse("150 0 2048 5 260 0 5000 9 0 1 2 3 0 16 1 9 4").unwrap();
+        let delta = later.since(&d);
+        assert_eq!(
+            (delta.read_ios, delta.write_ios, delta.flush_ios),
+            (50, 60, Some(2))
+        );
+        assert_eq!(delta.write_bytes, (5000 - 4096) * 512);
+    }
+
+    #[test]
+    fn kernel_threads_have_cpu_time() {
+        // kthreadd and its children exist on every Linux; their time only grows.
+        let a = kernel_threads_cpu_s().expect("schedstat readable");
+        let b = kernel_threads_cpu_s().unwrap();
+        assert!(a > 0.0 && b >= a * 0.99, "{a} {b}");
     }
 }

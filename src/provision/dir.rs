@@ -52,6 +52,9 @@ impl DirTarget {
                     .unwrap_or_default(),
                 path: Some(path.display().to_string()),
                 notes,
+                work_unmeasured: Some(
+                    "a directory on a shared disk: its counters count every process's I/O".into(),
+                ),
                 ..Default::default()
             },
             path: path.to_path_buf(),

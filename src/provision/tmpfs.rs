@@ -50,6 +50,7 @@ impl TmpfsTarget {
                 requested_mount_opts: mount_opts.clone(),
                 size_bytes: *size_bytes,
                 notes: vec!["tmpfs lives in memory: drop_caches does not evict it, so cold reads are memory reads".into()],
+                work_unmeasured: Some("a memory filesystem has no device".into()),
                 ..Default::default()
             },
             mountpoint: env.image_dir.join("mnt").join(format!("{}-tmpfs", env.run_id)),

@@ -100,7 +100,7 @@ pub fn phase_metrics(workload: &str, p: &PhaseResult) -> Vec<Metric> {
         }
     }
     let (lat, int, float) = (p.lat_us, Value::Int, Value::Float);
-    let more: [(&str, Option<Value>); 13] = [
+    let more: [(&str, Option<Value>); 19] = [
         ("lat_p90_us", lat.map(|l| float(l.p90))),
         ("lat_p999_us", lat.map(|l| float(l.p999))),
         ("ops", Some(int(p.ops))),
@@ -111,6 +111,12 @@ pub fn phase_metrics(workload: &str, p: &PhaseResult) -> Vec<Metric> {
         ("cpu_sys_s", Some(float(p.cpu_sys_s))),
         ("dev_read_bytes", p.dev_read_bytes.map(int)),
         ("dev_write_bytes", p.dev_write_bytes.map(int)),
+        ("dev_read_ios", p.dev_read_ios.map(int)),
+        ("dev_write_ios", p.dev_write_ios.map(int)),
+        ("dev_flushes", p.dev_flushes.map(int)),
+        ("dev_discards", p.dev_discards.map(int)),
+        ("dev_discard_bytes", p.dev_discard_bytes.map(int)),
+        ("kernel_cpu_s", p.kernel_cpu_s.map(float)),
         ("space_used_bytes", p.space_used_bytes.map(int)),
         ("first_done_s", p.first_done_s.map(float)),
         ("last_done_s", p.last_done_s.map(float)),

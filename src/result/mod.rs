@@ -6,6 +6,7 @@
 mod aging;
 mod document;
 mod probed;
+pub mod work;
 
 pub use aging::{Aging, FileFragments, FreeSpace};
 pub use document::{parse_document, SCHEMA_VERSION};
@@ -201,6 +202,11 @@ pub struct TargetInfo {
     /// for a target run fresh from mkfs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub age: Option<String>,
+    /// Why the target's work figures ([`work`]) are not measured: it has no block device of
+    /// its own (`a memory filesystem: no device`), or shares one with other processes.
+    /// Absent when they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_unmeasured: Option<String>,
 }
 
 /// The virtual machine a guest target ran in: what its figures depend on besides the
@@ -414,8 +420,28 @@ pub struct PhaseResult {
     /// Per operation kind (including the sync policy's fsyncs).
     pub lat_by_op: Vec<OpLatency>,
     pub series: SeriesOut,
+    /// The work the phase asked of the target's own block device (`/sys/block/*/stat`
+    /// around it): bytes and requests read and written, flushes and discards (`None` on
+    /// kernels without their counters). All `None` on a target without a device of its
+    /// own ([`TargetInfo::work_unmeasured`] says why); see [`work`] for the per-operation
+    /// figures derived from them.
     pub dev_read_bytes: Option<u64>,
     pub dev_write_bytes: Option<u64>,
+    #[serde(default)]
+    pub dev_read_ios: Option<u64>,
+    #[serde(default)]
+    pub dev_write_ios: Option<u64>,
+    #[serde(default)]
+    pub dev_flushes: Option<u64>,
+    #[serde(default)]
+    pub dev_discards: Option<u64>,
+    #[serde(default)]
+    pub dev_discard_bytes: Option<u64>,
+    /// CPU seconds the machine's kernel threads ran during the phase (writeback, journal,
+    /// filesystem and loop workers; other processes' kernel work included): the sum of
+    /// their `schedstat` run times.
+    #[serde(default)]
+    pub kernel_cpu_s: Option<f64>,
     /// dev_write_bytes / bytes_written when the phase wrote payload.
     pub write_amplification: Option<f64>,
     pub space_used_bytes: Option<u64>,

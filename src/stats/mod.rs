@@ -153,7 +153,22 @@ pub const METRICS: &[(&str, MetricFn)] = &[
     ("lat_max_us", |p| p.lat_us.map(|l| l.max)),
     ("write_amplification", |p| p.write_amplification),
     ("dirty_bytes_end", |p| Some(p.dirty_bytes_end as f64)),
+    // The work figures (crate::result::work::WORK), in its order.
+    ("dev_kib_written_per_op", |p| {
+        work("dev_kib_written_per_op", p)
+    }),
+    ("dev_writes_per_op", |p| work("dev_writes_per_op", p)),
+    ("dev_flushes_per_op", |p| work("dev_flushes_per_op", p)),
+    ("dev_reads_per_op", |p| work("dev_reads_per_op", p)),
+    ("dev_kib_read_per_op", |p| work("dev_kib_read_per_op", p)),
+    ("cpu_ms_per_op", |p| work("cpu_ms_per_op", p)),
+    ("kernel_cpu_ms_per_op", |p| work("kernel_cpu_ms_per_op", p)),
 ];
+
+/// The work figure `name` of phase `p`, per operation.
+fn work(name: &str, p: &PhaseResult) -> Option<f64> {
+    crate::result::work::find(name)?.per_op(p)
+}
 
 /// Summaries of every target × workload × phase × metric over the successful trials; each
 /// figure's unit and better side as its workload declared them (`own`:

@@ -97,6 +97,14 @@ pub fn aggregate_phase(parts: &[&PhaseResult], stonewall: bool) -> PhaseResult {
         series: merge_series(parts.iter().map(|p| &p.series)),
         dev_read_bytes: sum_some(parts.iter().map(|p| p.dev_read_bytes)),
         dev_write_bytes: sum_some(parts.iter().map(|p| p.dev_write_bytes)),
+        dev_read_ios: sum_some(parts.iter().map(|p| p.dev_read_ios)),
+        dev_write_ios: sum_some(parts.iter().map(|p| p.dev_write_ios)),
+        dev_flushes: sum_some(parts.iter().map(|p| p.dev_flushes)),
+        dev_discards: sum_some(parts.iter().map(|p| p.dev_discards)),
+        dev_discard_bytes: sum_some(parts.iter().map(|p| p.dev_discard_bytes)),
+        // Each rank's reading is machine-wide: summed, ranks sharing a machine would count
+        // its kernel threads twice. Not measured under MPI.
+        kernel_cpu_s: None,
         space_used_bytes: parts.iter().filter_map(|p| p.space_used_bytes).max(),
         dirty_bytes_end: parts.iter().map(|p| p.dirty_bytes_end).max().unwrap_or(0),
         first_done_s: parts.iter().filter_map(|p| p.first_done_s).reduce(f64::min),

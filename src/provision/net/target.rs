@@ -33,6 +33,9 @@ impl NetTarget {
                 ))
                 .chain(spec.check_credentials().ok().flatten())
                 .collect(),
+                work_unmeasured: Some(
+                    "a network filesystem: the server's disk is not counted".into(),
+                ),
                 ..Default::default()
             },
             mountpoint: env

@@ -97,23 +97,33 @@ impl Test {
     /// two values, a value that is not finite and above zero, or when neither side varies
     /// and one has fewer than [`MIN_REPS_NO_SPREAD`] values.
     pub fn of(a: &[f64], b: &[f64]) -> Option<Self> {
+        let (_, va) = mean_var(a);
+        let (_, vb) = mean_var(b);
+        if va == 0.0 && vb == 0.0 && a.len().min(b.len()) < MIN_REPS_NO_SPREAD {
+            return None;
+        }
+        Self::of_floored(a, b, LOG_SD_FLOOR, LOG_SD_FLOOR)
+    }
+
+    /// The test of b against a with each side's log standard deviation floored at
+    /// `floor_a` and `floor_b`: for figures whose repetitions may be equal while the
+    /// figure is not certain (a count of work, [`crate::result::work`]), the floor is the
+    /// spread modelled from the counter's resolution, and equal repetitions are tested.
+    /// `None` when a side has fewer than two repetitions or a value without a logarithm.
+    pub fn of_floored(a: &[f64], b: &[f64], floor_a: f64, floor_b: f64) -> Option<Self> {
         if !usable(a) || !usable(b) || a.len() < 2 || b.len() < 2 {
             return None;
         }
         let (ma, va) = mean_var(a);
         let (mb, vb) = mean_var(b);
-        if va == 0.0 && vb == 0.0 && a.len().min(b.len()) < MIN_REPS_NO_SPREAD {
-            return None;
-        }
-        let floor = LOG_SD_FLOOR * LOG_SD_FLOOR;
+        let (va, vb) = (va.max(floor_a * floor_a), vb.max(floor_b * floor_b));
         let (na, nb) = (a.len() as f64, b.len() as f64);
-        let (wa, wb) = (va.max(floor) / na, vb.max(floor) / nb);
         Some(Self {
             d: mb - ma,
-            se: (wa + wb).sqrt(),
+            se: (va / na + vb / nb).sqrt(),
             df: crate::stats::power::test_df(a.len(), b.len()),
-            var_a: va.max(floor),
-            var_b: vb.max(floor),
+            var_a: va,
+            var_b: vb,
             n_a: a.len(),
             n_b: b.len(),
         })

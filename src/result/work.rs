@@ -129,10 +129,13 @@ pub fn per_what(p: &PhaseResult) -> Option<(String, f64)> {
     (n > 0.0).then_some((what, n))
 }
 
-/// `files` → `file`, `transactions` → `transaction`, `ops` → `op`.
+/// `files` → `file`, `entries` → `entry`, `ops` → `op`.
 fn singular(unit: &str) -> String {
     let u = if unit.is_empty() { "op" } else { unit };
-    u.strip_suffix('s').unwrap_or(u).to_string()
+    match u.strip_suffix("ies") {
+        Some(stem) => format!("{stem}y"),
+        None => u.strip_suffix('s').unwrap_or(u).to_string(),
+    }
 }
 
 impl WorkFigure {
@@ -183,6 +186,8 @@ mod tests {
     fn per_operation_of_the_phase() {
         let p = phase("ops_per_s", 1000, 0);
         assert_eq!(per_what(&p), Some(("file".to_string(), 1000.0)));
+        assert_eq!(singular("entries"), "entry");
+        assert_eq!(singular("seeks"), "seek");
         let kib = find("dev_kib_written_per_op").unwrap();
         assert_eq!(kib.per_op(&p), Some(4.0));
         assert_eq!(find("cpu_ms_per_op").unwrap().per_op(&p), Some(2.0));

@@ -19,6 +19,10 @@ use super::welch::LogRatio;
 use crate::result::{PhaseResult, RunResult};
 
 mod render;
+mod work;
+mod work_render;
+
+pub use work_render::{fmt_value, Axis};
 
 pub use render::{
     fmt_interval, fmt_ratio, readable, render, render_body, render_head, resolution, wrap,
@@ -95,6 +99,12 @@ pub struct PhaseVerdict {
     /// The control of the family this phase was judged in (the same for every phase of a
     /// run or of a `compare`).
     pub family: Family,
+    /// The work figure judged ([`crate::result::work`]: `dev_kib_written_per_op`), `None`
+    /// for the phase's headline (its time).
+    pub figure: Option<&'static str>,
+    /// The verdicts on the phase's work figures, each ranked like the headline (lower
+    /// first), judged in the same family; empty for a work verdict.
+    pub work: Vec<PhaseVerdict>,
 }
 
 /// The headline value of a phase: its `primary` figure.
@@ -285,7 +295,8 @@ pub fn measure(sides: &[Side]) -> Vec<PhaseVerdict> {
             .iter()
             .map(|s| (s.label.as_str(), headlines_of(s, &label, &phase)))
             .collect();
-        if let Some(v) = rank(&label, &phase, &unit, sense, &samples) {
+        if let Some(mut v) = rank(&label, &phase, &unit, sense, &samples) {
+            v.work = work::measure_work(sides, &label, &phase);
             out.push(v);
         }
     }
@@ -321,11 +332,26 @@ pub fn rank(
     sense: Sense,
     samples: &[(&str, Vec<f64>)],
 ) -> Option<PhaseVerdict> {
+    rank_floored(workload, phase, unit, sense, samples, None)
+}
+
+/// [`rank`], with each sample's log standard deviation floored at `floors` (one per
+/// sample, [`Test::of_floored`]) when given: the ranking of a work figure.
+pub fn rank_floored(
+    workload: &str,
+    phase: &str,
+    unit: &str,
+    sense: Sense,
+    samples: &[(&str, Vec<f64>)],
+    floors: Option<&[f64]>,
+) -> Option<PhaseVerdict> {
     let higher = higher_better(sense);
-    let mut ok: Vec<(&str, &[f64], f64)> = samples
+    let floor_of = |i: usize| floors.and_then(|f| f.get(i).copied());
+    let mut ok: Vec<(&str, &[f64], f64, Option<f64>)> = samples
         .iter()
-        .filter(|(_, xs)| usable(xs))
-        .map(|(t, xs)| (*t, xs.as_slice(), geo_mean(xs)))
+        .enumerate()
+        .filter(|(_, (_, xs))| usable(xs))
+        .map(|(i, (t, xs))| (*t, xs.as_slice(), geo_mean(xs), floor_of(i)))
         .collect();
     let flawed: Vec<(&str, &[f64])> = samples
         .iter()
@@ -349,16 +375,24 @@ pub fn rank(
         }
     });
     // "How many times worse" than `better`: better/worse for a rate, worse/better for a time.
-    let worse_test = |better: &[f64], worse: &[f64]| -> Option<Test> {
+    let test = |a: &(&str, &[f64], f64, Option<f64>), b: &(&str, &[f64], f64, Option<f64>)| match (
+        a.3, b.3,
+    ) {
+        (Some(fa), Some(fb)) => Test::of_floored(a.1, b.1, fa, fb),
+        _ => Test::of(a.1, b.1),
+    };
+    let worse_test = |better: &(&str, &[f64], f64, Option<f64>),
+                      worse: &(&str, &[f64], f64, Option<f64>)|
+     -> Option<Test> {
         if higher {
-            Test::of(worse, better)
+            test(worse, better)
         } else {
-            Test::of(better, worse)
+            test(better, worse)
         }
     };
     let mut places: Vec<Place> = ok
         .iter()
-        .map(|(target, xs, value)| Place {
+        .map(|(target, xs, value, _)| Place {
             target: target.to_string(),
             value: *value,
             n: xs.len(),
@@ -381,7 +415,7 @@ pub fn rank(
     for above in 0..places.len() {
         for below in above + 1..places.len() {
             let test = match (ok.get(above), ok.get(below)) {
-                (Some(a), Some(b)) => worse_test(a.1, b.1),
+                (Some(a), Some(b)) => worse_test(a, b),
                 _ => None,
             };
             pairs.push(Pair {
@@ -403,6 +437,8 @@ pub fn rank(
         references: Vec::new(),
         among: None,
         family: Family::control(&[], DEFAULT_MARGIN_PCT / 100.0),
+        figure: None,
+        work: Vec::new(),
     };
     settle(std::iter::once(&mut v), DEFAULT_MARGIN_PCT / 100.0);
     Some(v)
@@ -412,14 +448,29 @@ pub fn rank(
 /// every pair's outcome, each place's ratio to the best with its interval at the family's
 /// level, and the letters.
 pub fn settle<'a>(verdicts: impl IntoIterator<Item = &'a mut PhaseVerdict>, margin: f64) {
-    let mut all: Vec<&mut PhaseVerdict> = verdicts.into_iter().collect();
+    let mut heads: Vec<&mut PhaseVerdict> = verdicts.into_iter().collect();
+    // The work verdicts are judged with their phases' headlines, as one family.
+    let mut works: Vec<Vec<PhaseVerdict>> = heads
+        .iter_mut()
+        .map(|v| std::mem::take(&mut v.work))
+        .collect();
+    let mut all: Vec<&mut PhaseVerdict> = heads.iter_mut().map(|v| &mut **v).collect();
+    all.extend(works.iter_mut().flatten());
+    settle_all(&mut all, margin);
+    for (v, w) in heads.iter_mut().zip(works) {
+        v.work = w;
+    }
+}
+
+/// [`settle`] over a flat list of verdicts, headlines and work alike.
+fn settle_all(all: &mut [&mut PhaseVerdict], margin: f64) {
     let tests: Vec<Test> = all
         .iter()
         .flat_map(|v| v.pairs.iter().filter_map(|x| x.test))
         .collect();
     let mut family = Family::control(&tests, margin);
     let (mut apart, mut within) = (0, 0);
-    for v in &mut all {
+    for v in all.iter_mut() {
         for pair in &mut v.pairs {
             pair.outcome = family.outcome(pair.test.as_ref());
             apart += usize::from(pair.outcome == Outcome::Apart);
@@ -430,7 +481,7 @@ pub fn settle<'a>(verdicts: impl IntoIterator<Item = &'a mut PhaseVerdict>, marg
     // "as fast" without the pairs also told apart).
     family.apart = apart;
     family.within = within;
-    for v in &mut all {
+    for v in all.iter_mut() {
         v.family = family;
         let k = v.places.len();
         let vs_best: Vec<(usize, Outcome, LogRatio)> = v

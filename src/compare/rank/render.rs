@@ -149,27 +149,29 @@ pub fn resolution(verdicts: &[PhaseVerdict]) -> Option<String> {
         return None;
     }
     let alpha = ALPHA / m as f64;
-    let settled = verdicts
-        .iter()
-        .filter(|v| {
-            v.judged()
-                && v.pairs
-                    .iter()
-                    .all(|p| matches!(p.outcome, Outcome::Apart | Outcome::Within))
-        })
-        .count();
+    let axes: Vec<Option<Axis>> = verdicts.iter().map(PhaseVerdict::settled).collect();
+    let on = |a: Axis| axes.iter().filter(|x| **x == Some(a)).count();
+    let (time, work) = (on(Axis::Time), on(Axis::Work));
     let open: Vec<&Test> = verdicts
         .iter()
-        .flat_map(|v| &v.pairs)
-        .filter(|p| p.outcome == Outcome::CannotTell)
+        .flat_map(|v| v.open_pairs())
         .filter_map(|p| p.test.as_ref())
         .collect();
     let margin = crate::compare::family::pct_text(verdicts[0].family.margin * 100.0);
-    let mut line = format!(
-        "Could tell: {settled} of {} phases settled (every pair told apart or within \
-         ±{margin}%)",
-        verdicts.len()
-    );
+    let any_work = verdicts.iter().any(|v| !v.work.is_empty());
+    let mut line = match any_work {
+        false => format!(
+            "Could tell: {time} of {} phases settled (every pair told apart or within \
+             ±{margin}%)",
+            verdicts.len()
+        ),
+        true => format!(
+            "Could tell: {} of {} phases settled (every pair told apart or within \
+             ±{margin}% on time or on work: {time} on time, {work} more on work)",
+            time + work,
+            verdicts.len()
+        ),
+    };
     if open.is_empty() {
         line.push('.');
         return Some(line);
@@ -197,9 +199,10 @@ pub fn resolution(verdicts: &[PhaseVerdict]) -> Option<String> {
         false => "only differences over 10×".to_string(),
     };
     line.push_str(&format!(
-        "; the {} pairs that cannot tell could see, at the median, {seen} (80% power); \
-         telling 1.11× (10% slower) would take {reps}.",
+        "; the {} pairs that cannot tell{} could see, at the median, {seen} (80% power) \
+         in time; telling 1.11× (10% slower) would take {reps}.",
         open.len(),
+        if any_work { " on either" } else { "" },
     ));
     Some(line)
 }
@@ -212,12 +215,23 @@ pub fn render_head(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String
                 apart; each other target against the best: n× slower (told apart), as fast \
                 (within the margin) or cannot tell, with the interval of the ratio";
     out.push_str(&wrap(head, width, ""));
-    if let Some(v) = verdicts.first() {
+    let any_work = verdicts.iter().any(|v| !v.work.is_empty());
+    if any_work {
         out.push_str(&wrap(
-            &v.family.line("pairs of sides, all phases"),
+            "Work per operation (lower is better; the device's own counters and the \
+             workload's CPU): each figure's lowest target and its value, each other target \
+             n× as much [interval] when told apart, `same` within the margin, `?` cannot \
+             tell (docs/work.md)",
             width,
             "",
         ));
+    }
+    if let Some(v) = verdicts.first() {
+        let what = match any_work {
+            true => "pairs of sides, all phases, time and work",
+            false => "pairs of sides, all phases",
+        };
+        out.push_str(&wrap(&v.family.line(what), width, ""));
     }
     let memory: Vec<&str> = verdicts
         .iter()
@@ -286,6 +300,9 @@ pub fn render_body(verdicts: &[PhaseVerdict], width: usize) -> String {
                 width,
                 "      ",
             ));
+        }
+        if let Some(work) = v.work_line() {
+            out.push_str(&wrap(&work, width, "    "));
         }
     }
     out

@@ -143,7 +143,9 @@ fn two_targets_of_one_run() {
         "n/a (zero values)"
     );
     assert!(
-        out.contains("132 metrics: 44 faster, 1 more, 67 no significant difference, 7 equal"),
+        out.contains(
+            "147 metrics: 44 faster, 8 better, 1 more, 74 no significant difference, 7 equal"
+        ),
         "{out}"
     );
     assert!(!out.to_lowercase().contains("nan"), "{out}");
@@ -191,8 +193,8 @@ fn a_run_against_itself_differs_nowhere() {
         rows += 1;
     }
     // Every metric of both targets.
-    assert_eq!(rows, 270, "{out}");
-    let tally = "270 metrics: 257 equal, 13 n/a (zero values)";
+    assert_eq!(rows, 300, "{out}");
+    let tally = "300 metrics: 287 equal, 13 n/a (zero values)";
     assert!(out.contains(tally), "{out}");
     assert!(
         flatten(&out).contains("no regression, but 30 gated figure(s) cannot tell"),
@@ -491,7 +493,7 @@ fn three_runs_are_ranked_target_by_target() {
     // a letter. Each run goes by the kernel that sets it apart (the mount options alone do
     // not tell all three apart).
     assert!(
-        flat.contains("over all 90 pairs of sides, all phases together"),
+        flat.contains("over all 180 pairs of sides, all phases, time and work together"),
         "{out}"
     );
     let rewrite = flat
@@ -540,8 +542,8 @@ fn three_targets_are_ranked_together_and_the_gate_needs_two() {
     assert!(
         flat.contains(
             " rewrite (MB/s): bbbb:ext4[6.19.0](a) 455e:tmpfs[6.18.44-fc-v595](b) \
-             455e:ext4[6.18.44-fc-v595](c) 455e:tmpfs[6.18.44-fc-v595] 118× slower [61–229×]; \
-             455e:ext4[6.18.44-fc-v595] 1000× slower [480–2084×]"
+             455e:ext4[6.18.44-fc-v595](c) 455e:tmpfs[6.18.44-fc-v595] 118× slower [51–277×]; \
+             455e:ext4[6.18.44-fc-v595] 1000× slower [387–2581×]"
         ),
         "{out}"
     );

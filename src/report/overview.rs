@@ -102,7 +102,16 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
          targets that share a letter are not told apart. {} A cell links to the phase's \
          figures.{}{}{}</p>",
         crate::compare::family::pct_text(verdicts[0].family.margin * 100.0),
-        esc(&verdicts[0].family.line("pairs of targets, all phases")),
+        esc(&verdicts[0]
+            .family
+            .line(if verdicts.iter().any(|v| !v.work.is_empty()) {
+                "pairs of targets, all phases, time and work (each phase's row of work \
+                 per operation: lower is better; a figure's lowest target with its value, \
+                 the others n× as much when told apart, same within the margin, ? cannot \
+                 tell)"
+            } else {
+                "pairs of targets, all phases"
+            })),
         if verdicts.iter().any(|v| !v.references.is_empty()) {
             " Persistent filesystems are ranked among themselves; a memory filesystem \
              (tmpfs) is a <b>reference</b>: how many times faster or slower than the \
@@ -145,6 +154,14 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
             out.push_str(&td.replacen("<td", &format!("<td data-target=\"{}\"", esc(t)), 1));
         }
         out.push_str("</tr>");
+        if let Some(work) = v.work_line() {
+            let _ = write!(
+                out,
+                "<tr class=\"work\"><th></th><td colspan=\"{}\">{}</td></tr>",
+                targets.len() + 1,
+                esc(&work)
+            );
+        }
     }
     out.push_str("</tbody></table></div>");
     aged_vs_fresh(out, &verdicts, &run.targets);

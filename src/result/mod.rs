@@ -427,20 +427,20 @@ pub struct PhaseResult {
     /// figures derived from them.
     pub dev_read_bytes: Option<u64>,
     pub dev_write_bytes: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dev_read_ios: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dev_write_ios: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dev_flushes: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dev_discards: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dev_discard_bytes: Option<u64>,
     /// CPU seconds the machine's kernel threads ran during the phase (writeback, journal,
     /// filesystem and loop workers; other processes' kernel work included): the sum of
     /// their `schedstat` run times.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_cpu_s: Option<f64>,
     /// dev_write_bytes / bytes_written when the phase wrote payload.
     pub write_amplification: Option<f64>,

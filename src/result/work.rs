@@ -103,7 +103,7 @@ pub const WORK: &[WorkFigure] = &[
     },
     WorkFigure {
         name: "kernel_cpu_ms_per_op",
-        what: "kernel-thread CPU ms",
+        what: "kernel-thread ms",
         unit: "ms/op",
         judged: false,
         count: |p| p.kernel_cpu_s.map(|s| s * 1e3),
@@ -139,6 +139,17 @@ fn singular(unit: &str) -> String {
 }
 
 impl WorkFigure {
+    /// The unit the figure is shown in on phase `p`: `KiB/file`, `flushes/MB`,
+    /// `writes/transaction`.
+    pub fn unit_on(&self, p: &PhaseResult) -> String {
+        let per = per_what(p).map_or("op".to_string(), |(w, _)| w);
+        match self.unit.split_once('/') {
+            Some(("requests", _)) => format!("{}/{per}", self.what),
+            Some((u, _)) => format!("{u}/{per}"),
+            None => self.unit.to_string(),
+        }
+    }
+
     /// The figure for phase `p`: its count per operation.
     pub fn per_op(&self, p: &PhaseResult) -> Option<f64> {
         let (_, n) = per_what(p)?;

@@ -11,7 +11,7 @@
 
 use super::{rank_floored, PhaseVerdict, Side};
 use crate::compare::verdict::Sense;
-use crate::result::work::{per_what, WorkFigure, WORK};
+use crate::result::work::{WorkFigure, WORK};
 use crate::result::PhaseResult;
 
 /// The phases `phase` of workload label `label` in `side`'s successful repetitions.
@@ -22,16 +22,6 @@ fn phases_of<'a>(side: &Side<'a>, label: &str, phase: &str) -> Vec<&'a PhaseResu
         .filter(|t| t.status == "ok" && t.label == label && t.target == side.target)
         .flat_map(|t| t.phases.iter().filter(|p| p.name == phase))
         .collect()
-}
-
-/// The unit a work figure is shown in on phase `p`: `KiB/file`, `flushes/MB`.
-pub fn unit_on(fig: &WorkFigure, p: &PhaseResult) -> String {
-    let per = per_what(p).map_or("op".to_string(), |(w, _)| w);
-    match fig.unit.split_once('/') {
-        Some(("requests", _)) => format!("{}/{per}", fig.what),
-        Some((u, _)) => format!("{u}/{per}"),
-        None => fig.unit.to_string(),
-    }
 }
 
 /// One side's values of `fig` (count plus resolution, per operation) and the floor of its
@@ -71,7 +61,7 @@ pub fn measure_work(sides: &[Side], label: &str, phase: &str) -> Vec<PhaseVerdic
         let Some(unit) = per_side
             .iter()
             .find_map(|(_, ps)| ps.first())
-            .map(|p| unit_on(fig, p))
+            .map(|p| fig.unit_on(p))
         else {
             continue;
         };

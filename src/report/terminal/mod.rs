@@ -3,6 +3,8 @@
 //! variation), CPU% and honesty marks.
 
 use super::fit::{self, Grid};
+
+mod work;
 pub use crate::result::unit_of;
 use crate::result::{PhaseResult, RunResult};
 use crate::stats::Summary;
@@ -226,6 +228,14 @@ fn workload_tables(
     if let Some(extra) = extra_grid(run, w, &targets) {
         out.push('\n');
         out.push_str(&fit::render(&extra, width));
+    }
+    if let Some(work) = work::grid(run, w, &targets) {
+        out.push('\n');
+        out.push_str(&fit::render(&work, width));
+        for note in work::unmeasured(run, &targets) {
+            out.push_str(&note);
+            out.push('\n');
+        }
     }
     for table in crate::report::procs::tables(run, w, &targets, width) {
         out.push('\n');

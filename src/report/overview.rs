@@ -155,11 +155,14 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
         }
         out.push_str("</tr>");
         if let Some(work) = v.work_line() {
+            let work = match &href {
+                Some(a) => format!("<a href=\"{a}\">{}</a>", esc(&work)),
+                None => esc(&work),
+            };
             let _ = write!(
                 out,
-                "<tr class=\"work\"><th></th><td colspan=\"{}\">{}</td></tr>",
+                "<tr class=\"work\"><th></th><td colspan=\"{}\">{work}</td></tr>",
                 targets.len() + 1,
-                esc(&work)
             );
         }
     }

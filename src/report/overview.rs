@@ -100,18 +100,9 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
          ratio; shaded redder the slower where the difference is told apart, <b>≈</b> where \
          it is within ±{}% of the best, <b>?</b> where the data cannot tell. In the ranking, \
          targets that share a letter are not told apart. {} A cell links to the phase's \
-         figures.{}{}{}</p>",
+         figures.{}{}{}{}</p>",
         crate::compare::family::pct_text(verdicts[0].family.margin * 100.0),
-        esc(&verdicts[0]
-            .family
-            .line(if verdicts.iter().any(|v| !v.work.is_empty()) {
-                "pairs of targets, all phases, time and work (each phase's row of work \
-                 per operation: lower is better; a figure's lowest target with its value, \
-                 the others n× as much when told apart, same within the margin, ? cannot \
-                 tell)"
-            } else {
-                "pairs of targets, all phases"
-            })),
+        esc(&verdicts[0].family.line("pairs of targets, all phases")),
         if verdicts.iter().any(|v| !v.references.is_empty()) {
             " Persistent filesystems are ranked among themselves; a memory filesystem \
              (tmpfs) is a <b>reference</b>: how many times faster or slower than the \
@@ -119,6 +110,15 @@ pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
         } else {
             ""
         },
+        verdicts
+            .iter()
+            .find_map(|v| v.work.first())
+            .map_or(String::new(), |w| format!(
+                " Each phase's second row is its work per operation (lower is better): a \
+                 figure's lowest target with its value, the others n× as much when told \
+                 apart, same within the margin, ? cannot tell. {}.",
+                esc(&rank::work_control(&w.family))
+            )),
         rank::resolution(&verdicts).map_or(String::new(), |l| format!(" {}", esc(&l))),
         if verdicts.iter().any(|v| v.judged()) {
             ""

@@ -25,8 +25,8 @@ mod work_render;
 pub use work_render::{fmt_value, Axis};
 
 pub use render::{
-    fmt_interval, fmt_ratio, readable, render, render_body, render_head, resolution, wrap,
-    WIDEST_READABLE,
+    fmt_interval, fmt_ratio, readable, render, render_body, render_head, resolution, work_control,
+    wrap, WIDEST_READABLE,
 };
 
 /// One target's place in a phase's ranking.
@@ -103,7 +103,8 @@ pub struct PhaseVerdict {
     /// for the phase's headline (its time).
     pub figure: Option<&'static str>,
     /// The verdicts on the phase's work figures, each ranked like the headline (lower
-    /// first), judged in the same family; empty for a work verdict.
+    /// first), judged together in a family of their own ([`settle`]); empty for a work
+    /// verdict.
     pub work: Vec<PhaseVerdict>,
 }
 
@@ -449,20 +450,22 @@ pub fn rank_floored(
 /// level, and the letters.
 pub fn settle<'a>(verdicts: impl IntoIterator<Item = &'a mut PhaseVerdict>, margin: f64) {
     let mut heads: Vec<&mut PhaseVerdict> = verdicts.into_iter().collect();
-    // The work verdicts are judged with their phases' headlines, as one family.
+    // The headlines are one family; the work verdicts of all phases another, of its own,
+    // so that the many work figures plainly equal or plainly apart never loosen the
+    // threshold a headline must pass.
     let mut works: Vec<Vec<PhaseVerdict>> = heads
         .iter_mut()
         .map(|v| std::mem::take(&mut v.work))
         .collect();
-    let mut all: Vec<&mut PhaseVerdict> = heads.iter_mut().map(|v| &mut **v).collect();
-    all.extend(works.iter_mut().flatten());
+    settle_all(&mut heads, margin);
+    let mut all: Vec<&mut PhaseVerdict> = works.iter_mut().flatten().collect();
     settle_all(&mut all, margin);
     for (v, w) in heads.iter_mut().zip(works) {
         v.work = w;
     }
 }
 
-/// [`settle`] over a flat list of verdicts, headlines and work alike.
+/// [`settle`] over a flat list of verdicts judged as one family.
 fn settle_all(all: &mut [&mut PhaseVerdict], margin: f64) {
     let tests: Vec<Test> = all
         .iter()

@@ -227,11 +227,14 @@ pub fn render_head(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String
         ));
     }
     if let Some(v) = verdicts.first() {
-        let what = match any_work {
-            true => "pairs of sides, all phases, time and work",
-            false => "pairs of sides, all phases",
-        };
-        out.push_str(&wrap(&v.family.line(what), width, ""));
+        out.push_str(&wrap(
+            &v.family.line("pairs of sides, all phases"),
+            width,
+            "",
+        ));
+    }
+    if let Some(w) = verdicts.iter().find_map(|v| v.work.first()) {
+        out.push_str(&wrap(&work_control(&w.family), width, ""));
     }
     let memory: Vec<&str> = verdicts
         .iter()
@@ -264,6 +267,18 @@ pub fn render_head(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String
         ));
     }
     out
+}
+
+/// The control of the work verdicts' family, in one sentence.
+pub fn work_control(f: &crate::compare::family::Family) -> String {
+    format!(
+        "Work: a family of its own, Benjamini-Hochberg at 5% over all {} pairs of sides \
+         and work figures (identical sides differ in one at most 5% of the time; `same` \
+         is within ±{}%); intervals at {}",
+        f.tests,
+        crate::compare::family::pct_text(f.margin * 100.0),
+        f.levels_text()
+    )
 }
 
 /// The verdict lines: per workload, one block per phase.

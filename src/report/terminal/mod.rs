@@ -233,8 +233,8 @@ fn workload_tables(
         out.push('\n');
         out.push_str(&fit::render(&work, width));
         for note in work::unmeasured(run, &targets) {
-            out.push_str(&note);
             out.push('\n');
+            out.push_str(crate::compare::rank::wrap(&note, width, "").trim_end());
         }
     }
     for table in crate::report::procs::tables(run, w, &targets, width) {

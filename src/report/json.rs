@@ -18,6 +18,10 @@ pub struct Document {
     pub schema_version: u32,
     #[serde(flatten)]
     pub run: RunResult,
+    /// The verdicts of the run's phases on time and on work, as `show` prints them
+    /// (derived from the trials on export; not read back).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<super::verdicts_json::VerdictJson>,
 }
 
 /// `export --json` and `run --json PATH`.
@@ -38,6 +42,7 @@ pub fn export(run: &RunResult) -> Result<Vec<u8>> {
     let doc = DocumentRef {
         schema_version: SCHEMA_VERSION,
         run,
+        verdicts: super::verdicts_json::verdicts(run),
     };
     let mut v = serde_json::to_vec_pretty(&doc)?;
     v.push(b'\n');
@@ -50,6 +55,8 @@ struct DocumentRef<'a> {
     schema_version: u32,
     #[serde(flatten)]
     run: &'a RunResult,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    verdicts: Vec<super::verdicts_json::VerdictJson>,
 }
 
 /// The JSON Schema of [`Document`], as published in `docs/schema/run.schema.json`.

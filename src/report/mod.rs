@@ -16,6 +16,7 @@ pub mod more;
 pub mod overview;
 pub mod procs;
 pub mod terminal;
+pub mod verdicts_json;
 
 use crate::result::RunResult;
 use anyhow::Result;

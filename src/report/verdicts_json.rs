@@ -1,0 +1,148 @@
+//! The run's verdicts in the JSON document (`verdicts`): for each phase, its time verdict
+//! and its work verdicts, as the terminal prints them — each target's place, value and
+//! letters, and against the best the ratio, its interval and the outcome — with each
+//! family's control. Derived from the trials (recomputed on export, never read back).
+
+use crate::compare::family::{Family, Outcome};
+use crate::compare::rank::{self, PhaseVerdict};
+use crate::result::RunResult;
+use serde::{Deserialize, Serialize};
+
+/// One phase's verdict on one figure.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct VerdictJson {
+    pub workload: String,
+    pub phase: String,
+    /// `time` for the phase's headline; else the work figure judged
+    /// (`dev_kib_written_per_op`, `dev_flushes_per_op`, `dev_reads_per_op`,
+    /// `cpu_ms_per_op`).
+    pub figure: String,
+    /// The unit of `places[].value` (`files/s`, `KiB/file`).
+    pub unit: String,
+    /// Whether a higher value is better (a rate); work figures are better lower.
+    pub higher_better: bool,
+    /// Best first.
+    pub places: Vec<PlaceJson>,
+    /// Memory targets (tmpfs) shown beside a time ranking, not ranked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<String>,
+    /// The family this verdict was judged in.
+    pub family: FamilyJson,
+}
+
+/// One target's place in a verdict.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlaceJson {
+    pub target: String,
+    /// The geometric mean of the headline over the repetitions; for a work figure, the
+    /// mean count per operation.
+    pub value: Option<f64>,
+    pub n: usize,
+    /// Targets that share a letter are not told apart.
+    pub letters: String,
+    /// How many times worse than the best (the best has none).
+    pub ratio: Option<f64>,
+    /// The interval of `ratio` at the family's level for its outcome.
+    pub interval: Option<(f64, f64)>,
+    /// `apart`, `within` (the margin) or `cannot_tell`, against the best.
+    pub outcome: Option<String>,
+}
+
+/// A family's control.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FamilyJson {
+    /// `time` or `work`.
+    pub name: String,
+    /// Pairs tested in it (all phases).
+    pub tests: usize,
+    pub apart: usize,
+    pub within: usize,
+    /// The equivalence margin, a fraction (0.03 for ±3%).
+    pub margin: f64,
+    /// The false-discovery rate controlled (Benjamini-Hochberg).
+    pub fdr: f64,
+}
+
+fn outcome(o: Outcome) -> String {
+    match o {
+        Outcome::Apart => "apart",
+        Outcome::Within => "within",
+        Outcome::CannotTell => "cannot_tell",
+    }
+    .to_string()
+}
+
+fn family(name: &str, f: &Family) -> FamilyJson {
+    FamilyJson {
+        name: name.into(),
+        tests: f.tests,
+        apart: f.apart,
+        within: f.within,
+        margin: f.margin,
+        fdr: crate::compare::family::ALPHA,
+    }
+}
+
+fn one(v: &PhaseVerdict) -> VerdictJson {
+    let finite = |x: f64| x.is_finite().then_some(x);
+    VerdictJson {
+        workload: v.workload.clone(),
+        phase: v.phase.clone(),
+        figure: v.figure.unwrap_or("time").to_string(),
+        unit: v.unit.clone(),
+        higher_better: v.higher_better,
+        places: v
+            .places
+            .iter()
+            .map(|p| PlaceJson {
+                target: p.target.clone(),
+                value: finite(p.value),
+                n: p.n,
+                letters: p.letters.clone(),
+                ratio: p.vs_best.map(|r| r.ratio).and_then(finite),
+                interval: p.vs_best.and_then(|r| r.ci),
+                outcome: p.vs_best_outcome.map(outcome),
+            })
+            .collect(),
+        references: v.references.iter().map(|r| r.target.clone()).collect(),
+        family: family(if v.figure.is_some() { "work" } else { "time" }, &v.family),
+    }
+}
+
+/// Every verdict of `run`: each phase's time verdict followed by its work verdicts.
+pub fn verdicts(run: &RunResult) -> Vec<VerdictJson> {
+    rank::verdicts(run)
+        .iter()
+        .flat_map(|v| std::iter::once(v).chain(&v.work))
+        .map(one)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_phase_has_its_time_verdict_then_its_work_verdicts() {
+        let run: RunResult =
+            serde_json::from_str(include_str!("../../tests/fixtures/run.json")).unwrap();
+        let v = verdicts(&run);
+        assert_eq!(v[0].figure, "time");
+        assert_eq!(v[0].family.name, "time");
+        // The fixture's targets have no device counters in it: CPU is the work judged.
+        assert_eq!(v[1].figure, "cpu_ms_per_op");
+        assert_eq!(v[1].family.name, "work");
+        assert_eq!(
+            (v[0].workload.as_str(), v[1].phase.as_str()),
+            ("bonnie", "write_char")
+        );
+        // The best has no ratio; every other place has one, with its outcome.
+        for x in &v {
+            assert!(x.places[0].ratio.is_none() && x.places[0].outcome.is_none());
+            assert!(x.places[1..].iter().all(|p| p.outcome.is_some()));
+        }
+        let time = v.iter().filter(|x| x.figure == "time").count();
+        assert_eq!(time, 15);
+        assert_eq!(v[0].family.tests, 15);
+    }
+}

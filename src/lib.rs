@@ -27,6 +27,7 @@ pub mod owned;
 pub mod phase_time;
 pub mod plan;
 pub mod policy;
+pub mod price;
 pub mod probe;
 pub mod progress;
 pub mod provision;

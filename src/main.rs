@@ -68,6 +68,24 @@ fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
     }
 }
 
+/// `--price-on` of `show` and `export`: the device profiles `run` is priced on for this
+/// report (instead of those it was run with, if any were given).
+fn price_on(run: &mut fsarena::result::RunResult, specs: &[String]) -> anyhow::Result<()> {
+    if !specs.is_empty() {
+        fsarena::price::check(specs).map_err(fsarena::error::usage)?;
+        run.policy.price_on = specs.to_vec();
+    }
+    Ok(())
+}
+
+/// The predictions of `run` on its `--price-on` profiles, after its measured report.
+fn print_predictions(run: &fsarena::result::RunResult) {
+    let text = fsarena::price::render(run);
+    if !text.is_empty() {
+        say!("\n{}", text.trim_end_matches('\n'));
+    }
+}
+
 fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::RecordServe(a) => {
@@ -85,7 +103,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             if a.margin.is_some() {
                 run.policy.margin_pct = Some(fsarena::compare::family::margin(a.margin)? * 100.0);
             }
+            price_on(&mut run, &a.price_on)?;
             print!("{}", report::terminal::render(&run));
+            print_predictions(&run);
             Ok(exit::OK)
         }
         Command::Compare(a) => {
@@ -106,7 +126,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
                 fsarena::output::check(path, "-o", &db_path(&cli.db))?;
             }
             let store = Store::open_existing(&db_path(&cli.db))?;
-            let run = store.load(&a.run)?;
+            let mut run = store.load(&a.run)?;
+            price_on(&mut run, &a.price_on)?;
             let bytes = a.format.0.bytes(&run)?;
             match &a.output {
                 Some(path) => write_file(path, &bytes)?,
@@ -428,6 +449,7 @@ fn run_command(
         "{}",
         report::terminal::render(&result).trim_end_matches('\n')
     );
+    print_predictions(&result);
     let stored = store.is_some() && kept.store_error.is_none();
     if stored {
         say!("run {} stored in {}", result.run_id, path.display());

@@ -109,6 +109,11 @@ pub struct Policy {
     /// within ±this reads "as fast"; absent: the default, 3%.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub margin_pct: Option<f64>,
+    /// The device profiles each phase is priced on (`--price-on`: `nvme`, `measured`, …);
+    /// the predictions are derived from the stored figures when reported, never stored as
+    /// measurements.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub price_on: Vec<String>,
 }
 
 impl Default for Policy {
@@ -121,6 +126,7 @@ impl Default for Policy {
             seed: 42,
             auto_reps: None,
             margin_pct: None,
+            price_on: Vec::new(),
         }
     }
 }

@@ -26,7 +26,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("provision", &["provision", "state", "owned"]),
     ("workload", &["workload", "corpus", "context"]),
     ("store", &["store", "journal"]),
-    ("report", &["report", "compare"]),
+    ("report", &["report", "compare", "price"]),
     (
         "plan",
         &["cli", "plan", "suite", "reps", "progress", "phase_time"],

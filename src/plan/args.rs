@@ -90,6 +90,7 @@ pub(super) fn policy_of(
         seed,
         auto_reps: auto_reps.map(crate::reps::AutoReps::record),
         margin_pct: None,
+        price_on: Vec::new(),
     };
     if !(1..=MAX_REPS).contains(&reps) {
         return Err(usage(format!("--reps {reps}: give 1 to {MAX_REPS}")));

@@ -294,6 +294,10 @@ impl Plan {
             .margin
             .map(|p| crate::compare::family::margin(Some(p)).map(|m| m * 100.0))
             .transpose()?;
+        // So are the device profiles its phases are priced on (reports derive the
+        // predictions from the stored figures).
+        crate::price::check(&a.price_on).map_err(usage)?;
+        plan.policy.price_on = a.price_on.clone();
         Ok(plan)
     }
 

@@ -41,12 +41,15 @@ const CALIBRATE_REQUEST: usize = 1 << 20;
 const CALIBRATE_STREAMS: u64 = 4;
 
 /// A device's cold sequential read rates, in 10^6 bytes/s.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ColdRates {
     /// O_DIRECT, four concurrent streams of 1 MiB requests.
     pub direct_mb_per_s: f64,
     /// Buffered, one stream of 1 MiB reads with the device's readahead.
     pub buffered_mb_per_s: f64,
+    /// The device's service times, probed after the rates over the same data
+    /// ([`super::devprobe`]); `None` when the probe failed (the rates still stand).
+    pub probe: Option<crate::result::DeviceProbe>,
 }
 
 impl ColdRates {
@@ -54,6 +57,7 @@ impl ColdRates {
     pub fn record(self, info: &mut TargetInfo) {
         info.device_read_mb_per_s = Some(self.direct_mb_per_s);
         info.device_buffered_read_mb_per_s = Some(self.buffered_mb_per_s);
+        info.device_probe = self.probe;
     }
 }
 
@@ -63,11 +67,12 @@ pub(crate) fn measure(device: &str, bytes: u64) -> Result<ColdRates> {
     let unit = 2 * CALIBRATE_STREAMS * CALIBRATE_REQUEST as u64;
     let bytes = bytes / unit * unit;
     anyhow::ensure!(bytes > 0, "image too small to calibrate");
-    write_random(device, bytes)?;
+    let write_mb_per_s = timed_mb_per_s(bytes, || write_random(device, bytes))?;
     let half = bytes / 2;
     let mut rates = ColdRates {
         direct_mb_per_s: 0.0,
         buffered_mb_per_s: 0.0,
+        probe: None,
     };
     for (direct_at, buffered_at) in [(0, half), (half, 0)] {
         sys::drop_caches()?;
@@ -77,10 +82,14 @@ pub(crate) fn measure(device: &str, bytes: u64) -> Result<ColdRates> {
         let buffered = read_buffered(device, buffered_at, half)?;
         rates.buffered_mb_per_s = rates.buffered_mb_per_s.max(buffered);
     }
+    // The probe's own failure (a device refusing 4 KiB O_DIRECT requests) leaves it
+    // unmeasured; the rates above stand.
+    rates.probe =
+        super::devprobe::measure(device, bytes, rates.direct_mb_per_s, write_mb_per_s).ok();
     Ok(rates)
 }
 
-/// 10^6 bytes/s of reading `bytes` with `read`.
+/// 10^6 bytes/s of moving `bytes` with `read` (a read or a write).
 fn timed_mb_per_s(bytes: u64, read: impl FnOnce() -> Result<()>) -> Result<f64> {
     let t = Instant::now();
     read()?;
@@ -170,20 +179,20 @@ fn dont_need(f: &File) -> std::io::Result<()> {
 }
 
 /// A 4096-aligned buffer for O_DIRECT.
-struct AlignedBuf {
+pub(crate) struct AlignedBuf {
     ptr: *mut u8,
     layout: std::alloc::Layout,
 }
 
 impl AlignedBuf {
-    fn new(len: usize) -> Self {
+    pub(crate) fn new(len: usize) -> Self {
         let layout = std::alloc::Layout::from_size_align(len, 4096).expect("valid layout");
         // SAFETY: layout has non-zero size; the pointer is checked below.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         assert!(!ptr.is_null(), "allocation of {len} bytes failed");
         Self { ptr, layout }
     }
-    fn as_mut(&mut self) -> &mut [u8] {
+    pub(crate) fn as_mut(&mut self) -> &mut [u8] {
         // SAFETY: ptr is valid for layout.size() bytes and uniquely borrowed.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
     }

@@ -7,6 +7,7 @@
 pub mod age;
 pub mod blockdev;
 pub mod calibrate;
+pub(crate) mod devprobe;
 pub mod dir;
 pub mod fs;
 pub mod loopdev;

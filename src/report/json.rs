@@ -22,6 +22,11 @@ pub struct Document {
     /// (derived from the trials on export; not read back).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<super::verdicts_json::VerdictJson>,
+    /// Each phase's predicted time on the device profiles of `policy.price_on`
+    /// (`--price-on`): predictions derived from the measured work, not measurements.
+    /// Absent when no profile was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predictions: Option<crate::price::Predictions>,
 }
 
 /// `export --json` and `run --json PATH`.
@@ -43,6 +48,7 @@ pub fn export(run: &RunResult) -> Result<Vec<u8>> {
         schema_version: SCHEMA_VERSION,
         run,
         verdicts: super::verdicts_json::verdicts(run),
+        predictions: crate::price::predictions(run),
     };
     let mut v = serde_json::to_vec_pretty(&doc)?;
     v.push(b'\n');
@@ -57,6 +63,8 @@ struct DocumentRef<'a> {
     run: &'a RunResult,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     verdicts: Vec<super::verdicts_json::VerdictJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    predictions: Option<crate::price::Predictions>,
 }
 
 /// The JSON Schema of [`Document`], as published in `docs/schema/run.schema.json`.

@@ -4,11 +4,13 @@
 //! (`_s` seconds, `_bytes` bytes, `mb_per_s` 10^6 bytes per second, `lat_us` microseconds).
 
 mod aging;
+mod device;
 mod document;
 mod probed;
 pub mod work;
 
 pub use aging::{Aging, FileFragments, FreeSpace};
+pub use device::DeviceProbe;
 pub use document::{parse_document, SCHEMA_VERSION};
 pub use probed::{Disturbance, LiveRun, Percentiles, SeriesOut};
 
@@ -207,6 +209,11 @@ pub struct TargetInfo {
     /// Absent when they are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_unmeasured: Option<String>,
+    /// The device's service times and rates, probed once before the first trial (what
+    /// `--price-on measured` prices on); absent for a target without a device of its own
+    /// and in runs made before it was probed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_probe: Option<DeviceProbe>,
 }
 
 /// The virtual machine a guest target ran in: what its figures depend on besides the

@@ -162,6 +162,7 @@ pub fn build(f: &PlanFile, o: &Overrides) -> Result<Built> {
         seed,
         auto_reps: None,
         margin_pct: None,
+        price_on: Vec::new(),
     };
     let check = |s: &str| -> Result<u64, String> {
         let b = parse_size(s)?;

@@ -71,7 +71,7 @@ prof = {
     "read_mb_per_s": p["seq_read_mb_per_s"], "write_mb_per_s": p["seq_write_mb_per_s"],
     "parallelism": par,
     "cap": {"iops": iops, "mb_per_s": bps / 1e6, "io_unit_bytes": 1 << 40,
-            "per_direction": True},
+            "per_direction": True, "before_merge": True},
     "source": "fsarena's probe of the unthrottled loop device + the blkio throttle's settings",
 }
 json.dump(prof, open(out, "w"), indent=1)

@@ -103,7 +103,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             if a.margin.is_some() {
                 run.policy.margin_pct = Some(fsarena::compare::family::margin(a.margin)? * 100.0);
             }
-            price_on(&mut run, &a.price_on)?;
+            price_on(&mut run, &a.price.price_on)?;
             print!("{}", report::terminal::render(&run));
             print_predictions(&run);
             Ok(exit::OK)
@@ -127,7 +127,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
             }
             let store = Store::open_existing(&db_path(&cli.db))?;
             let mut run = store.load(&a.run)?;
-            price_on(&mut run, &a.price_on)?;
+            price_on(&mut run, &a.price.price_on)?;
             let bytes = a.format.0.bytes(&run)?;
             match &a.output {
                 Some(path) => write_file(path, &bytes)?,

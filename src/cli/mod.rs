@@ -4,7 +4,7 @@
 mod outputs;
 
 use clap::{Args, Parser, Subcommand};
-pub use outputs::{ExportFormat, ReportOutputs, RunOutputs};
+pub use outputs::{ExportFormat, PriceOn, ReportOutputs, RunOutputs};
 use std::path::PathBuf;
 
 /// Default directory for loop images, mount points and state files.
@@ -279,14 +279,8 @@ pub struct ExportArgs {
     /// Write to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// With --json: add each phase's predicted time on these device profiles (as `show
-    /// --price-on`) in the document's `predictions` section.
-    #[arg(
-        long = "price-on",
-        value_name = "PROFILE[,PROFILE]",
-        value_delimiter = ','
-    )]
-    pub price_on: Vec<String>,
+    #[command(flatten)]
+    pub price: PriceOn,
 }
 
 #[derive(Debug, Args)]
@@ -312,16 +306,8 @@ pub struct ShowArgs {
     /// interval against the best lies within ±PCT reads "as fast (within ±PCT%)"
     #[arg(long, value_name = "PCT")]
     pub margin: Option<f64>,
-    /// Also predict each phase's time on device profiles (comma-separated): nvme,
-    /// sata-ssd, hdd, cloud-3000, or measured (the target's own device as probed at the
-    /// start of the run). Predictions from the phase's measured device work and CPU time,
-    /// shown apart from the measurements (docs/pricing.md).
-    #[arg(
-        long = "price-on",
-        value_name = "PROFILE[,PROFILE]",
-        value_delimiter = ','
-    )]
-    pub price_on: Vec<String>,
+    #[command(flatten)]
+    pub price: PriceOn,
 }
 
 /// Size of loop images and tmpfs when neither `--size` nor the suite gives one.
@@ -471,16 +457,8 @@ pub struct RunArgs {
     /// the run, so `show` and `report` judge with it too. [default: 3]
     #[arg(long, value_name = "PCT")]
     pub margin: Option<f64>,
-    /// Also predict each phase's time on device profiles (comma-separated): nvme,
-    /// sata-ssd, hdd, cloud-3000, or measured (the target's own device as probed at the
-    /// start of the run). Predictions from the phase's measured device work and CPU time,
-    /// shown apart from the measurements (docs/pricing.md).
-    #[arg(
-        long = "price-on",
-        value_name = "PROFILE[,PROFILE]",
-        value_delimiter = ','
-    )]
-    pub price_on: Vec<String>,
+    #[command(flatten)]
+    pub price: PriceOn,
     /// Scale the workloads so that each phase lasts at least DURATION (0.5s, 2s) on every
     /// target: the parameters their work grows with (files, number, transactions, scale,
     /// cycles, seeks) are raised, the same on every target, from this host's stored trials

@@ -161,3 +161,18 @@ impl Args for RunOutputs {
         Self::augment_args(cmd)
     }
 }
+
+/// `--price-on` of `run`, `show` and `export`: the device profiles each phase is priced on.
+#[derive(Clone, Debug, Default, Args)]
+pub struct PriceOn {
+    /// Also predict each phase's time on device profiles (comma-separated): nvme,
+    /// sata-ssd, hdd, cloud-3000, measured (the target's own device as probed at the start
+    /// of the run) or a FILE.json of one's own. Predictions from the phase's measured
+    /// device work and CPU time, shown apart from the measurements (docs/pricing.md)
+    #[arg(
+        long = "price-on",
+        value_name = "PROFILE[,PROFILE]",
+        value_delimiter = ','
+    )]
+    pub price_on: Vec<String>,
+}

@@ -545,6 +545,7 @@ impl<'a> TrialContext<'a> {
         if let Some(d) = m.spent.dev.filter(|_| own_device) {
             r.dev_read_ios = Some(d.read_ios);
             r.dev_write_ios = Some(d.write_ios);
+            (r.dev_read_merges, r.dev_write_merges) = (Some(d.read_merges), Some(d.write_merges));
             r.dev_flushes = d.flush_ios;
             r.dev_discards = d.discard_ios;
             r.dev_discard_bytes = d.discard_bytes;

@@ -296,8 +296,8 @@ impl Plan {
             .transpose()?;
         // So are the device profiles its phases are priced on (reports derive the
         // predictions from the stored figures).
-        crate::price::check(&a.price_on).map_err(usage)?;
-        plan.policy.price_on = a.price_on.clone();
+        crate::price::check(&a.price.price_on).map_err(usage)?;
+        plan.policy.price_on = a.price.price_on.clone();
         Ok(plan)
     }
 

@@ -16,7 +16,8 @@
 //!                                                          flushes wait for the queue)
 //! cap     K   = max( (R' + W' + F) / IOPS, (B_r + B_w) / BW )      combined, or
 //!               max( R' / IOPS, (W' + F) / IOPS, B_r / BW, B_w / BW )  per direction,
-//!               with R' = max(R, ⌈B_r / unit⌉), W' = max(W, ⌈B_w / unit⌉)
+//!               with R' = max(R, ⌈B_r / unit⌉), W' = max(W, ⌈B_w / unit⌉), R and W
+//!               counted before the block layer's merges for a cap that counts so
 //! time    T   = C / min(n, cores) + max(D, K)
 //! ```
 //!
@@ -81,6 +82,11 @@ pub struct Cap {
     /// Whether reads and writes each have the limits (Linux's blkio throttle) rather than
     /// sharing them (AWS EBS).
     pub per_direction: bool,
+    /// Whether the cap counts the requests the filesystem sent, before the block layer
+    /// merged adjacent ones (Linux's blkio throttle counts each bio), rather than the
+    /// merged requests the device receives (a cloud volume's count).
+    #[serde(default)]
+    pub before_merge: bool,
 }
 
 /// The work of a phase the model prices.
@@ -91,6 +97,9 @@ pub struct Work {
     pub read_bytes: f64,
     pub write_bytes: f64,
     pub flushes: f64,
+    /// Requests merged into others before the device saw them (0 when not counted).
+    pub read_merges: f64,
+    pub write_merges: f64,
     /// CPU seconds of the phase's processes (user + system).
     pub cpu_s: f64,
     /// Workers the phase ran (requests its reads keep in flight).
@@ -108,6 +117,9 @@ impl Work {
             write_bytes: f(p.dev_write_bytes)?,
             // A kernel without flush counters: none counted, as the kernel says.
             flushes: f(p.dev_flushes).unwrap_or(0.0),
+            // Runs made before merges were counted: none known.
+            read_merges: f(p.dev_read_merges).unwrap_or(0.0),
+            write_merges: f(p.dev_write_merges).unwrap_or(0.0),
             cpu_s: p.cpu_user_s + p.cpu_sys_s,
             workers: p.workers.max(1) as f64,
         })
@@ -158,8 +170,12 @@ pub fn predict(w: &Work, p: &Profile, cores: usize) -> Prediction {
 /// The least time cap `c` allows for work `w` (K in the module docs).
 fn cap_time(w: &Work, c: &Cap) -> f64 {
     let unit = c.io_unit_bytes.max(1) as f64;
-    let reads = w.read_ios.max((w.read_bytes / unit).ceil());
-    let writes = w.write_ios.max((w.write_bytes / unit).ceil()) + w.flushes;
+    let (r, wr) = match c.before_merge {
+        true => (w.read_ios + w.read_merges, w.write_ios + w.write_merges),
+        false => (w.read_ios, w.write_ios),
+    };
+    let reads = r.max((w.read_bytes / unit).ceil());
+    let writes = wr.max((w.write_bytes / unit).ceil()) + w.flushes;
     let bw = c.mb_per_s.max(1e-9) * 1e6;
     let iops = c.iops.max(1e-9);
     if c.per_direction {

@@ -161,6 +161,8 @@ fn cloud_3000() -> Profile {
             mb_per_s: 131.072,
             io_unit_bytes: 256 << 10,
             per_direction: false,
+            // EBS merges small sequential I/O itself, as the guest's block layer does.
+            before_merge: false,
         }),
         source: "Amazon EBS user guide: gp3 volumes (3,000 IOPS, 125 MiB/s baseline) and \
                  I/O characteristics (256 KiB I/O size for SSD volumes)"

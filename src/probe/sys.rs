@@ -80,6 +80,10 @@ pub fn reset_peak_rss() {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DiskStat {
     pub read_ios: u64,
+    /// Read requests merged into others before reaching the device: the reads the
+    /// filesystem sent are `read_ios + read_merges` (likewise for writes).
+    pub read_merges: u64,
+    pub write_merges: u64,
     pub read_bytes: u64,
     pub write_ios: u64,
     pub write_bytes: u64,
@@ -97,6 +101,8 @@ impl DiskStat {
             .collect();
         Some(Self {
             read_ios: *f.first()?,
+            read_merges: *f.get(1)?,
+            write_merges: *f.get(5)?,
             read_bytes: *f.get(2)? * 512,
             write_ios: *f.get(4)?,
             write_bytes: *f.get(6)? * 512,
@@ -116,6 +122,8 @@ impl DiskStat {
         let opt = |a: Option<u64>, b: Option<u64>| Some(a? + b?);
         Self {
             read_ios: self.read_ios + other.read_ios,
+            read_merges: self.read_merges + other.read_merges,
+            write_merges: self.write_merges + other.write_merges,
             read_bytes: self.read_bytes + other.read_bytes,
             write_ios: self.write_ios + other.write_ios,
             write_bytes: self.write_bytes + other.write_bytes,
@@ -130,6 +138,8 @@ impl DiskStat {
         let opt = |a: Option<u64>, b: Option<u64>| Some(a?.saturating_sub(b?));
         Self {
             read_ios: self.read_ios.saturating_sub(before.read_ios),
+            read_merges: self.read_merges.saturating_sub(before.read_merges),
+            write_merges: self.write_merges.saturating_sub(before.write_merges),
             read_bytes: self.read_bytes.saturating_sub(before.read_bytes),
             write_ios: self.write_ios.saturating_sub(before.write_ios),
             write_bytes: self.write_bytes.saturating_sub(before.write_bytes),

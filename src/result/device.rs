@@ -6,16 +6,17 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A device's speed as probed: every figure is a median or a rate over the probe's own
-/// requests (see each field), taken once before the first trial.
+/// A device's speed as probed: every service time is a mean over a timed window of the
+/// probe's own requests (after an untimed warm-up, so that a burst allowance is spent),
+/// taken once before the first trial.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeviceProbe {
-    /// Median service time of one 4 KiB O_DIRECT read at a random 4 KiB-aligned offset,
-    /// one request in flight (queue depth 1), in microseconds.
+    /// Mean service time of one 4 KiB O_DIRECT read at a random 4 KiB-aligned offset, one
+    /// request in flight (queue depth 1), in microseconds.
     pub read_4k_us: f64,
     /// The same for a 4 KiB O_DIRECT write (no flush after it), in microseconds.
     pub write_4k_us: f64,
-    /// Median time of a cache flush (`fdatasync` of the device node with nothing dirty in
+    /// Mean time of a cache flush (`fdatasync` of the device node with nothing dirty in
     /// the page cache: the block layer sends the device one flush), in microseconds.
     pub flush_us: f64,
     /// 4 KiB random O_DIRECT reads completed per second with [`Self::parallel_readers`]
@@ -30,7 +31,7 @@ pub struct DeviceProbe {
     /// Sequential write rate, 10^6 bytes/s: the calibration's O_DIRECT write of its data
     /// (one stream of 1 MiB requests, then one flush).
     pub seq_write_mb_per_s: f64,
-    /// Requests the probe timed for each of the three service times.
+    /// Requests timed in the shortest of the three service-time series.
     pub samples: u32,
     /// Wall time the probe took, seconds (the calibration's own time not included).
     pub probe_s: f64,

@@ -438,6 +438,13 @@ pub struct PhaseResult {
     pub dev_read_ios: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dev_write_ios: Option<u64>,
+    /// Requests merged into others before the device saw them (`stat`'s merge counts):
+    /// the filesystem sent `dev_read_ios + dev_read_merges` reads (what a throttle above
+    /// the merging, as Linux's blkio, counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dev_read_merges: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dev_write_merges: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dev_flushes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

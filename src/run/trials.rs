@@ -34,7 +34,8 @@ pub(super) fn run_trials(
         check_stop()?;
         if matches!(t.info().kind.as_str(), "loop" | "device") && todo(result, &t.info().name) > 0 {
             progress.note(&format!(
-                "{}: measuring the device's cold read rates (O_DIRECT and buffered)",
+                "{}: measuring the device's cold read rates (O_DIRECT and buffered) and service \
+                 times",
                 t.info().name
             ));
             if let Err(e) = t.calibrate() {

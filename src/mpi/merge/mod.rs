@@ -99,6 +99,8 @@ pub fn aggregate_phase(parts: &[&PhaseResult], stonewall: bool) -> PhaseResult {
         dev_write_bytes: sum_some(parts.iter().map(|p| p.dev_write_bytes)),
         dev_read_ios: sum_some(parts.iter().map(|p| p.dev_read_ios)),
         dev_write_ios: sum_some(parts.iter().map(|p| p.dev_write_ios)),
+        dev_read_merges: sum_some(parts.iter().map(|p| p.dev_read_merges)),
+        dev_write_merges: sum_some(parts.iter().map(|p| p.dev_write_merges)),
         dev_flushes: sum_some(parts.iter().map(|p| p.dev_flushes)),
         dev_discards: sum_some(parts.iter().map(|p| p.dev_discards)),
         dev_discard_bytes: sum_some(parts.iter().map(|p| p.dev_discard_bytes)),

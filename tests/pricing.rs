@@ -158,12 +158,12 @@ fn a_run_probes_its_device_and_prices_its_phases_apart_from_its_measurements() {
 
 #[test]
 fn an_unknown_profile_is_refused_before_anything_runs() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, work) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let out = common::run_any(
         &[
             "smallfiles",
             "--dir",
-            dir.path().to_str().unwrap(),
+            work.path().to_str().unwrap(),
             "--price-on",
             "floppy",
         ],

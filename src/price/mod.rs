@@ -15,7 +15,7 @@
 //!                    B_r / bw_r + B_w / bw_w )             writeback keeps P in flight;
 //!                                                          flushes wait for the queue)
 //! cap     K   = max( (R' + W' + F) / IOPS, (B_r + B_w) / BW )      combined, or
-//!               max( R' / IOPS, (W' + F) / IOPS, B_r / BW, B_w / BW )  per direction,
+//!               max(R' / IOPS, B_r / BW) + max((W' + F) / IOPS, B_w / BW)  per direction,
 //!               with R' = max(R, ⌈B_r / unit⌉), W' = max(W, ⌈B_w / unit⌉), R and W
 //!               counted before the block layer's merges for a cap that counts so
 //! time    T   = C / min(n, cores) + max(D, K)
@@ -179,10 +179,10 @@ fn cap_time(w: &Work, c: &Cap) -> f64 {
     let bw = c.mb_per_s.max(1e-9) * 1e6;
     let iops = c.iops.max(1e-9);
     if c.per_direction {
-        (reads / iops)
-            .max(writes / iops)
-            .max(w.read_bytes / bw)
-            .max(w.write_bytes / bw)
+        // Each direction has its own budget; the phase's reads and writes are taken one
+        // after the other, as the model takes CPU and device time (a phase mostly reads,
+        // then syncs what it wrote).
+        (reads / iops).max(w.read_bytes / bw) + (writes / iops).max(w.write_bytes / bw)
     } else {
         ((reads + writes) / iops).max((w.read_bytes + w.write_bytes) / bw)
     }

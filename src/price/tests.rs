@@ -94,10 +94,14 @@ fn a_cloud_cap_bounds_requests_and_bytes_together() {
 }
 
 #[test]
-fn a_throttle_per_direction_lets_reads_and_writes_each_have_the_cap() {
+fn a_throttle_per_direction_gives_reads_and_writes_each_the_cap() {
     let mut cap = find("cloud-3000").unwrap().cap.unwrap();
     cap.per_direction = true;
+    // Each direction's budget is its own, but a phase's reads and writes are taken one
+    // after the other: 3000 of each, 1 s each.
     let w = work(3000.0, 3000.0, 3000.0 * 4096.0, 3000.0 * 4096.0);
+    assert!(close(super::cap_time(&w, &cap), 2.0));
+    let w = work(3000.0, 0.0, 3000.0 * 4096.0, 0.0);
     assert!(close(super::cap_time(&w, &cap), 1.0));
     // A flush is one more write I/O.
     let mut f = work(0.0, 2999.0, 0.0, 2999.0 * 4096.0);

@@ -41,6 +41,7 @@ fn a_run_probes_its_device_and_prices_its_phases_apart_from_its_measurements() {
         return;
     }
     let dir = common::image_dir();
+    let html = dir.path().join("report.html");
     let args = [
         "smallfiles:files=500,size_max=4KiB",
         "--fs",
@@ -52,6 +53,8 @@ fn a_run_probes_its_device_and_prices_its_phases_apart_from_its_measurements() {
         "--quiet",
         "--price-on",
         "measured,hdd,nvme",
+        "--html",
+        html.to_str().unwrap(),
     ];
     let (v, _) = common::run_json(&args, dir.path());
     let ext4 = v["targets"]
@@ -121,6 +124,9 @@ fn a_run_probes_its_device_and_prices_its_phases_apart_from_its_measurements() {
         3,
         "{unpriced:?}"
     );
+    // The HTML report has them in a section of their own.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<section id=\"predictions\">"));
     // Measurements untouched: the trials hold measured figures only.
     assert!(v["trials"][0]["phases"][0].get("predicted_s").is_none());
 

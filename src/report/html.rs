@@ -365,6 +365,11 @@ pub fn render(run: &RunResult) -> String {
         }
         out.push_str("</section>");
     }
+    // Predictions (`--price-on`), apart from the measurements, as the terminal shows them.
+    let priced = crate::price::render_width(run, 100);
+    if !priced.is_empty() {
+        let _ = write!(out, "<section id=\"predictions\"><h2>Predicted on device profiles, not measured</h2><pre>{}</pre></section>", esc(&priced));
+    }
     out.push_str("</main><footer>Made by fsarena from the stored run; figures are medians of the repetitions unless a table says otherwise.</footer></body></html>\n");
     out
 }

@@ -8,7 +8,7 @@ times do not overlap (min-max), and by the prediction when the repetitions' pred
 times do not overlap and the medians differ by more than 3%. The ranking agrees on a pair
 both tell apart when both put the same one first.
 
-Usage: price-validate.py PROFILE RUN.json [RUN.json ...]"""
+Usage: price-validate.py PROFILE RUN.json [RUN.json ...] (one filesystem per target)"""
 import itertools
 import json
 import statistics
@@ -16,10 +16,11 @@ import sys
 
 profile, paths = sys.argv[1], sys.argv[2:]
 meas, pred = {}, {}  # (workload, phase, fs) -> [seconds]; (profile, wl, phase, fs) -> Range
-order = []
+order, fss = [], []
 for path in paths:
     d = json.load(open(path))
-    fs = d["targets"][0]["fstype"]
+    fs_of = {t["name"]: t["fstype"] for t in d["targets"]}
+    fss += [fs for fs in fs_of.values() if fs not in fss]
     for t in d["trials"]:
         if t["status"] != "ok":
             continue
@@ -27,13 +28,9 @@ for path in paths:
             k = (t["label"], p["name"])
             if k not in order:
                 order.append(k)
-            meas.setdefault(k + (fs,), []).append(p["wall_s"])
+            meas.setdefault(k + (fs_of[t["target"]],), []).append(p["wall_s"])
     for p in (d.get("predictions") or {}).get("phases", []):
-        pred[(p["profile"], p["workload"], p["phase"], fs)] = p["predicted_s"]
-fss = []
-for path in paths:
-    fs = json.load(open(path))["targets"][0]["fstype"]
-    fss.append(fs)
+        pred[(p["profile"], p["workload"], p["phase"], fs_of[p["target"]])] = p["predicted_s"]
 
 
 def err(p, m):

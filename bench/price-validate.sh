@@ -6,11 +6,14 @@
 # Every process and kernel thread (writeback, jbd2, xfs and btrfs workers) is in the root
 # blkio cgroup here, so all bios sent to the loop device are throttled, whoever sends them.
 #
-# 1. An unthrottled run probes the loop device itself: its service times become the base
-#    of a profile (blkio-IOPS.json) that adds the throttle's caps, per direction.
-# 2. With the throttle set, ext4, xfs and btrfs run the quick suite's workloads, REPS
-#    repetitions each, priced on that profile and on `measured` (the throttled device as
-#    the run's own probe saw it).
+# 1. An unthrottled run probes one of the three loop devices (one per filesystem, alike):
+#    its service times become the base of a profile (blkio-IOPS.json) that adds the
+#    throttle's caps, per direction, counted before merging (the throttle counts bios).
+# 2. With the throttle set on all three, one run of a plan with ext4, xfs and btrfs, each
+#    on its own throttled device, through the quick suite's workloads, REPS repetitions,
+#    the targets' order rotating each repetition (so that a competing load falls on all
+#    three alike); priced on that profile and on `measured` (each throttled device as the
+#    run's own probe saw it).
 # 3. bench/price-validate.py prints the agreement table.
 #
 # Usage (root): bench/price-validate.sh [FSARENA] ; env REPS (3), IOPS (3000), MBPS (125)
@@ -24,41 +27,33 @@ MBPS=${MBPS:-125}
 BPS=$((MBPS * 1048576))
 CG=/sys/fs/cgroup/blkio
 [ -w "$CG/blkio.throttle.read_iops_device" ] || { echo "SKIP: no cgroup-v1 blkio throttle at $CG (needs root)"; exit 0; }
-WORKLOADS=(
-  "bonnie:size=256MiB,seeks=8000"
-  "bonnie-files:files=24"
-  "postmark:number=5000,transactions=10000"
-  "smallfiles:files=20000,size_max=4KiB"
-  "dbrandom:scale=0.1,cycles=100"
-  "metascan:scale=0.5,passes=2"
-)
 W=$(mktemp -d /var/tmp/fsarena-price.XXXXXX)
-DEV=""
-MM=""
+DEVS=()
+MMS=()
 throttle() { # $1: iops, $2: bytes/s (0: none)
-  for d in read write; do
-    echo "$MM $1" >"$CG/blkio.throttle.${d}_iops_device"
-    echo "$MM $2" >"$CG/blkio.throttle.${d}_bps_device"
+  for mm in "${MMS[@]}"; do
+    for d in read write; do
+      echo "$mm $1" >"$CG/blkio.throttle.${d}_iops_device"
+      echo "$mm $2" >"$CG/blkio.throttle.${d}_bps_device"
+    done
   done
 }
 cleanup() {
-  [ -n "$MM" ] && throttle 0 0 || true
-  [ -n "$DEV" ] && losetup -d "$DEV" || true
+  throttle 0 0 || true
+  for d in "${DEVS[@]}"; do losetup -d "$d" || true; done
   rm -rf "$W"
 }
 trap cleanup EXIT
-fallocate -l 1G "$W/dev.img"
-DEV=$(losetup --direct-io=on -f --show "$W/dev.img")
-MM=$(lsblk -dno MAJ:MIN "$DEV" | tr -d ' ')
-echo "device $DEV ($MM) over $W/dev.img, direct I/O"
-run() { # $1: fs, $2: json, rest: fsarena run arguments
-  local fs=$1 json=$2
-  shift 2
-  "$FSARENA" --db "$W/db.sqlite" run --device "$DEV" --destroy-data-on "$DEV" --force \
-    --fs "$fs" --json "$json" --quiet "$@" >"$W/$fs.log" 2>&1 ||
-    { echo "run on $fs failed:"; tail -20 "$W/$fs.log"; exit 1; }
-}
-run ext4 "$W/base.json" --reps 1 "smallfiles:files=200"
+for fs in ext4 xfs btrfs; do
+  fallocate -l 1G "$W/$fs.img"
+  dev=$(losetup --direct-io=on -f --show "$W/$fs.img")
+  DEVS+=("$dev")
+  MMS+=("$(lsblk -dno MAJ:MIN "$dev" | tr -d ' ')")
+done
+echo "devices ${DEVS[*]} (${MMS[*]}) over 1 GiB images in $W, direct I/O"
+"$FSARENA" --db "$W/db.sqlite" run --device "${DEVS[0]}" --destroy-data-on "${DEVS[0]}" \
+  --fs ext4 --reps 1 --quiet --json "$W/base.json" "smallfiles:files=200" >"$W/base.log" 2>&1 ||
+  { tail -20 "$W/base.log"; exit 1; }
 python3 - "$W/base.json" "$IOPS" "$BPS" "$W/blkio-$IOPS.json" <<'PY'
 import json, sys
 base, iops, bps, out = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
@@ -78,10 +73,21 @@ json.dump(prof, open(out, "w"), indent=1)
 print("unthrottled probe:", {k: round(v, 1) for k, v in p.items() if isinstance(v, float)})
 PY
 throttle "$IOPS" "$BPS"
-for fs in ext4 xfs btrfs; do
-  echo "$(date -u +%H:%M:%S) $fs: $REPS repetitions on $DEV throttled"
-  run "$fs" "$W/$fs.json" --reps "$REPS" --price-on "measured,$W/blkio-$IOPS.json" "${WORKLOADS[@]}"
-done
+{
+  echo "[defaults]"
+  echo "reps = $REPS"
+  for i in 0 1 2; do
+    fs=(ext4 xfs btrfs)
+    printf '[[target]]\nfs = "%s"\ndevice = "%s"\n' "${fs[$i]}" "${DEVS[$i]}"
+  done
+  printf '[[workload]]\nsuite = "quick"\n'
+} >"$W/plan.toml"
+echo "$(date -u +%H:%M:%S) ext4, xfs, btrfs: $REPS repetitions, each on its throttled device"
+DEVLIST=$(IFS=,; echo "${DEVS[*]}")
+"$FSARENA" --db "$W/db.sqlite" run --plan "$W/plan.toml" --destroy-data-on "$DEVLIST" --force \
+  --quiet --price-on "measured,$W/blkio-$IOPS.json" --json "$W/all.json" >"$W/all.log" 2>&1 ||
+  { tail -20 "$W/all.log"; exit 1; }
+echo "$(date -u +%H:%M:%S) done"
 throttle 0 0
 if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP" && cp "$W"/*.json "$KEEP"/; fi
-python3 "$HERE/price-validate.py" "blkio-$IOPS" "$W/ext4.json" "$W/xfs.json" "$W/btrfs.json"
+python3 "$HERE/price-validate.py" "blkio-$IOPS" "$W/all.json"

@@ -1,7 +1,8 @@
-//! The work figures of a workload's phases ([`crate::result::work`]) as one table under
-//! its headline figures: a row per phase and figure, a column per target, each cell the
-//! mean per operation over the repetitions with its coefficient of variation; and, for
-//! targets that have none, why.
+//! The judged work figures of a workload's phases ([`crate::result::work`]) as one table
+//! under its headline figures: a row per phase and figure, a column per target, each cell
+//! the mean per operation over the repetitions with its coefficient of variation; and,
+//! for targets that have none, why. The figures only reported (write requests, KiB read,
+//! kernel threads' CPU) are in the JSON and CSV, not here: the table stays narrow.
 
 use super::fit::Grid;
 use crate::compare::rank::fmt_value;
@@ -28,7 +29,12 @@ fn cell(xs: &[f64]) -> String {
         return fmt_value(mean);
     }
     let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    format!("{} ±{:.1}%", fmt_value(mean), 100.0 * var.sqrt() / mean)
+    // No-break space: a value and its spread wrap as one.
+    format!(
+        "{}\u{a0}±{:.1}%",
+        fmt_value(mean),
+        100.0 * var.sqrt() / mean
+    )
 }
 
 /// The work table of workload label `w` for `targets`; `None` when no target measured any
@@ -46,7 +52,7 @@ pub fn grid(run: &RunResult, w: &str, targets: &[&str]) -> Option<Grid> {
             }
         }
     }
-    let mut head = vec!["work per operation".to_string()];
+    let mut head = vec!["work per op ↓".to_string()];
     head.extend(targets.iter().map(|t| t.to_string()));
     let mut grid = Grid::new(head, 1);
     grid.right = std::iter::once(false)
@@ -54,7 +60,7 @@ pub fn grid(run: &RunResult, w: &str, targets: &[&str]) -> Option<Grid> {
         .collect();
     let mut device = false;
     for p in phases {
-        for fig in WORK {
+        for fig in WORK.iter().filter(|f| f.judged) {
             let cols: Vec<Vec<f64>> = targets
                 .iter()
                 .map(|t| {
@@ -68,9 +74,8 @@ pub fn grid(run: &RunResult, w: &str, targets: &[&str]) -> Option<Grid> {
                 continue;
             }
             device |= fig.name.starts_with("dev_");
-            let mark = if fig.judged { " ↓" } else { "" };
             let per = per_what(p).map_or("op".to_string(), |(w, _)| w);
-            let mut row = vec![format!("{}: {}/{per}{mark}", p.name, fig.what)];
+            let mut row = vec![format!("{} {}/{per}", p.name, fig.what)];
             row.extend(cols.iter().map(|xs| cell(xs)));
             grid.rows.push(row);
         }

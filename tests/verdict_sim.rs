@@ -18,38 +18,13 @@
 //! check allows the Monte-Carlo error: an estimated rate passes when it is within 2
 //! standard errors of the bound.
 
+mod common;
+
+use common::sim::{at_least, at_most, pct_se, scale, Rng};
 use fsarena::compare::family::Outcome;
 use fsarena::compare::rank;
 use fsarena::result::{RunResult, Trial};
 use std::path::Path;
-
-/// xorshift64*: a small, seeded generator, so that every run of the test sees the same
-/// samples.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Uniform on (0, 1).
-    fn uniform(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
-    /// Standard normal (Box–Muller).
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.uniform() * n as f64) as usize % n
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Shape {
@@ -169,36 +144,6 @@ fn run_of(base: &(RunResult, Trial), values: &[Vec<Vec<f64>>]) -> RunResult {
         }
     }
     r
-}
-
-/// How many times the brief run's trial counts `FSARENA_SIM_SCALE` asks for.
-fn scale() -> usize {
-    std::env::var("FSARENA_SIM_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
-}
-
-/// Whether `hits` of `n` is at most `bound` plus two Monte-Carlo standard errors.
-fn at_most(hits: usize, n: usize, bound: f64) -> bool {
-    let p = hits as f64 / n as f64;
-    p <= bound + 2.0 * (bound * (1.0 - bound) / n as f64).sqrt()
-}
-
-/// Whether `hits` of `n` is at least `bound` less two Monte-Carlo standard errors.
-fn at_least(hits: usize, n: usize, bound: f64) -> bool {
-    let p = hits as f64 / n as f64;
-    p >= bound - 2.0 * (bound * (1.0 - bound) / n as f64).sqrt()
-}
-
-/// A rate and its Monte-Carlo standard error, in percent: `5.2% ± 0.7`.
-fn pct_se(hits: usize, n: usize) -> String {
-    let p = hits as f64 / n as f64;
-    format!(
-        "{:.1}% ± {:.1}",
-        100.0 * p,
-        100.0 * (p * (1.0 - p) / n as f64).sqrt().max(0.5 / n as f64)
-    )
 }
 
 fn any_apart(v: &[rank::PhaseVerdict]) -> bool {

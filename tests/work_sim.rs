@@ -19,31 +19,13 @@
 //! `FSARENA_SIM_SCALE=10 cargo test --release --test work_sim -- --nocapture` runs ten
 //! times as many runs and prints the tables kept in docs/work.md.
 
+mod common;
+
+use common::sim::{at_least, at_most, pct_se, scale, Rng};
 use fsarena::compare::family::{Outcome, Test, LOG_SD_FLOOR};
 use fsarena::compare::rank::{self, Axis};
 use fsarena::result::{PhaseResult, RunResult, Trial};
 use std::path::Path;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn uniform(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        self.uniform() < p
-    }
-}
 
 /// How one target's work differs from the common one.
 #[derive(Clone, Copy)]
@@ -144,32 +126,6 @@ fn run_of(
     r
 }
 
-fn scale() -> usize {
-    std::env::var("FSARENA_SIM_SCALE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
-}
-
-fn at_most(hits: usize, n: usize, bound: f64) -> bool {
-    let p = hits as f64 / n as f64;
-    p <= bound + 2.0 * (bound * (1.0 - bound) / n as f64).sqrt()
-}
-
-fn at_least(hits: usize, n: usize, bound: f64) -> bool {
-    let p = hits as f64 / n as f64;
-    p >= bound - 2.0 * (bound * (1.0 - bound) / n as f64).sqrt()
-}
-
-fn pct(hits: usize, n: usize) -> String {
-    let p = hits as f64 / n as f64;
-    format!(
-        "{:.1}% ± {:.1}",
-        100.0 * p,
-        100.0 * (p * (1.0 - p) / n as f64).sqrt().max(0.5 / n as f64)
-    )
-}
-
 /// Whether any pair of any phase, on time or on any work figure, is told apart.
 fn any_apart(v: &[rank::PhaseVerdict]) -> bool {
     v.iter().any(|v| {
@@ -226,7 +182,7 @@ fn identical_work_calls_no_difference_in_more_than_five_percent_of_runs() {
             println!(
                 "| {k} | {phases} | {reps} | {} | {runs} | {} |",
                 ["none", "journal+flush 30%", "journal+flush 50%, bytes 0.1%"][j],
-                pct(hits, runs)
+                pct_se(hits, runs)
             );
             if !at_most(hits, runs, 0.05) {
                 failed.push(format!("case {i}, noise {j}: {hits} of {runs}"));
@@ -275,7 +231,7 @@ fn without_the_work_floor_identical_targets_would_be_told_apart() {
     }
     println!(
         "without the work floor: {} of runs call a difference",
-        pct(hits, runs)
+        pct_se(hits, runs)
     );
     assert!(
         !at_most(hits, runs, 0.05),
@@ -324,8 +280,8 @@ fn differences_in_work_are_told_apart_where_time_cannot() {
             println!(
                 "| {what} | {reps} | {} | {runs} | {} | {} |",
                 ["none", "journal+flush 30%", "journal+flush 50%, bytes 0.1%"][j],
-                pct(work, runs),
-                pct(time, runs)
+                pct_se(work, runs),
+                pct_se(time, runs)
             );
             if promised && !at_least(work, runs, 0.8) {
                 failed.push(format!("{what} at {reps}, noise {j}: {work} of {runs}"));

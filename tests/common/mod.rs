@@ -3,6 +3,7 @@
 
 pub mod disk;
 pub mod mpi;
+pub mod sim;
 pub mod watch;
 
 use std::path::{Path, PathBuf};

@@ -92,7 +92,8 @@ fn template() -> (RunResult, Trial) {
     (run, t)
 }
 
-/// A run of `works.len()` targets × `phases` phases × `reps` repetitions.
+/// A run of `works.len()` targets × `phases` phases × `reps` repetitions, every target's
+/// work drawn with `noise`.
 fn run_of(
     base: &(RunResult, Trial),
     rng: &mut Rng,
@@ -100,6 +101,18 @@ fn run_of(
     phases: usize,
     reps: usize,
     noise: Noise,
+) -> RunResult {
+    run_noisy(base, rng, works, phases, reps, &vec![noise; works.len()])
+}
+
+/// [`run_of`] with each target's own work noise (`noises[i]` for target `i`).
+fn run_noisy(
+    base: &(RunResult, Trial),
+    rng: &mut Rng,
+    works: &[Work],
+    phases: usize,
+    reps: usize,
+    noises: &[Noise],
 ) -> RunResult {
     let (run, trial) = base;
     let mut r = run.clone();
@@ -118,7 +131,7 @@ fn run_of(
             t.target = format!("t{i}");
             t.rep = rep as u32 + 1;
             t.phases = (0..phases)
-                .map(|j| phase(rng, &format!("p{j}"), *w, noise, 2.0 + (j % 5) as f64))
+                .map(|j| phase(rng, &format!("p{j}"), *w, noises[i], 2.0 + (j % 5) as f64))
                 .collect();
             r.trials.push(t);
         }
@@ -190,6 +203,56 @@ fn identical_work_calls_no_difference_in_more_than_five_percent_of_runs() {
         }
     }
     assert!(failed.is_empty(), "A/A rate over 5%: {failed:?}");
+}
+
+#[test]
+fn unequal_work_noise_keeps_the_rate() {
+    // One target's work never varies, the other's has journal blocks and flushes half the
+    // time and 0.1% spread in its bytes: the case where a side with equal repetitions
+    // meets a noisy one, at the fewest repetitions a suite runs.
+    let base = template();
+    let mut rng = Rng(0x0e0e_0053);
+    let mut failed = Vec::new();
+    println!("| targets' work noise | phases | reps | runs | runs calling a difference |");
+    println!("|---|---|---|---|---|");
+    for &(noises, phases, reps, runs) in [
+        (&[NOISES[0], NOISES[2]][..], 30, 3, 100),
+        (&[NOISES[0], NOISES[2]][..], 30, 4, 100),
+        (&[NOISES[0], NOISES[1], NOISES[2]][..], 30, 4, 60),
+    ]
+    .iter()
+    {
+        let runs = runs * scale();
+        let mut hits = 0;
+        for _ in 0..runs {
+            let run = run_noisy(
+                &base,
+                &mut rng,
+                &vec![SAME; noises.len()],
+                phases,
+                reps,
+                noises,
+            );
+            hits += usize::from(any_apart(&rank::verdicts(&run)));
+        }
+        let names = ["none", "journal+flush 30%", "journal+flush 50%, bytes 0.1%"];
+        let which: Vec<&str> = noises
+            .iter()
+            .map(|n| names[NOISES.iter().position(|m| m.journal == n.journal).unwrap()])
+            .collect();
+        println!(
+            "| {} | {phases} | {reps} | {runs} | {} |",
+            which.join(" / "),
+            pct_se(hits, runs)
+        );
+        if !at_most(hits, runs, 0.05) {
+            failed.push(format!("{which:?} at {reps}: {hits} of {runs}"));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "A/A rate over 5% with unequal noise: {failed:?}"
+    );
 }
 
 #[test]

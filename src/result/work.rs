@@ -29,6 +29,8 @@ pub struct WorkFigure {
     pub resolution: f64,
     /// Words for a verdict: `the bytes written`.
     pub noun: &'static str,
+    /// Its name in a verdict's work line: `written`, `flushes`, `CPU`.
+    pub short: &'static str,
 }
 
 /// The spread a work figure's repetitions are never assumed to have less of, on the log
@@ -55,6 +57,7 @@ pub const WORK: &[WorkFigure] = &[
         count: |p| kib(p.dev_write_bytes.filter(|_| p.dev_write_ios.is_some())),
         resolution: 0.5,
         noun: "the bytes written",
+        short: "written",
     },
     WorkFigure {
         name: "dev_writes_per_op",
@@ -64,6 +67,7 @@ pub const WORK: &[WorkFigure] = &[
         count: |p| ios(p.dev_write_ios),
         resolution: 1.0,
         noun: "the write requests",
+        short: "writes",
     },
     WorkFigure {
         name: "dev_flushes_per_op",
@@ -73,6 +77,7 @@ pub const WORK: &[WorkFigure] = &[
         count: |p| ios(p.dev_flushes),
         resolution: 1.0,
         noun: "the flushes",
+        short: "flushes",
     },
     WorkFigure {
         name: "dev_reads_per_op",
@@ -82,6 +87,7 @@ pub const WORK: &[WorkFigure] = &[
         count: |p| ios(p.dev_read_ios),
         resolution: 1.0,
         noun: "the device reads",
+        short: "reads",
     },
     WorkFigure {
         name: "dev_kib_read_per_op",
@@ -91,6 +97,7 @@ pub const WORK: &[WorkFigure] = &[
         count: |p| kib(p.dev_read_bytes.filter(|_| p.dev_read_ios.is_some())),
         resolution: 0.5,
         noun: "the bytes read",
+        short: "read",
     },
     WorkFigure {
         name: "cpu_ms_per_op",
@@ -100,6 +107,7 @@ pub const WORK: &[WorkFigure] = &[
         count: |p| Some((p.cpu_user_s + p.cpu_sys_s) * 1e3),
         resolution: 1e-3,
         noun: "the CPU time",
+        short: "CPU",
     },
     WorkFigure {
         name: "kernel_cpu_ms_per_op",
@@ -109,6 +117,7 @@ pub const WORK: &[WorkFigure] = &[
         count: |p| p.kernel_cpu_s.map(|s| s * 1e3),
         resolution: 1e-3,
         noun: "the kernel threads' CPU time",
+        short: "kernel threads",
     },
 ];
 

@@ -16,17 +16,6 @@ pub fn fmt_value(v: f64) -> String {
     }
 }
 
-/// The short name of a work figure in a verdict line: `written`, `flushes`, `reads`, `CPU`.
-fn short(figure: &str) -> &'static str {
-    match figure {
-        "dev_kib_written_per_op" => "written",
-        "dev_flushes_per_op" => "flushes",
-        "dev_reads_per_op" => "reads",
-        "cpu_ms_per_op" => "CPU",
-        _ => "work",
-    }
-}
-
 /// The unit's amount part: `KiB` of `KiB/file`; empty for a count (`flushes/file`).
 fn amount(unit: &str) -> &str {
     match unit.split_once('/') {
@@ -40,7 +29,10 @@ impl PhaseVerdict {
     /// other against it: `n× [lo–hi]` told apart, `same` within the margin, `?` cannot
     /// tell: `written xfs 4.42 KiB, btrfs 1.02× [1.01–1.03], ext4 ?`.
     fn work_clause(&self) -> String {
-        let name = self.figure.map_or("work", short);
+        let name = self
+            .figure
+            .and_then(crate::result::work::find)
+            .map_or("work", |f| f.short);
         let Some(best) = self.places.first() else {
             return format!("{name} no value");
         };

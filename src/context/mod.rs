@@ -11,6 +11,7 @@
 
 mod figures;
 pub mod gate;
+mod tools;
 mod workers;
 
 pub use figures::{
@@ -20,19 +21,19 @@ pub use gate::Procs;
 pub use workers::{live_ops, Worker};
 
 use figures::phase_result;
-use workers::{run_workers, Counters, Ran, LIVE};
+use workers::{run_workers, Ran, LIVE};
 
 use crate::data::DataPool;
 use crate::policy::{CachePolicy, Policy, SyncPolicy};
-use crate::probe::recorder::{Op, Recorder};
+use crate::probe::recorder::Recorder;
 use crate::probe::sys;
 use crate::provision::{FsTools, Target};
 use crate::result::{PhaseResult, TargetInfo};
 use crate::signals::check_stop;
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use gate::{NoGate, PhaseGate};
+use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// What a phase does to the filesystem; decides warm-up and honesty flags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -318,52 +319,6 @@ impl<'a> TrialContext<'a> {
         Ok(())
     }
 
-    /// Runs and measures a phase whose single operation is `f` acting on the target itself
-    /// — the filesystem's own tools (mkfs, mount, umount, fsck) through
-    /// [`Target::tools`] — so the phase's wall time is the command's, CPU time includes
-    /// the command's (it is a waited-for child), and the device counters show what it read
-    /// and wrote. Recorded as one [`Op::Other`].
-    ///
-    /// The cache policy does not apply: what is mounted is the workload's business, and no
-    /// drop is needed for the device to be cold. The kernel discards a block device's page
-    /// cache when its last opener closes it (an umount, the end of an mkfs or fsck), so each
-    /// tool starts with the device's data uncached — measured on a loop device: three
-    /// `e2fsck -fn` in a row each read the same 17 MB from it, while with the device held
-    /// open elsewhere the second read nothing. A drop_caches would only add loading the
-    /// tool's own program from disk to its time.
-    pub fn target_phase<T>(
-        &mut self,
-        spec: &PhaseSpec,
-        f: impl FnOnce(&mut dyn Target) -> Result<T>,
-    ) -> Result<T> {
-        check_stop()?;
-        self.gate.barrier()?;
-        LIVE.clear();
-        (self.progress)(spec.name);
-        let mut rec = Recorder::new(Instant::now());
-        let before = Counters::now(self.target.device_stat());
-        let start = Instant::now();
-        rec.restart(start);
-        let out = f(&mut *self.target)?;
-        rec.done(Op::Other, start, 0);
-        let wall_s = start.elapsed().as_secs_f64();
-        rec.finish();
-        let m = Measured {
-            rec,
-            wall_s,
-            spent: before.since(),
-            flags: Vec::new(),
-            workers: 1,
-            // No policy applied: the tools' phases are never judged cold.
-            cache: CachePolicy::Keep,
-        };
-        let mut r = self.phase_result(spec, m, None);
-        // The tools write their own data out: mkfs and fsck close the device, umount flushes.
-        r.flags.retain(|f| f != "not-synced");
-        self.phases.push(r);
-        Ok(out)
-    }
-
     /// Measures one part of a phase that is made of separately timed parts (compilebench's
     /// runs of "patch", interleaved with other operations): the policies apply to each part
     /// as to a phase, and the parts of one name add up — operations, bytes, time, CPU,
@@ -590,7 +545,25 @@ impl<'a> TrialContext<'a> {
         F: Fn(&mut Worker) -> Result<()> + Sync,
     {
         let stat = self.target.device_stat();
-        run_workers(self.policy.sync, &self.pool, n, f, stat, &LIVE)
+        // The filesystem is quiesced around the work (see `run_workers`) where work is measured, unless
+        // the run asked for no syncs at all: under `--sync none` what a phase leaves dirty
+        // is the next one's to carry, as in classic Bonnie.
+        let own_device = stat.is_some() && self.target.info().work_unmeasured.is_none();
+        let quiesce = (own_device && self.policy.sync != SyncPolicy::None)
+            .then(|| {
+                File::open(&self.workdir)
+                    .with_context(|| format!("open {}", self.workdir.display()))
+            })
+            .transpose()?;
+        run_workers(
+            self.policy.sync,
+            &self.pool,
+            n,
+            f,
+            stat,
+            quiesce.as_ref(),
+            &LIVE,
+        )
     }
 }
 

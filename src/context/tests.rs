@@ -343,12 +343,12 @@ fn a_phase_shows_its_final_count_once_ended_until_the_next_is_announced() {
         }
         Ok(())
     };
-    run_workers(SyncPolicy::None, &pool, 2, &f, None, &shown).unwrap();
+    run_workers(SyncPolicy::None, &pool, 2, &f, None, None, &shown).unwrap();
     assert_eq!(shown.total(), 2000, "after the phase ended");
     shown.clear();
     assert_eq!(shown.total(), 0, "the next phase announced");
     let none = |_: &mut Worker| Ok(());
-    run_workers(SyncPolicy::None, &pool, 1, &none, None, &shown).unwrap();
+    run_workers(SyncPolicy::None, &pool, 1, &none, None, None, &shown).unwrap();
     assert_eq!(shown.total(), 0, "its own count, not the phase before's");
 }
 
@@ -374,6 +374,7 @@ fn ready_starts_the_clock_when_all_workers_are_set_up() {
         2,
         &with_ready,
         None,
+        None,
         &LiveOps::new(),
     )
     .unwrap();
@@ -388,9 +389,17 @@ fn ready_starts_the_clock_when_all_workers_are_set_up() {
         work(w);
         Ok(())
     };
-    let wall_s = run_workers(SyncPolicy::None, &pool, 2, &without, None, &LiveOps::new())
-        .unwrap()
-        .wall_s;
+    let wall_s = run_workers(
+        SyncPolicy::None,
+        &pool,
+        2,
+        &without,
+        None,
+        None,
+        &LiveOps::new(),
+    )
+    .unwrap()
+    .wall_s;
     assert!(wall_s >= 0.32, "{wall_s} s");
     let one_fails = |w: &mut Worker| {
         if w.idx == 1 {
@@ -404,6 +413,7 @@ fn ready_starts_the_clock_when_all_workers_are_set_up() {
         &pool,
         2,
         &one_fails,
+        None,
         None,
         &LiveOps::new()
     )

@@ -8,8 +8,9 @@ use crate::probe::recorder::{Mark, Op, Recorder};
 use crate::probe::sys;
 use crate::probe::Stamp;
 use crate::signals::check_stop;
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use std::fs::File;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -96,23 +97,35 @@ impl Spent {
 }
 
 impl Counters {
-    pub(super) fn now(stat_path: Option<PathBuf>) -> Self {
+    /// The counters now; after a syncfs of `quiesce`'s filesystem when given, so that
+    /// what earlier work left dirty is written out before they are read (see
+    /// [`run_workers`]).
+    pub(super) fn now(stat_path: Option<PathBuf>, quiesce: Option<&File>) -> io::Result<Self> {
+        if let Some(f) = quiesce {
+            sys::syncfs_of(f)?;
+        }
         let dev = stat_path.as_deref().and_then(sys::DiskStat::read);
-        Self {
+        Ok(Self {
             cpu: sys::cpu_times(),
             stat_path,
             dev,
             kernel_s: sys::kernel_threads_cpu_s(),
-        }
+        })
     }
 
     /// CPU user and system seconds, the device's counters and the kernel threads' CPU
-    /// seconds since `self`.
-    pub(super) fn since(&self) -> Spent {
+    /// seconds since `self`. With `quiesce`, its filesystem is synced after the process's
+    /// CPU times are read and before the device's counters and the kernel threads' CPU
+    /// are: the writes the work left dirty, and the journal commit that covers them, are
+    /// its work, not a later phase's.
+    pub(super) fn since(&self, quiesce: Option<&File>) -> io::Result<Spent> {
         let cpu = sys::cpu_times();
+        if let Some(f) = quiesce {
+            sys::syncfs_of(f)?;
+        }
         let dev1 = self.stat_path.as_deref().and_then(sys::DiskStat::read);
         let kernel1 = sys::kernel_threads_cpu_s();
-        Spent {
+        Ok(Spent {
             cpu_user_s: cpu.user_s - self.cpu.user_s,
             cpu_sys_s: cpu.sys_s - self.cpu.sys_s,
             dev: match (self.dev, dev1) {
@@ -123,7 +136,7 @@ impl Counters {
                 (Some(k0), Some(k1)) => Some((k1 - k0).max(0.0)),
                 _ => None,
             },
-        }
+        })
     }
 }
 
@@ -140,12 +153,20 @@ pub(super) struct Ran {
 /// Runs `n` workers of one phase (on this thread when `n` is 1) and merges their recorders;
 /// CPU times and the device counters at `stat` (a `/sys/block/*/stat`) are read when the
 /// clock starts and when it stops. Their operation counts are shown in `shown`.
+///
+/// `quiesce`, when given, is a directory on the target whose filesystem is synced, outside
+/// the clock, before the starting counters are read and after the process's CPU times
+/// are read at the end: the device work of the window is then the phase's own, whole
+/// (what it left dirty and its journal commit included), and none of an earlier phase's
+/// or set-up's. Without it a journal timer or writeback would fall in one repetition's
+/// phase and in the next phase of another.
 pub(super) fn run_workers<F>(
     sync: SyncPolicy,
     pool: &DataPool,
     n: usize,
     f: &F,
     stat: Option<PathBuf>,
+    quiesce: Option<&File>,
     shown: &LiveOps,
 ) -> Result<Ran>
 where
@@ -156,8 +177,8 @@ where
     let live = shown.open(n);
     // Built before the clock starts: allocating histograms is not the filesystem's time.
     let recorders: Vec<Recorder> = (0..n).map(|_| Recorder::new(Instant::now())).collect();
-    let gate = Gate::new(n, stat.clone());
-    let early = Counters::now(stat);
+    let gate = Gate::new(n, stat.clone(), quiesce);
+    let early = Counters::now(stat, quiesce).context("syncfs before the phase")?;
     let start = Instant::now();
     let run_one = |idx: usize, mut rec: Recorder| -> Result<Recorder> {
         rec.restart(start);
@@ -199,9 +220,12 @@ where
     };
     // From the start line when the workers waited at one (Worker::ready): their setup is
     // in neither the wall time nor the CPU and device figures.
-    let (start, before) = gate.opened().unwrap_or((start, early));
+    let (start, before) = match gate.opened()? {
+        Some(opened) => opened,
+        None => (start, early),
+    };
     let wall_s = start.elapsed().as_secs_f64();
-    let spent = before.since();
+    let spent = before.since(quiesce).context("syncfs after the phase")?;
     let mut merged = Recorder::new(start);
     let mut first_err = None;
     for r in results {
@@ -231,7 +255,7 @@ pub struct Worker<'a> {
     abort: &'a AtomicBool,
     /// Where this worker publishes its operation count for progress displays.
     live: &'a AtomicU64,
-    gate: &'a Gate,
+    gate: &'a Gate<'a>,
 }
 
 impl Worker<'_> {
@@ -371,10 +395,12 @@ impl Worker<'_> {
 /// The start line of a phase's workers (see [`Worker::ready`]): opens when each worker has
 /// arrived or ended; the instant it opened is the phase start, if any worker arrived, and
 /// the counters read then are the phase's starting counters.
-struct Gate {
+struct Gate<'s> {
     n: usize,
     /// The device counters to read when the gate opens.
     stat: Option<PathBuf>,
+    /// The filesystem to sync before they are read (see [`run_workers`]).
+    quiesce: Option<&'s File>,
     state: Mutex<GateState>,
     opened: Condvar,
 }
@@ -386,17 +412,18 @@ struct GateState {
     waited: bool,
     /// When the gate opened.
     start: Option<Instant>,
-    /// The CPU times and device counters when it opened.
-    counters: Option<Counters>,
+    /// The CPU times and device counters when it opened, or why they could not be read.
+    counters: Option<io::Result<Counters>>,
     /// Which workers were counted.
     arrived: Vec<bool>,
 }
 
-impl Gate {
-    fn new(n: usize, stat: Option<PathBuf>) -> Self {
+impl<'s> Gate<'s> {
+    fn new(n: usize, stat: Option<PathBuf>, quiesce: Option<&'s File>) -> Self {
         Self {
             n,
             stat,
+            quiesce,
             state: Mutex::new(GateState {
                 counted: 0,
                 waited: false,
@@ -419,7 +446,7 @@ impl Gate {
         }
         s.waited |= waits;
         if s.counted == self.n && s.waited && s.start.is_none() {
-            s.counters = Some(Counters::now(self.stat.clone()));
+            s.counters = Some(Counters::now(self.stat.clone(), self.quiesce));
             s.start = Some(Instant::now());
             self.opened.notify_all();
         }
@@ -440,8 +467,8 @@ impl Gate {
     /// Counts worker `idx` when the returned guard drops (it ended, failed or panicked),
     /// unless it arrived before.
     fn leave_on_drop(&self, idx: usize) -> impl Drop + '_ {
-        struct Leave<'g>(&'g Gate, usize);
-        impl Drop for Leave<'_> {
+        struct Leave<'g, 's>(&'g Gate<'s>, usize);
+        impl Drop for Leave<'_, '_> {
             fn drop(&mut self) {
                 let mut s = self.0.lock();
                 self.0.count(&mut s, self.1, false);
@@ -450,9 +477,16 @@ impl Gate {
         Leave(self, idx)
     }
 
-    /// When the gate opened and the counters then; once, after the workers ended.
-    fn opened(&self) -> Option<(Instant, Counters)> {
+    /// When the gate opened and the counters then, if it opened; once, after the workers
+    /// ended.
+    fn opened(&self) -> Result<Option<(Instant, Counters)>> {
         let mut s = self.lock();
-        Some((s.start?, s.counters.take()?))
+        let (Some(start), Some(counters)) = (s.start, s.counters.take()) else {
+            return Ok(None);
+        };
+        Ok(Some((
+            start,
+            counters.context("syncfs at the phase's start line")?,
+        )))
     }
 }

@@ -286,7 +286,12 @@ pub fn inodes_free(path: &Path) -> Option<u64> {
 
 /// syncfs(2) on the filesystem holding `path`.
 pub fn syncfs(path: &Path) -> std::io::Result<()> {
-    let f = std::fs::File::open(path)?;
+    syncfs_of(&std::fs::File::open(path)?)
+}
+
+/// syncfs(2) on the filesystem holding the open file `f` (which may have been removed
+/// since it was opened).
+pub fn syncfs_of(f: &std::fs::File) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: syncfs takes an open descriptor, which `f` keeps alive for the call.
     if unsafe { libc::syncfs(f.as_raw_fd()) } != 0 {

@@ -70,7 +70,8 @@ pub struct Test {
     pub d: f64,
     /// Its standard error.
     pub se: f64,
-    /// The test's degrees of freedom: Hsu's, min(n_a, n_b) − 1.
+    /// The test's degrees of freedom: Hsu's, min(n_a, n_b) − 1 (for a count of work,
+    /// see [`Test::of_work`]).
     pub df: f64,
     /// Each side's variance of log values, floored ([`LOG_SD_FLOOR`]).
     pub var_a: f64,
@@ -127,6 +128,34 @@ impl Test {
             n_a: a.len(),
             n_b: b.len(),
         })
+    }
+
+    /// The test of b against a for a count of work ([`crate::result::work`]), each side's
+    /// log standard deviation floored at `floor_a` and `floor_b`, the spread its counter
+    /// cannot resolve below. A side whose repetitions spread less than its floor takes the
+    /// floor as a known variance, not an estimate: its degrees of freedom are unbounded.
+    /// The test's are then the other side's, n − 1, when that side is estimated (the known
+    /// part only narrows the statistic's tails), or unbounded when both sides are at their
+    /// floors (a normal test). Two estimated sides keep Hsu's, min(n_a, n_b) − 1.
+    ///
+    /// It keeps its level as long as the floor bounds the figure's true spread; a count
+    /// that jumps between values far apart (a journal commit a timer starts, inside a
+    /// phase or after it) does not, and is what the resolution part of the floor
+    /// ([`crate::result::work::WorkFigure::log_sd_floor`]) and quiescing the filesystem
+    /// around a phase's work are for: docs/work.md has the simulations and the runs that
+    /// check it.
+    pub fn of_work(a: &[f64], b: &[f64], floor_a: f64, floor_b: f64) -> Option<Self> {
+        let mut t = Self::of_floored(a, b, floor_a, floor_b)?;
+        let (_, va) = mean_var(a);
+        let (_, vb) = mean_var(b);
+        let known = |v: f64, floor: f64| v <= floor * floor;
+        t.df = match (known(va, floor_a), known(vb, floor_b)) {
+            (true, true) => f64::INFINITY,
+            (true, false) => (b.len() - 1) as f64,
+            (false, true) => (a.len() - 1) as f64,
+            (false, false) => t.df,
+        };
+        Some(t)
     }
 
     /// The ratio of geometric means b/a.
@@ -358,6 +387,35 @@ mod tests {
         assert!((lo - 1.082042219282416).abs() < 1e-9 && (hi - 1.3352575053674556).abs() < 1e-9);
         assert!((t.d / t.se - 7.529538478598839).abs() < 1e-9);
         assert!((t.p() - 0.01718519670521809).abs() < 1e-9, "{}", t.p());
+    }
+
+    #[test]
+    fn a_count_at_its_floor_is_a_known_spread() {
+        let floor = 0.005;
+        // Both sides equal in every repetition: the floor on both, a normal test.
+        let t = Test::of_work(&[100.0; 3], &[101.0; 3], floor, floor).unwrap();
+        assert_eq!(t.df, f64::INFINITY);
+        assert!((t.se - (2.0 * floor * floor / 3.0).sqrt()).abs() < 1e-15);
+        // Its interval is the normal one: 1.96 standard errors at 95%.
+        let (lo, hi) = t.interval(0.95);
+        assert!(((hi.ln() - lo.ln()) / (2.0 * t.se) - 1.959964).abs() < 1e-5);
+        // python3 -c 'import math; z = math.log(1.01)/math.sqrt(2*0.005**2/3)
+        //   print(math.erfc(z/math.sqrt(2)))' → 0.014796442271464847
+        assert!((t.p() - 0.014796442271464847).abs() < 1e-9, "{}", t.p());
+        // One side spread beyond its floor: that side's repetitions less one.
+        let spread = [100.0, 103.0, 97.0, 101.0];
+        let t = Test::of_work(&[100.0; 3], &spread, floor, floor).unwrap();
+        assert_eq!(t.df, 3.0);
+        let t = Test::of_work(&spread, &[100.0; 3], floor, floor).unwrap();
+        assert_eq!(t.df, 3.0);
+        // A spread below the floor is at the floor too.
+        let t = Test::of_work(&[100.0, 100.1, 99.9], &[100.0; 3], floor, floor).unwrap();
+        assert_eq!(t.df, f64::INFINITY);
+        // Both spread: Hsu's, as for the headline.
+        let t = Test::of_work(&spread, &[100.0, 104.0, 98.0], floor, floor).unwrap();
+        assert_eq!(t.df, 2.0);
+        // The headline's test of equal repetitions keeps Hsu's.
+        assert_eq!(Test::of(&[100.0; 3], &[101.0; 3]).unwrap().df, 2.0);
     }
 
     #[test]

@@ -337,7 +337,7 @@ pub fn rank(
 }
 
 /// [`rank`], with each sample's log standard deviation floored at `floors` (one per
-/// sample, [`Test::of_floored`]) when given: the ranking of a work figure.
+/// sample, [`Test::of_work`]) when given: the ranking of a work figure.
 pub fn rank_floored(
     workload: &str,
     phase: &str,
@@ -379,7 +379,7 @@ pub fn rank_floored(
     let test = |a: &(&str, &[f64], f64, Option<f64>), b: &(&str, &[f64], f64, Option<f64>)| match (
         a.3, b.3,
     ) {
-        (Some(fa), Some(fb)) => Test::of_floored(a.1, b.1, fa, fb),
+        (Some(fa), Some(fb)) => Test::of_work(a.1, b.1, fa, fb),
         _ => Test::of(a.1, b.1),
     };
     let worse_test = |better: &(&str, &[f64], f64, Option<f64>),

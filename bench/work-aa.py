@@ -86,8 +86,11 @@ def judge(fsarena, d):
     if not ids:
         sys.exit(f"no complete runs in {db}")
     beyond_runs = 0
-    print("| run | work pairs tested | told apart on work | beyond the margin | told apart on time |")
-    print("|---|---|---|---|---|")
+    print(
+        "| run | work pairs tested | told apart on work | beyond the margin | same on work "
+        "| told apart on time |"
+    )
+    print("|---|---|---|---|---|---|")
     for rid in sorted(ids):
         doc = json.loads(
             subprocess.run(
@@ -97,7 +100,7 @@ def judge(fsarena, d):
                 check=True,
             ).stdout
         )
-        tested = apart = beyond = time_apart = 0
+        tested = apart = beyond = same = time_apart = 0
         for v in doc.get("verdicts", []):
             margin = v["family"]["margin"]
             for p in v["places"][1:]:
@@ -107,12 +110,13 @@ def judge(fsarena, d):
                     time_apart += p["outcome"] == "apart"
                     continue
                 tested += 1
+                same += p["outcome"] == "within"
                 if p["outcome"] == "apart":
                     apart += 1
                     lo = p["interval"][0]
                     beyond += lo > 1 + margin
         beyond_runs += beyond > 0
-        print(f"| {rid} | {tested} | {apart} | {beyond} | {time_apart} |")
+        print(f"| {rid} | {tested} | {apart} | {beyond} | {same} | {time_apart} |")
     print(f"\nruns with a work figure told apart beyond the margin: {beyond_runs} of {len(ids)}")
 
 

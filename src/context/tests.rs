@@ -3,10 +3,12 @@
 
 use super::workers::LiveOps;
 use super::*;
+use crate::probe::recorder::Op;
 use crate::result::{Provision, TargetInfo};
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 /// A target that counts its cache resets.
 struct CountingTarget {

@@ -4,7 +4,7 @@
 //! family's control. Derived from the trials (recomputed on export, never read back).
 
 use crate::compare::family::{Family, Outcome};
-use crate::compare::rank::{self, PhaseVerdict};
+use crate::compare::rank::{self, Axis, PhaseVerdict};
 use crate::result::RunResult;
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +28,13 @@ pub struct VerdictJson {
     pub references: Vec<String>,
     /// The family this verdict was judged in.
     pub family: FamilyJson,
+    /// On a phase's time verdict, what settled the phase: `time` (every pair of its
+    /// targets told apart or within the margin on the headline), `work` (else every pair
+    /// on time or on some work figure) or `open` (some pair on neither) — the phases the
+    /// `Could tell:` line counts. Absent on work verdicts and on phases nothing was
+    /// tested in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<String>,
 }
 
 /// One target's place in a verdict.
@@ -106,6 +113,14 @@ fn one(v: &PhaseVerdict) -> VerdictJson {
             .collect(),
         references: v.references.iter().map(|r| r.target.clone()).collect(),
         family: family(if v.figure.is_some() { "work" } else { "time" }, &v.family),
+        settled: (v.figure.is_none() && v.judged()).then(|| {
+            match v.settled() {
+                Some(Axis::Time) => "time",
+                Some(Axis::Work) => "work",
+                None => "open",
+            }
+            .to_string()
+        }),
     }
 }
 
@@ -144,5 +159,21 @@ mod tests {
         let time = v.iter().filter(|x| x.figure == "time").count();
         assert_eq!(time, 15);
         assert_eq!(v[0].family.tests, 15);
+        // What settled each phase is on its time verdict alone, and agrees with the
+        // ranking's own account (the `Could tell:` line's).
+        let ranked = rank::verdicts(&run);
+        let times: Vec<&VerdictJson> = v.iter().filter(|x| x.figure == "time").collect();
+        for (x, r) in times.iter().zip(&ranked) {
+            let want = match r.settled() {
+                Some(Axis::Time) => "time",
+                Some(Axis::Work) => "work",
+                None => "open",
+            };
+            assert_eq!(x.settled.as_deref(), Some(want), "{}", x.phase);
+        }
+        assert!(v
+            .iter()
+            .filter(|x| x.figure != "time")
+            .all(|x| x.settled.is_none()));
     }
 }

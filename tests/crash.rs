@@ -46,6 +46,19 @@ fn every_promise_kept(test: &str, fs: &str, size: &str) {
             assert_eq!(n(x, key), 0, "{fs} {pattern}: {key} in {x}");
         }
         assert!(n(x, "crash_flushes") > 0, "{fs} {pattern}: {x}");
+        // The coverage: every state checked is a flush point or a reordered one, and
+        // neither count exceeds what the recording had.
+        let (points, checked) = (
+            n(x, "crash_flush_points"),
+            n(x, "crash_flush_points_checked"),
+        );
+        let reordered = n(x, "crash_reordered");
+        assert_eq!(checked + reordered, 10, "{fs} {pattern}: {x}");
+        assert!(points >= 2 && checked <= points, "{fs} {pattern}: {x}");
+        assert!(
+            reordered as f64 <= x["crash_reorderings"].as_f64().unwrap(),
+            "{fs} {pattern}: {x}"
+        );
         if let Some(fsyncs) = x.get("crash_fsyncs").and_then(Value::as_f64) {
             // Each fsync that wrote ends with a flush; a directory fsync right after its
             // file's may write nothing (ext4, xfs), so half the calls at least.

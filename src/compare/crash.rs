@@ -19,7 +19,7 @@ use crate::result::{PhaseResult, RunResult};
 pub const ALPHA: f64 = 0.05;
 
 /// One target's figures for one pattern.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct TargetLoss {
     pub target: String,
     /// The pattern's speed per trial (operations per second).
@@ -38,6 +38,12 @@ pub struct TargetLoss {
     pub metadata: u64,
     /// Files lost where nothing was promised: not among the broken promises.
     pub unpromised: u64,
+    /// Coverage over all trials: flush points recorded and checked, reordered states
+    /// checked and there were.
+    pub flush_points: u64,
+    pub flush_points_checked: u64,
+    pub reordered: u64,
+    pub reorderings: f64,
 }
 
 impl TargetLoss {
@@ -127,6 +133,10 @@ pub fn losses(run: &RunResult) -> Vec<PatternLoss> {
                         reappeared: 0,
                         metadata: 0,
                         unpromised: 0,
+                        flush_points: 0,
+                        flush_points_checked: 0,
+                        reordered: 0,
+                        reorderings: 0.0,
                     });
                     pl.targets.last_mut().expect("pushed")
                 }
@@ -143,6 +153,10 @@ pub fn losses(run: &RunResult) -> Vec<PatternLoss> {
             tl.reappeared += figure(p, "crash_reappeared");
             tl.metadata += figure(p, "crash_metadata");
             tl.unpromised += figure(p, "crash_unpromised_lost");
+            tl.flush_points += figure(p, "crash_flush_points");
+            tl.flush_points_checked += figure(p, "crash_flush_points_checked");
+            tl.reordered += figure(p, "crash_reordered");
+            tl.reorderings += p.extra.get("crash_reorderings").copied().unwrap_or(0.0);
         }
     }
     for pl in &mut out {
@@ -354,6 +368,7 @@ mod tests {
             reappeared: 0,
             metadata: 0,
             unpromised: 0,
+            ..Default::default()
         };
         let mut real = 0;
         for _ in 0..runs {

@@ -68,6 +68,27 @@ pub fn target_line(t: &TargetLoss, unit: &str) -> String {
     )
 }
 
+/// `checked on ext4: 175 of 175 flush points, 40 of 1,016 reordered states`: which crash
+/// states there were and which were checked (over all trials); `None` for runs that did
+/// not count them.
+pub fn coverage_line(t: &TargetLoss) -> Option<String> {
+    if t.flush_points == 0 {
+        return None;
+    }
+    let of = if t.reorderings < 1e6 {
+        thousands(t.reorderings as u64)
+    } else {
+        format!("at least 10^{}", t.reorderings.log10().floor())
+    };
+    Some(format!(
+        "checked on {}: {} of {} flush points, {} of {of} reordered states",
+        t.target,
+        thousands(t.flush_points_checked),
+        thousands(t.flush_points),
+        thousands(t.reordered)
+    ))
+}
+
 /// The verdict on the differences in loss of one pattern.
 pub fn verdict_lines(pl: &PatternLoss) -> Vec<String> {
     let mut out = Vec::new();
@@ -150,6 +171,7 @@ pub fn sections(run: &RunResult) -> Vec<(String, Vec<String>)> {
         .map(|pl| {
             let unit = pl.ops_unit.clone();
             let mut lines: Vec<String> = pl.targets.iter().map(|t| target_line(t, &unit)).collect();
+            lines.extend(pl.targets.iter().filter_map(coverage_line));
             lines.extend(verdict_lines(pl));
             (
                 format!("what a power cut costs: {} ({})", pl.pattern, pl.workload),
@@ -201,12 +223,46 @@ mod tests {
             reappeared: 0,
             metadata: 0,
             unpromised: 0,
+            ..Default::default()
         };
         assert_eq!(
             target_line(&t, "files/s"),
             "ext4: 1,234\u{a0}files/s; 3 of 120 crash states broke a promise (3 files empty); \
              1 of 120 needed repair"
         );
+    }
+
+    #[test]
+    fn the_line_says_which_crash_states_were_checked_of_how_many() {
+        let t = TargetLoss {
+            target: "ext4".into(),
+            ops_per_s: vec![900.0],
+            bad: vec![(0, 215)],
+            flush_points: 175,
+            flush_points_checked: 175,
+            reordered: 40,
+            reorderings: 1016.0,
+            ..Default::default()
+        };
+        assert_eq!(
+            coverage_line(&t).unwrap(),
+            "checked on ext4: 175 of 175 flush points, 40 of 1,016 reordered states"
+        );
+        let many = TargetLoss {
+            flush_points_checked: 100,
+            reorderings: 3.5e18,
+            ..t.clone()
+        };
+        assert_eq!(
+            coverage_line(&many).unwrap(),
+            "checked on ext4: 100 of 175 flush points, 40 of at least 10^18 reordered states"
+        );
+        // A run from before the coverage was counted says nothing of it.
+        let old = TargetLoss {
+            flush_points: 0,
+            ..t
+        };
+        assert_eq!(coverage_line(&old), None);
     }
 
     #[test]
@@ -224,6 +280,7 @@ mod tests {
             reappeared: 2,
             metadata: 0,
             unpromised: 34,
+            ..Default::default()
         };
         assert_eq!(
             target_line(&t, "replacements/s"),
@@ -259,6 +316,7 @@ mod tests {
             reappeared: 0,
             metadata: 0,
             unpromised: 0,
+            ..Default::default()
         };
         let (nobarrier, ext4) = (target("ext4+barrier=0", 0, 33), target("ext4", 0, 0));
         assert_eq!(

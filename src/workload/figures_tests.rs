@@ -240,6 +240,26 @@ fn every_declared_figure_is_walked_or_says_why_not() {
             "crash_check_s",
             "crash states: a loop target (root)",
         ),
+        (
+            "crash",
+            "crash_flush_points",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_flush_points_checked",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_reordered",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_reorderings",
+            "crash states: a loop target (root)",
+        ),
         ("provision", "min_size_bytes", "a loop target"),
         ("provision", "min_size_refused_bytes", "a loop target"),
     ];

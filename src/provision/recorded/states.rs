@@ -11,8 +11,9 @@
 //! [`plan`] picks at most `budget` states, deterministically from a seed: first the state
 //! at every flush (evenly spaced ones when there are more flushes than the budget), then,
 //! epoch by epoch in turn, distinct subsets of each epoch's writes (every subset when an
-//! epoch has few writes, seeded random ones otherwise) until the budget is spent or no
-//! subset is left.
+//! epoch has few writes, seeded random ones otherwise) — *reordered* states, at most
+//! `reorder` of them — until the budget is spent or no subset is left. [`Planned`] says how
+//! many of each kind exist and how many were chosen: the coverage a report states.
 //!
 //! [`window`] says which crashes a state stands for, as log positions (how many records
 //! the log held when the power went): a crash at position `L` leaves on the disk every
@@ -51,6 +52,14 @@ pub struct Planned {
     pub prefixes: usize,
     /// Whether some prefix states were left out (more flushes than the budget).
     pub prefixes_sampled: bool,
+    /// Prefix states chosen (all of `prefixes` unless sampled).
+    pub prefixes_chosen: usize,
+    /// Reordered states chosen: a prefix and a proper, non-empty subset of the next
+    /// epoch's writes.
+    pub reordered: usize,
+    /// Reordered states there are: 2^n − 2 for each epoch of n ≥ 2 writes, an epoch of
+    /// more than 62 writes counted as 2^62 − 2 (so the sum is a lower bound there).
+    pub reorderings: f64,
 }
 
 /// The prefix boundaries of a log: 0, just after each flush, and its end.
@@ -94,8 +103,9 @@ pub fn window(records: &[Record], st: &CrashState) -> Window {
     }
 }
 
-/// At most `budget` crash states of the log `records`, chosen from `seed` (module docs).
-pub fn plan(records: &[Record], budget: usize, seed: u64) -> Planned {
+/// At most `budget` crash states of the log `records`, of which at most `reorder` are
+/// reordered ones, chosen from `seed` (module docs).
+pub fn plan(records: &[Record], budget: usize, reorder: usize, seed: u64) -> Planned {
     let bounds = boundaries(records);
     let prefixes = bounds.len();
     let mut states: BTreeSet<CrashState> = BTreeSet::new();
@@ -105,6 +115,8 @@ pub fn plan(records: &[Record], budget: usize, seed: u64) -> Planned {
         upto,
         kept: Vec::new(),
     }));
+    let prefixes_chosen = states.len();
+    let budget = budget.min(prefixes_chosen + reorder);
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xc4a5_4e5f);
     // The epochs with at least two writes (one write kept is the next prefix), each with
     // the source of its subsets.
@@ -113,6 +125,10 @@ pub fn plan(records: &[Record], budget: usize, seed: u64) -> Planned {
         .map(|w| Epoch::new(records, w[0], w[1]))
         .filter(|e| e.writes.len() >= 2)
         .collect();
+    let reorderings = epochs
+        .iter()
+        .map(|e| 2f64.powi(e.writes.len().min(62) as i32) - 2.0)
+        .sum();
     while states.len() < budget && !epochs.is_empty() {
         epochs.retain_mut(|e| {
             if states.len() >= budget {
@@ -127,10 +143,14 @@ pub fn plan(records: &[Record], budget: usize, seed: u64) -> Planned {
             }
         });
     }
+    let reordered = states.len() - prefixes_chosen;
     Planned {
         states: states.into_iter().collect(),
         prefixes,
         prefixes_sampled,
+        prefixes_chosen,
+        reordered,
+        reorderings,
     }
 }
 
@@ -216,7 +236,7 @@ mod tests {
     fn every_flush_is_a_state_and_subsets_are_proper_and_within_their_epoch() {
         let records = log("WWFWWWFW");
         assert_eq!(boundaries(&records), [0, 3, 7, 8]);
-        let p = plan(&records, 100, 1);
+        let p = plan(&records, 100, 100, 1);
         assert_eq!(p.prefixes, 4);
         assert!(!p.prefixes_sampled);
         // 4 prefixes + (2^2 - 2) + (2^3 - 2) subsets; the last epoch has one write.
@@ -235,10 +255,10 @@ mod tests {
     #[test]
     fn the_budget_bounds_the_states_and_the_seed_decides_them() {
         let records = log(&format!("{}F{}F", "W".repeat(30), "W".repeat(20)));
-        let a = plan(&records, 25, 7);
+        let a = plan(&records, 25, 25, 7);
         assert_eq!(a.states.len(), 25);
-        assert_eq!(a.states, plan(&records, 25, 7).states);
-        assert_ne!(a.states, plan(&records, 25, 8).states);
+        assert_eq!(a.states, plan(&records, 25, 25, 7).states);
+        assert_ne!(a.states, plan(&records, 25, 25, 8).states);
         // Both epochs got subsets, taken in turn.
         let in_epoch = |u| {
             a.states
@@ -284,9 +304,28 @@ mod tests {
     }
 
     #[test]
+    fn every_flush_point_first_then_at_most_reorder_reordered_and_the_coverage_counted() {
+        let records = log("WWFWWWFW");
+        // 4 flush points, 2 + 6 reorderings; 3 of them asked for.
+        let p = plan(&records, 100, 3, 1);
+        assert_eq!((p.prefixes, p.prefixes_chosen), (4, 4));
+        assert_eq!((p.reordered, p.reorderings), (3, 8.0));
+        assert_eq!(p.states.len(), 7);
+        // The budget before the reordered ones: prefixes first.
+        let p = plan(&records, 5, 3, 1);
+        assert_eq!((p.prefixes_chosen, p.reordered, p.states.len()), (4, 1, 5));
+        // No reordering asked: flush points alone.
+        let p = plan(&records, 100, 0, 1);
+        assert_eq!((p.prefixes_chosen, p.reordered), (4, 0));
+        // An epoch of 100 writes counts as 2^62 - 2 reorderings, not infinity.
+        let big = plan(&log(&"W".repeat(100)), 10, 10, 1);
+        assert_eq!(big.reorderings, 2f64.powi(62) - 2.0);
+    }
+
+    #[test]
     fn more_flushes_than_the_budget_keeps_the_first_and_last_evenly() {
         let records = log(&"WF".repeat(50));
-        let p = plan(&records, 5, 1);
+        let p = plan(&records, 5, 5, 1);
         assert!(p.prefixes_sampled);
         let uptos: Vec<usize> = p.states.iter().map(|s| s.upto).collect();
         assert_eq!(uptos, [0, 24, 50, 74, 100]);

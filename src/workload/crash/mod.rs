@@ -7,8 +7,8 @@
 //!    mount options) whose loop device's backing file fsarena serves through FUSE,
 //!    logging every write and flush that reaches it (`crate::provision::recorded`). From
 //!    the log and the image as it was before, at most `states` crash states are rebuilt
-//!    (the disk at every flush, and subsets of the writes between two flushes,
-//!    CrashMonkey's model), each recovered, checked and repaired by the filesystem's own
+//!    (the disk at every flush, then up to `reorder` subsets of the writes between two
+//!    flushes, CrashMonkey's model), each recovered, checked and repaired by the filesystem's own
 //!    tools, mounted, and its files judged against what the pattern was promised
 //!    ([`expect`]).
 //!
@@ -20,7 +20,9 @@
 //! `crash_unpromised_lost` (files lost where POSIX promised nothing: not a broken
 //! promise); and what the recorder saw: `crash_writes`, `crash_flushes`, and the
 //! pattern's own `crash_fsyncs`; `crash_check_s`, the seconds the states took to build and
-//! check. Each state with a finding is described in the trial's
+//! check; the coverage: `crash_flush_points` in the recording and
+//! `crash_flush_points_checked`, `crash_reordered` states checked of `crash_reorderings`
+//! there are. Each state with a finding is described in the trial's
 //! log (its prefix and kept writes, and what was found), with the seed that chooses it.
 //!
 //! Crash states need a loop target (the twin is made like it); on others (tmpfs, a
@@ -75,10 +77,18 @@ const PARAMS: &[ParamSpec] = &[
     param(
         "states",
         ParamKind::Count,
+        "1000",
+        "states",
+        "crash states checked per pattern and trial, at most: the state at every flush \
+         first (evenly spaced ones when there are more), then reordered ones; 0: speed only",
+    ),
+    param(
+        "reorder",
+        ParamKind::Count,
         "40",
         "states",
-        "crash states checked per pattern and trial, at most (the state at every flush \
-         first, then subsets of the writes between flushes); 0: speed only",
+        "reordered crash states per pattern and trial, at most, within `states`: a flush \
+         point and a subset of the writes before the next flush",
     ),
     param(
         "ops",
@@ -148,6 +158,10 @@ pub const FIGURES: &[Figure] = &[
     Figure::neither("crash_flushes", "flushes"),
     Figure::neither("crash_fsyncs", "calls"),
     Figure::neither("crash_check_s", "s"),
+    Figure::neither("crash_flush_points", "states"),
+    Figure::neither("crash_flush_points_checked", "states"),
+    Figure::neither("crash_reordered", "states"),
+    Figure::neither("crash_reorderings", "states"),
 ];
 
 /// The `crash` workload as `fsarena list` shows it and `run` builds it.
@@ -174,6 +188,7 @@ pub struct Crash {
     /// Indices into [`PATTERNS`].
     patterns: Vec<usize>,
     states: usize,
+    reorder: usize,
     ops: u64,
     size: usize,
     sync_every: u64,
@@ -190,6 +205,7 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
     let size = p.bytes("size").expect("size has a default");
     let sync_every = p.count("sync_every").expect("sync_every has a default");
     let states = p.count("states").expect("states has a default");
+    let reorder = p.count("reorder").expect("reorder has a default");
     let problem = if !(1..=100_000).contains(&ops) {
         format!("ops={ops}: must be 1 to 100000")
     } else if !(1..=(64 << 20)).contains(&size) {
@@ -202,6 +218,7 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
         return Ok(Box::new(Crash {
             patterns,
             states: states as usize,
+            reorder: reorder.min(states) as usize,
             ops,
             size: size as usize,
             sync_every,

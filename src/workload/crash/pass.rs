@@ -56,6 +56,12 @@ pub struct Tally {
     pub unpromised: u64,
     pub writes: u64,
     pub flushes: u64,
+    /// Coverage: flush points in the recording and how many were checked; reordered
+    /// states checked, and how many there are ([`states::Planned`]).
+    pub flush_points: u64,
+    pub flush_points_checked: u64,
+    pub reordered: u64,
+    pub reorderings: f64,
     /// `fsync`/`fdatasync` calls the pattern made itself (`None`: inside SQLite).
     pub fsyncs: Option<u64>,
     /// Seconds spent building and checking the states.
@@ -101,11 +107,15 @@ impl Tally {
             ("crash_unpromised_lost", self.unpromised),
             ("crash_writes", self.writes),
             ("crash_flushes", self.flushes),
+            ("crash_flush_points", self.flush_points),
+            ("crash_flush_points_checked", self.flush_points_checked),
+            ("crash_reordered", self.reordered),
         ];
         for (k, v) in figures {
             cx.note_phase(phase, k, v as f64);
         }
         cx.note_phase(phase, "crash_check_s", self.check_s);
+        cx.note_phase(phase, "crash_reorderings", self.reorderings);
         if let Some(n) = self.fsyncs {
             cx.note_phase(phase, "crash_fsyncs", n as f64);
         }
@@ -164,7 +174,7 @@ fn judge_all(
     let name = PATTERNS[i];
     let log = Log::open(log_path)?;
     let (writes, flushes, bytes) = log.counts();
-    let planned = states::plan(&log.records, c.states, work.seed);
+    let planned = states::plan(&log.records, c.states, c.reorder, work.seed);
     crate::term::set_status(Some(format!(
         "{name}: checking {} crash states ({writes} writes, {}, {flushes} flushes)",
         planned.states.len(),
@@ -193,6 +203,10 @@ fn judge_all(
     let mut tally = Tally {
         writes,
         flushes,
+        flush_points: planned.prefixes as u64,
+        flush_points_checked: planned.prefixes_chosen as u64,
+        reordered: planned.reordered as u64,
+        reorderings: planned.reorderings,
         check_s,
         ..Tally::default()
     };

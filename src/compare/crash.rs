@@ -44,6 +44,10 @@ pub struct TargetLoss {
     pub flush_points_checked: u64,
     pub reordered: u64,
     pub reorderings: f64,
+    /// The file patterns' promises of contents made, and broken in some state (over all
+    /// trials; 0 for the SQLite patterns and runs that did not count them).
+    pub promises: u64,
+    pub promises_broken: u64,
 }
 
 impl TargetLoss {
@@ -137,6 +141,8 @@ pub fn losses(run: &RunResult) -> Vec<PatternLoss> {
                         flush_points_checked: 0,
                         reordered: 0,
                         reorderings: 0.0,
+                        promises: 0,
+                        promises_broken: 0,
                     });
                     pl.targets.last_mut().expect("pushed")
                 }
@@ -157,6 +163,8 @@ pub fn losses(run: &RunResult) -> Vec<PatternLoss> {
             tl.flush_points_checked += figure(p, "crash_flush_points_checked");
             tl.reordered += figure(p, "crash_reordered");
             tl.reorderings += p.extra.get("crash_reorderings").copied().unwrap_or(0.0);
+            tl.promises += figure(p, "crash_promises");
+            tl.promises_broken += figure(p, "crash_promises_broken");
         }
     }
     for pl in &mut out {

@@ -62,8 +62,17 @@ pub fn target_line(t: &TargetLoss, unit: &str) -> String {
     } else {
         format!(" ({})", parts.join(", "))
     };
+    // Per promise, comparable across filesystems whatever their flushes and states.
+    let promises = match t.promises_broken {
+        0 => String::new(),
+        n => format!(
+            "; promised data lost at {} of {} promises",
+            thousands(n),
+            thousands(t.promises)
+        ),
+    };
     format!(
-        "{}: {speed}; {loss}{detail}{repaired}{unpromised}",
+        "{}: {speed}; {loss}{detail}{promises}{repaired}{unpromised}",
         t.target
     )
 }
@@ -263,6 +272,32 @@ mod tests {
             ..t
         };
         assert_eq!(coverage_line(&old), None);
+    }
+
+    #[test]
+    fn the_promises_broken_are_counted_beside_the_states() {
+        let t = TargetLoss {
+            target: "ext4+barrier=0".into(),
+            ops_per_s: vec![1500.0],
+            bad: vec![(18, 20)],
+            lost: 1017,
+            promises: 129,
+            promises_broken: 31,
+            ..Default::default()
+        };
+        assert_eq!(
+            target_line(&t, "files/s"),
+            "ext4+barrier=0: 1,500\u{a0}files/s; 18 of 20 crash states broke a promise \
+             (1,017 files lost); promised data lost at 31 of 129 promises"
+        );
+        // None broken: the states' line says it; no count of promises is added.
+        let kept = TargetLoss {
+            bad: vec![(0, 20)],
+            lost: 0,
+            promises_broken: 0,
+            ..t
+        };
+        assert!(!target_line(&kept, "files/s").contains("promises"));
     }
 
     #[test]

@@ -212,6 +212,28 @@ impl Expect {
     }
 }
 
+impl Expect {
+    /// The promises of file contents the pattern was made: each version whose `fsync`
+    /// returned.
+    pub fn promises(&self) -> u64 {
+        let promised = |f: &FileExpect| f.versions.iter().filter(|v| v.promised.is_some()).count();
+        self.files.values().map(promised).sum::<usize>() as u64
+    }
+
+    /// The promises `found` (a state's [`Expect::judge_dir`] for the crashes of `w`)
+    /// broke: each promised file found lost, empty, garbled or with its mode not kept, as
+    /// (path, index of the version it had been promised).
+    pub fn broken_promises(&self, found: &[(String, Finding)], w: Window) -> Vec<(String, usize)> {
+        found
+            .iter()
+            .filter(|(_, f)| {
+                matches!(f, Finding::Lost | Finding::Empty | Finding::Garbage | Finding::Metadata)
+            })
+            .filter_map(|(p, _)| Some((p.clone(), self.files.get(p)?.promise_at(w)?)))
+            .collect()
+    }
+}
+
 /// The finding for a temporary with `events` ([`Expect::temps`]) that is `there` or not in
 /// the state of `w`: at the window's latest crash, the last thing that happened to it is
 /// what counts; once the rename that consumed it was promised it must be gone, until it
@@ -269,6 +291,15 @@ impl FileExpect {
             }
             other => other,
         }
+    }
+
+    /// The version whose promise a state standing for the crashes of `w` is judged
+    /// against: the latest promised by the window's latest crash (or by its unlink).
+    pub fn promise_at(&self, w: Window) -> Option<usize> {
+        let at = self.unlinked.map_or(w.to, |u| u.min(w.to));
+        self.versions
+            .iter()
+            .rposition(|v| v.promised.is_some_and(|p| p <= at))
     }
 
     fn judge_data(&self, found: Option<&[u8]>, w: Window) -> Finding {

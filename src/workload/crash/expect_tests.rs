@@ -283,3 +283,31 @@ fn a_replacement_renamed_without_fsync_is_not_promised() {
     assert_eq!(f.judge(Some(&new), w(21, 25)), Finding::Ok);
     assert_eq!(f.judge(Some(&[7u8; 6000]), w(21, 25)), Finding::Garbage);
 }
+
+#[test]
+fn a_broken_promise_is_counted_once_whichever_states_break_it() {
+    let mut e = Expect::default();
+    e.begin("f", Shape::Whole, bytes(1, 10000), 0);
+    e.promise("f", 10);
+    e.begin("f", Shape::Whole, bytes(2, 9000), 20);
+    e.promise("f", 30);
+    e.begin("g", Shape::Whole, bytes(3, 100), 40);
+    e.promise("g", 50);
+    e.begin("h", Shape::Whole, bytes(4, 100), 60);
+    // f twice, g once; h never.
+    assert_eq!(e.promises(), 3);
+    let lost = |p: &str| (p.to_string(), Finding::Lost);
+    // A state standing for crashes up to 25 lost f: its first version's promise.
+    assert_eq!(e.broken_promises(&[lost("f")], w(10, 25)), [("f".to_string(), 0)]);
+    // Up to 55: f's second and g's.
+    let found = [lost("f"), lost("g"), ("h".to_string(), Finding::Ok)];
+    assert_eq!(
+        e.broken_promises(&found, w(50, 55)),
+        [("f".to_string(), 1), ("g".to_string(), 0)]
+    );
+    // Nothing promised yet: no promise broken, whatever is found; a finding that breaks
+    // no promise counts none either.
+    assert!(e.broken_promises(&[lost("f")], w(5, 5)).is_empty());
+    let unpromised = [("f".to_string(), Finding::Unpromised)];
+    assert!(e.broken_promises(&unpromised, w(50, 55)).is_empty());
+}

@@ -22,7 +22,9 @@
 //! pattern's own `crash_fsyncs`; `crash_check_s`, the seconds the states took to build and
 //! check; the coverage: `crash_flush_points` in the recording and
 //! `crash_flush_points_checked`, `crash_reordered` states checked of `crash_reorderings`
-//! there are. Each state with a finding is described in the trial's
+//! there are; for the file patterns, `crash_promises` made (file versions whose `fsync`
+//! returned) and `crash_promises_broken`, those some checked state lost, emptied, garbled
+//! or changed the mode of. Each state with a finding is described in the trial's
 //! log (its prefix and kept writes, and what was found), with the seed that chooses it.
 //!
 //! Crash states need a loop target (the twin is made like it); on others (tmpfs, a
@@ -162,6 +164,8 @@ pub const FIGURES: &[Figure] = &[
     Figure::neither("crash_flush_points_checked", "states"),
     Figure::neither("crash_reordered", "states"),
     Figure::neither("crash_reorderings", "states"),
+    Figure::neither("crash_promises", "promises"),
+    Figure::lower("crash_promises_broken", "promises"),
 ];
 
 /// The `crash` workload as `fsarena list` shows it and `run` builds it.

@@ -62,6 +62,11 @@ pub struct Tally {
     pub flush_points_checked: u64,
     pub reordered: u64,
     pub reorderings: f64,
+    /// File patterns: the promises of file contents made, and how many of them some
+    /// checked state broke (`None` for the SQLite patterns, whose promises are
+    /// transactions).
+    pub promises: Option<u64>,
+    pub promises_broken: Option<u64>,
     /// `fsync`/`fdatasync` calls the pattern made itself (`None`: inside SQLite).
     pub fsyncs: Option<u64>,
     /// Seconds spent building and checking the states.
@@ -118,6 +123,10 @@ impl Tally {
         cx.note_phase(phase, "crash_reorderings", self.reorderings);
         if let Some(n) = self.fsyncs {
             cx.note_phase(phase, "crash_fsyncs", n as f64);
+        }
+        if let (Some(made), Some(broken)) = (self.promises, self.promises_broken) {
+            cx.note_phase(phase, "crash_promises", made as f64);
+            cx.note_phase(phase, "crash_promises_broken", broken as f64);
         }
     }
 }
@@ -187,11 +196,18 @@ fn judge_all(
         dir: dir.to_path_buf(),
         inspect_writes: name.starts_with("sqlite"),
     };
+    // The promises some state broke, whichever state it was.
+    let broken = std::sync::Mutex::new(std::collections::BTreeSet::new());
     let judge = |k: usize, mnt: &Path| -> Vec<Finding> {
         let w = states::window(&log.records, &planned.states[k]);
         let at = mnt.join(name);
         match &expect {
-            Expectation::Files(e) => e.judge_dir(&at, w).into_iter().map(|x| x.1).collect(),
+            Expectation::Files(e) => {
+                let found = e.judge_dir(&at, w);
+                let b = e.broken_promises(&found, w);
+                broken.lock().unwrap_or_else(|e| e.into_inner()).extend(b);
+                found.into_iter().map(|x| x.1).collect()
+            }
             Expectation::Sqlite(e) => vec![e.judge(&at, w.to)],
         }
     };
@@ -207,6 +223,16 @@ fn judge_all(
         flush_points_checked: planned.prefixes_chosen as u64,
         reordered: planned.reordered as u64,
         reorderings: planned.reorderings,
+        promises: match &expect {
+            Expectation::Files(e) => Some(e.promises()),
+            Expectation::Sqlite(_) => None,
+        },
+        promises_broken: match &expect {
+            Expectation::Files(_) => {
+                Some(broken.lock().unwrap_or_else(|e| e.into_inner()).len() as u64)
+            }
+            Expectation::Sqlite(_) => None,
+        },
         check_s,
         ..Tally::default()
     };

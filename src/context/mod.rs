@@ -507,7 +507,8 @@ impl<'a> TrialContext<'a> {
         }
         r.kernel_cpu_s = m.spent.kernel_s;
         r.space_used_bytes = sys::space(&self.workdir).ok().map(|s| s.used_bytes());
-        r.dirty_bytes_end = sys::dirty_bytes();
+        // Read when the clock stopped, before the closing sync of a quiesced target.
+        r.dirty_bytes_end = m.spent.dirty_bytes;
         if self.gate.is_multi() {
             // Merged with the other ranks' into the aggregate's percentiles.
             r.lat_buckets = m.rec.latency().buckets();

@@ -78,6 +78,9 @@ pub(super) struct Spent {
     pub(super) dev: Option<sys::DiskStat>,
     /// CPU seconds of the machine's kernel threads ([`sys::kernel_threads_cpu_s`]).
     pub(super) kernel_s: Option<f64>,
+    /// Dirty and writeback page cache when the window ended, before any closing sync:
+    /// what the work left unwritten when its clock stopped.
+    pub(super) dirty_bytes: u64,
 }
 
 impl Spent {
@@ -93,6 +96,8 @@ impl Spent {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,
         };
+        // At the end of the phase: its last part's.
+        self.dirty_bytes = other.dirty_bytes;
     }
 }
 
@@ -120,6 +125,7 @@ impl Counters {
     /// its work, not a later phase's.
     pub(super) fn since(&self, quiesce: Option<&File>) -> io::Result<Spent> {
         let cpu = sys::cpu_times();
+        let dirty_bytes = sys::dirty_bytes();
         if let Some(f) = quiesce {
             sys::syncfs_of(f)?;
         }
@@ -136,6 +142,7 @@ impl Counters {
                 (Some(k0), Some(k1)) => Some((k1 - k0).max(0.0)),
                 _ => None,
             },
+            dirty_bytes,
         })
     }
 }

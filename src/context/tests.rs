@@ -472,3 +472,54 @@ fn cpu_time_covers_the_wall_time_window_only() {
         p.cpu_pct
     );
 }
+
+/// A phase's CPU is its workers' own: another thread of fsarena's busy meanwhile (the
+/// progress display, the disturbance watch, another test) is not in it. Read as the
+/// process's getrusage, a thread spinning beside a sleeping worker counted ~0.2 s here.
+#[test]
+fn cpu_time_is_the_workers_own_not_other_threads() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+    const IDLE: PhaseSpec = PhaseSpec {
+        name: "idle",
+        kind: PhaseKind::Write,
+        primary: Primary::OpsPerS,
+        ops_unit: "",
+    };
+    let mut target = CountingTarget {
+        info: TargetInfo::default(),
+        resets: Rc::new(Cell::new(0)),
+    };
+    let policy = Policy {
+        cache: CachePolicy::Keep,
+        ..Default::default()
+    };
+    let pool = DataPool::new(policy.data, policy.seed);
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let spinner = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut x = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        })
+    };
+    let mut cx = TrialContext::new(std::env::temp_dir(), &policy, &mut target, pool, &|_| {});
+    for workers in [1, 2] {
+        cx.phase(&IDLE, workers, |w| {
+            let t = w.start();
+            std::thread::sleep(Duration::from_millis(200));
+            w.done(Op::Other, t, 0);
+            Ok(())
+        })
+        .unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    spinner.join().unwrap();
+    for p in cx.phases() {
+        let cpu_s = p.cpu_user_s + p.cpu_sys_s;
+        assert!(p.wall_s >= 0.2, "wall {} s", p.wall_s);
+        assert!(cpu_s < 0.05, "another thread's CPU counted: {cpu_s} s");
+    }
+}

@@ -37,16 +37,18 @@ impl TrialContext<'_> {
         // Not quiesced: the tools' own writes are theirs (mkfs and fsck close the device,
         // umount flushes), and the filesystem may not be mounted around them.
         let before = Counters::now(self.target.device_stat(), None)?;
+        let cpu0 = crate::probe::sys::thread_cpu_times();
         let start = Instant::now();
         rec.restart(start);
         let out = f(&mut *self.target)?;
         rec.done(Op::Other, start, 0);
         let wall_s = start.elapsed().as_secs_f64();
+        let own = crate::probe::sys::thread_cpu_times().window(cpu0);
         rec.finish();
         let m = Measured {
             rec,
             wall_s,
-            spent: before.since(None)?,
+            spent: before.since(None, own)?,
             flags: Vec::new(),
             workers: 1,
             // No policy applied: the tools' phases are never judged cold.

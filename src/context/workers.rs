@@ -61,10 +61,11 @@ pub fn live_ops() -> u64 {
     LIVE.total()
 }
 
-/// The process's CPU times, the target device's counters and the kernel threads' CPU time
-/// at one instant.
+/// The CPU times of the children reaped so far, the target device's counters and the
+/// kernel threads' CPU time at one instant. The CPU of the work itself is its threads' own
+/// ([`sys::thread_cpu_times`]), read by each of them around its part.
 pub(super) struct Counters {
-    cpu: sys::CpuTimes,
+    children: sys::CpuTimes,
     stat_path: Option<PathBuf>,
     dev: Option<sys::DiskStat>,
     kernel_s: Option<f64>,
@@ -110,30 +111,38 @@ impl Counters {
             sys::syncfs_of(f)?;
         }
         let dev = stat_path.as_deref().and_then(sys::DiskStat::read);
+        // Read last: scanning /proc for the kernel threads costs this thread a millisecond
+        // of its own, which is not the work's.
+        let kernel_s = sys::kernel_threads_cpu_s();
         Ok(Self {
-            cpu: sys::cpu_times(),
+            children: sys::children_cpu_times(),
             stat_path,
             dev,
-            kernel_s: sys::kernel_threads_cpu_s(),
+            kernel_s,
         })
     }
 
-    /// CPU user and system seconds, the device's counters and the kernel threads' CPU
-    /// seconds since `self`. With `quiesce`, its filesystem is synced after the process's
-    /// CPU times are read and before the device's counters and the kernel threads' CPU
-    /// are: the writes the work left dirty, and the journal commit that covers them, are
-    /// its work, not a later phase's.
-    pub(super) fn since(&self, quiesce: Option<&File>) -> io::Result<Spent> {
-        let cpu = sys::cpu_times();
+    /// What was spent since `self`: `own`, the CPU of the work's threads over the window
+    /// (each thread's own, [`sys::thread_cpu_times`]), plus the children reaped meanwhile;
+    /// the device's counters and the kernel threads' CPU seconds. With `quiesce`, its
+    /// filesystem is synced after the CPU times are read and before the device's counters
+    /// and the kernel threads' CPU are: the writes the work left dirty, and the journal
+    /// commit that covers them, are its work, not a later phase's. A sync that wrote
+    /// nothing was the measurement's own: ext4 sends the device a flush on every syncfs,
+    /// dirty or not, and that flush is not counted.
+    pub(super) fn since(&self, quiesce: Option<&File>, own: sys::CpuTimes) -> io::Result<Spent> {
+        let cpu = own.plus(sys::children_cpu_times().since(self.children));
         let dirty_bytes = sys::dirty_bytes();
+        let mut dev1 = self.stat_path.as_deref().and_then(sys::DiskStat::read);
         if let Some(f) = quiesce {
             sys::syncfs_of(f)?;
+            let after = self.stat_path.as_deref().and_then(sys::DiskStat::read);
+            dev1 = closing_sync(dev1, after);
         }
-        let dev1 = self.stat_path.as_deref().and_then(sys::DiskStat::read);
         let kernel1 = sys::kernel_threads_cpu_s();
         Ok(Spent {
-            cpu_user_s: cpu.user_s - self.cpu.user_s,
-            cpu_sys_s: cpu.sys_s - self.cpu.sys_s,
+            cpu_user_s: cpu.user_s,
+            cpu_sys_s: cpu.sys_s,
             dev: match (self.dev, dev1) {
                 (Some(d0), Some(d1)) => Some(d1.since(&d0)),
                 _ => None,
@@ -144,6 +153,20 @@ impl Counters {
             },
             dirty_bytes,
         })
+    }
+}
+
+/// The device's counters at the end of a window, given those `before` and `after` its
+/// closing sync: `after` when the sync wrote something (the work's dirty data and its
+/// commit), else `before` (the sync's own flush, which ext4 sends even when nothing is
+/// dirty, is the measurement's).
+fn closing_sync(
+    before: Option<sys::DiskStat>,
+    after: Option<sys::DiskStat>,
+) -> Option<sys::DiskStat> {
+    match (before, after) {
+        (Some(b), Some(a)) if a.write_ios == b.write_ios => Some(b),
+        _ => after,
     }
 }
 
@@ -187,7 +210,8 @@ where
     let gate = Gate::new(n, stat.clone(), quiesce);
     let early = Counters::now(stat, quiesce).context("syncfs before the phase")?;
     let start = Instant::now();
-    let run_one = |idx: usize, mut rec: Recorder| -> Result<Recorder> {
+    // Each worker's result with the CPU its thread spent from the start line to its end.
+    let run_one = |idx: usize, mut rec: Recorder| -> Result<(Recorder, sys::CpuTimes)> {
         rec.restart(start);
         // Counts this worker at the start line when it ends without reaching it.
         let _leave = gate.leave_on_drop(idx);
@@ -199,15 +223,17 @@ where
             abort: &abort,
             live: &live[idx].0,
             gate: &gate,
+            cpu0: sys::thread_cpu_times(),
         };
         let res = f(&mut w);
+        let cpu = sys::thread_cpu_times().window(w.cpu0);
         w.rec.finish();
         if res.is_err() {
             abort.store(true, Ordering::Relaxed);
         }
-        res.map(|_| w.rec)
+        res.map(|_| (w.rec, cpu))
     };
-    let results: Vec<Result<Recorder>> = if n == 1 {
+    let results: Vec<Result<(Recorder, sys::CpuTimes)>> = if n == 1 {
         recorders.into_iter().map(|rec| run_one(0, rec)).collect()
     } else {
         std::thread::scope(|s| {
@@ -232,12 +258,18 @@ where
         None => (start, early),
     };
     let wall_s = start.elapsed().as_secs_f64();
-    let spent = before.since(quiesce).context("syncfs after the phase")?;
+    let own = results
+        .iter()
+        .flatten()
+        .fold(sys::CpuTimes::default(), |sum, (_, cpu)| sum.plus(*cpu));
+    let spent = before
+        .since(quiesce, own)
+        .context("syncfs after the phase")?;
     let mut merged = Recorder::new(start);
     let mut first_err = None;
     for r in results {
         match r {
-            Ok(rec) => merged += &rec,
+            Ok((rec, _)) => merged += &rec,
             Err(e) if first_err.is_none() => first_err = Some(e),
             Err(_) => {}
         }
@@ -263,6 +295,8 @@ pub struct Worker<'a> {
     /// Where this worker publishes its operation count for progress displays.
     live: &'a AtomicU64,
     gate: &'a Gate<'a>,
+    /// This thread's CPU times when its work started (see [`Worker::ready`]).
+    cpu0: sys::CpuTimes,
 }
 
 impl Worker<'_> {
@@ -330,6 +364,8 @@ impl Worker<'_> {
     pub fn ready(&mut self) {
         let t = self.gate.arrive(self.idx);
         self.rec.restart(t);
+        // After the gate: the worker that opened it read the counters and synced there.
+        self.cpu0 = sys::thread_cpu_times();
     }
 
     /// This worker's stream of pattern bytes.
@@ -495,5 +531,30 @@ impl<'s> Gate<'s> {
             start,
             counters.context("syncfs at the phase's start line")?,
         )))
+    }
+}
+
+#[cfg(test)]
+mod closing_tests {
+    use super::*;
+
+    fn stat(write_ios: u64, flushes: u64) -> Option<sys::DiskStat> {
+        Some(sys::DiskStat {
+            write_ios,
+            write_bytes: write_ios * 4096,
+            flush_ios: Some(flushes),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn a_closing_sync_counts_only_when_it_wrote() {
+        // Nothing dirty: its flush is the sync's own, not the work's.
+        assert_eq!(closing_sync(stat(10, 2), stat(10, 3)), stat(10, 2));
+        // It wrote the work's dirty data and committed it: all of it is the work's.
+        assert_eq!(closing_sync(stat(10, 2), stat(14, 3)), stat(14, 3));
+        // A counter that cannot be read is not guessed.
+        assert_eq!(closing_sync(None, stat(14, 3)), stat(14, 3));
+        assert_eq!(closing_sync(stat(10, 2), None), None);
     }
 }

@@ -6,7 +6,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// CPU seconds of this process and its waited-for children (getrusage SELF + CHILDREN).
+/// CPU seconds, user and system.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CpuTimes {
     pub user_s: f64,
@@ -34,12 +34,52 @@ fn cpu_of(who: libc::c_int) -> CpuTimes {
     }
 }
 
-/// CPU time used so far by the process (all threads) and its children.
-pub fn cpu_times() -> CpuTimes {
-    let (me, ch) = (cpu_of(libc::RUSAGE_SELF), children_cpu_times());
+impl CpuTimes {
+    /// What was spent from `earlier` to `self`.
+    pub fn since(self, earlier: CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user_s: self.user_s - earlier.user_s,
+            sys_s: self.sys_s - earlier.sys_s,
+        }
+    }
+
+    /// What a thread spent from `earlier` to `self` (both [`thread_cpu_times`]): the exact
+    /// total, its system part within it.
+    pub fn window(self, earlier: CpuTimes) -> CpuTimes {
+        let total = ((self.user_s + self.sys_s) - (earlier.user_s + earlier.sys_s)).max(0.0);
+        let sys_s = (self.sys_s - earlier.sys_s).clamp(0.0, total);
+        CpuTimes {
+            user_s: total - sys_s,
+            sys_s,
+        }
+    }
+
+    /// `self` and `other` together.
+    pub fn plus(self, other: CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user_s: self.user_s + other.user_s,
+            sys_s: self.sys_s + other.sys_s,
+        }
+    }
+}
+
+/// CPU time used so far by the calling thread alone: a phase's worker, without
+/// fsarena's other threads (the progress display, the disturbance watch). The sum is the
+/// scheduler's exact runtime (`CLOCK_THREAD_CPUTIME_ID`); the system part is getrusage's
+/// (RUSAGE_THREAD), which is sampled at scheduler ticks and lags the running thread by up
+/// to one, so take a window of it with [`CpuTimes::window`].
+pub fn thread_cpu_times() -> CpuTimes {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the timespec we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let total = ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9;
+    let sys_s = cpu_of(libc::RUSAGE_THREAD).sys_s.min(total);
     CpuTimes {
-        user_s: me.user_s + ch.user_s,
-        sys_s: me.sys_s + ch.sys_s,
+        user_s: total - sys_s,
+        sys_s,
     }
 }
 
@@ -330,14 +370,15 @@ mod tests {
 
     #[test]
     fn readings_are_sane() {
-        let t = cpu_times();
+        let t = thread_cpu_times();
         let mut x = 0u64;
         for i in 0..10_000_000u64 {
-            x = x.wrapping_add(i * i);
+            x = std::hint::black_box(x.wrapping_add(i * i));
         }
         std::hint::black_box(x);
-        let t2 = cpu_times();
-        assert!(t2.user_s + t2.sys_s > t.user_s + t.sys_s);
+        let t2 = thread_cpu_times();
+        let w = t2.window(t);
+        assert!(w.user_s > 0.0 && w.sys_s >= 0.0, "{w:?}");
         let s = space(Path::new("/")).unwrap();
         assert!(s.capacity_bytes > 0 && s.free_bytes <= s.capacity_bytes);
         assert!(peak_rss_bytes() > 1 << 20);

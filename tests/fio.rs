@@ -158,12 +158,12 @@ fn the_mapping_and_the_policies_of_the_file_are_kept_with_the_run() {
 #[test]
 fn refusals_come_all_at_once_and_lenient_runs_without_them() {
     let image = common::image_dir();
-    let text = "[j]\nioengine=null\nsize=1m\ngtod_reduce=1\nthinktime=5\nrw=randread\n\
-                randrepeat=0\n";
+    let text = "[j]\nioengine=null\nsize=1m\nloops=2\nthinktime=5\nrw=randread\n\
+                io_size=2m\n";
     let file = write_jobs(image.path(), text);
     let out = run(&file, &[], image.path());
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    for option in ["gtod_reduce=1", "thinktime=5", "randrepeat=0"] {
+    for option in ["loops=2", "thinktime=5", "io_size=2m"] {
         assert!(out.stderr.contains(option), "{option}: {}", out.stderr);
     }
     assert!(out.json.is_none(), "nothing ran");
@@ -188,9 +188,36 @@ fn fio_set_overrides_the_file() {
     assert_eq!(t["params"]["size"], "1MiB", "{t}");
     assert_eq!(t["params"]["randommap"], "true", "{t}");
     assert_eq!(phase(t, "run")["ops"], 256, "1 MiB in 4 KiB");
-    let out = run(&file, &["--fio-set", "gtod_reduce=1"], image.path());
+    let out = run(&file, &["--fio-set", "thinktime=5"], image.path());
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("--fio-set:1"), "{}", out.stderr);
+}
+
+/// Options that change only fio's reports or clock run unchanged, and the run keeps a
+/// note of each (its JSON's `notes`, written under `--quiet` too).
+#[test]
+fn options_that_change_no_io_run_and_are_noted() {
+    let image = common::image_dir();
+    let text = "[j]\nioengine=null\nsize=1m\nrw=randread\ngtod_reduce=1\nwrite_bw_log=bw\n\
+                group_reporting\n";
+    let file = write_jobs(image.path(), text);
+    let out = run(&file, &[], image.path());
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v = out.json.expect("json");
+    assert_eq!(phase(&v["trials"][0], "run")["ops"], 256, "1 MiB in 4 KiB");
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
+    for option in ["gtod_reduce=1", "write_bw_log=bw", "group_reporting"] {
+        let said = notes
+            .iter()
+            .filter(|n| n.contains(&format!(": {option}: no I/O changes")))
+            .count();
+        assert_eq!(said, 1, "{option}: {notes:#?}");
+    }
 }
 
 /// The workload `job:fio=FILE` runs the file as `--fio FILE` does; it runs alone, and

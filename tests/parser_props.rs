@@ -295,6 +295,7 @@ fn fio_line() -> impl Strategy<Value = String> {
         "rwmixwrite",
         "randseed",
         "gtod_reduce",
+        "thinktime",
     ]);
     let value = prop_oneof![
         "[0-9]{1,4}(k|m|g|kib|%|ms|s|)?",

@@ -44,10 +44,6 @@ fn canonical(key: &str) -> &str {
 /// fio options fsarena knows it lacks, with what is missing.
 const LACKS: &[(&str, &str)] = &[
     (
-        "gtod_reduce",
-        "fsarena always times every request; it has no reduced-clock mode",
-    ),
-    (
         "loops",
         "the job engine runs a job once per trial (use --reps for repetitions)",
     ),
@@ -85,15 +81,77 @@ const LACKS: &[(&str, &str)] = &[
         "thinktime",
         "the job engine issues the next request at once",
     ),
-    ("lat_percentiles", "fsarena always keeps latency histograms"),
-    ("write_bw_log", "fsarena keeps its own time series"),
-    ("write_lat_log", "fsarena keeps its own latency histograms"),
-    ("write_iops_log", "fsarena keeps its own time series"),
-    ("log_avg_msec", "fsarena keeps its own time series"),
 ];
 
-/// Options that change nothing fsarena does: reporting and process model.
-const ACCEPTED: &[&str] = &["name", "description", "thread", "group_reporting"];
+/// Options that change nothing fsarena does: a job's name and description.
+const ACCEPTED: &[&str] = &["name", "description"];
+
+/// Options that change how fio reports or times, never what I/O it does: each runs as if
+/// absent, with a note saying what fsarena does instead.
+const NO_IO: &[(&[&str], &str)] = &[
+    (
+        &["gtod_reduce", "clocksource"],
+        "fio reads the clock less or from another source; fsarena times every request \
+         with the monotonic clock (the TSC where the kernel trusts it)",
+    ),
+    (
+        &["disable_lat", "disable_clat", "disable_slat"],
+        "fio stops recording latencies; fsarena records them anyway",
+    ),
+    (
+        &["disable_bw_measurement", "disable_bw"],
+        "fio stops measuring bandwidth; fsarena measures it anyway",
+    ),
+    (
+        &["group_reporting"],
+        "fsarena reports the jobs of a group as one, as fio does with it",
+    ),
+    (&["thread"], "fsarena's jobs are threads either way"),
+    (
+        &[
+            "write_bw_log",
+            "write_iops_log",
+            "log_avg_msec",
+            "log_max_value",
+            "bwavgtime",
+            "iopsavgtime",
+        ],
+        "fio writes bandwidth or IOPS logs; fsarena keeps each phase's time series \
+         (`series` in its JSON) instead",
+    ),
+    (
+        &[
+            "write_lat_log",
+            "write_hist_log",
+            "log_hist_msec",
+            "log_hist_coarseness",
+        ],
+        "fio writes latency logs; fsarena keeps latency histograms per operation \
+         (`lat_by_op` in its JSON) instead",
+    ),
+    (
+        &[
+            "per_job_logs",
+            "log_offset",
+            "log_compression",
+            "log_unix_epoch",
+            "log_alternate_epoch",
+        ],
+        "only changes fio's log files, which fsarena does not write",
+    ),
+    (
+        &[
+            "lat_percentiles",
+            "clat_percentiles",
+            "slat_percentiles",
+            "percentile_list",
+            "significant_figures",
+            "unified_rw_reporting",
+        ],
+        "only changes fio's report; fsarena reports p50, p90, p99, p99.9 and max of each \
+         operation",
+    ),
+];
 
 /// Maps one job: `opts` are the globals in force at its section, then its own options.
 pub fn job(
@@ -164,6 +222,10 @@ pub fn job(
             "kb_base",
         ];
         if ACCEPTED.contains(&key.as_str()) || known.contains(&key.as_str()) {
+            continue;
+        }
+        if let Some((_, why)) = NO_IO.iter().find(|(keys, _)| keys.contains(&key.as_str())) {
+            cx.note(format!("{}: {}: no I/O changes: {why}", o.at, o.text()));
             continue;
         }
         match LACKS.iter().find(|(k, _)| k == key) {

@@ -195,15 +195,15 @@ fn unlike_jobs_at_once_are_refused_even_when_lenient() {
 
 #[test]
 fn every_refusal_is_listed_at_once_with_its_line() {
-    let text = "[global]\nsize=4m\n[j]\nioengine=libaio\ngtod_reduce=1\nrw=randread\n\
+    let text = "[global]\nsize=4m\n[j]\nioengine=libaio\nloops=3\nrw=randread\n\
                 thinktime=5\niodepth=8\n";
     let e = issues(text, false);
     let got: Vec<(usize, &str)> = e.iter().map(|i| (i.at.line, i.option.as_str())).collect();
-    assert_eq!(got, [(5, "gtod_reduce=1"), (7, "thinktime=5")]);
+    assert_eq!(got, [(5, "loops=3"), (7, "thinktime=5")]);
     assert!(e.iter().all(|i| !i.fatal));
     let msg = format!("{:#}", refusal(Path::new("/jobs/t.fio"), &e));
     assert!(
-        msg.contains("/jobs/t.fio:5: gtod_reduce=1: fsarena has no gtod_reduce"),
+        msg.contains("/jobs/t.fio:5: loops=3: fsarena has no loops"),
         "{msg}"
     );
     // Lenient: the same list comes back, and the job runs (ioengine=libaio as libaio).
@@ -216,7 +216,46 @@ fn every_refusal_is_listed_at_once_with_its_line() {
     assert!(plan
         .run_notes()
         .iter()
-        .any(|l| l.contains("--fio-lenient") && l.contains("gtod_reduce")));
+        .any(|l| l.contains("--fio-lenient") && l.contains("loops=3")));
+}
+
+/// The most copied fio command on the web, as a job file, and the options that change
+/// only fio's reports or clock: accepted, each with a note the run keeps.
+#[test]
+fn options_that_change_no_io_run_with_a_note() {
+    let text = "[global]\nrandrepeat=1\nioengine=libaio\ndirect=1\ngtod_reduce=1\n\
+                name=test\nbs=4k\niodepth=64\nsize=4m\nreadwrite=randrw\nrwmixread=75\n\
+                [test]\nclocksource=clock_gettime\ndisable_lat=1\ndisable_bw_measurement=1\n\
+                group_reporting\nwrite_bw_log=bw\nwrite_lat_log=lat\nlog_avg_msec=1000\n\
+                lat_percentiles=1\npercentile_list=50:99\nthread\nper_job_logs=0\n";
+    let plan = parse_with(&mut Mem::default(), text, false).unwrap();
+    assert!(plan.ignored.is_empty(), "{:#?}", plan.ignored);
+    assert_eq!(
+        plan.entries[0].spec,
+        "job:name=test,rw=randrw,rwmixread=75,bs=4KiB,size=4MiB,iodepth=64,engine=libaio,\
+         direct=true,randommap=true"
+    );
+    let notes = plan.run_notes();
+    for opt in [
+        "gtod_reduce=1",
+        "clocksource=clock_gettime",
+        "disable_lat=1",
+        "disable_bw_measurement=1",
+        "group_reporting",
+        "write_bw_log=bw",
+        "write_lat_log=lat",
+        "log_avg_msec=1000",
+        "lat_percentiles=1",
+        "percentile_list=50:99",
+        "thread",
+        "per_job_logs=0",
+    ] {
+        let said = notes
+            .iter()
+            .filter(|l| l.contains(&format!(": {opt}: no I/O changes")))
+            .count();
+        assert_eq!(said, 1, "{opt}: {notes:#?}");
+    }
 }
 
 #[test]
@@ -489,7 +528,7 @@ fn set_options_override_the_file() {
             "job:name=b,rw=randread,bs=4KiB,size=64MiB,engine=psync"
         ]
     );
-    let bad = ["gtod_reduce=1".to_string()];
+    let bad = ["thinktime=5".to_string()];
     let e = parse_set(
         Path::new("/jobs/t.fio"),
         text,

@@ -382,3 +382,27 @@ fn a_plans_job_file_is_refused_in_a_guest_kernel() {
         out.stderr
     );
 }
+
+/// `randrepeat=0`: each run draws a fresh seed, recorded as the run's (`policy.seed`);
+/// a run given it with `--seed` draws the same again (the offsets per repetition are
+/// checked in the job workload's tests).
+#[test]
+fn randrepeat_0_records_a_fresh_seed_that_seed_repeats() {
+    let image = common::image_dir();
+    let file = write_jobs(image.path(), "[j]\nsize=1m\nrw=randread\nrandrepeat=0\n");
+    let seed_of = |extra: &[&str]| {
+        let out = run(&file, extra, image.path());
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        let v = out.json.expect("json");
+        assert_eq!(v["trials"][0]["params"]["randrepeat"], "false");
+        assert!(
+            v["notes"].to_string().contains("randrepeat=0"),
+            "{}",
+            v["notes"]
+        );
+        v["policy"]["seed"].as_u64().expect("seed")
+    };
+    let (a, b) = (seed_of(&[]), seed_of(&[]));
+    assert_ne!(a, b, "two runs drew the same fresh seed");
+    assert_eq!(seed_of(&["--seed", &a.to_string()]), a);
+}

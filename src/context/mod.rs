@@ -88,6 +88,8 @@ pub struct TrialContext<'a> {
     shared_dir: PathBuf,
     /// The barriers between the processes running the trial together (none alone).
     gate: &'a dyn PhaseGate,
+    /// Which repetition the trial is, from 1.
+    repetition: u32,
 }
 
 /// What measuring one phase (or part of one) gave.
@@ -127,7 +129,26 @@ impl<'a> TrialContext<'a> {
             procs: Procs::SOLO,
             shared_dir: workdir_for_shared,
             gate: &NoGate,
+            repetition: 1,
         }
+    }
+
+    /// Makes this context repetition `rep` (from 1) of its trial's workload on its target.
+    pub fn with_repetition(mut self, rep: u32) -> Self {
+        self.repetition = rep.max(1);
+        self
+    }
+
+    /// Makes this context repetition `rep` (tests that build their context elsewhere).
+    #[cfg(test)]
+    pub fn set_repetition(&mut self, rep: u32) {
+        self.repetition = rep.max(1);
+    }
+
+    /// The repetition this trial is (from 1): for a workload asked to vary its random
+    /// choices from one repetition to the next (fio's `randrepeat=0`).
+    pub fn repetition(&self) -> u32 {
+        self.repetition
     }
 
     /// Makes this context process `procs.index` of `procs.count` that share

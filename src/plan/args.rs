@@ -126,9 +126,34 @@ fn fio_policy<'a>(a: &'a RunArgs, f: &super::fio::FioPlan) -> Result<(&'a str, &
             let why = format!("its randseed={file}");
             return Err(clash("--seed", &given.to_string(), &file.to_string(), &why));
         }
-        (given, file) => given.or(file).unwrap_or(crate::cli::DEFAULT_SEED),
+        (None, None) if f.fresh_seed && (a.mpi.is_some() || !a.kernel.is_empty()) => {
+            // Each rank, and a guest, reads the job file again: one seed must be given.
+            return Err(usage(
+                "randrepeat=0 with --mpi or --kernel: give the run's seed with --seed N \
+                 (each repetition then draws from N plus the repetition − 1)",
+            ));
+        }
+        (given, file) => given.or(file).unwrap_or_else(|| match f.fresh_seed {
+            // fio's randrepeat=0: another sequence every run, recorded as the run's seed.
+            true => fresh_seed(),
+            false => crate::cli::DEFAULT_SEED,
+        }),
     };
     Ok((if f.invalidate { "cold" } else { "keep" }, "none", seed))
+}
+
+/// A seed no earlier run chose: 32 random bits from the kernel (short enough to type back
+/// as `--seed`), the time as a fallback.
+fn fresh_seed() -> u64 {
+    let mut b = [0u8; 4];
+    // SAFETY: getrandom writes at most b.len() bytes into b.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    if n == b.len() as isize {
+        return u64::from(u32::from_le_bytes(b));
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::from(d.subsec_nanos()))
 }
 
 /// The size of each loop image and tmpfs, as given and in bytes.

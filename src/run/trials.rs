@@ -195,7 +195,8 @@ pub(super) fn run_trial(
         let mut cx = TrialContext::new(workdir.clone(), &plan.policy, target, pool, &on_phase)
             .with_log_path(log)
             .with_procs(procs, shared_dir)
-            .with_gate(dist);
+            .with_gate(dist)
+            .with_repetition(rep);
         let res = workload.run(&mut cx);
         trial.disturbance = Some(watch.finish());
         trial.log = cx.used_log().map(|p| p.display().to_string());

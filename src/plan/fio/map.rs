@@ -262,14 +262,8 @@ pub fn job(
     if let Some(o) = get("randseed") {
         m.seed = count_of(&mut cx, &o).map(|s| (s, o.at.clone()));
     }
-    if let Some(o) = get("randrepeat") {
-        if !flag_of(&mut cx, &o) {
-            cx.ignored(
-                &o,
-                "fsarena's offsets always repeat from --seed (fio's randrepeat=1)",
-            );
-        }
-    }
+    // fio's randseed fixes the sequence whatever randrepeat says.
+    let fresh = get("randrepeat").is_some_and(|o| !flag_of(&mut cx, &o)) && m.seed.is_none();
     if let Some(o) = get("directory") {
         cx.note(format!(
             "{}: {}: fsarena runs the job in the target's directory instead",
@@ -439,6 +433,9 @@ pub fn job(
                  fadvise_hint=1), or nothing (0)",
             ),
         }
+    }
+    if fresh {
+        p.push(("randrepeat", "false".into()));
     }
     m.params = p;
     m

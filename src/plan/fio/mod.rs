@@ -110,6 +110,8 @@ pub struct FioPlan {
     pub invalidate: bool,
     /// `randseed`, when the jobs give one.
     pub seed: Option<u64>,
+    /// Some job has `randrepeat=0` (and no `randseed`): a fresh seed each run.
+    pub fresh_seed: bool,
 }
 
 impl FioPlan {
@@ -141,10 +143,16 @@ impl FioPlan {
         } else {
             "cache keep (invalidate=0)"
         };
-        let seed = self
+        let mut seed = self
             .seed
             .map(|s| format!(", seed {s} (randseed={s})"))
             .unwrap_or_default();
+        if self.fresh_seed {
+            seed.push_str(
+                ", each repetition drawing from the run's seed plus the repetition − 1 \
+                 (randrepeat=0; `run --fio` without --seed picks a fresh run seed)",
+            );
+        }
         format!(
             "fio: policies as the job file asks: {cache}, sync none (fio syncs only where \
              the file says: fsync, fdatasync, end_fsync){seed}"
@@ -272,12 +280,18 @@ pub fn parse_set(
     if issues.iter().any(|i| i.fatal) || (!lenient && !issues.is_empty()) {
         return Err(issues);
     }
+    let fresh_seed = jobs.iter().any(|j| {
+        j.params
+            .iter()
+            .any(|(k, v)| *k == "randrepeat" && v == "false")
+    });
     Ok(FioPlan {
         entries,
         notes,
         ignored: issues,
         invalidate,
         seed,
+        fresh_seed,
     })
 }
 

@@ -464,7 +464,7 @@ fn approximations_need_lenient() {
             "numjobs=2\nfilename=shared\n[k]\nsize=1m\n",
             "2 of the 3 jobs of this group share",
         ),
-        ("randrepeat=0\n", "randrepeat"),
+        ("loops=2\n", "loops"),
         ("cpus_allowed=0-1\n", "pins each job"),
         ("rw=read\nverify=md5\n", "earlier fio job"),
         ("no_such_option=3\n", "no_such_option"),
@@ -563,4 +563,23 @@ fn the_notes_say_the_policies_the_file_sets() {
     let line = policy("[j]\nrw=write\nsize=1m\ninvalidate=0\nrandseed=7\n");
     assert!(line.contains("cache keep (invalidate=0)"), "{line}");
     assert!(line.contains("seed 7 (randseed=7)"), "{line}");
+}
+
+/// fio's randrepeat=0 (a new sequence every run): each repetition draws from its own seed,
+/// unless randseed fixes one, as in fio; the run says so.
+#[test]
+fn randrepeat_0_draws_anew_each_repetition_unless_randseed_fixes_it() {
+    let plan = ok("[j]\nsize=1m\nrw=randread\nrandrepeat=0\n");
+    assert!(plan.fresh_seed);
+    assert!(
+        plan.entries[0].spec.ends_with(",randrepeat=false"),
+        "{}",
+        plan.entries[0].spec
+    );
+    assert!(plan.run_notes().iter().any(|l| l.contains("randrepeat=0")));
+    let plan = ok("[j]\nsize=1m\nrw=randread\nrandrepeat=0\nrandseed=7\n");
+    assert!(!plan.fresh_seed);
+    assert!(!plan.entries[0].spec.contains("randrepeat"));
+    let plan = ok("[j]\nsize=1m\nrw=randread\nrandrepeat=1\n");
+    assert!(!plan.fresh_seed && !plan.entries[0].spec.contains("randrepeat"));
 }

@@ -102,6 +102,7 @@ const PARAMS: &[ParamSpec] = &[
     param("loop_invalidate", ParamKind::Bool, "false", "", "when a job goes round a file again (a sequential job at its end, a random one whose randommap is full), drop the file's pages from the page cache, inside the run's clock, as fio does under invalidate=1 with time_based"),
     param("common_files", ParamKind::Bool, "false", "", "all jobs use one set of files, each over all of it, as fio's jobs that name the same filename (default: each job its own)"),
     param("name", ParamKind::Text, "", "", "what reports call this job, when no other workload of the run has that name (fio's name; letters, digits, . _ + -)"),
+    param("randrepeat", ParamKind::Bool, "true", "", "draw the same random offsets in every repetition, from --seed (fio's randrepeat=1); false: repetition r draws from seed + r − 1, a different sequence each repetition that a run with the same --seed repeats (fio's randrepeat=0)"),
     param("shared_file", ParamKind::Bool, "false", "", "all jobs (and MPI ranks) share one file, job t's segment i at (i × jobs + t) × size/nrfiles (IOR's segmented layout)"),
 ];
 
@@ -244,10 +245,22 @@ pub struct Job {
     pre_read: bool,
     /// `fsync_on_close`.
     fsync_on_close: bool,
+    /// `randrepeat`: the same random choices in every repetition.
+    randrepeat: bool,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
     Ok(Box::new(Job::from_params(p)?))
+}
+
+/// The seed repetition `rep` (from 1) of a job draws from: the run's own, or with
+/// `randrepeat=false` the run's plus `rep − 1`, so that each repetition draws another
+/// sequence and a run with the same `--seed` draws the same ones again.
+pub fn repetition_seed(seed: u64, rep: u32, randrepeat: bool) -> u64 {
+    match randrepeat {
+        true => seed,
+        false => seed.wrapping_add(u64::from(rep.max(1)) - 1),
+    }
 }
 
 fn secs(x: f64) -> Option<Duration> {
@@ -410,6 +423,7 @@ impl Job {
                 startdelay: secs(p.float("startdelay").unwrap_or(0.0)),
                 pre_read: p.flag("pre_read"),
                 fsync_on_close: p.flag("fsync_on_close"),
+                randrepeat: p.flag("randrepeat"),
             });
         };
         Err(usage(format!("job: {problem}")))
@@ -493,7 +507,10 @@ impl Workload for Job {
             cx.workdir()
         }
         .to_path_buf();
-        let seed = cx.seed();
+        let seed = repetition_seed(cx.seed(), cx.repetition(), self.randrepeat);
+        if !self.randrepeat {
+            cx.message(format!("randrepeat=false: offsets from seed {seed}"));
+        }
         let procs = cx.procs();
         let task = |w: &Worker| Task::of(procs, self.numjobs, w.idx);
         let uses_files = engine.caps().uses_files;

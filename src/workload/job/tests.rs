@@ -512,3 +512,54 @@ fn overwrite_lays_out_written_files() {
     }
     assert!(job_err("overwrite=true,fallocate=native,rw=write").contains("not both"));
 }
+
+/// Which 4 KiB blocks of the files under `dir` hold data (random data is never a zero
+/// block; a block never written reads as zeros).
+fn written_blocks(dir: &Path) -> Vec<bool> {
+    let mut files: Vec<PathBuf> = walk(dir);
+    files.sort();
+    let mut blocks = Vec::new();
+    for f in files {
+        let data = std::fs::read(&f).unwrap();
+        blocks.extend(data.chunks(4096).map(|b| b.iter().any(|&x| x != 0)));
+    }
+    blocks
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// `randrepeat=false` (fio's randrepeat=0): each repetition writes other blocks, and the
+/// same repetition of a run with the same seed writes the same ones; by default every
+/// repetition writes the same.
+#[test]
+fn randrepeat_false_draws_other_offsets_each_repetition_and_the_same_again() {
+    let blocks = |spec: &str, rep: u32| {
+        let j = job(spec);
+        in_context_at(&std::env::temp_dir(), DataPolicy::Random, SyncPolicy::None, |cx| {
+            cx.set_repetition(rep);
+            j.run(cx).unwrap();
+            written_blocks(cx.workdir())
+        })
+    };
+    let spec = "rw=randwrite,bs=4KiB,size=1MiB,randommap=false,randrepeat=false";
+    let (r1, r2, r1_again) = (blocks(spec, 1), blocks(spec, 2), blocks(spec, 1));
+    assert_eq!(r1.len(), 256);
+    assert!(r1.iter().filter(|&&b| b).count() < 256, "drawn with replacement");
+    assert_ne!(r1, r2, "repetition 2 drew the offsets of repetition 1");
+    assert_eq!(r1, r1_again, "the same seed and repetition drew other offsets");
+    let spec = "rw=randwrite,bs=4KiB,size=1MiB,randommap=false";
+    assert_eq!(blocks(spec, 1), blocks(spec, 2), "randrepeat=true varies");
+    assert_eq!(repetition_seed(42, 3, false), 44);
+    assert_eq!(repetition_seed(42, 3, true), 42);
+}

@@ -158,12 +158,12 @@ fn the_mapping_and_the_policies_of_the_file_are_kept_with_the_run() {
 #[test]
 fn refusals_come_all_at_once_and_lenient_runs_without_them() {
     let image = common::image_dir();
-    let text = "[j]\nioengine=null\nsize=1m\nloops=2\nthinktime=5\nrw=randread\n\
-                io_size=2m\n";
+    let text = "[j]\nioengine=null\nsize=1m\noffset=4k\nthinktime=5\nrw=randread\n\
+                zero_buffers\n";
     let file = write_jobs(image.path(), text);
     let out = run(&file, &[], image.path());
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    for option in ["loops=2", "thinktime=5", "io_size=2m"] {
+    for option in ["offset=4k", "thinktime=5", "zero_buffers"] {
         assert!(out.stderr.contains(option), "{option}: {}", out.stderr);
     }
     assert!(out.json.is_none(), "nothing ran");

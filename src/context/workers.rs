@@ -224,6 +224,7 @@ where
             live: &live[idx].0,
             gate: &gate,
             cpu0: sys::thread_cpu_times(),
+            readied: false,
         };
         let res = f(&mut w);
         let cpu = sys::thread_cpu_times().window(w.cpu0);
@@ -297,6 +298,8 @@ pub struct Worker<'a> {
     gate: &'a Gate<'a>,
     /// This thread's CPU times when its work started (see [`Worker::ready`]).
     cpu0: sys::CpuTimes,
+    /// Whether it passed the start line ([`Worker::ready`]).
+    readied: bool,
 }
 
 impl Worker<'_> {
@@ -361,7 +364,11 @@ impl Worker<'_> {
     /// files, fill buffers) before their timed work, so that thread start and setup are not
     /// counted as the work's time — fio too starts its jobs' clocks after their setup.
     /// A phase whose workers never call it is timed from before they start.
+    /// Once: a worker that calls it again (a job's next loop) is already past the line.
     pub fn ready(&mut self) {
+        if std::mem::replace(&mut self.readied, true) {
+            return;
+        }
         let t = self.gate.arrive(self.idx);
         self.rec.restart(t);
         // After the gate: the worker that opened it read the counters and synced there.

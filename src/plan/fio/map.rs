@@ -37,17 +37,13 @@ fn canonical(key: &str) -> &str {
         "nr_files" => "nrfiles",
         "rand_repeatable" => "randrepeat",
         "rwmixwrite" => "rwmixread",
+        "io_limit" => "io_size",
         k => k,
     }
 }
 
 /// fio options fsarena knows it lacks, with what is missing.
 const LACKS: &[(&str, &str)] = &[
-    (
-        "loops",
-        "the job engine runs a job once per trial (use --reps for repetitions)",
-    ),
-    ("io_size", "a size-based job moves its size once"),
     ("offset", "the job engine's files start at offset 0"),
     (
         "zero_buffers",
@@ -220,6 +216,8 @@ pub fn job(
             "stonewall",
             "new_group",
             "kb_base",
+            "loops",
+            "io_size",
         ];
         if ACCEPTED.contains(&key.as_str()) || known.contains(&key.as_str()) {
             continue;
@@ -341,6 +339,8 @@ pub fn job(
         p.push(("end_fsync", "true".into()));
     }
     time_of(&mut cx, &get, random, &mut p);
+    let time_based = p.iter().any(|(k, _)| *k == "runtime");
+    let loops = loops_of(&mut cx, &get, time_based, files.map(|f| f.0), &mut p);
     rate_of(&mut cx, get("rate"), reads, writes, &mut p);
     rate_iops_of(
         &mut cx,
@@ -412,15 +412,19 @@ pub fn job(
     }
     // fio drops a file's cached pages each time a time-based buffered job goes round it
     // (`loop_cache_invalidate` under invalidate=1): a sequential job of one file at its
-    // end, a random one when its map is full (never with norandommap).
-    let time_based = get("time_based").is_some_and(|o| flag_of(&mut cx, &o));
+    // end, a random one when its map is full (never with norandommap); and each time it
+    // opens a file, so at every loop of `loops`.
     let goes_round = if random {
         p.contains(&("randommap", "true".into()))
     } else {
         files.is_some_and(|f| f.1 == 1)
     };
     let engines = ["psync", "io_uring", "libaio"];
-    if time_based && m.invalidate.0 && !direct && engines.contains(&engine.as_str()) && goes_round {
+    if (time_based && goes_round || loops)
+        && m.invalidate.0
+        && !direct
+        && engines.contains(&engine.as_str())
+    {
         p.push(("loop_invalidate", "true".into()));
     }
     if let Some(o) = get("fadvise_hint") {

@@ -195,15 +195,15 @@ fn unlike_jobs_at_once_are_refused_even_when_lenient() {
 
 #[test]
 fn every_refusal_is_listed_at_once_with_its_line() {
-    let text = "[global]\nsize=4m\n[j]\nioengine=libaio\nloops=3\nrw=randread\n\
+    let text = "[global]\nsize=4m\n[j]\nioengine=libaio\noffset=4k\nrw=randread\n\
                 thinktime=5\niodepth=8\n";
     let e = issues(text, false);
     let got: Vec<(usize, &str)> = e.iter().map(|i| (i.at.line, i.option.as_str())).collect();
-    assert_eq!(got, [(5, "loops=3"), (7, "thinktime=5")]);
+    assert_eq!(got, [(5, "offset=4k"), (7, "thinktime=5")]);
     assert!(e.iter().all(|i| !i.fatal));
     let msg = format!("{:#}", refusal(Path::new("/jobs/t.fio"), &e));
     assert!(
-        msg.contains("/jobs/t.fio:5: loops=3: fsarena has no loops"),
+        msg.contains("/jobs/t.fio:5: offset=4k: fsarena has no offset"),
         "{msg}"
     );
     // Lenient: the same list comes back, and the job runs (ioengine=libaio as libaio).
@@ -216,7 +216,7 @@ fn every_refusal_is_listed_at_once_with_its_line() {
     assert!(plan
         .run_notes()
         .iter()
-        .any(|l| l.contains("--fio-lenient") && l.contains("loops=3")));
+        .any(|l| l.contains("--fio-lenient") && l.contains("offset=4k")));
 }
 
 /// The most copied fio command on the web, as a job file, and the options that change
@@ -464,7 +464,7 @@ fn approximations_need_lenient() {
             "numjobs=2\nfilename=shared\n[k]\nsize=1m\n",
             "2 of the 3 jobs of this group share",
         ),
-        ("loops=2\n", "loops"),
+        ("offset=4k\n", "offset"),
         ("cpus_allowed=0-1\n", "pins each job"),
         ("rw=read\nverify=md5\n", "earlier fio job"),
         ("no_such_option=3\n", "no_such_option"),
@@ -582,4 +582,39 @@ fn randrepeat_0_draws_anew_each_repetition_unless_randseed_fixes_it() {
     assert!(!plan.entries[0].spec.contains("randrepeat"));
     let plan = ok("[j]\nsize=1m\nrw=randread\nrandrepeat=1\n");
     assert!(!plan.fresh_seed && !plan.entries[0].spec.contains("randrepeat"));
+}
+
+/// fio's `loops` and `io_size` (`io_limit`): parameters of the job where they change its
+/// I/O; a time-based job ignores them, as fio does, and says so.
+#[test]
+fn loops_and_io_size_map_as_fio_reads_them() {
+    let spec = |text: &str| ok(text).entries.remove(0).spec;
+    assert_eq!(
+        spec("[j]\nsize=1m\nloops=3\n"),
+        "job:name=j,rw=read,bs=4KiB,size=1MiB,engine=psync,loops=3,loop_invalidate=true"
+    );
+    assert_eq!(
+        spec("[j]\nsize=1m\nloops=3\ndirect=1\n"),
+        "job:name=j,rw=read,bs=4KiB,size=1MiB,engine=psync,direct=true,loops=3"
+    );
+    assert_eq!(
+        spec("[j]\nsize=1m\nio_limit=3m\nrw=write\n"),
+        "job:name=j,rw=write,bs=4KiB,size=1MiB,engine=psync,io_size=3MiB,fallocate=native"
+    );
+    assert_eq!(
+        spec("[j]\nsize=1m\nio_size=1m\nloops=1\n"),
+        "job:name=j,rw=read,bs=4KiB,size=1MiB,engine=psync"
+    );
+    let plan = ok("[j]\nsize=1m\nloops=3\ntime_based\nruntime=1\n");
+    assert!(
+        !plan.entries[0].spec.contains("loops"),
+        "{}",
+        plan.entries[0].spec
+    );
+    assert!(plan
+        .run_notes()
+        .iter()
+        .any(|l| l.contains("loops=3: a time-based job runs for its runtime")));
+    let e = issues("[j]\nsize=1m\nloops=0\n", true);
+    assert!(e.iter().any(|i| i.fatal && i.option == "loops=0"), "{e:#?}");
 }

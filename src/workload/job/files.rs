@@ -262,6 +262,19 @@ impl JobFiles<'_> {
             Self::Cached(c) => c.sync(file, false),
         }
     }
+
+    /// Drops file `file`'s pages from the page cache (a loop's start under
+    /// `loop_invalidate`); a file not open now (`openfiles`) is left as it is.
+    pub fn invalidate(&mut self, file: u32) -> Result<()> {
+        let f = match self {
+            Self::All(v) => v.get(file as usize),
+            Self::Cached(c) => c.get(file),
+        };
+        match f {
+            Some(f) => Ok(super::backend::drop_cached(f)?),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Job {

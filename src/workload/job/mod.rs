@@ -102,6 +102,8 @@ const PARAMS: &[ParamSpec] = &[
     param("loop_invalidate", ParamKind::Bool, "false", "", "when a job goes round a file again (a sequential job at its end, a random one whose randommap is full), drop the file's pages from the page cache, inside the run's clock, as fio does under invalidate=1 with time_based"),
     param("common_files", ParamKind::Bool, "false", "", "all jobs use one set of files, each over all of it, as fio's jobs that name the same filename (default: each job its own)"),
     param("name", ParamKind::Text, "", "", "what reports call this job, when no other workload of the run has that name (fio's name; letters, digits, . _ + -)"),
+    param("loops", ParamKind::Count, "1", "", "a size-based job runs this many times in its run phase, each time from its files' start with a new random map, its offsets drawn again (the same ones unless randrepeat=false), its files reopened (their pages dropped with loop_invalidate) and end_fsync done, as fio's loops"),
+    param("io_size", ParamKind::Size, "0", "bytes", "bytes a size-based job moves each loop, going round its files as often as that takes (0: size), as fio's io_size"),
     param("randrepeat", ParamKind::Bool, "true", "", "draw the same random offsets in every repetition, from --seed (fio's randrepeat=1); false: repetition r draws from seed + r − 1, a different sequence each repetition that a run with the same --seed repeats (fio's randrepeat=0)"),
     param("shared_file", ParamKind::Bool, "false", "", "all jobs (and MPI ranks) share one file, job t's segment i at (i × jobs + t) × size/nrfiles (IOR's segmented layout)"),
 ];
@@ -247,6 +249,10 @@ pub struct Job {
     fsync_on_close: bool,
     /// `randrepeat`: the same random choices in every repetition.
     randrepeat: bool,
+    /// `loops`: runs of a size-based job.
+    loops: u64,
+    /// `io_size`: bytes a size-based job moves each loop, when not `size`.
+    io_size: Option<u64>,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -424,6 +430,8 @@ impl Job {
                 pre_read: p.flag("pre_read"),
                 fsync_on_close: p.flag("fsync_on_close"),
                 randrepeat: p.flag("randrepeat"),
+                loops: count("loops").max(1),
+                io_size: p.bytes("io_size").filter(|&b| b > 0),
             });
         };
         Err(usage(format!("job: {problem}")))
@@ -552,11 +560,8 @@ impl Workload for Job {
             if self.ramp.is_none() {
                 before(w)?;
             }
-            let mut mine = open(w.idx)?;
             let t = task(w);
-            let until = self.until(self.runtime);
-            let written = self.job(engine, w, &mut mine, &cfg, until, 0, t)?;
-            self.end_sync(w, &mut mine, &written, engine)
+            self.run_loops(engine, w, &cfg, t, &open)
         };
         match self.ramp {
             // The cache policy applies before the ramp, never between it and the run.

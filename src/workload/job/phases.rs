@@ -172,13 +172,49 @@ impl Job {
         }
     }
 
-    pub(super) fn until(&self, for_time: Option<Duration>) -> Until {
-        match for_time {
-            Some(d) => Until::Time(d),
-            None => match self.timeout {
-                Some(t) => Until::BytesOrTime(self.size, t),
-                None => Until::Bytes(self.size),
-            },
+    /// The run of a job (task `task`), its files opened by `open`: fio's `loops`, each
+    /// loop reopening the files (dropping their pages first under `loop_invalidate`),
+    /// starting from their beginning with a new random map, ending with the end sync;
+    /// its offsets drawn again from the seed, another stream each loop under
+    /// `randrepeat=false`. A time-based job runs once.
+    pub(super) fn run_loops<'f>(
+        &self,
+        engine: Engine,
+        w: &mut Worker,
+        cfg: &JobCfg,
+        task: Task,
+        open: &dyn Fn(usize) -> Result<JobFiles<'f>>,
+    ) -> Result<()> {
+        let started = std::time::Instant::now();
+        let loops = if self.runtime.is_some() { 1 } else { self.loops };
+        for lp in 0..loops {
+            let mut mine = open(w.idx)?;
+            if lp > 0 && cfg.loop_invalidate {
+                for f in 0..self.nrfiles as u32 {
+                    mine.invalidate(f)?;
+                }
+            }
+            let Some(until) = self.until_loop(started.elapsed()) else {
+                break;
+            };
+            let stream = if self.randrepeat { 0 } else { 2 + lp };
+            let written = self.job(engine, w, &mut mine, cfg, until, stream, task)?;
+            self.end_sync(w, &mut mine, &written, engine)?;
+        }
+        Ok(())
+    }
+
+    /// When one loop of the run ends, `spent` into the run: after `io_size` (else
+    /// `size`) bytes, or when the run's time-based `runtime` or size-based `timeout` is
+    /// up; `None` when it is up already.
+    pub(super) fn until_loop(&self, spent: Duration) -> Option<Until> {
+        if let Some(d) = self.runtime {
+            return d.checked_sub(spent).map(Until::Time);
+        }
+        let bytes = self.io_size.unwrap_or(self.size);
+        match self.timeout {
+            Some(t) => t.checked_sub(spent).map(|left| Until::BytesOrTime(bytes, left)),
+            None => Some(Until::Bytes(bytes)),
         }
     }
 

@@ -563,3 +563,22 @@ fn randrepeat_false_draws_other_offsets_each_repetition_and_the_same_again() {
     assert_eq!(repetition_seed(42, 3, false), 44);
     assert_eq!(repetition_seed(42, 3, true), 42);
 }
+
+/// `loops` runs a size-based job again over its files in the same run phase, `io_size`
+/// moves that many bytes each loop, going round the files as often as it takes.
+#[test]
+fn loops_and_io_size_move_what_fio_would() {
+    let ops = |spec: &str| {
+        let phases = run_at(&std::env::temp_dir(), SyncPolicy::None, spec).unwrap();
+        let run = phase(&phases, "run");
+        (run.ops, run.bytes)
+    };
+    let mib = 1u64 << 20;
+    assert_eq!(ops("rw=read,bs=4KiB,size=1MiB,loops=3"), (768, 3 * mib));
+    assert_eq!(
+        ops("rw=randread,bs=4KiB,size=1MiB,randommap=true,loops=2,loop_invalidate=true"),
+        (512, 2 * mib)
+    );
+    assert_eq!(ops("rw=write,bs=4KiB,size=1MiB,io_size=3MiB"), (768, 3 * mib));
+    assert_eq!(ops("rw=read,bs=4KiB,size=1MiB,io_size=512KiB,loops=2"), (256, mib));
+}

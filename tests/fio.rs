@@ -158,12 +158,12 @@ fn the_mapping_and_the_policies_of_the_file_are_kept_with_the_run() {
 #[test]
 fn refusals_come_all_at_once_and_lenient_runs_without_them() {
     let image = common::image_dir();
-    let text = "[j]\nioengine=null\nsize=1m\noffset=4k\nthinktime=5\nrw=randread\n\
+    let text = "[j]\nioengine=null\nsize=1m\noffset=4k\npercentage_random=50\nrw=randread\n\
                 zero_buffers\n";
     let file = write_jobs(image.path(), text);
     let out = run(&file, &[], image.path());
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    for option in ["offset=4k", "thinktime=5", "zero_buffers"] {
+    for option in ["offset=4k", "percentage_random=50", "zero_buffers"] {
         assert!(out.stderr.contains(option), "{option}: {}", out.stderr);
     }
     assert!(out.json.is_none(), "nothing ran");
@@ -188,7 +188,7 @@ fn fio_set_overrides_the_file() {
     assert_eq!(t["params"]["size"], "1MiB", "{t}");
     assert_eq!(t["params"]["randommap"], "true", "{t}");
     assert_eq!(phase(t, "run")["ops"], 256, "1 MiB in 4 KiB");
-    let out = run(&file, &["--fio-set", "thinktime=5"], image.path());
+    let out = run(&file, &["--fio-set", "zero_buffers"], image.path());
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("--fio-set:1"), "{}", out.stderr);
 }

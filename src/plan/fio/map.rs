@@ -5,6 +5,7 @@
 
 use super::ini::Opt;
 use super::options::*;
+use super::pace::{loops_of, think_of};
 use super::{Issue, Loc};
 use std::collections::BTreeMap;
 
@@ -73,10 +74,6 @@ const LACKS: &[(&str, &str)] = &[
         "io_uring reaps what has completed",
     ),
     ("iodepth_low", "io_uring keeps iodepth requests in flight"),
-    (
-        "thinktime",
-        "the job engine issues the next request at once",
-    ),
 ];
 
 /// Options that change nothing fsarena does: a job's name and description.
@@ -218,6 +215,9 @@ pub fn job(
             "kb_base",
             "loops",
             "io_size",
+            "thinktime",
+            "thinktime_spin",
+            "thinktime_blocks",
         ];
         if ACCEPTED.contains(&key.as_str()) || known.contains(&key.as_str()) {
             continue;
@@ -341,6 +341,7 @@ pub fn job(
     time_of(&mut cx, &get, random, &mut p);
     let time_based = p.iter().any(|(k, _)| *k == "runtime");
     let loops = loops_of(&mut cx, &get, time_based, files.map(|f| f.0), &mut p);
+    think_of(&mut cx, &get, &mut p);
     rate_of(&mut cx, get("rate"), reads, writes, &mut p);
     rate_iops_of(
         &mut cx,

@@ -12,6 +12,7 @@
 pub mod ini;
 mod map;
 mod options;
+mod pace;
 pub mod units;
 
 use crate::error::usage;

@@ -98,7 +98,7 @@ pub(super) fn count_of(cx: &mut Ctx, o: &Opt) -> Option<u64> {
     }
 }
 
-fn bytes_of(cx: &mut Ctx, o: &Opt, text: &str, why_no_percent: &str) -> Option<u64> {
+pub(super) fn bytes_of(cx: &mut Ctx, o: &Opt, text: &str, why_no_percent: &str) -> Option<u64> {
     units::bytes(text, why_no_percent)
         .map_err(|e| cx.bad(o, e))
         .ok()
@@ -547,48 +547,4 @@ pub(super) fn rate_iops_of(
             "with several block sizes fio paces requests, the job engine bytes",
         ),
     }
-}
-
-/// fio's `loops` and `io_size` (`io_limit`) of a size-based job whose files hold `size`
-/// bytes: `loops` and `io_size` parameters where they change what it does; whether it
-/// runs more than one loop. A time-based job runs for its `runtime` whatever they say,
-/// in fio as here (stated).
-pub(super) fn loops_of(
-    cx: &mut Ctx,
-    get: Get,
-    time_based: bool,
-    size: Option<u64>,
-    p: &mut Params,
-) -> bool {
-    let mut more = false;
-    if let Some(o) = get("loops") {
-        match count_of(cx, &o) {
-            Some(0) => cx.bad(&o, "give 1 or more"),
-            Some(n) if n > 1 && time_based => cx.note(format!(
-                "{}: {}: a time-based job runs for its runtime, as in fio",
-                o.at,
-                o.text()
-            )),
-            Some(n) if n > 1 => {
-                p.push(("loops", n.to_string()));
-                more = true;
-            }
-            _ => {}
-        }
-    }
-    if let Some(o) = get("io_size") {
-        let v = o.value.clone().unwrap_or_default();
-        let why = "io_size=N% (a share of size) is not read; give bytes";
-        match bytes_of(cx, &o, &v, why) {
-            Some(0) => {}
-            Some(_) if time_based => cx.note(format!(
-                "{}: {}: a time-based job runs for its runtime, as in fio",
-                o.at,
-                o.text()
-            )),
-            Some(n) if Some(n) != size => p.push(("io_size", exact(n))),
-            _ => {}
-        }
-    }
-    more
 }

@@ -196,10 +196,10 @@ fn unlike_jobs_at_once_are_refused_even_when_lenient() {
 #[test]
 fn every_refusal_is_listed_at_once_with_its_line() {
     let text = "[global]\nsize=4m\n[j]\nioengine=libaio\noffset=4k\nrw=randread\n\
-                thinktime=5\niodepth=8\n";
+                percentage_random=50\niodepth=8\n";
     let e = issues(text, false);
     let got: Vec<(usize, &str)> = e.iter().map(|i| (i.at.line, i.option.as_str())).collect();
-    assert_eq!(got, [(5, "offset=4k"), (7, "thinktime=5")]);
+    assert_eq!(got, [(5, "offset=4k"), (7, "percentage_random=50")]);
     assert!(e.iter().all(|i| !i.fatal));
     let msg = format!("{:#}", refusal(Path::new("/jobs/t.fio"), &e));
     assert!(
@@ -528,7 +528,7 @@ fn set_options_override_the_file() {
             "job:name=b,rw=randread,bs=4KiB,size=64MiB,engine=psync"
         ]
     );
-    let bad = ["thinktime=5".to_string()];
+    let bad = ["zero_buffers".to_string()];
     let e = parse_set(
         Path::new("/jobs/t.fio"),
         text,
@@ -617,4 +617,22 @@ fn loops_and_io_size_map_as_fio_reads_them() {
         .any(|l| l.contains("loops=3: a time-based job runs for its runtime")));
     let e = issues("[j]\nsize=1m\nloops=0\n", true);
     assert!(e.iter().any(|i| i.fatal && i.option == "loops=0"), "{e:#?}");
+}
+
+/// fio's thinktime in microseconds unless a unit is given, its spin within it.
+#[test]
+fn thinktime_maps_in_microseconds() {
+    let spec = |text: &str| ok(text).entries.remove(0).spec;
+    assert_eq!(
+        spec("[j]\nsize=1m\nthinktime=500\nthinktime_spin=100\nthinktime_blocks=4\n"),
+        "job:name=j,rw=read,bs=4KiB,size=1MiB,engine=psync,thinktime=0.0005,\
+         thinktime_spin=0.0001,thinktime_blocks=4"
+    );
+    assert!(spec("[j]\nsize=1m\nthinktime=2ms\n").ends_with(",thinktime=0.002"));
+    assert!(!spec("[j]\nsize=1m\nthinktime=0\n").contains("thinktime"));
+    let e = issues("[j]\nsize=1m\nthinktime=10\nthinktime_spin=20\n", true);
+    assert!(
+        e.iter().any(|i| i.fatal && i.option == "thinktime_spin=20"),
+        "{e:#?}"
+    );
 }

@@ -58,9 +58,35 @@ pub struct JobCfg {
     pub verify: bool,
     /// The run's seed.
     pub seed: u64,
+    /// fio's thinktime: a pause after every `every` requests.
+    pub think: Option<Think>,
     /// Engine name and whether files are O_DIRECT, for error messages.
     pub engine: &'static str,
     pub direct: bool,
+}
+
+/// fio's `thinktime`: after every `every` requests issued, the job waits for those in
+/// flight, then spins `spin` and sleeps the rest of `total` before it issues the next,
+/// inside the run's clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Think {
+    pub every: u64,
+    pub spin: Duration,
+    pub total: Duration,
+}
+
+impl Think {
+    /// The pause: a busy wait of `spin` (the CPU an application's processing would take),
+    /// then a sleep of what is left of `total`.
+    fn pause(&self) {
+        let start = Instant::now();
+        while start.elapsed() < self.spin.min(self.total) {
+            std::hint::spin_loop();
+        }
+        if let Some(rest) = self.total.checked_sub(start.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
 }
 
 /// When a job stops issuing requests.
@@ -122,6 +148,8 @@ struct State<'c> {
     err: Option<anyhow::Error>,
     /// Read stamps with [`Stamp::now_unordered`] (the engine's `BARE_STAMPS`).
     bare: bool,
+    /// Requests issued since the last thinktime pause.
+    since_think: u64,
 }
 
 impl State<'_> {
@@ -206,6 +234,19 @@ impl State<'_> {
         if let Some(d) = self.wait() {
             std::thread::sleep(d);
         }
+    }
+
+    /// Whether a thinktime pause is due before the next request.
+    fn think_due(&self) -> bool {
+        self.cfg.think.is_some_and(|t| self.since_think >= t.every)
+    }
+
+    /// The thinktime pause, with nothing in flight.
+    fn think(&mut self) {
+        if let Some(t) = self.cfg.think {
+            t.pause();
+        }
+        self.since_think = 0;
     }
 
     fn fail(&mut self, e: anyhow::Error) {
@@ -299,6 +340,7 @@ pub fn run<B: IoBackend>(
         began: Instant::now(),
         err: None,
         bare: B::BARE_STAMPS,
+        since_think: 0,
     };
     // Set up: wait for the other jobs, then the phase's clock and this job's run start.
     w.ready();
@@ -307,8 +349,15 @@ pub fn run<B: IoBackend>(
         st.deadline = Stamp::now().plus(d);
     }
     loop {
+        if st.think_due() && st.inflight == 0 && !st.stop_issuing {
+            st.think();
+        }
         let mut queued = 0;
         while !st.stop_issuing && !st.need_sync() {
+            // A thinktime pause waits with nothing in flight, as fio's quiesces first.
+            if st.think_due() {
+                break;
+            }
             // A request the rate limit holds back waits with nothing in flight (as fio
             // quiesces before it sleeps): those in flight are reaped first, else the sleep
             // would be in their latency (their completions seen only after it).
@@ -362,6 +411,7 @@ pub fn run<B: IoBackend>(
                 len: len as u32,
             };
             st.issued += len;
+            st.since_think += 1;
             let buf = &mut bufs[slot as usize].as_mut()[..len as usize];
             if write && cfg.verify {
                 verify::fill(buf, keys[file], offset);
@@ -418,6 +468,10 @@ pub fn run<B: IoBackend>(
             st.dirty.clear();
             st.writes_since_sync = 0;
         } else if st.stop_issuing {
+            // fio pauses after the last request too.
+            if st.think_due() {
+                st.think();
+            }
             break;
         }
         if st.inflight == 0 {

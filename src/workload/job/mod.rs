@@ -49,7 +49,7 @@ use crate::workload::tasks::Task;
 use crate::workload::{IoContext, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{anyhow, Result};
 use backend::{Mmap, Null, Psync};
-use engine::{JobCfg, Until};
+use engine::{JobCfg, Think, Until};
 use files::{CachedPsync, JobFiles};
 use gen::{BlockSizes, Picker};
 use std::fs::File;
@@ -104,6 +104,9 @@ const PARAMS: &[ParamSpec] = &[
     param("name", ParamKind::Text, "", "", "what reports call this job, when no other workload of the run has that name (fio's name; letters, digits, . _ + -)"),
     param("loops", ParamKind::Count, "1", "", "a size-based job runs this many times in its run phase, each time from its files' start with a new random map, its offsets drawn again (the same ones unless randrepeat=false), its files reopened (their pages dropped with loop_invalidate) and end_fsync done, as fio's loops"),
     param("io_size", ParamKind::Size, "0", "bytes", "bytes a size-based job moves each loop, going round its files as often as that takes (0: size), as fio's io_size"),
+    param("thinktime", ParamKind::Float, "0", "s", "after every thinktime_blocks requests, wait for those in flight, then pause this long before the next, inside the run's clock, as fio's thinktime (0: none)"),
+    param("thinktime_spin", ParamKind::Float, "0", "s", "of each thinktime pause, this much is a busy wait (the CPU an application's processing takes), the rest a sleep, as fio's thinktime_spin"),
+    param("thinktime_blocks", ParamKind::Count, "1", "requests", "requests between two thinktime pauses, as fio's thinktime_blocks"),
     param("randrepeat", ParamKind::Bool, "true", "", "draw the same random offsets in every repetition, from --seed (fio's randrepeat=1); false: repetition r draws from seed + r − 1, a different sequence each repetition that a run with the same --seed repeats (fio's randrepeat=0)"),
     param("shared_file", ParamKind::Bool, "false", "", "all jobs (and MPI ranks) share one file, job t's segment i at (i × jobs + t) × size/nrfiles (IOR's segmented layout)"),
 ];
@@ -253,6 +256,8 @@ pub struct Job {
     loops: u64,
     /// `io_size`: bytes a size-based job moves each loop, when not `size`.
     io_size: Option<u64>,
+    /// `thinktime`, `thinktime_spin`, `thinktime_blocks`.
+    think: Option<Think>,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -431,6 +436,11 @@ impl Job {
                 fsync_on_close: p.flag("fsync_on_close"),
                 randrepeat: p.flag("randrepeat"),
                 loops: count("loops").max(1),
+                think: secs(p.float("thinktime").unwrap_or(0.0)).map(|total| Think {
+                    every: count("thinktime_blocks").max(1),
+                    spin: secs(p.float("thinktime_spin").unwrap_or(0.0)).unwrap_or_default(),
+                    total,
+                }),
                 io_size: p.bytes("io_size").filter(|&b| b > 0),
             });
         };
@@ -464,39 +474,6 @@ impl Job {
         }
     }
 
-    /// The loop's configuration; `--sync each` fsyncs after every write (`fsync=1`).
-    fn cfg(&self, engine: Engine, seed: u64, sync: SyncPolicy) -> JobCfg {
-        let every = if sync == SyncPolicy::Each && engine != Engine::Null {
-            1
-        } else {
-            self.fsync.max(self.fdatasync)
-        };
-        let blocks = (self.file_size() - self.bs.max()) / self.align + 1;
-        JobCfg {
-            seq: self.seq(),
-            read_pct: self.read_pct,
-            bs: self.bs.clone(),
-            file_size: self.file_size(),
-            nrfiles: self.nrfiles,
-            open_files: self.open_files(engine),
-            align: self.align,
-            picker: Picker::new(self.dist, blocks, seed),
-            random_map: self.random_map,
-            loop_invalidate: self.loop_invalidate,
-            depth: if engine.caps().max_depth > 1 {
-                self.depth
-            } else {
-                1
-            },
-            rate: self.rate,
-            sync_every: every,
-            sync_data: self.fdatasync > 0 && sync != SyncPolicy::Each,
-            verify: self.verify,
-            seed,
-            engine: engine.name(),
-            direct: self.direct,
-        }
-    }
 }
 
 impl Workload for Job {

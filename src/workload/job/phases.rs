@@ -204,6 +204,41 @@ impl Job {
         Ok(())
     }
 
+    /// The loop's configuration; `--sync each` fsyncs after every write (`fsync=1`).
+    pub(super) fn cfg(&self, engine: Engine, seed: u64, sync: SyncPolicy) -> JobCfg {
+        let every = if sync == SyncPolicy::Each && engine != Engine::Null {
+            1
+        } else {
+            self.fsync.max(self.fdatasync)
+        };
+        let blocks = (self.file_size() - self.bs.max()) / self.align + 1;
+        JobCfg {
+            seq: self.seq(),
+            read_pct: self.read_pct,
+            bs: self.bs.clone(),
+            file_size: self.file_size(),
+            nrfiles: self.nrfiles,
+            open_files: self.open_files(engine),
+            align: self.align,
+            picker: Picker::new(self.dist, blocks, seed),
+            random_map: self.random_map,
+            loop_invalidate: self.loop_invalidate,
+            depth: if engine.caps().max_depth > 1 {
+                self.depth
+            } else {
+                1
+            },
+            rate: self.rate,
+            sync_every: every,
+            sync_data: self.fdatasync > 0 && sync != SyncPolicy::Each,
+            verify: self.verify,
+            seed,
+            engine: engine.name(),
+            direct: self.direct,
+            think: self.think,
+        }
+    }
+
     /// When one loop of the run ends, `spent` into the run: after `io_size` (else
     /// `size`) bytes, or when the run's time-based `runtime` or size-based `timeout` is
     /// up; `None` when it is up already.

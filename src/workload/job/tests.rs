@@ -582,3 +582,20 @@ fn loops_and_io_size_move_what_fio_would() {
     assert_eq!(ops("rw=write,bs=4KiB,size=1MiB,io_size=3MiB"), (768, 3 * mib));
     assert_eq!(ops("rw=read,bs=4KiB,size=1MiB,io_size=512KiB,loops=2"), (256, mib));
 }
+
+/// `thinktime`: a pause after every `thinktime_blocks` requests (and after the last), in
+/// the run's clock; the requests are the same.
+#[test]
+fn thinktime_pauses_after_every_so_many_requests() {
+    let phases = run_at(
+        &std::env::temp_dir(),
+        SyncPolicy::None,
+        "rw=read,bs=4KiB,size=256KiB,thinktime=0.05,thinktime_blocks=16,thinktime_spin=0.01",
+    )
+    .unwrap();
+    let run = phase(&phases, "run");
+    assert_eq!(run.ops, 64);
+    // 64 / 16 = 4 pauses of 50 ms: at least 0.2 s; one a request would be 3.2 s.
+    assert!(run.wall_s >= 0.2, "{} s", run.wall_s);
+    assert!(run.wall_s < 2.0, "{} s: a pause per request?", run.wall_s);
+}

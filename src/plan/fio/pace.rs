@@ -1,0 +1,86 @@
+//! How much and at what pace a job runs: fio's `loops` and `io_size`, and its
+//! `thinktime` pauses.
+
+use super::ini::Opt;
+use super::options::{bytes_of, count_of, exact, Ctx, Get, Params};
+use super::units;
+
+/// fio's `loops` and `io_size` (`io_limit`) of a size-based job whose files hold `size`
+/// bytes: `loops` and `io_size` parameters where they change what it does; whether it
+/// runs more than one loop. A time-based job runs for its `runtime` whatever they say,
+/// in fio as here (stated).
+pub(super) fn loops_of(
+    cx: &mut Ctx,
+    get: Get,
+    time_based: bool,
+    size: Option<u64>,
+    p: &mut Params,
+) -> bool {
+    let mut more = false;
+    if let Some(o) = get("loops") {
+        match count_of(cx, &o) {
+            Some(0) => cx.bad(&o, "give 1 or more"),
+            Some(n) if n > 1 && time_based => cx.note(format!(
+                "{}: {}: a time-based job runs for its runtime, as in fio",
+                o.at,
+                o.text()
+            )),
+            Some(n) if n > 1 => {
+                p.push(("loops", n.to_string()));
+                more = true;
+            }
+            _ => {}
+        }
+    }
+    if let Some(o) = get("io_size") {
+        let v = o.value.clone().unwrap_or_default();
+        let why = "io_size=N% (a share of size) is not read; give bytes";
+        match bytes_of(cx, &o, &v, why) {
+            Some(0) => {}
+            Some(_) if time_based => cx.note(format!(
+                "{}: {}: a time-based job runs for its runtime, as in fio",
+                o.at,
+                o.text()
+            )),
+            Some(n) if Some(n) != size => p.push(("io_size", exact(n))),
+            _ => {}
+        }
+    }
+    more
+}
+
+/// fio's `thinktime`, `thinktime_spin` (microseconds when no unit is given) and
+/// `thinktime_blocks`: the job's pause after every so many requests.
+pub(super) fn think_of(cx: &mut Ctx, get: Get, p: &mut Params) {
+    let micros = |cx: &mut Ctx, o: &Opt| -> Option<f64> {
+        let v = o.value.clone().unwrap_or_default();
+        let v = v.trim();
+        let s = if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+            v.parse::<f64>().map(|n| n / 1e6).map_err(|e| e.to_string())
+        } else {
+            units::seconds(v)
+        };
+        s.map_err(|e| cx.bad(o, e)).ok()
+    };
+    let Some(o) = get("thinktime") else {
+        return;
+    };
+    let Some(total) = micros(cx, &o).filter(|&t| t > 0.0) else {
+        return;
+    };
+    p.push(("thinktime", format!("{total}")));
+    if let Some(o) = get("thinktime_spin") {
+        match micros(cx, &o) {
+            Some(s) if s > total => cx.bad(&o, "longer than thinktime"),
+            Some(s) if s > 0.0 => p.push(("thinktime_spin", format!("{s}"))),
+            _ => {}
+        }
+    }
+    if let Some(o) = get("thinktime_blocks") {
+        match count_of(cx, &o) {
+            Some(0) => cx.bad(&o, "give 1 or more"),
+            Some(n) if n > 1 => p.push(("thinktime_blocks", n.to_string())),
+            _ => {}
+        }
+    }
+}

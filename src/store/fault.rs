@@ -294,14 +294,15 @@ mod tests {
             text.starts_with(&format!("{}: the file is not", path.display())),
             "{text}"
         );
-        std::fs::remove_file(&path).unwrap();
+        // Moved away, not removed: its inode stays taken, so the file written in its
+        // place below cannot reuse it (removed, it was reused now and then, and the
+        // replacement went unseen).
+        std::fs::rename(&path, dir.path().join("kept")).unwrap();
         let text = format!(
             "{:#}",
             explain(&path, seen(id), sqlite(rusqlite::ffi::SQLITE_IOERR))
         );
         assert!(text.contains("the file is gone"), "{text}");
-        std::fs::write(&path, b"y").unwrap();
-        std::fs::rename(&path, dir.path().join("kept")).unwrap(); // another inode below
         std::fs::write(&path, b"y").unwrap();
         let text = format!(
             "{:#}",

@@ -173,6 +173,16 @@ fn fsync_write_on_ext4(
     mount_opt: Option<&str>,
     wrapper: Option<&str>,
 ) -> Option<Value> {
+    fsync_write_on_ext4_with(test, "", mount_opt, wrapper)
+}
+
+/// [`fsync_write_on_ext4`] with more of the workload's parameters (`,forget=1`).
+fn fsync_write_on_ext4_with(
+    test: &str,
+    params: &str,
+    mount_opt: Option<&str>,
+    wrapper: Option<&str>,
+) -> Option<Value> {
     if common::skip_without_loop(test) || !common::fs_available(test, "ext4") {
         return None;
     }
@@ -186,7 +196,8 @@ fn fsync_write_on_ext4(
         }
         None => std::process::Command::new(common::bin()),
     };
-    cmd.args(["run", "crash:pattern=fsync-write,states=20", "--fs", "ext4"])
+    let workload = format!("crash:pattern=fsync-write,states=20{params}");
+    cmd.args(["run", &workload, "--fs", "ext4"])
         .args(["--size", "256MiB", "--reps", "1", "--quiet"]);
     if let Some(o) = mount_opt {
         cmd.args(["--mount-opt", &format!("ext4={o}")]);
@@ -230,6 +241,32 @@ fn ext4_without_barriers_loses_promised_files() {
     assert!(made == 64 && broken > 0 && broken <= made, "{x}");
     // The pattern's 129 fsync calls sent (almost) no flush: the control is the one meant.
     assert!(n(&x, "crash_flushes") < n(&x, "crash_fsyncs") / 4, "{x}");
+    // A power cut after the first promise loses data until the unmount's flush: most of
+    // the pattern's recorded time.
+    assert!(n(&x, "crash_exposed_pct") >= 50, "{x}");
+    assert!(
+        x["crash_recorded_s"].as_f64().is_some_and(|s| s > 0.0),
+        "{x}"
+    );
+}
+
+/// The negative control of a program that forgets its `fsync`: with barriers, the pattern
+/// itself leaves out every `fsync` (`forget=1`) and records its promises all the same;
+/// they must be found broken.
+#[test]
+fn a_pattern_that_forgets_its_fsync_loses_promised_files() {
+    let test = "a_pattern_that_forgets_its_fsync_loses_promised_files";
+    let Some(x) = fsync_write_on_ext4_with(test, ",forget=1", None, None) else {
+        return;
+    };
+    assert!(n(&x, "crash_lost") > 0, "{x}");
+    assert_eq!(n(&x, "crash_promises"), 64, "{x}");
+    assert!(n(&x, "crash_promises_broken") > 0, "{x}");
+    // The pattern called no fsync (the one counted syncs the recording's top directory
+    // before it): what reached the disk came from the filesystem's own commits and the
+    // unmount.
+    assert!(n(&x, "crash_fsyncs") <= 1, "{x}");
+    assert!(n(&x, "crash_exposed_pct") >= 50, "{x}");
 }
 
 /// The positive twin of the control: the same pattern with barriers loses nothing and
@@ -248,6 +285,7 @@ fn ext4_with_barriers_keeps_every_promised_file() {
         "crash_unmountable",
         "crash_repaired",
         "crash_promises_broken",
+        "crash_exposed_pct",
     ] {
         assert_eq!(n(&x, key), 0, "{key} in {x}");
     }

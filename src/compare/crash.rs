@@ -48,6 +48,10 @@ pub struct TargetLoss {
     /// trials; 0 for the SQLite patterns and runs that did not count them).
     pub promises: u64,
     pub promises_broken: u64,
+    /// Per trial that measured it: the share of the pattern's recorded time during which
+    /// a power cut would have lost promised data (percent; the phase's
+    /// `crash_exposed_pct`).
+    pub exposed_pct: Vec<f64>,
 }
 
 impl TargetLoss {
@@ -143,6 +147,7 @@ pub fn losses(run: &RunResult) -> Vec<PatternLoss> {
                         reorderings: 0.0,
                         promises: 0,
                         promises_broken: 0,
+                        exposed_pct: Vec::new(),
                     });
                     pl.targets.last_mut().expect("pushed")
                 }
@@ -165,6 +170,8 @@ pub fn losses(run: &RunResult) -> Vec<PatternLoss> {
             tl.reorderings += p.extra.get("crash_reorderings").copied().unwrap_or(0.0);
             tl.promises += figure(p, "crash_promises");
             tl.promises_broken += figure(p, "crash_promises_broken");
+            tl.exposed_pct
+                .extend(p.extra.get("crash_exposed_pct").copied());
         }
     }
     for pl in &mut out {

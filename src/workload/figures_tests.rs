@@ -270,6 +270,16 @@ fn every_declared_figure_is_walked_or_says_why_not() {
             "crash_promises_broken",
             "crash states: a loop target (root)",
         ),
+        (
+            "crash",
+            "crash_recorded_s",
+            "crash states: a loop target (root)",
+        ),
+        (
+            "crash",
+            "crash_exposed_pct",
+            "crash states: a loop target (root)",
+        ),
         ("provision", "min_size_bytes", "a loop target"),
         ("provision", "min_size_refused_bytes", "a loop target"),
     ];

@@ -2,8 +2,10 @@
 //! image's backing file, in the order the recorder served them.
 //!
 //! The file starts with [`MAGIC`]; then one record after another, each a kind byte
-//! (`W` write, `Z` zero range, `F` flush), the offset and the length (`u64`, little
-//! endian), and for a write its `length` bytes of data. A record's index is its
+//! (`W` write, `Z` zero range, `F` flush), the offset, the length and when it was served
+//! ([`monotonic_ns`]; `u64`s, little endian), and for a write its `length` bytes of data.
+//! The times say when each crash state's window of crashes was, on the clock a workload
+//! reads too (the share of a run's time during which a power cut loses promised data). A record's index is its
 //! *position*: the recorder counts records as it appends them, so that a workload can ask
 //! how far the log was when its `fsync` returned (everything before that position reached
 //! the disk before the promise was made).
@@ -15,9 +17,9 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// The first bytes of a write log.
-pub const MAGIC: &[u8; 8] = b"FSARWL01";
+pub const MAGIC: &[u8; 8] = b"FSARWL02";
 /// Bytes of a record before its data.
-const HEADER: u64 = 17;
+const HEADER: u64 = 25;
 
 /// What reached the backing file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,12 +59,26 @@ pub struct Record {
     pub len: u64,
     /// Where a write's data starts in the log file (0 for the other kinds).
     pub data_at: u64,
+    /// When the recorder served it ([`monotonic_ns`]).
+    pub at_ns: u64,
 }
 
 /// Appends records to a new log file (buffered; [`LogWriter::finish`] writes the rest).
 pub struct LogWriter {
     out: BufWriter<File>,
     records: u64,
+}
+
+/// Now on the machine's monotonic clock (`CLOCK_MONOTONIC`), in nanoseconds: the same in
+/// every process, so the recorder's times and a workload's compare.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime(2) writes the timespec it is given, which outlives the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 impl LogWriter {
@@ -78,6 +94,8 @@ impl LogWriter {
         h[0] = kind.byte();
         h[1..9].copy_from_slice(&offset.to_le_bytes());
         h[9..17].copy_from_slice(&len.to_le_bytes());
+        let at = monotonic_ns();
+        h[17..25].copy_from_slice(&at.to_le_bytes());
         self.records += 1;
         self.out.write_all(&h)
     }
@@ -137,6 +155,7 @@ impl Log {
                 .with_context(|| format!("record {}: unknown kind {}", records.len(), h[0]))?;
             let offset = u64::from_le_bytes(h[1..9].try_into().expect("8 bytes"));
             let len = u64::from_le_bytes(h[9..17].try_into().expect("8 bytes"));
+            let at_ns = u64::from_le_bytes(h[17..25].try_into().expect("8 bytes"));
             at += HEADER;
             let data_at = if kind == Kind::Write { at } else { 0 };
             if kind == Kind::Write {
@@ -151,6 +170,7 @@ impl Log {
                 offset,
                 len,
                 data_at,
+                at_ns,
             });
         }
         drop(r);
@@ -246,7 +266,7 @@ mod tests {
         w.write(0, &[1u8; 100]).unwrap();
         w.finish().unwrap();
         let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        f.set_len(8 + 17 + 50).unwrap();
+        f.set_len(8 + HEADER + 50).unwrap();
         assert!(Log::open(&path).is_err());
         std::fs::write(&path, b"not a log at all").unwrap();
         assert!(Log::open(&path).is_err());

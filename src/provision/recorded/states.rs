@@ -103,6 +103,46 @@ pub fn window(records: &[Record], st: &CrashState) -> Window {
     }
 }
 
+/// When the log reached position `pos` (held `pos` records): when its last record was
+/// served ([`super::log::monotonic_ns`]; 0 for the empty log, the end for a position past
+/// it).
+pub fn reached(records: &[Record], pos: u64) -> u64 {
+    let last = records.last().map_or(0, |r| r.at_ns);
+    match usize::try_from(pos) {
+        Ok(0) => 0,
+        Ok(p) => records.get(p - 1).map_or(last, |r| r.at_ns),
+        Err(_) => last,
+    }
+}
+
+/// The time the crashes of `w` span, `[start, end)` on the log's clock: a crash at
+/// position `L` falls after record `L − 1` was served and before record `L` was, so the
+/// window runs from when the log reached `w.from` to when the flush at `w.to` was served
+/// (without end when no flush follows).
+pub fn window_ns(records: &[Record], w: Window) -> (u64, u64) {
+    let start = reached(records, w.from);
+    let end = match usize::try_from(w.to).ok().and_then(|i| records.get(i)) {
+        Some(r) => r.at_ns,
+        None => u64::MAX,
+    };
+    (start, end.max(start))
+}
+
+/// How long of `[lo, hi)` the union of `spans` covers, in the spans' unit: the time a
+/// power cut would have left one of them on the disk.
+pub fn covered(mut spans: Vec<(u64, u64)>, lo: u64, hi: u64) -> u64 {
+    spans.sort_unstable();
+    let (mut total, mut reach) = (0, lo);
+    for (s, e) in spans {
+        let (s, e) = (s.max(reach), e.min(hi));
+        if e > s {
+            total += e - s;
+            reach = e;
+        }
+    }
+    total
+}
+
 /// At most `budget` crash states of the log `records`, of which at most `reorder` are
 /// reordered ones, chosen from `seed` (module docs).
 pub fn plan(records: &[Record], budget: usize, reorder: usize, seed: u64) -> Planned {
@@ -228,6 +268,7 @@ mod tests {
             offset: 0,
             len: 1,
             data_at: 0,
+            at_ns: 0,
         };
         kinds.chars().map(rec).collect()
     }
@@ -301,6 +342,33 @@ mod tests {
                 to: u64::MAX
             }
         );
+    }
+
+    #[test]
+    fn a_window_lasts_from_its_first_crash_to_the_flush_that_ends_it() {
+        // Records served at 10, 20, ... ns: W W F W W.
+        let mut records = log("WWFWW");
+        for (i, r) in records.iter_mut().enumerate() {
+            r.at_ns = 10 * (i as u64 + 1);
+        }
+        let w = |upto, kept: &[usize]| {
+            let st = CrashState {
+                upto,
+                kept: kept.to_vec(),
+            };
+            window_ns(&records, window(&records, &st))
+        };
+        // Nothing durable: from the log's start until the flush was served.
+        assert_eq!(w(0, &[]), (0, 30));
+        // Write 1 kept: crashes after it was served (20) until the flush (30).
+        assert_eq!(w(0, &[1]), (20, 30));
+        // After the flush, no flush follows: without end.
+        assert_eq!(w(3, &[]), (30, u64::MAX));
+        assert_eq!(reached(&records, 1), 10);
+        // The union, clipped: [0, 30) and [20, 30) and [30, 50) inside [10, 40).
+        assert_eq!(covered(vec![(0, 30), (20, 30), (30, 50)], 10, 40), 30);
+        assert_eq!(covered(vec![(0, 5), (45, 60)], 10, 40), 0);
+        assert_eq!(covered(vec![(12, 15), (14, 20), (30, 35)], 10, 40), 13);
     }
 
     #[test]

@@ -232,6 +232,13 @@ impl Expect {
             .filter_map(|(p, _)| Some((p.clone(), self.files.get(p)?.promise_at(w)?)))
             .collect()
     }
+
+    /// The log position at which the earliest of `broken` ([`Expect::broken_promises`])
+    /// was promised: a crash from there on loses it.
+    pub fn since(&self, broken: &[(String, usize)]) -> Option<u64> {
+        let at = |(p, v): &(String, usize)| self.files.get(p)?.versions.get(*v)?.promised;
+        broken.iter().filter_map(at).min()
+    }
 }
 
 /// The finding for a temporary with `events` ([`Expect::temps`]) that is `there` or not in

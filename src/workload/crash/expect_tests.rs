@@ -85,6 +85,7 @@ fn log(kinds: &str) -> Vec<Record> {
         offset: 0,
         len: 1,
         data_at: 0,
+        at_ns: 0,
     };
     kinds.chars().map(rec).collect()
 }

@@ -24,7 +24,10 @@
 //! `crash_flush_points_checked`, `crash_reordered` states checked of `crash_reorderings`
 //! there are; for the file patterns, `crash_promises` made (file versions whose `fsync`
 //! returned) and `crash_promises_broken`, those some checked state lost, emptied, garbled
-//! or changed the mode of. Each state with a finding is described in the trial's
+//! or changed the mode of; `crash_recorded_s`, the pattern's time on the recording (its
+//! first record to its last), and `crash_exposed_pct`, the share of it covered by the
+//! crash windows of bad states: when a power cut would have lost promised data, as far as
+//! the states checked show. Each state with a finding is described in the trial's
 //! log (its prefix and kept writes, and what was found), with the seed that chooses it.
 //!
 //! Crash states need a loop target (the twin is made like it); on others (tmpfs, a
@@ -114,6 +117,15 @@ const PARAMS: &[ParamSpec] = &[
         "append-log: records between two fdatasync calls",
     ),
     param(
+        "forget",
+        ParamKind::Count,
+        "0",
+        "fsyncs",
+        "a negative control of the checker: leave out every N-th fsync or fdatasync of a \
+         file pattern and record its promise all the same, as a program with that bug \
+         believes its data safe (0: none; not for the SQLite patterns)",
+    ),
+    param(
         "image",
         ParamKind::Size,
         "",
@@ -166,6 +178,8 @@ pub const FIGURES: &[Figure] = &[
     Figure::neither("crash_reorderings", "states"),
     Figure::neither("crash_promises", "promises"),
     Figure::lower("crash_promises_broken", "promises"),
+    Figure::neither("crash_recorded_s", "s"),
+    Figure::lower("crash_exposed_pct", "%"),
 ];
 
 /// The `crash` workload as `fsarena list` shows it and `run` builds it.
@@ -196,6 +210,7 @@ pub struct Crash {
     ops: u64,
     size: usize,
     sync_every: u64,
+    forget: u64,
     image: Option<u64>,
 }
 
@@ -210,7 +225,14 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
     let sync_every = p.count("sync_every").expect("sync_every has a default");
     let states = p.count("states").expect("states has a default");
     let reorder = p.count("reorder").expect("reorder has a default");
-    let problem = if !(1..=100_000).contains(&ops) {
+    let forget = p.count("forget").expect("forget has a default");
+    let sqlite = patterns.iter().any(|&i| PATTERNS[i].starts_with("sqlite"));
+    let problem = if forget > 0 && sqlite {
+        format!(
+            "forget={forget}: SQLite makes its own fsync calls; choose a file pattern \
+             (pattern=fsync-write, rename-replace, rename-replace-nofsync, append-log or churn)"
+        )
+    } else if !(1..=100_000).contains(&ops) {
         format!("ops={ops}: must be 1 to 100000")
     } else if !(1..=(64 << 20)).contains(&size) {
         "size must be 1 byte to 64MiB".to_string()
@@ -226,6 +248,7 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
             ops,
             size: size as usize,
             sync_every,
+            forget,
             image: p.bytes("image"),
         }));
     };
@@ -271,6 +294,7 @@ impl Crash {
             size: self.size,
             sync_every: self.sync_every,
             seed: seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            forget: self.forget,
         }
     }
 }

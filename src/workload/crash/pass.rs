@@ -7,7 +7,7 @@ use super::{run_pattern, Crash, Expectation, PATTERNS};
 use crate::context::TrialContext;
 use crate::probe::recorder::Op;
 use crate::provision::recorded::check::{self, CheckEnv, StateCheck};
-use crate::provision::recorded::log::Log;
+use crate::provision::recorded::log::{monotonic_ns, Log};
 use crate::provision::recorded::states::{self, CrashState};
 use crate::provision::recorded::{Recording, Twin};
 use crate::size::format_size;
@@ -20,16 +20,20 @@ use std::time::Instant;
 /// journal of the usual size.
 const IMAGE_BYTES: u64 = 256 << 20;
 
-/// The pattern on the recording: positions from the recorder, `fsync`s counted.
+/// The pattern on the recording: positions from the recorder (each with when it was read,
+/// [`monotonic_ns`]), `fsync`s counted.
 struct Recorded<'r> {
     rec: &'r Recording,
     fsyncs: u64,
+    reads: Vec<(u64, u64)>,
 }
 
 impl Tape for Recorded<'_> {
     fn done(&mut self, _: Op, _: Instant, _: u64) {}
     fn position(&mut self) -> Result<u64> {
-        self.rec.position()
+        let p = self.rec.position()?;
+        self.reads.push((p, monotonic_ns()));
+        Ok(p)
     }
     fn synced(&mut self) {
         self.fsyncs += 1;
@@ -71,6 +75,11 @@ pub struct Tally {
     pub fsyncs: Option<u64>,
     /// Seconds spent building and checking the states.
     pub check_s: f64,
+    /// The pattern's time on the recording, and how much of it the windows of the bad
+    /// states cover from the earliest promise each broke: the time during which a power
+    /// cut would have lost promised data, as far as the states checked show (nanoseconds).
+    pub span_ns: u64,
+    pub exposed_ns: u64,
 }
 
 impl Tally {
@@ -120,6 +129,11 @@ impl Tally {
             cx.note_phase(phase, k, v as f64);
         }
         cx.note_phase(phase, "crash_check_s", self.check_s);
+        if self.span_ns > 0 {
+            cx.note_phase(phase, "crash_recorded_s", self.span_ns as f64 / 1e9);
+            let pct = 100.0 * self.exposed_ns as f64 / self.span_ns as f64;
+            cx.note_phase(phase, "crash_exposed_pct", pct);
+        }
         cx.note_phase(phase, "crash_reorderings", self.reorderings);
         if let Some(n) = self.fsyncs {
             cx.note_phase(phase, "crash_fsyncs", n as f64);
@@ -154,12 +168,19 @@ pub fn crash_states(
     let mut tape = Recorded {
         rec: &rec,
         fsyncs: 0,
+        reads: Vec::new(),
     };
     sync_dir(&top, &mut tape)?;
+    let start = monotonic_ns();
     let expect = run_pattern(i, &dir, work, &mut tape)?;
+    let clock = Clock {
+        span: (start, monotonic_ns()),
+        reads: std::mem::take(&mut tape.reads),
+    };
     let fsyncs = tape.fsyncs;
     let done = rec.finish()?;
-    let result = judge_all(cx, twin, c, i, work, &done.log, &done.base, &done.dir, expect);
+    let paths = (done.log.as_path(), done.base.as_path(), done.dir.as_path());
+    let result = judge_all(cx, twin, c, (i, work), paths, &clock, expect);
     let removed = done.remove(&twin.state);
     let mut tally = result?;
     removed?;
@@ -167,17 +188,31 @@ pub fn crash_states(
     Ok(tally)
 }
 
-/// Plans, checks and judges the crash states of one recording.
-#[allow(clippy::too_many_arguments)]
+/// When the pattern ran on the recording, on the log's clock: its start and end, and each
+/// position it read with when (the first read of a position is when its promises began).
+struct Clock {
+    span: (u64, u64),
+    reads: Vec<(u64, u64)>,
+}
+
+impl Clock {
+    /// When a promise made at log position `p` was made: the first read of a position at
+    /// least `p`, or when the log reached `p` if the pattern never read one.
+    fn promised_ns(&self, records: &[crate::provision::recorded::log::Record], p: u64) -> u64 {
+        let read = self.reads.iter().filter(|r| r.0 >= p).map(|r| r.1).min();
+        read.unwrap_or_else(|| states::reached(records, p))
+    }
+}
+
+/// Plans, checks and judges the crash states of one recording: pattern `i` with `work`,
+/// its log, base image and directory, and when the pattern ran.
 fn judge_all(
     cx: &mut TrialContext,
     twin: &Twin,
     c: &Crash,
-    i: usize,
-    work: &Work,
-    log_path: &Path,
-    base: &Path,
-    dir: &Path,
+    (i, work): (usize, &Work),
+    (log_path, base, dir): (&Path, &Path, &Path),
+    clock: &Clock,
     expect: Expectation,
 ) -> Result<Tally> {
     let name = PATTERNS[i];
@@ -196,20 +231,30 @@ fn judge_all(
         dir: dir.to_path_buf(),
         inspect_writes: name.starts_with("sqlite"),
     };
-    // The promises some state broke, whichever state it was.
+    // The promises some state broke, whichever state it was; and per state, the log
+    // position of the earliest promise it broke (a crash from there on loses it).
     let broken = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let since = std::sync::Mutex::new(std::collections::BTreeMap::new());
     let judge = |k: usize, mnt: &Path| -> Vec<Finding> {
         let w = states::window(&log.records, &planned.states[k]);
         let at = mnt.join(name);
-        match &expect {
+        let (found, first) = match &expect {
             Expectation::Files(e) => {
                 let found = e.judge_dir(&at, w);
                 let b = e.broken_promises(&found, w);
+                let first = e.since(&b);
                 broken.lock().unwrap_or_else(|e| e.into_inner()).extend(b);
-                found.into_iter().map(|x| x.1).collect()
+                (found.into_iter().map(|x| x.1).collect(), first)
             }
-            Expectation::Sqlite(e) => vec![e.judge(&at, w.to)],
+            Expectation::Sqlite(e) => {
+                let (f, first) = e.judge_since(&at, w.to);
+                (vec![f], first)
+            }
+        };
+        if let Some(p) = first {
+            since.lock().unwrap_or_else(|e| e.into_inner()).insert(k, p);
         }
+        found
     };
     let t = Instant::now();
     let results = check::check_all(&env, &log, base, &planned.states, &judge);
@@ -237,14 +282,29 @@ fn judge_all(
         ..Tally::default()
     };
     let mut lines = Vec::new();
+    let mut exposed = Vec::new();
     for (k, (checked, found)) in results.iter().enumerate() {
         let unpromised = found
             .as_deref()
             .is_some_and(|f| f.contains(&Finding::Unpromised));
-        if tally.add(checked, found.as_deref()) || checked.repaired || unpromised {
+        let bad = tally.add(checked, found.as_deref());
+        if bad {
+            // The crashes of its window from the earliest promise it broke on (all of
+            // them for a state that did not mount or held garbage only).
+            let w = states::window(&log.records, &planned.states[k]);
+            let (mut from, to) = states::window_ns(&log.records, w);
+            if let Some(&p) = since.lock().unwrap_or_else(|e| e.into_inner()).get(&k) {
+                from = from.max(clock.promised_ns(&log.records, p));
+            }
+            exposed.push((from, to.max(from)));
+        }
+        if bad || checked.repaired || unpromised {
             lines.push(describe(name, work.seed, &planned.states[k], log.records.len(), checked, found.as_deref()));
         }
     }
+    let (start, end) = clock.span;
+    tally.span_ns = end.saturating_sub(start);
+    tally.exposed_ns = states::covered(exposed, start, end);
     if !lines.is_empty() {
         let mut what = Vec::new();
         if tally.bad > 0 {

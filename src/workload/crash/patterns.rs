@@ -63,6 +63,9 @@ pub struct Work {
     /// `append-log`: records between two `fdatasync`s.
     pub sync_every: u64,
     pub seed: u64,
+    /// A negative control of the checker: every `forget`-th `fsync` or `fdatasync` of the
+    /// pattern is left out, its promise recorded all the same (0: none).
+    pub forget: u64,
 }
 
 /// The contents of version `version` of file `name`: seeded bytes, different for every
@@ -86,13 +89,56 @@ pub fn sync_dir(dir: &Path, tape: &mut dyn Tape) -> Result<()> {
     Ok(())
 }
 
-/// Writes `data` to the new or truncated file `path`, `fsync`ed when `sync`.
-fn write_file(path: &Path, data: &[u8], sync: bool, tape: &mut dyn Tape) -> Result<()> {
+/// A pattern's own `fsync`s and `fdatasync`s, of which one told to forget
+/// ([`Work::forget`] = N) leaves out every N-th — as a program with that bug would, which
+/// goes on to believe its data safe.
+struct Syncs {
+    every: u64,
+    calls: u64,
+}
+
+impl Syncs {
+    fn new(w: &Work) -> Syncs {
+        Syncs {
+            every: w.forget,
+            calls: 0,
+        }
+    }
+
+    fn forgets(&mut self) -> bool {
+        self.calls += 1;
+        self.every > 0 && self.calls % self.every == 0
+    }
+
+    /// `fsync` of `f` (`fdatasync` when `data_only`), unless this one is forgotten.
+    fn file(&mut self, f: &File, data_only: bool, tape: &mut dyn Tape) -> Result<()> {
+        if self.forgets() {
+            return Ok(());
+        }
+        if data_only {
+            f.sync_data()?;
+        } else {
+            f.sync_all()?;
+        }
+        tape.synced();
+        Ok(())
+    }
+
+    /// `fsync` of `dir` itself, unless this one is forgotten.
+    fn dir(&mut self, dir: &Path, tape: &mut dyn Tape) -> Result<()> {
+        match self.forgets() {
+            true => Ok(()),
+            false => sync_dir(dir, tape),
+        }
+    }
+}
+
+/// Writes `data` to the new or truncated file `path`, `fsync`ed through `sync` if given.
+fn write_file(path: &Path, data: &[u8], sync: Option<&mut Syncs>, tape: &mut dyn Tape) -> Result<()> {
     let mut f = File::create(path).with_context(|| format!("creating {}", path.display()))?;
     f.write_all(data)?;
-    if sync {
-        f.sync_all()?;
-        tape.synced();
+    if let Some(s) = sync {
+        s.file(&f, false, tape)?;
     }
     Ok(())
 }
@@ -100,13 +146,14 @@ fn write_file(path: &Path, data: &[u8], sync: bool, tape: &mut dyn Tape) -> Resu
 /// `fsync-write`.
 pub fn fsync_write(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
     let mut e = Expect::default();
+    let mut s = Syncs::new(w);
     for i in 0..w.ops {
         let name = format!("f{i}");
         let data = contents(w.seed, &name, 0, w.size);
         let t = Instant::now();
         e.begin(&name, Shape::Whole, data.clone(), tape.position()?);
-        write_file(&dir.join(&name), &data, true, tape)?;
-        sync_dir(dir, tape)?;
+        write_file(&dir.join(&name), &data, Some(&mut s), tape)?;
+        s.dir(dir, tape)?;
         e.promise(&name, tape.position()?);
         tape.done(Op::Create, t, data.len() as u64);
     }
@@ -116,14 +163,15 @@ pub fn fsync_write(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> 
 /// `rename-replace` (`careful`) and `rename-replace-nofsync`.
 pub fn rename_replace(dir: &Path, w: &Work, careful: bool, tape: &mut dyn Tape) -> Result<Expect> {
     let mut e = Expect::default();
+    let mut s = Syncs::new(w);
     let files = REPLACED.min(w.ops.max(1));
     for i in 0..files {
         let name = format!("cfg{i}");
         let data = contents(w.seed, &name, 0, w.size);
         e.begin(&name, Shape::Whole, data.clone(), tape.position()?);
-        write_file(&dir.join(&name), &data, true, tape)?;
+        write_file(&dir.join(&name), &data, Some(&mut s), tape)?;
     }
-    sync_dir(dir, tape)?;
+    s.dir(dir, tape)?;
     let at = tape.position()?;
     (0..files).for_each(|i| e.promise(&format!("cfg{i}"), at));
     for round in 0..w.ops {
@@ -140,16 +188,16 @@ pub fn rename_replace(dir: &Path, w: &Work, careful: bool, tape: &mut dyn Tape) 
         } else {
             e.begin_unsynced(&name, data.clone(), started);
         }
-        write_file(&tmp, &data, careful, tape)?;
+        write_file(&tmp, &data, careful.then_some(&mut s), tape)?;
         std::fs::rename(&tmp, dir.join(&name)).context("rename over the old file")?;
         if careful {
-            sync_dir(dir, tape)?;
+            s.dir(dir, tape)?;
             let at = tape.position()?;
             e.promise(&name, at);
             e.temp_gone(&tmp_name, at);
         } else {
             let tick = contents(w.seed, "tick", round, 512);
-            write_file(&dir.join("tick"), &tick, true, tape)?;
+            write_file(&dir.join("tick"), &tick, Some(&mut s), tape)?;
         }
         tape.done(Op::Rename, t, data.len() as u64);
     }
@@ -166,15 +214,15 @@ pub fn append_log(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
         .append(true)
         .open(&path)
         .with_context(|| format!("creating {}", path.display()))?;
-    sync_dir(dir, tape)?;
+    let mut s = Syncs::new(w);
+    s.dir(dir, tape)?;
     for k in 0..w.ops as usize {
         let t = Instant::now();
         let end = (k + 1) * RECORD;
         e.begin("log", Shape::Log, stream[..end].to_vec(), tape.position()?);
         f.write_all(&stream[k * RECORD..end])?;
         if (k as u64 + 1) % w.sync_every == 0 || k as u64 + 1 == w.ops {
-            f.sync_data()?;
-            tape.synced();
+            s.file(&f, true, tape)?;
             e.promise("log", tape.position()?);
         }
         tape.done(Op::Append, t, RECORD as u64);
@@ -186,6 +234,7 @@ pub fn append_log(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
 pub fn churn(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
     let mut e = Expect::default();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(w.seed ^ 0xc4u64);
+    let mut s = Syncs::new(w);
     let mut live: Vec<(String, Vec<u8>)> = Vec::new();
     for n in 0..w.ops {
         let t = Instant::now();
@@ -203,8 +252,8 @@ pub fn churn(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
                 let len = rng.gen_range(1..=w.size);
                 let data = contents(w.seed, &name, 0, len);
                 e.begin(&name, Shape::Log, data.clone(), at);
-                write_file(&dir.join(&name), &data, true, tape)?;
-                sync_dir(dir, tape)?;
+                write_file(&dir.join(&name), &data, Some(&mut s), tape)?;
+                s.dir(dir, tape)?;
                 e.promise(&name, tape.position()?);
                 tape.done(Op::Create, t, len as u64);
                 live.push((name, data));
@@ -217,8 +266,7 @@ pub fn churn(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
                 e.begin(name, Shape::Log, data.clone(), at);
                 let mut f = OpenOptions::new().append(true).open(dir.join(&*name))?;
                 f.write_all(&more)?;
-                f.sync_all()?;
-                tape.synced();
+                s.file(&f, false, tape)?;
                 e.promise(name, tape.position()?);
                 tape.done(Op::Append, t, more.len() as u64);
             }
@@ -226,7 +274,7 @@ pub fn churn(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
                 let (name, _) = live.swap_remove(rng.gen_range(0..live.len()));
                 e.unlink(&name, at);
                 std::fs::remove_file(dir.join(&name))?;
-                sync_dir(dir, tape)?;
+                s.dir(dir, tape)?;
                 e.promise_unlink(&name, tape.position()?);
                 tape.done(Op::Delete, t, 0);
             }
@@ -240,11 +288,12 @@ mod tests {
     use super::*;
     use crate::workload::crash::expect::{Finding, Window};
 
-    /// Counts operations; positions go up by one per question.
+    /// Counts operations and syncs; positions go up by one per question.
     #[derive(Default)]
     struct Counting {
         ops: u64,
         at: u64,
+        syncs: u64,
     }
 
     impl Tape for Counting {
@@ -255,6 +304,9 @@ mod tests {
             self.at += 1;
             Ok(self.at)
         }
+        fn synced(&mut self) {
+            self.syncs += 1;
+        }
     }
 
     fn work() -> Work {
@@ -263,7 +315,29 @@ mod tests {
             size: 10_000,
             sync_every: 4,
             seed: 3,
+            forget: 0,
         }
+    }
+
+    #[test]
+    fn a_pattern_told_to_forget_leaves_out_every_nth_sync_and_promises_all_the_same() {
+        let run = |forget| {
+            let dir = tempfile::tempdir().unwrap();
+            let mut tape = Counting::default();
+            let w = Work { forget, ..work() };
+            let e = fsync_write(dir.path(), &w, &mut tape).unwrap();
+            (tape.syncs, e.promises())
+        };
+        // 12 files, each an fsync of the file and of its directory.
+        assert_eq!(run(0), (24, 12));
+        assert_eq!(run(2), (12, 12));
+        assert_eq!(run(1), (0, 12));
+        let dir = tempfile::tempdir().unwrap();
+        let mut tape = Counting::default();
+        let w = Work { forget: 3, ..work() };
+        append_log(dir.path(), &w, &mut tape).unwrap();
+        // The directory and 3 fdatasyncs (12 records, one every 4): the 3rd left out.
+        assert_eq!(tape.syncs, 3);
     }
 
     /// After a pattern ran to its end (nothing lost), every file judges ok in the state

@@ -76,7 +76,14 @@ impl SqliteExpect {
     /// log position `to` ([`super::expect::Window`]): every commit that returned by then
     /// is promised.
     pub fn judge(&self, dir: &Path, to: u64) -> Finding {
+        self.judge_since(dir, to).0
+    }
+
+    /// [`Self::judge`], and for a lost or emptied database the log position of the first
+    /// commit the state lost: a crash from there on loses it (`None` otherwise).
+    pub fn judge_since(&self, dir: &Path, to: u64) -> (Finding, Option<u64>) {
         let promised = self.committed.iter().filter(|&&p| p <= to).count() as u64;
+        let since = |kept: u64| self.committed.get(kept as usize).copied();
         let path = dir.join(DB);
         // Never through a symlink: SQLite writes (recovers) the file it opens.
         let len = std::fs::symlink_metadata(&path).and_then(|m| match m.is_file() {
@@ -84,18 +91,18 @@ impl SqliteExpect {
             false => Err(std::io::Error::other("not a regular file")),
         });
         match len {
-            Err(_) if promised > 0 => return Finding::Lost,
-            Ok(0) if promised > 0 => return Finding::Empty,
-            Err(_) | Ok(0) => return Finding::Ok,
+            Err(_) if promised > 0 => return (Finding::Lost, since(0)),
+            Ok(0) if promised > 0 => return (Finding::Empty, since(0)),
+            Err(_) | Ok(0) => return (Finding::Ok, None),
             Ok(_) => {}
         }
         match self.rows(&path) {
-            Ok(Some(rows)) if rows % ROWS == 0 && rows / ROWS >= promised => Finding::Ok,
-            Ok(Some(rows)) if rows % ROWS == 0 => Finding::Lost,
+            Ok(Some(rows)) if rows % ROWS == 0 && rows / ROWS >= promised => (Finding::Ok, None),
+            Ok(Some(rows)) if rows % ROWS == 0 => (Finding::Lost, since(rows / ROWS)),
             // No table yet: lost when a commit was promised.
-            Ok(None) if promised > 0 => Finding::Lost,
-            Ok(None) => Finding::Ok,
-            _ => Finding::Garbage,
+            Ok(None) if promised > 0 => (Finding::Lost, since(0)),
+            Ok(None) => (Finding::Ok, None),
+            _ => (Finding::Garbage, None),
         }
     }
 
@@ -147,6 +154,7 @@ mod tests {
                 size: 0,
                 sync_every: 1,
                 seed: 9,
+                forget: 0,
             };
             let e = run(dir.path(), &w, wal, &mut Count(0)).unwrap();
             assert_eq!(e.committed.len(), 5);

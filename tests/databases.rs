@@ -68,6 +68,17 @@ fn recorded_servers(dir: &Path) -> Vec<(PathBuf, Option<i32>)> {
     out
 }
 
+/// The directories for pgbench's logs under the image directory `dir`.
+fn pgbench_logs(dir: &Path) -> Vec<PathBuf> {
+    let rd = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    rd.map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("pgbench-logs-"))
+        })
+        .collect()
+}
+
 #[test]
 fn kill_9_during_pgbench_then_cleanup_stops_the_server() {
     let Some(dir) = ext4_and_postgres("kill_9_during_pgbench_then_cleanup_stops_the_server") else {
@@ -123,6 +134,9 @@ fn kill_9_during_pgbench_then_cleanup_stops_the_server() {
     );
     let (sockets, pid) = &servers[0];
     assert!(sockets.exists());
+    // pgbench's own logs are in a directory of the run's, recorded, not in /tmp.
+    let logs = pgbench_logs(dir.path());
+    assert_eq!(logs.len(), 1, "{logs:?}");
     assert!(
         pid.is_some_and(|p| postgres_under(dir.path()).contains(&p)),
         "the state file holds the server's pid: {pid:?}"
@@ -136,6 +150,7 @@ fn kill_9_during_pgbench_then_cleanup_stops_the_server() {
     );
     assert_eq!(postgres_under(dir.path()), Vec::<i32>::new(), "{text}");
     assert!(!sockets.exists(), "the socket directory is left: {text}");
+    assert!(!logs[0].exists(), "pgbench's logs are left: {text}");
     common::assert_clean(dir.path());
     common::assert_no_records(dir.path());
 }

@@ -23,7 +23,10 @@ use crate::owned::{self, Removal};
 pub use crate::owned::{ensure_owned_dir, is_owned, MARKER};
 
 mod cleanup;
+mod scratch;
 mod undo;
+
+pub use scratch::ScratchDir;
 
 use cleanup::pid_is_live_fsarena;
 pub use cleanup::{cleanup, cleanup_run, remove_kept, sweep};

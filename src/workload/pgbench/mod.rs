@@ -302,11 +302,9 @@ impl Workload for Pgbench {
             writeln!(l, "==> fsarena pgbench: {line}").on("write", &log)?;
         }
         cx.message(line);
-        // Logs of pgbench go outside the target: they are not the database's writes.
-        let scratch = tempfile::Builder::new()
-            .prefix("fsarena-pgbench-")
-            .tempdir()
-            .context("creating a directory for pgbench's logs")?;
+        // Logs of pgbench go outside the target: they are not the database's writes. In
+        // the run's own directory, recorded, so that a killed run leaves none behind.
+        let scratch = Scratch::new(cx.state())?;
         let cold = cx.policy().cache == crate::policy::CachePolicy::Cold;
 
         // load
@@ -390,6 +388,34 @@ impl Workload for Pgbench {
         cx.note_phase("run", "failed_tx", s.failed as f64);
         server.stop()?;
         Ok(())
+    }
+}
+
+/// Where pgbench's own logs go: a directory of the run's, recorded in its state file; a
+/// private temporary directory where the target keeps no state.
+enum Scratch {
+    Run(crate::state::ScratchDir),
+    Temp(tempfile::TempDir),
+}
+
+impl Scratch {
+    fn new(state: Option<std::sync::Arc<crate::state::State>>) -> Result<Scratch> {
+        let made = match state {
+            Some(s) => s.scratch_dir("pgbench-logs").map(Scratch::Run),
+            None => tempfile::Builder::new()
+                .prefix("fsarena-pgbench-")
+                .tempdir()
+                .map(Scratch::Temp)
+                .map_err(Into::into),
+        };
+        made.context("creating a directory for pgbench's logs")
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            Scratch::Run(d) => d.path(),
+            Scratch::Temp(d) => d.path(),
+        }
     }
 }
 

@@ -44,6 +44,9 @@ pub struct TargetLoss {
     pub flush_points_checked: u64,
     pub reordered: u64,
     pub reorderings: f64,
+    /// Torn states checked and the writes that could tear, over all trials.
+    pub torn: u64,
+    pub tearable: u64,
     /// The file patterns' promises of contents made, and broken in some state (over all
     /// trials; 0 for the SQLite patterns and runs that did not count them).
     pub promises: u64,
@@ -145,6 +148,8 @@ pub fn losses(run: &RunResult) -> Vec<PatternLoss> {
                         flush_points_checked: 0,
                         reordered: 0,
                         reorderings: 0.0,
+                        torn: 0,
+                        tearable: 0,
                         promises: 0,
                         promises_broken: 0,
                         exposed_pct: Vec::new(),
@@ -167,6 +172,8 @@ pub fn losses(run: &RunResult) -> Vec<PatternLoss> {
             tl.flush_points += figure(p, "crash_flush_points");
             tl.flush_points_checked += figure(p, "crash_flush_points_checked");
             tl.reordered += figure(p, "crash_reordered");
+            tl.torn += figure(p, "crash_torn");
+            tl.tearable += figure(p, "crash_tearable");
             tl.reorderings += p.extra.get("crash_reorderings").copied().unwrap_or(0.0);
             tl.promises += figure(p, "crash_promises");
             tl.promises_broken += figure(p, "crash_promises_broken");

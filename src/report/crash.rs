@@ -195,8 +195,16 @@ pub fn coverage_line(t: &TargetLoss) -> Option<String> {
     } else {
         format!("at least 10^{}", t.reorderings.log10().floor())
     };
+    let torn = match t.torn {
+        0 => String::new(),
+        n => format!(
+            ", {} torn states (of {} writes that could tear)",
+            thousands(n),
+            thousands(t.tearable)
+        ),
+    };
     Some(format!(
-        "checked on {}: {} of {} flush points, {} of {of} reordered states",
+        "checked on {}: {} of {} flush points, {} of {of} reordered states{torn}",
         t.target,
         thousands(t.flush_points_checked),
         thousands(t.flush_points),
@@ -381,6 +389,16 @@ mod tests {
         assert_eq!(
             coverage_line(&many).unwrap(),
             "checked on ext4: 100 of 175 flush points, 40 of at least 10^18 reordered states"
+        );
+        let torn = TargetLoss {
+            torn: 20,
+            tearable: 312,
+            ..t.clone()
+        };
+        assert_eq!(
+            coverage_line(&torn).unwrap(),
+            "checked on ext4: 175 of 175 flush points, 40 of 1,016 reordered states, 20 torn \
+             states (of 312 writes that could tear)"
         );
         // A run from before the coverage was counted says nothing of it.
         let old = TargetLoss {

@@ -270,6 +270,12 @@ fn every_declared_figure_is_walked_or_says_why_not() {
             "crash_promises_broken",
             "crash states: a loop target (root)",
         ),
+        ("crash", "crash_torn", "crash states: a loop target (root)"),
+        (
+            "crash",
+            "crash_tearable",
+            "crash states: a loop target (root)",
+        ),
         (
             "crash",
             "crash_recorded_s",

@@ -112,6 +112,10 @@ impl<'a> Builder<'a> {
         for &i in &state.kept {
             self.log.apply(i, &f)?;
         }
+        if let Some(t) = &state.torn {
+            let block = super::states::TEAR_BLOCK;
+            self.log.apply_blocks(t.write, &t.blocks, block, &f)?;
+        }
         Ok(f)
     }
 }
@@ -402,6 +406,7 @@ mod tests {
         w.flush().unwrap();
         w.write(4096, &[2u8; 4096]).unwrap();
         w.write(8192, &[3u8; 4096]).unwrap();
+        w.write(8192, &[4u8; 8192]).unwrap();
         w.flush().unwrap();
         w.finish().unwrap();
         let log = Log::open(&dir.path().join("log")).unwrap();
@@ -409,6 +414,7 @@ mod tests {
         let st = CrashState {
             upto: 2,
             kept: vec![3],
+            torn: None,
         };
         let f = b.build(&st, &dir.path().join("s0")).unwrap();
         let byte = |at| {
@@ -417,9 +423,26 @@ mod tests {
             x[0]
         };
         assert_eq!((byte(0), byte(4096), byte(8192)), (1, 0, 3));
+        // Torn: of the 8 KiB write at 4096 (two blocks), only its second block.
+        let torn = CrashState {
+            upto: 2,
+            kept: vec![],
+            torn: Some(super::super::states::Torn {
+                write: 4,
+                blocks: vec![1],
+            }),
+        };
+        let t = b.build(&torn, &dir.path().join("s2")).unwrap();
+        let at = |at| {
+            let mut x = [0u8];
+            t.read_exact_at(&mut x, at).unwrap();
+            x[0]
+        };
+        assert_eq!((at(0), at(4096), at(8192), at(12288)), (1, 0, 0, 4));
         let back = CrashState {
             upto: 0,
             kept: vec![],
+            torn: None,
         };
         assert!(b.build(&back, &dir.path().join("s1")).is_err());
     }

@@ -199,6 +199,21 @@ impl Log {
         }
     }
 
+    /// Applies only `blocks` (indices of `block`-byte pieces, from its offset) of write `i`
+    /// to `image`: a write that reached the disk in part.
+    pub fn apply_blocks(&self, i: usize, blocks: &[u64], block: u64, image: &File) -> Result<()> {
+        let rec = &self.records[i];
+        let data = self.data(rec)?;
+        for &b in blocks {
+            let from = (b * block).min(rec.len) as usize;
+            let to = ((b + 1) * block).min(rec.len) as usize;
+            image
+                .write_all_at(&data[from..to], rec.offset + from as u64)
+                .with_context(|| format!("applying block {b} of record {i} to the image"))?;
+        }
+        Ok(())
+    }
+
     /// Applies records `from..to` in order to `image`.
     pub fn replay(&self, image: &File, from: usize, to: usize) -> Result<()> {
         (from..to).try_for_each(|i| self.apply(i, image))

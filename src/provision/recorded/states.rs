@@ -5,15 +5,19 @@
 //! before the last completed flush is on it; of the writes after that flush, the disk's
 //! cache may have written any subset, in any order, when the power went. So a state is a
 //! *prefix* of the log ending just after a flush (or the empty prefix), plus a subset of
-//! the writes of the *epoch* that follows it (up to the next flush). A write is either
-//! whole or absent: torn writes within one request are not modelled.
+//! the writes of the *epoch* that follows it (up to the next flush). A write is whole or
+//! absent, except in *torn* states: the power went while one write of several 4 KiB blocks
+//! was being written, so the disk holds the epoch's writes before it and only some of its
+//! blocks ([`Torn`]; a sector-atomic disk of 4 KiB blocks, the size filesystems write).
 //!
 //! [`plan`] picks at most `budget` states, deterministically from a seed: first the state
 //! at every flush (evenly spaced ones when there are more flushes than the budget), then,
 //! epoch by epoch in turn, distinct subsets of each epoch's writes (every subset when an
 //! epoch has few writes, seeded random ones otherwise) — *reordered* states, at most
-//! `reorder` of them — until the budget is spent or no subset is left. [`Planned`] says how
-//! many of each kind exist and how many were chosen: the coverage a report states.
+//! `reorder` of them — until the budget is spent or no subset is left; then at most `tear`
+//! torn states, each a seeded write of two blocks or more with a seeded proper subset of its
+//! blocks. [`Planned`] says how many of each kind exist and how many were chosen: the
+//! coverage a report states.
 //!
 //! [`window`] says which crashes a state stands for, as log positions (how many records
 //! the log held when the power went): a crash at position `L` leaves on the disk every
@@ -33,6 +37,9 @@ const ENUMERATE_UP_TO: usize = 12;
 /// Draws of a random subset per state before giving up on an epoch (all duplicates).
 const DRAWS: usize = 64;
 
+/// The block a torn write is kept or lost by: 4 KiB, the filesystems' block size.
+pub const TEAR_BLOCK: u64 = 4096;
+
 /// One crash state.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct CrashState {
@@ -42,6 +49,18 @@ pub struct CrashState {
     /// Writes after `upto` (indices into the log, ascending, all before the next flush)
     /// that are on the disk too.
     pub kept: Vec<usize>,
+    /// A write after every kept one, of which only some blocks are on the disk.
+    pub torn: Option<Torn>,
+}
+
+/// A write that reached the disk in part: which of its [`TEAR_BLOCK`]s did.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Torn {
+    /// Its index in the log.
+    pub write: usize,
+    /// Its blocks on the disk (0 is the one at its offset), ascending: a proper, non-empty
+    /// subset.
+    pub blocks: Vec<u64>,
 }
 
 /// The states chosen, and how many there were to choose from.
@@ -60,6 +79,9 @@ pub struct Planned {
     /// Reordered states there are: 2^n − 2 for each epoch of n ≥ 2 writes, an epoch of
     /// more than 62 writes counted as 2^62 − 2 (so the sum is a lower bound there).
     pub reorderings: f64,
+    /// Torn states chosen, and the writes of two blocks or more that could tear.
+    pub torn: usize,
+    pub tearable: usize,
 }
 
 /// The prefix boundaries of a log: 0, just after each flush, and its end.
@@ -91,7 +113,12 @@ pub struct Window {
 
 /// The crashes `st` stands for in the log `records` (module docs).
 pub fn window(records: &[Record], st: &CrashState) -> Window {
-    let from = st.kept.last().map_or(st.upto, |&k| k + 1).max(st.upto);
+    let last = st
+        .torn
+        .as_ref()
+        .map(|t| t.write)
+        .or(st.kept.last().copied());
+    let from = last.map_or(st.upto, |k| k + 1).max(st.upto);
     let rest = records.get(st.upto..).unwrap_or_default();
     let to = rest
         .iter()
@@ -144,8 +171,8 @@ pub fn covered(mut spans: Vec<(u64, u64)>, lo: u64, hi: u64) -> u64 {
 }
 
 /// At most `budget` crash states of the log `records`, of which at most `reorder` are
-/// reordered ones, chosen from `seed` (module docs).
-pub fn plan(records: &[Record], budget: usize, reorder: usize, seed: u64) -> Planned {
+/// reordered ones and `tear` torn ones, chosen from `seed` (module docs).
+pub fn plan(records: &[Record], budget: usize, reorder: usize, tear: usize, seed: u64) -> Planned {
     let bounds = boundaries(records);
     let prefixes = bounds.len();
     let mut states: BTreeSet<CrashState> = BTreeSet::new();
@@ -154,8 +181,10 @@ pub fn plan(records: &[Record], budget: usize, reorder: usize, seed: u64) -> Pla
     states.extend(chosen.iter().map(|&upto| CrashState {
         upto,
         kept: Vec::new(),
+        torn: None,
     }));
     let prefixes_chosen = states.len();
+    let total_budget = budget;
     let budget = budget.min(prefixes_chosen + reorder);
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xc4a5_4e5f);
     // The epochs with at least two writes (one write kept is the next prefix), each with
@@ -176,7 +205,11 @@ pub fn plan(records: &[Record], budget: usize, reorder: usize, seed: u64) -> Pla
             }
             match e.next(&mut rng) {
                 Some(kept) => {
-                    states.insert(CrashState { upto: e.upto, kept });
+                    states.insert(CrashState {
+                        upto: e.upto,
+                        kept,
+                        torn: None,
+                    });
                     true
                 }
                 None => false,
@@ -184,6 +217,19 @@ pub fn plan(records: &[Record], budget: usize, reorder: usize, seed: u64) -> Pla
         });
     }
     let reordered = states.len() - prefixes_chosen;
+    let tearable: Vec<usize> = (0..records.len())
+        .filter(|&i| records[i].kind == Kind::Write && records[i].len >= 2 * TEAR_BLOCK)
+        .collect();
+    let room = total_budget.saturating_sub(states.len()).min(tear);
+    let before = states.len();
+    for _ in 0..room * DRAWS {
+        if states.len() - before >= room || tearable.is_empty() {
+            break;
+        }
+        let w = tearable[rng.gen_range(0..tearable.len())];
+        states.insert(torn_state(records, &bounds, w, &mut rng));
+    }
+    let torn = states.len() - before;
     Planned {
         states: states.into_iter().collect(),
         prefixes,
@@ -191,6 +237,34 @@ pub fn plan(records: &[Record], budget: usize, reorder: usize, seed: u64) -> Pla
         prefixes_chosen,
         reordered,
         reorderings,
+        torn,
+        tearable: tearable.len(),
+    }
+}
+
+/// The state in which the power went while write `w` was written: every write of its
+/// epoch before it on the disk, and a seeded proper, non-empty subset of its blocks.
+fn torn_state(records: &[Record], bounds: &[usize], w: usize, rng: &mut impl Rng) -> CrashState {
+    let upto = bounds
+        .iter()
+        .copied()
+        .filter(|&b| b <= w)
+        .max()
+        .unwrap_or(0);
+    let kept = (upto..w)
+        .filter(|&i| records[i].kind != Kind::Flush)
+        .collect();
+    let n = records[w].len.div_ceil(TEAR_BLOCK);
+    let blocks = loop {
+        let pick: Vec<u64> = (0..n).filter(|_| rng.gen_bool(0.5)).collect();
+        if !pick.is_empty() && (pick.len() as u64) < n {
+            break pick;
+        }
+    };
+    CrashState {
+        upto,
+        kept,
+        torn: Some(Torn { write: w, blocks }),
     }
 }
 
@@ -277,7 +351,7 @@ mod tests {
     fn every_flush_is_a_state_and_subsets_are_proper_and_within_their_epoch() {
         let records = log("WWFWWWFW");
         assert_eq!(boundaries(&records), [0, 3, 7, 8]);
-        let p = plan(&records, 100, 100, 1);
+        let p = plan(&records, 100, 100, 0, 1);
         assert_eq!(p.prefixes, 4);
         assert!(!p.prefixes_sampled);
         // 4 prefixes + (2^2 - 2) + (2^3 - 2) subsets; the last epoch has one write.
@@ -296,10 +370,10 @@ mod tests {
     #[test]
     fn the_budget_bounds_the_states_and_the_seed_decides_them() {
         let records = log(&format!("{}F{}F", "W".repeat(30), "W".repeat(20)));
-        let a = plan(&records, 25, 25, 7);
+        let a = plan(&records, 25, 25, 0, 7);
         assert_eq!(a.states.len(), 25);
-        assert_eq!(a.states, plan(&records, 25, 25, 7).states);
-        assert_ne!(a.states, plan(&records, 25, 25, 8).states);
+        assert_eq!(a.states, plan(&records, 25, 25, 0, 7).states);
+        assert_ne!(a.states, plan(&records, 25, 25, 0, 8).states);
         // Both epochs got subsets, taken in turn.
         let in_epoch = |u| {
             a.states
@@ -318,6 +392,7 @@ mod tests {
                 &CrashState {
                     upto,
                     kept: kept.to_vec(),
+                    torn: None,
                 },
             )
         };
@@ -355,6 +430,7 @@ mod tests {
             let st = CrashState {
                 upto,
                 kept: kept.to_vec(),
+                torn: None,
             };
             window_ns(&records, window(&records, &st))
         };
@@ -375,25 +451,53 @@ mod tests {
     fn every_flush_point_first_then_at_most_reorder_reordered_and_the_coverage_counted() {
         let records = log("WWFWWWFW");
         // 4 flush points, 2 + 6 reorderings; 3 of them asked for.
-        let p = plan(&records, 100, 3, 1);
+        let p = plan(&records, 100, 3, 0, 1);
         assert_eq!((p.prefixes, p.prefixes_chosen), (4, 4));
         assert_eq!((p.reordered, p.reorderings), (3, 8.0));
         assert_eq!(p.states.len(), 7);
         // The budget before the reordered ones: prefixes first.
-        let p = plan(&records, 5, 3, 1);
+        let p = plan(&records, 5, 3, 0, 1);
         assert_eq!((p.prefixes_chosen, p.reordered, p.states.len()), (4, 1, 5));
         // No reordering asked: flush points alone.
-        let p = plan(&records, 100, 0, 1);
+        let p = plan(&records, 100, 0, 0, 1);
         assert_eq!((p.prefixes_chosen, p.reordered), (4, 0));
         // An epoch of 100 writes counts as 2^62 - 2 reorderings, not infinity.
-        let big = plan(&log(&"W".repeat(100)), 10, 10, 1);
+        let big = plan(&log(&"W".repeat(100)), 10, 10, 0, 1);
         assert_eq!(big.reorderings, 2f64.powi(62) - 2.0);
+    }
+
+    #[test]
+    fn a_torn_state_keeps_its_epoch_before_the_write_and_part_of_its_blocks() {
+        // W(1 block) F W(1) W(4 blocks) W(3 blocks) F
+        let mut records = log("WFWWWF");
+        for (i, blocks) in [(3, 4), (4, 3)] {
+            records[i].len = blocks * TEAR_BLOCK;
+        }
+        let p = plan(&records, 100, 0, 5, 9);
+        assert_eq!(p.tearable, 2);
+        assert_eq!(p.torn, 5);
+        for s in p.states.iter().filter(|s| s.torn.is_some()) {
+            let t = s.torn.as_ref().unwrap();
+            assert!(t.write == 3 || t.write == 4, "{s:?}");
+            assert_eq!(s.upto, 2);
+            assert_eq!(s.kept, (2..t.write).collect::<Vec<_>>());
+            let n = records[t.write].len / TEAR_BLOCK;
+            assert!(!t.blocks.is_empty() && (t.blocks.len() as u64) < n, "{s:?}");
+            assert!(t.blocks.iter().all(|&b| b < n));
+            // Its crashes come after the torn write began.
+            assert_eq!(window(&records, s).from, t.write as u64 + 1);
+        }
+        // Seeded, and within the budget.
+        assert_eq!(p.states, plan(&records, 100, 0, 5, 9).states);
+        assert_eq!(plan(&records, 4, 0, 5, 9).torn, 1);
+        // Nothing to tear: no torn state.
+        assert_eq!(plan(&log("WWF"), 100, 0, 5, 9).torn, 0);
     }
 
     #[test]
     fn more_flushes_than_the_budget_keeps_the_first_and_last_evenly() {
         let records = log(&"WF".repeat(50));
-        let p = plan(&records, 5, 5, 1);
+        let p = plan(&records, 5, 5, 0, 1);
         assert!(p.prefixes_sampled);
         let uptos: Vec<usize> = p.states.iter().map(|s| s.upto).collect();
         assert_eq!(uptos, [0, 24, 50, 74, 100]);

@@ -22,7 +22,7 @@
 //! pattern's own `crash_fsyncs`; `crash_check_s`, the seconds the states took to build and
 //! check; the coverage: `crash_flush_points` in the recording and
 //! `crash_flush_points_checked`, `crash_reordered` states checked of `crash_reorderings`
-//! there are; for the file patterns, `crash_promises` made (file versions whose `fsync`
+//! there are, `crash_torn` states checked (`tear=N`) and the `crash_tearable` writes; for the file patterns, `crash_promises` made (file versions whose `fsync`
 //! returned) and `crash_promises_broken`, those some checked state lost, emptied, garbled
 //! or changed the mode of; `crash_recorded_s`, the pattern's time on the recording (its
 //! first record to its last), and `crash_exposed_pct`, the share of it covered by the
@@ -94,6 +94,15 @@ const PARAMS: &[ParamSpec] = &[
         "states",
         "reordered crash states per pattern and trial, at most, within `states`: a flush \
          point and a subset of the writes before the next flush",
+    ),
+    param(
+        "tear",
+        ParamKind::Count,
+        "0",
+        "states",
+        "torn crash states per pattern and trial, at most, within `states`: the power cut \
+         while a write of two 4 KiB blocks or more was written, some of its blocks on the \
+         disk and the writes of its epoch before it",
     ),
     param(
         "ops",
@@ -176,6 +185,8 @@ pub const FIGURES: &[Figure] = &[
     Figure::neither("crash_flush_points_checked", "states"),
     Figure::neither("crash_reordered", "states"),
     Figure::neither("crash_reorderings", "states"),
+    Figure::neither("crash_torn", "states"),
+    Figure::neither("crash_tearable", "writes"),
     Figure::neither("crash_promises", "promises"),
     Figure::lower("crash_promises_broken", "promises"),
     Figure::neither("crash_recorded_s", "s"),
@@ -207,6 +218,7 @@ pub struct Crash {
     patterns: Vec<usize>,
     states: usize,
     reorder: usize,
+    tear: usize,
     ops: u64,
     size: usize,
     sync_every: u64,
@@ -245,6 +257,7 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
             patterns,
             states: states as usize,
             reorder: reorder.min(states) as usize,
+            tear: p.count("tear").expect("tear has a default").min(states) as usize,
             ops,
             size: size as usize,
             sync_every,

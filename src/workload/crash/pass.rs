@@ -66,6 +66,9 @@ pub struct Tally {
     pub flush_points_checked: u64,
     pub reordered: u64,
     pub reorderings: f64,
+    /// Torn states checked, and the writes that could tear ([`states::Planned`]).
+    pub torn: u64,
+    pub tearable: u64,
     /// File patterns: the promises of file contents made, and how many of them some
     /// checked state broke (`None` for the SQLite patterns, whose promises are
     /// transactions).
@@ -124,6 +127,8 @@ impl Tally {
             ("crash_flush_points", self.flush_points),
             ("crash_flush_points_checked", self.flush_points_checked),
             ("crash_reordered", self.reordered),
+            ("crash_torn", self.torn),
+            ("crash_tearable", self.tearable),
         ];
         for (k, v) in figures {
             cx.note_phase(phase, k, v as f64);
@@ -218,7 +223,7 @@ fn judge_all(
     let name = PATTERNS[i];
     let log = Log::open(log_path)?;
     let (writes, flushes, bytes) = log.counts();
-    let planned = states::plan(&log.records, c.states, c.reorder, work.seed);
+    let planned = states::plan(&log.records, c.states, c.reorder, c.tear, work.seed);
     crate::term::set_status(Some(format!(
         "{name}: checking {} crash states ({writes} writes, {}, {flushes} flushes)",
         planned.states.len(),
@@ -268,6 +273,8 @@ fn judge_all(
         flush_points_checked: planned.prefixes_chosen as u64,
         reordered: planned.reordered as u64,
         reorderings: planned.reorderings,
+        torn: planned.torn as u64,
+        tearable: planned.tearable as u64,
         promises: match &expect {
             Expectation::Files(e) => Some(e.promises()),
             Expectation::Sqlite(_) => None,
@@ -344,9 +351,13 @@ fn describe(
     });
     format!(
         "crash {name} (seed {seed}): state with records 0..{} of {records} and kept writes \
-         {:?}: {findings}{}{}",
+         {:?}{}: {findings}{}{}",
         st.upto,
         st.kept,
+        st.torn.as_ref().map_or(String::new(), |t| format!(
+            ", write {} torn (its 4 KiB blocks {:?} kept)",
+            t.write, t.blocks
+        )),
         if c.repaired { "; needed repair" } else { "" },
         if c.detail.is_empty() {
             String::new()

@@ -47,8 +47,8 @@ pub struct TargetLoss {
     /// Torn states checked and the writes that could tear, over all trials.
     pub torn: u64,
     pub tearable: u64,
-    /// The file patterns' promises of contents made, and broken in some state (over all
-    /// trials; 0 for the SQLite patterns and runs that did not count them).
+    /// The promises made (file versions, committed transactions), and broken in some
+    /// state (over all trials; 0 for runs that did not count them).
     pub promises: u64,
     pub promises_broken: u64,
     /// Per trial that measured it: the share of the pattern's recorded time during which

@@ -96,8 +96,8 @@ fn percent(x: f64) -> String {
     }
 }
 
-/// What a target lost: the share, and its words (`at 64 of 64 promises`, `at none`; for
-/// the SQLite patterns, whose promises are transactions, `in 3 of 40 crash states`).
+/// What a target lost: the share, and its words (`at 64 of 64 promises`, `at none`; in
+/// crash states, `in 3 of 40 crash states`, for a run that did not count its promises).
 fn lost(t: &TargetLoss) -> (f64, String) {
     if t.promises > 0 {
         let share = t.promises_broken as f64 / t.promises as f64;
@@ -490,7 +490,8 @@ mod tests {
                  promises, xfs at none"
             ]
         );
-        // The SQLite patterns count crash states, their promises being transactions.
+        // A run that did not count promises (the SQLite patterns before December 2026)
+        // counts crash states.
         let db = |name: &str, bad: u64| TargetLoss {
             promises: 0,
             promises_broken: 0,

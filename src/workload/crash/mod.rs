@@ -22,10 +22,11 @@
 //! pattern's own `crash_fsyncs`; `crash_check_s`, the seconds the states took to build and
 //! check; the coverage: `crash_flush_points` in the recording and
 //! `crash_flush_points_checked`, `crash_reordered` states checked of `crash_reorderings`
-//! there are, `crash_torn` states checked (`tear=N`) and the `crash_tearable` writes; for the file patterns, `crash_promises` made (file versions whose `fsync`
-//! returned) and `crash_promises_broken`, those some checked state lost, emptied, garbled
-//! or changed the mode of; `crash_recorded_s`, the pattern's time on the recording (its
-//! first record to its last), and `crash_exposed_pct`, the share of it covered by the
+//! there are, `crash_torn` states checked (`tear=N`) and the `crash_tearable` writes; the
+//! promises: `crash_promises` made (file versions whose `fsync` returned, or committed
+//! transactions) and `crash_promises_broken`, those some checked state lost, emptied,
+//! garbled or changed the mode of; `crash_recorded_s`, the pattern's time on the
+//! recording, and `crash_exposed_pct`, the share of it covered by the
 //! crash windows of bad states: when a power cut would have lost promised data, as far as
 //! the states checked show. Each state with a finding is described in the trial's
 //! log (its prefix and kept writes, and what was found), with the seed that chooses it.

@@ -69,9 +69,8 @@ pub struct Tally {
     /// Torn states checked, and the writes that could tear ([`states::Planned`]).
     pub torn: u64,
     pub tearable: u64,
-    /// File patterns: the promises of file contents made, and how many of them some
-    /// checked state broke (`None` for the SQLite patterns, whose promises are
-    /// transactions).
+    /// The promises made (file patterns: versions of file contents; SQLite patterns:
+    /// committed transactions), and how many of them some checked state broke.
     pub promises: Option<u64>,
     pub promises_broken: Option<u64>,
     /// `fsync`/`fdatasync` calls the pattern made itself (`None`: inside SQLite).
@@ -252,7 +251,10 @@ fn judge_all(
                 (found.into_iter().map(|x| x.1).collect(), first)
             }
             Expectation::Sqlite(e) => {
-                let (f, first) = e.judge_since(&at, w.to);
+                let (f, lost) = e.judge_lost(&at, w.to);
+                let first = e.committed.get(lost.start).copied().filter(|_| !lost.is_empty());
+                let commits = lost.map(|k| (String::new(), k));
+                broken.lock().unwrap_or_else(|e| e.into_inner()).extend(commits);
                 (vec![f], first)
             }
         };
@@ -275,16 +277,11 @@ fn judge_all(
         reorderings: planned.reorderings,
         torn: planned.torn as u64,
         tearable: planned.tearable as u64,
-        promises: match &expect {
-            Expectation::Files(e) => Some(e.promises()),
-            Expectation::Sqlite(_) => None,
-        },
-        promises_broken: match &expect {
-            Expectation::Files(_) => {
-                Some(broken.lock().unwrap_or_else(|e| e.into_inner()).len() as u64)
-            }
-            Expectation::Sqlite(_) => None,
-        },
+        promises: Some(match &expect {
+            Expectation::Files(e) => e.promises(),
+            Expectation::Sqlite(e) => e.committed.len() as u64,
+        }),
+        promises_broken: Some(broken.lock().unwrap_or_else(|e| e.into_inner()).len() as u64),
         check_s,
         ..Tally::default()
     };

@@ -76,14 +76,14 @@ impl SqliteExpect {
     /// log position `to` ([`super::expect::Window`]): every commit that returned by then
     /// is promised.
     pub fn judge(&self, dir: &Path, to: u64) -> Finding {
-        self.judge_since(dir, to).0
+        self.judge_lost(dir, to).0
     }
 
-    /// [`Self::judge`], and for a lost or emptied database the log position of the first
-    /// commit the state lost: a crash from there on loses it (`None` otherwise).
-    pub fn judge_since(&self, dir: &Path, to: u64) -> (Finding, Option<u64>) {
-        let promised = self.committed.iter().filter(|&&p| p <= to).count() as u64;
-        let since = |kept: u64| self.committed.get(kept as usize).copied();
+    /// [`Self::judge`], and the commits the state lost (indices into `committed`): those
+    /// promised by `to` beyond the ones it holds (none for a sound or garbled database).
+    pub fn judge_lost(&self, dir: &Path, to: u64) -> (Finding, std::ops::Range<usize>) {
+        let promised = self.committed.iter().filter(|&&p| p <= to).count();
+        let lost = |kept: u64| (kept as usize).min(promised)..promised;
         let path = dir.join(DB);
         // Never through a symlink: SQLite writes (recovers) the file it opens.
         let len = std::fs::symlink_metadata(&path).and_then(|m| match m.is_file() {
@@ -91,18 +91,20 @@ impl SqliteExpect {
             false => Err(std::io::Error::other("not a regular file")),
         });
         match len {
-            Err(_) if promised > 0 => return (Finding::Lost, since(0)),
-            Ok(0) if promised > 0 => return (Finding::Empty, since(0)),
-            Err(_) | Ok(0) => return (Finding::Ok, None),
+            Err(_) if promised > 0 => return (Finding::Lost, lost(0)),
+            Ok(0) if promised > 0 => return (Finding::Empty, lost(0)),
+            Err(_) | Ok(0) => return (Finding::Ok, 0..0),
             Ok(_) => {}
         }
         match self.rows(&path) {
-            Ok(Some(rows)) if rows % ROWS == 0 && rows / ROWS >= promised => (Finding::Ok, None),
-            Ok(Some(rows)) if rows % ROWS == 0 => (Finding::Lost, since(rows / ROWS)),
+            Ok(Some(rows)) if rows % ROWS == 0 && rows / ROWS >= promised as u64 => {
+                (Finding::Ok, 0..0)
+            }
+            Ok(Some(rows)) if rows % ROWS == 0 => (Finding::Lost, lost(rows / ROWS)),
             // No table yet: lost when a commit was promised.
-            Ok(None) if promised > 0 => (Finding::Lost, since(0)),
-            Ok(None) => (Finding::Ok, None),
-            _ => (Finding::Garbage, None),
+            Ok(None) if promised > 0 => (Finding::Lost, lost(0)),
+            Ok(None) => (Finding::Ok, 0..0),
+            _ => (Finding::Garbage, 0..0),
         }
     }
 
@@ -163,6 +165,9 @@ mod tests {
             let mut more = e.clone();
             more.committed.push(60);
             assert_eq!(more.judge(dir.path(), 1000), Finding::Lost);
+            // Which commit: the sixth, promised at 60; not yet promised before it.
+            assert_eq!(more.judge_lost(dir.path(), 1000), (Finding::Lost, 5..6));
+            assert_eq!(more.judge_lost(dir.path(), 59), (Finding::Ok, 0..0));
             // A row changed behind SQLite's back: garbage.
             let c = Connection::open(dir.path().join(DB)).unwrap();
             c.execute("UPDATE t SET v = x'00' WHERE id = 3", []).unwrap();

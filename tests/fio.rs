@@ -311,7 +311,8 @@ fn moves_what_fio_moves() {
         "[global]\ndirectory={}\nioengine=psync\n\
          [w]\nrw=write\nbs=64k\nsize=2m\nnumjobs=2\n\
          [r]\nstonewall\nrw=read\nbs=4kb\nfilesize=256k\nnrfiles=4\n\
-         [n]\nstonewall\nioengine=null\nrw=randread\nnorandommap\nbs=4KiB\nsize=1m\n",
+         [n]\nstonewall\nioengine=null\nrw=randread\nnorandommap\nbs=4KiB\nsize=1m\n\
+         [s]\nstonewall\nrw=write\nbs=4k\nsize=96420\n",
         fio_dir.display()
     );
     let file = write_jobs(image.path(), &text);
@@ -355,8 +356,17 @@ fn moves_what_fio_moves() {
         .collect();
     assert_eq!(ours, by_group);
     // 2 × 2 MiB in 64 KiB; 1 MiB in 4096 B; 1 MiB in blocks of 4000 B (fio's KiB is
-    // 1000), the last one whole, as fio does.
-    assert_eq!(by_group, [(4 << 20, 64), (1 << 20, 256), (263 * 4000, 263)]);
+    // 1000) at random, the last one whole, as fio does; 96,420 bytes written in order stop
+    // at the last whole 4 KiB block.
+    assert_eq!(
+        by_group,
+        [
+            (4 << 20, 64),
+            (1 << 20, 256),
+            (263 * 4000, 263),
+            (23 * 4096, 23)
+        ]
+    );
 }
 
 /// A plan's job file is not read in a guest (the guest's fsarena would read it itself):

@@ -2,8 +2,9 @@
 //! `[section]` headers (every name starting with `global` is a global section), options
 //! as `key=value` or a bare `key`, comments from the first `;` or `#` of a line to its
 //! end, `include FILE` inside a section (a relative name is tried as given, then beside
-//! the including file; included files hold options, no sections), and `${VAR}` replaced
-//! in an option by the variable's value (by nothing when it is unset, as fio does).
+//! the including file; included files hold options, no sections), `${VAR}` replaced
+//! in an option by the variable's value (by nothing when it is unset, as fio does), then
+//! fio's keywords and their arithmetic ([`super::keywords`]).
 //! What the options mean is `map`'s business.
 
 use super::{Issue, Loc};
@@ -23,6 +24,11 @@ pub trait Source {
     fn exists(&self, path: &Path) -> bool;
     /// An environment variable.
     fn var(&self, name: &str) -> Option<String>;
+    /// The value of fio's keyword `word` (`$pagesize`, `$mb_memory`, `$ncpus`): this
+    /// machine's unless told otherwise.
+    fn keyword(&self, word: &str) -> Option<u64> {
+        super::keywords::machine(word)
+    }
 }
 
 /// One option as written, `${VAR}` expanded.
@@ -127,6 +133,13 @@ impl Reader<'_> {
                 }
             }
             let line = self.expand(line);
+            let line = match super::keywords::replace(&line, &|w| self.src.keyword(w)) {
+                Ok(l) => l,
+                Err(why) => {
+                    self.fatal(at, &line, why);
+                    continue;
+                }
+            };
             let (key, value) = match line.split_once('=') {
                 Some((k, v)) => (k.trim().to_string(), Some(v.trim().to_string())),
                 None => (line.trim().to_string(), None),

@@ -10,6 +10,7 @@
 //! out and lists them. docs/fio.md is the user's page.
 
 pub mod ini;
+mod keywords;
 mod map;
 mod options;
 mod pace;

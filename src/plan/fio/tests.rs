@@ -27,6 +27,14 @@ impl Source for Mem {
     fn var(&self, name: &str) -> Option<String> {
         self.vars.get(name).cloned()
     }
+    fn keyword(&self, word: &str) -> Option<u64> {
+        match word {
+            "$pagesize" => Some(4096),
+            "$mb_memory" => Some(1000),
+            "$ncpus" => Some(2),
+            _ => None,
+        }
+    }
 }
 
 fn parse_with(mem: &mut Mem, text: &str, lenient: bool) -> Result<FioPlan, Vec<Issue>> {
@@ -70,9 +78,11 @@ fn sizes_are_passed_on_exactly() {
     assert_eq!(super::options::exact(4096), "4KiB");
     assert_eq!(super::options::exact(3 << 30), "3GiB");
     assert_eq!(super::options::exact(0), "0");
+    // A sequential job moves whole blocks: 1 MiB of 4000-byte blocks is 262 of them,
+    // 1,048,000 bytes (fio 3.33 wrote 262 requests, 1048000 bytes).
     assert_eq!(
         specs("[j]\nsize=1m\nbs=4kib\n"),
-        ["job:name=j,rw=read,bs=4000,size=1MiB,engine=psync"]
+        ["job:name=j,rw=read,bs=4000,size=1048000,engine=psync"]
     );
 }
 
@@ -635,4 +645,16 @@ fn thinktime_maps_in_microseconds() {
         e.iter().any(|i| i.fatal && i.option == "thinktime_spin=20"),
         "{e:#?}"
     );
+}
+
+#[test]
+fn fio_keywords_and_their_arithmetic_are_read_as_fio_reads_them() {
+    let s = specs("[j]\nrw=read\nbs=$pagesize\nsize=8*$mb_memory\nnumjobs=$ncpus\n");
+    let s = s.join(" ");
+    // 8 × 1000 bytes, rounded down to whole 4 KiB blocks as fio moves them.
+    assert!(s.contains("bs=4KiB") && s.contains("size=4KiB,"), "{s}");
+    assert!(s.contains("numjobs=2"), "{s}");
+    // bc cannot read a unit: the option is refused, with its line.
+    let e = issues("[j]\nrw=read\nsize=$mb_memory*1m\n", false);
+    assert!(e.iter().any(|i| i.at.line == 3 && i.fatal), "{e:#?}");
 }

@@ -18,8 +18,9 @@ pub fn amount(text: &str) -> Result<Amount, String> {
     let t = text.trim();
     if t.contains(['$', '*', '/', '+', '(']) {
         return Err(format!(
-            "'{t}': fio's keywords ($pagesize, $mb_memory, $ncpus) and arithmetic are not \
-             read: give the number (or ${{VAR}} from the environment)"
+            "'{t}': fio's arithmetic in parentheses (or with no keyword) is not read: give \
+             the number, ${{VAR}} from the environment, or $pagesize, $mb_memory, $ncpus \
+             with + - * /"
         ));
     }
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());

@@ -16,7 +16,7 @@ pub fn machine(word: &str) -> Option<u64> {
     let conf = |name| u64::try_from(unsafe { libc::sysconf(name) }).ok();
     match word {
         "$pagesize" => conf(libc::_SC_PAGESIZE),
-        "$mb_memory" => Some(conf(libc::_SC_PHYS_PAGES)? * conf(libc::_SC_PAGESIZE)? >> 20),
+        "$mb_memory" => Some((conf(libc::_SC_PHYS_PAGES)? * conf(libc::_SC_PAGESIZE)?) >> 20),
         "$ncpus" => conf(libc::_SC_NPROCESSORS_CONF),
         _ => None,
     }

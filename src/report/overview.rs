@@ -90,6 +90,15 @@ fn cell(v: &PhaseVerdict, target: &str, href: Option<&str>) -> String {
 pub fn section(out: &mut String, run: &RunResult, all: &[WorkloadFigures]) {
     let verdicts = rank::verdicts(run);
     if verdicts.is_empty() {
+        // One target: nothing to rank, but a power cut's cost is still its own.
+        let mut lines = String::new();
+        power_cut(&mut lines, run);
+        if !lines.is_empty() {
+            let _ = write!(
+                out,
+                "<section id=\"power-cut\"><h2>Power cuts</h2>{lines}</section>"
+            );
+        }
         return;
     }
     let targets: Vec<&str> = run.targets.iter().map(|t| t.name.as_str()).collect();

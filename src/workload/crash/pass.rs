@@ -293,8 +293,9 @@ fn judge_all(
             .is_some_and(|f| f.contains(&Finding::Unpromised));
         let bad = tally.add(checked, found.as_deref());
         if bad {
-            // The crashes of its window from the earliest promise it broke on (all of
-            // them for a state that did not mount or held garbage only).
+            // The crashes of its window from the earliest version or commit it lost on;
+            // all of them for a state whose finding dates from no such promise (it did
+            // not mount, a temporary was left, a file came back, garbage alone).
             let w = states::window(&log.records, &planned.states[k]);
             let (mut from, to) = states::window_ns(&log.records, w);
             if let Some(&p) = since.lock().unwrap_or_else(|e| e.into_inner()).get(&k) {

@@ -12,6 +12,9 @@
 //! * the negative control: the same work figures judged with the headline's floor (0.1%,
 //!   `Test::of`) instead of the work floor call differences between identical targets far
 //!   more often — the floor is what keeps the promise;
+//! * the third: CPU time, whose spread nothing bounds, taken as known at its floor like a
+//!   device count, calls identical targets different when one side's CPU varies 6% and
+//!   the other's 1% — the shipped test estimates CPU time's spread always;
 //! * a target writing 10% more bytes, or issuing 5× the flushes, is told apart on work in
 //!   at least 80% of runs at 4 repetitions, and 2% more bytes at 10, where time cannot
 //!   tell; smaller differences are printed with their rates, not promised.
@@ -22,8 +25,9 @@
 mod common;
 
 use common::sim::{at_least, at_most, pct_se, scale, Rng};
-use fsarena::compare::family::{Outcome, Test, LOG_SD_FLOOR};
+use fsarena::compare::family::{Floor, Outcome, Test, LOG_SD_FLOOR};
 use fsarena::compare::rank::{self, Axis};
+use fsarena::result::work::find;
 use fsarena::result::{PhaseResult, RunResult, Trial};
 use std::path::Path;
 
@@ -52,6 +56,8 @@ struct Noise {
     extra_flush: f64,
     /// Chance the bytes written are 10% more (a count that jumps far beyond its floor).
     jump: f64,
+    /// Relative spread of the CPU time.
+    cpu_cv: f64,
 }
 
 /// One repetition of a phase of 5000 files writing 20 MB and issuing `flushes` flushes.
@@ -66,7 +72,7 @@ fn phase(rng: &mut Rng, name: &str, w: Work, noise: Noise, flushes: f64) -> Phas
     let written = ((bytes + journal) / 512.0).round() as u64 * 512;
     let fl = (flushes * w.flushes).round() as u64 + u64::from(rng.chance(noise.extra_flush));
     let wall_s = (1.0 + 0.18 * rng.normal()).max(0.3);
-    let cpu = 0.2 * (1.0 + 0.06 * rng.normal()).max(0.5);
+    let cpu = 0.2 * (1.0 + noise.cpu_cv * rng.normal()).max(0.5);
     PhaseResult {
         name: name.into(),
         primary: "ops_per_s".into(),
@@ -152,20 +158,25 @@ fn any_apart(v: &[rank::PhaseVerdict]) -> bool {
 }
 
 /// The names of [`NOISES`] in the tables.
-const NOISE_NAMES: [&str; 4] = [
+const NOISE_NAMES: [&str; 5] = [
     "none",
     "journal+flush 30%",
     "journal+flush 50%, bytes 0.1%",
     "bytes 0.5% (the floor)",
+    "none, CPU 1% (its floor)",
 ];
 
-const NOISES: [Noise; 4] = [
+/// CPU time's spread in most cases: a phase's process CPU on a quiet machine.
+const CPU_CV: f64 = 0.06;
+
+const NOISES: [Noise; 5] = [
     // Equal in every repetition.
     Noise {
         journal: 0.0,
         bytes_cv: 0.0,
         extra_flush: 0.0,
         jump: 0.0,
+        cpu_cv: CPU_CV,
     },
     // A journal block and a flush now and then.
     Noise {
@@ -173,6 +184,7 @@ const NOISES: [Noise; 4] = [
         bytes_cv: 0.0,
         extra_flush: 0.3,
         jump: 0.0,
+        cpu_cv: CPU_CV,
     },
     // And 0.1% spread in the bytes.
     Noise {
@@ -180,6 +192,7 @@ const NOISES: [Noise; 4] = [
         bytes_cv: 0.001,
         extra_flush: 0.5,
         jump: 0.0,
+        cpu_cv: CPU_CV,
     },
     // Bytes spread as much as the work floor allows, a flush more half the time.
     Noise {
@@ -187,6 +200,16 @@ const NOISES: [Noise; 4] = [
         bytes_cv: 0.005,
         extra_flush: 0.5,
         jump: 0.0,
+        cpu_cv: CPU_CV,
+    },
+    // Work equal in every repetition, CPU time as steady as its floor (the median of
+    // metascan's warm runs).
+    Noise {
+        journal: 0.0,
+        bytes_cv: 0.0,
+        extra_flush: 0.0,
+        jump: 0.0,
+        cpu_cv: 0.01,
     },
 ];
 
@@ -246,6 +269,7 @@ fn unequal_work_noise_keeps_the_rate() {
         (&[NOISES[0], NOISES[2]][..], 30, 4, 100),
         (&[NOISES[0], NOISES[1], NOISES[2]][..], 30, 4, 60),
         (&[NOISES[0], NOISES[3]][..], 30, 3, 100),
+        (&[NOISES[0], NOISES[4]][..], 30, 3, 100),
     ]
     .iter()
     {
@@ -267,7 +291,9 @@ fn unequal_work_noise_keeps_the_rate() {
             .map(|n| {
                 NOISE_NAMES[NOISES
                     .iter()
-                    .position(|m| (m.journal, m.bytes_cv) == (n.journal, n.bytes_cv))
+                    .position(|m| {
+                        (m.journal, m.bytes_cv, m.cpu_cv) == (n.journal, n.bytes_cv, n.cpu_cv)
+                    })
                     .unwrap()]
             })
             .collect();
@@ -393,6 +419,7 @@ fn a_count_that_jumps_beyond_its_floor_breaks_the_rule() {
         bytes_cv: 0.0,
         extra_flush: 0.0,
         jump: 0.3,
+        cpu_cv: CPU_CV,
     };
     let (phases, reps, runs) = (30, 3, 100 * scale());
     let mut hits = 0;
@@ -401,6 +428,53 @@ fn a_count_that_jumps_beyond_its_floor_breaks_the_rule() {
         hits += usize::from(any_apart(&rank::verdicts(&run)));
     }
     control_breaks_the_promise("bytes jumping 10% one time in three", hits, runs);
+}
+
+#[test]
+fn cpu_time_taken_as_known_at_its_floor_would_be_told_apart() {
+    // The third negative control: one side's CPU time varies 6%, the other's as little as
+    // its 1% floor (the median of warm runs). Were a side that spread less than the floor
+    // taken as known, as a device count is, three repetitions of the 6% side would fall
+    // within 1% one time in forty, meet the other side known, and be called a difference
+    // somewhere in 30 phases in many runs. The shipped test estimates CPU time's spread
+    // always ([`WorkFigure::floor_known`]), and keeps the promise.
+    let mut rng = Rng(0xc9_0053);
+    let (phases, reps, runs) = (30, 3, 200 * scale());
+    let cpu = find("cpu_ms_per_op").unwrap();
+    let (mut known, mut shipped) = (0, 0);
+    for _ in 0..runs {
+        let (mut called_known, mut called_shipped) = (false, false);
+        for _ in 0..phases {
+            let side = |rng: &mut Rng, noise: Noise| -> Vec<f64> {
+                (0..reps)
+                    .map(|_| {
+                        let p = phase(rng, "p", SAME, noise, 2.0);
+                        p.cpu_user_s + p.cpu_sys_s
+                    })
+                    .collect()
+            };
+            let (a, b) = (side(&mut rng, NOISES[0]), side(&mut rng, NOISES[4]));
+            let alpha = 0.05 / phases as f64;
+            let floor = Floor {
+                sd: cpu.floor,
+                known: cpu.floor_known,
+            };
+            called_shipped |= Test::of_figure(&a, &b, floor, floor).is_some_and(|t| t.p() < alpha);
+            called_known |=
+                Test::of_work(&a, &b, floor.sd, floor.sd).is_some_and(|t| t.p() < alpha);
+        }
+        known += usize::from(called_known);
+        shipped += usize::from(called_shipped);
+    }
+    println!(
+        "CPU 6% against CPU 1%, spread estimated: {} of runs call a difference",
+        pct_se(shipped, runs)
+    );
+    assert!(
+        at_most(shipped, runs, 0.05),
+        "CPU spread estimated: {shipped} of {runs}"
+    );
+    control_breaks_the_promise("CPU 6% against CPU 1%, taken as known at 1%", known, runs);
 }
 
 /// Prints a negative control's rate and checks that it breaks the 5% promise, as it must.

@@ -63,6 +63,16 @@ pub fn margin(pct: Option<f64>) -> anyhow::Result<f64> {
     Ok(pct / 100.0)
 }
 
+/// The least log spread of one side's work figure, and whether a side whose repetitions
+/// spread less is taken as known to within it ([`Test::of_work`]: a device count, which
+/// quiescing the filesystem bounds) or its spread is still estimated ([`Test::of_floored`]:
+/// CPU time, which the machine's load can make vary by anything).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Floor {
+    pub sd: f64,
+    pub known: bool,
+}
+
 /// The t statistic on the logarithms of two samples, with each side's spread floored.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Test {
@@ -156,6 +166,16 @@ impl Test {
             (false, false) => t.df,
         };
         Some(t)
+    }
+
+    /// The test of b against a for a work figure, each side floored at its [`Floor`]: as
+    /// [`Self::of_work`] when both floors are known, else as [`Self::of_floored`].
+    pub fn of_figure(a: &[f64], b: &[f64], fa: Floor, fb: Floor) -> Option<Self> {
+        if fa.known && fb.known {
+            Self::of_work(a, b, fa.sd, fb.sd)
+        } else {
+            Self::of_floored(a, b, fa.sd, fb.sd)
+        }
     }
 
     /// The ratio of geometric means b/a.

@@ -12,6 +12,7 @@
 mod figures;
 pub mod gate;
 mod tools;
+mod warm;
 mod workers;
 
 pub use figures::{

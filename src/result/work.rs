@@ -27,17 +27,32 @@ pub struct WorkFigure {
     pub count: fn(&PhaseResult) -> Option<f64>,
     /// The counter's resolution in the figure's unit (before dividing by operations).
     pub resolution: f64,
+    /// The least spread of its repetitions on the log scale, besides the resolution:
+    /// [`WORK_LOG_SD_FLOOR`] or [`CPU_LOG_SD_FLOOR`].
+    pub floor: f64,
+    /// Whether a side whose repetitions spread less than the floor is taken as known to
+    /// within it (a device count: quiescing the filesystem bounds how much it varies) or
+    /// its spread is still estimated from them (CPU time: the machine's load can make it
+    /// vary by anything, and three repetitions of a 6% spread fall within 1% one time in
+    /// forty).
+    pub floor_known: bool,
     /// Words for a verdict: `the bytes written`.
     pub noun: &'static str,
     /// Its name in a verdict's work line: `written`, `flushes`, `CPU`.
     pub short: &'static str,
 }
 
-/// The spread a work figure's repetitions are never assumed to have less of, on the log
+/// The spread a device count's repetitions are never assumed to have less of, on the log
 /// scale, besides its counter's resolution: 0.5%. The same work is not done to the
 /// byte each time: a journal commit or writeback that a timer starts falls inside a phase
 /// or after it (docs/work.md measures how often).
 pub const WORK_LOG_SD_FLOOR: f64 = 0.005;
+
+/// The same for CPU time: 1%. The same work takes more or less CPU as caches, interrupts
+/// and the other processes on the machine have it; at its steadiest (the median of
+/// metascan's warm runs on a quiet machine) it varied 0.3–1.4% from one repetition to
+/// the next, single phases 0.6% and more (docs/validation/2026-12-work-figures.md).
+pub const CPU_LOG_SD_FLOOR: f64 = 0.01;
 
 fn ios(x: Option<u64>) -> Option<f64> {
     x.map(|v| v as f64)
@@ -56,6 +71,8 @@ pub const WORK: &[WorkFigure] = &[
         judged: true,
         count: |p| kib(p.dev_write_bytes.filter(|_| p.dev_write_ios.is_some())),
         resolution: 0.5,
+        floor: WORK_LOG_SD_FLOOR,
+        floor_known: true,
         noun: "the bytes written",
         short: "written",
     },
@@ -66,6 +83,8 @@ pub const WORK: &[WorkFigure] = &[
         judged: false,
         count: |p| ios(p.dev_write_ios),
         resolution: 1.0,
+        floor: WORK_LOG_SD_FLOOR,
+        floor_known: true,
         noun: "the write requests",
         short: "writes",
     },
@@ -76,6 +95,8 @@ pub const WORK: &[WorkFigure] = &[
         judged: true,
         count: |p| ios(p.dev_flushes),
         resolution: 1.0,
+        floor: WORK_LOG_SD_FLOOR,
+        floor_known: true,
         noun: "the flushes",
         short: "flushes",
     },
@@ -86,6 +107,8 @@ pub const WORK: &[WorkFigure] = &[
         judged: true,
         count: |p| ios(p.dev_read_ios),
         resolution: 1.0,
+        floor: WORK_LOG_SD_FLOOR,
+        floor_known: true,
         noun: "the device reads",
         short: "reads",
     },
@@ -96,6 +119,8 @@ pub const WORK: &[WorkFigure] = &[
         judged: false,
         count: |p| kib(p.dev_read_bytes.filter(|_| p.dev_read_ios.is_some())),
         resolution: 0.5,
+        floor: WORK_LOG_SD_FLOOR,
+        floor_known: true,
         noun: "the bytes read",
         short: "read",
     },
@@ -106,6 +131,8 @@ pub const WORK: &[WorkFigure] = &[
         judged: true,
         count: |p| Some((p.cpu_user_s + p.cpu_sys_s) * 1e3),
         resolution: 1e-3,
+        floor: CPU_LOG_SD_FLOOR,
+        floor_known: false,
         noun: "the CPU time",
         short: "CPU",
     },
@@ -116,6 +143,8 @@ pub const WORK: &[WorkFigure] = &[
         judged: false,
         count: |p| p.kernel_cpu_s.map(|s| s * 1e3),
         resolution: 1e-3,
+        floor: CPU_LOG_SD_FLOOR,
+        floor_known: false,
         noun: "the kernel threads' CPU time",
         short: "kernel threads",
     },
@@ -175,10 +204,10 @@ impl WorkFigure {
 
     /// The least spread (standard deviation of the log) a side whose mean count is
     /// `count` is assumed to have: its counter's resolution relative to the count, and
-    /// [`WORK_LOG_SD_FLOOR`], added in quadrature.
+    /// its [`floor`](Self::floor), added in quadrature.
     pub fn log_sd_floor(&self, count: f64) -> f64 {
         let r = self.resolution / (count.max(0.0) + self.resolution);
-        (r * r + WORK_LOG_SD_FLOOR * WORK_LOG_SD_FLOOR).sqrt()
+        (r * r + self.floor * self.floor).sqrt()
     }
 }
 
@@ -248,5 +277,8 @@ mod tests {
         assert!((fl.log_sd_floor(0.0) - (1.0f64 + 2.5e-5).sqrt()).abs() < 1e-12);
         // Ten thousand flushes: the relative floor.
         assert!((fl.log_sd_floor(1e4) - WORK_LOG_SD_FLOOR).abs() < 1e-4);
+        // CPU time is never known better than 1%, however many microseconds it counts.
+        let cpu = find("cpu_ms_per_op").unwrap();
+        assert!((cpu.log_sd_floor(1e6) - CPU_LOG_SD_FLOOR).abs() < 1e-6);
     }
 }

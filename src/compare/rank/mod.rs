@@ -13,7 +13,7 @@
 //! those outcomes. Ratios are stated as "n× slower" (how many times the best's rate, or how
 //! many times the time), never as a lost percentage.
 
-use super::family::{Family, Outcome, Test, DEFAULT_MARGIN_PCT};
+use super::family::{Family, Floor, Outcome, Test, DEFAULT_MARGIN_PCT};
 use super::verdict::Sense;
 use super::welch::LogRatio;
 use crate::result::{PhaseResult, RunResult};
@@ -337,18 +337,18 @@ pub fn rank(
 }
 
 /// [`rank`], with each sample's log standard deviation floored at `floors` (one per
-/// sample, [`Test::of_work`]) when given: the ranking of a work figure.
+/// sample, [`Test::of_figure`]) when given: the ranking of a work figure.
 pub fn rank_floored(
     workload: &str,
     phase: &str,
     unit: &str,
     sense: Sense,
     samples: &[(&str, Vec<f64>)],
-    floors: Option<&[f64]>,
+    floors: Option<&[Floor]>,
 ) -> Option<PhaseVerdict> {
     let higher = higher_better(sense);
     let floor_of = |i: usize| floors.and_then(|f| f.get(i).copied());
-    let mut ok: Vec<(&str, &[f64], f64, Option<f64>)> = samples
+    let mut ok: Vec<(&str, &[f64], f64, Option<Floor>)> = samples
         .iter()
         .enumerate()
         .filter(|(_, (_, xs))| usable(xs))
@@ -376,14 +376,15 @@ pub fn rank_floored(
         }
     });
     // "How many times worse" than `better`: better/worse for a rate, worse/better for a time.
-    let test = |a: &(&str, &[f64], f64, Option<f64>), b: &(&str, &[f64], f64, Option<f64>)| match (
-        a.3, b.3,
-    ) {
-        (Some(fa), Some(fb)) => Test::of_work(a.1, b.1, fa, fb),
-        _ => Test::of(a.1, b.1),
-    };
-    let worse_test = |better: &(&str, &[f64], f64, Option<f64>),
-                      worse: &(&str, &[f64], f64, Option<f64>)|
+    let test =
+        |a: &(&str, &[f64], f64, Option<Floor>), b: &(&str, &[f64], f64, Option<Floor>)| match (
+            a.3, b.3,
+        ) {
+            (Some(fa), Some(fb)) => Test::of_figure(a.1, b.1, fa, fb),
+            _ => Test::of(a.1, b.1),
+        };
+    let worse_test = |better: &(&str, &[f64], f64, Option<Floor>),
+                      worse: &(&str, &[f64], f64, Option<Floor>)|
      -> Option<Test> {
         if higher {
             test(worse, better)

@@ -7,9 +7,11 @@
 //! resolution ([`WorkFigure::log_sd_floor`]: its counter's unit relative to the count, and
 //! 0.5% for the journal commits and writeback a timer starts), and every count is taken
 //! plus one unit, so that zero has a logarithm. A figure that is zero on every side (no
-//! flush in a read phase) says nothing and is not judged.
+//! flush in a read phase) says nothing and is not judged. CPU time is floored at 1% and
+//! its spread always estimated: nothing bounds it ([`WorkFigure::floor_known`]).
 
 use super::{rank_floored, PhaseVerdict, Side};
+use crate::compare::family::Floor;
 use crate::compare::verdict::Sense;
 use crate::result::work::{WorkFigure, WORK};
 use crate::result::PhaseResult;
@@ -29,7 +31,7 @@ fn phases_of<'a>(side: &Side<'a>, label: &str, phase: &str) -> Vec<&'a PhaseResu
 /// own), or when every count is zero (`Some` with `zero` true).
 struct SideWork {
     values: Vec<f64>,
-    floor: f64,
+    floor: Floor,
     zero: bool,
 }
 
@@ -43,7 +45,10 @@ fn side_work(fig: &WorkFigure, ps: &[&PhaseResult]) -> Option<SideWork> {
     let mean = counts.iter().sum::<f64>() / counts.len() as f64;
     Some(SideWork {
         values,
-        floor: fig.log_sd_floor(mean),
+        floor: Floor {
+            sd: fig.log_sd_floor(mean),
+            known: fig.floor_known,
+        },
         zero: counts.iter().all(|c| *c == 0.0),
     })
 }
@@ -78,9 +83,17 @@ pub fn measure_work(sides: &[Side], label: &str, phase: &str) -> Vec<PhaseVerdic
             .iter()
             .map(|(l, w)| (*l, w.as_ref().map_or(Vec::new(), |w| w.values.clone())))
             .collect();
-        let floors: Vec<f64> = work
+        let floors: Vec<Floor> = work
             .iter()
-            .map(|(_, w)| w.as_ref().map_or(0.0, |w| w.floor))
+            .map(|(_, w)| {
+                w.as_ref().map_or(
+                    Floor {
+                        sd: 0.0,
+                        known: false,
+                    },
+                    |w| w.floor,
+                )
+            })
             .collect();
         if let Some(mut v) = rank_floored(
             label,

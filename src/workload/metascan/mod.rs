@@ -30,7 +30,7 @@
 //! targets unmounted and mounted again) before *each* scan of pass 1, so every `S_1` phase
 //! starts cold — `du_1` and `ls_lR_1` read the inodes and directories from the device,
 //! `tar_read_1` the data too — and never during later passes
-//! ([`TrialContext::phase_warm`]), so `S_2`, `S_3`, … show the same scan from the caches
+//! ([`TrialContext::phase_warm_median`]), so `S_2`, `S_3`, … show the same scan from the caches
 //! the earlier scans filled (pass 2's `du` runs after pass 1's `tar_read`, which has
 //! touched everything). Dropping only before the first scan of pass 1 would have let
 //! `du_1` warm the inodes for `ls_lR_1`, so only `du_1` would have been cold. On each
@@ -38,7 +38,10 @@
 //! (over 1: cold was slower); it is given only when pass 1 was really cold (`--cache cold`,
 //! run as root). Under `--cache warm` every scan of pass 1 runs once unmeasured first, and
 //! under `--cache keep` nothing is dropped: then no pass is cold. On tmpfs "cold" is a
-//! memory read: `drop_caches` does not evict tmpfs files.
+//! memory read: `drop_caches` does not evict tmpfs files. Each warm scan runs `warm_runs`
+//! times back to back (5 by default) and its phase is the run of median time
+//! ([`TrialContext::phase_warm_median`]): tens of milliseconds of CPU that one interrupt
+//! lengthens by a tenth.
 //!
 //! Extra figures of pass 1: `du_1: kib` (what `du -s` prints, 1024-byte units) and
 //! `find_1: matches` (names matching `pattern`, `*.c` by default; the `source-tree` corpus
@@ -90,6 +93,13 @@ const PARAMS: &[ParamSpec] = &[
         help: "passes of du, ls -lR, find, tar read; pass 1 cold, the others warm (1-9)",
     },
     ParamSpec {
+        name: "warm_runs",
+        kind: ParamKind::Count,
+        default: "5",
+        unit: "runs",
+        help: "times each warm scan runs back to back; its figures are the median run's (1-15)",
+    },
+    ParamSpec {
         name: "pattern",
         kind: ParamKind::Text,
         default: "*.c",
@@ -100,6 +110,8 @@ const PARAMS: &[ParamSpec] = &[
 
 /// The most passes: phase names are declared for these.
 pub const MAX_PASSES: usize = 9;
+/// The most runs of each warm scan.
+pub const MAX_WARM_RUNS: usize = 15;
 /// The default of `passes`: the phases `fsarena list` shows.
 const DEFAULT_PASSES: usize = 3;
 
@@ -140,6 +152,8 @@ pub const FIGURES: &[Figure] = &[
     Figure::neither("kib", "KiB"),
     Figure::neither("matches", "names"),
     Figure::neither("cold_warm_ratio", "ratio"),
+    // Each warm scan's runs, of which the phase is the median one.
+    Figure::neither("warm_runs", "runs"),
 ];
 
 /// The `metascan` workload.
@@ -232,6 +246,13 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
              others warm; 2 or more give the cold/warm gap)"
         )));
     }
+    let warm_runs = p.count("warm_runs").expect("default") as usize;
+    if !(1..=MAX_WARM_RUNS).contains(&warm_runs) {
+        return Err(usage(format!(
+            "metascan: warm_runs={warm_runs}: must be 1 to {MAX_WARM_RUNS} (each warm scan \
+             runs that many times back to back and keeps the median run)"
+        )));
+    }
     let Some(pattern) = p.text("pattern") else {
         return Err(usage(
             "metascan: pattern is empty: give the name find should match, e.g. pattern=*.c",
@@ -249,6 +270,7 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
         profile: p.choice("profile").to_string(),
         scale,
         passes,
+        warm_runs,
         pattern,
     }))
 }
@@ -257,6 +279,7 @@ struct Metascan {
     profile: String,
     scale: f64,
     passes: usize,
+    warm_runs: usize,
     pattern: CString,
 }
 
@@ -297,19 +320,20 @@ impl Workload for Metascan {
             for scan in Scan::ALL {
                 let spec = scan.spec(pass);
                 let seen = Mutex::new(Seen::default());
+                // Every run is checked, also the warm runs the median leaves out.
                 let f = |w: &mut Worker| {
                     let s = scan.run(w, &root, &self.pattern)?;
+                    scan.check(&s, &want)
+                        .with_context(|| format!("metascan: {}", spec.name))?;
                     *seen.lock().unwrap() = s;
                     Ok(())
                 };
                 if pass == 1 {
                     cx.phase(spec, 1, f)?;
                 } else {
-                    cx.phase_warm(spec, 1, f)?;
+                    cx.phase_warm_median(spec, 1, self.warm_runs, f)?;
                 }
                 let seen = seen.into_inner().unwrap();
-                scan.check(&seen, &want)
-                    .with_context(|| format!("metascan: {}", spec.name))?;
                 match (pass, scan) {
                     (1, Scan::Du) => cx.note("kib", seen.blocks.div_ceil(2) as f64),
                     (1, Scan::Find) => cx.note("matches", seen.matches as f64),

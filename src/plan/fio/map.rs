@@ -398,7 +398,7 @@ pub fn job(
     }
     // fio turns its random map off for the other distributions.
     if random && !norandommap && uniform {
-        randommap_of(&mut cx, &get, &mut p);
+        randommap_of(&mut p);
     }
     let overwrite = get("overwrite").is_some_and(|o| flag_of(&mut cx, &o));
     verify_of(&mut cx, get("verify"), &rw, overwrite, writes, &mut p);

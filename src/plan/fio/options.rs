@@ -27,11 +27,6 @@ impl Ctx<'_> {
             "left out",
         ));
     }
-    /// Refused; `--fio-lenient` runs what fsarena does instead (`lenient`).
-    pub fn approx(&mut self, o: &Opt, why: impl Into<String>, lenient: &str) {
-        self.issues
-            .push(Issue::approx(o.at.clone(), &o.text(), why.into(), lenient));
-    }
     /// A mapping the output states.
     pub fn note(&mut self, text: String) {
         if !self.notes.contains(&text) {
@@ -189,6 +184,19 @@ fn bssplit(cx: &mut Ctx, o: &Opt, v: &str) -> Option<String> {
         return None;
     }
     let share = (100 - given).checked_div(missing).unwrap_or(0);
+    // fio rounds a size down to a multiple of the smallest (without bs_unaligned).
+    let least = items.iter().map(|i| i.0).min().unwrap_or(1).max(1);
+    for (size, _) in items.iter_mut().filter(|(s, _)| *s % least != 0) {
+        let down = *size - *size % least;
+        cx.note(format!(
+            "{}: fio rounds {} down to {}, a multiple of the smallest size, and so does \
+             fsarena",
+            o.text(),
+            exact(*size),
+            exact(down)
+        ));
+        *size = down;
+    }
     let list: Vec<String> = items
         .iter()
         .filter(|(_, p)| p.unwrap_or(share) > 0)
@@ -483,22 +491,10 @@ pub(super) fn fallocate_of(
     }
 }
 
-/// fio's default random map for a random job: `randommap=true` where the job has one
-/// block size; with several, fio shortens a block that overlaps used ones, which the job
-/// engine's map does not.
-pub(super) fn randommap_of(cx: &mut Ctx, get: Get, p: &mut Params) {
-    let bs = p.iter().find(|(k, _)| *k == "bs").map(|(_, v)| v.as_str());
-    if bs.is_some_and(|b| b.contains([',', '-'])) {
-        let o = get("bssplit")
-            .or_else(|| get("bs"))
-            .expect("a mix is given");
-        return cx.approx(
-            &o,
-            "fio's random map with several block sizes shortens a block that overlaps used \
-             ones; fsarena's map takes one block size (add norandommap=1)",
-            "runs with offsets drawn with replacement",
-        );
-    }
+/// fio's default random map for a random job: `randommap=true`. With several block sizes
+/// the map is in blocks of the smallest, and a request is shortened to the free blocks at
+/// its offset, as fio's.
+pub(super) fn randommap_of(p: &mut Params) {
     p.push(("randommap", "true".into()));
 }
 

@@ -326,6 +326,17 @@ fn mapped_options() {
             "bssplit=4k/50:64k/:128k/\n",
             "rw=read,bs=4KiB:50,64KiB:25,128KiB:25,size=1MiB,engine=psync",
         ),
+        // Rounded down to a multiple of the smallest size, as fio's.
+        (
+            "bssplit=4k/50:6k/30:10k/\n",
+            "rw=read,bs=4KiB:50,4KiB:30,8KiB:20,size=1MiB,engine=psync",
+        ),
+        // fio's random map with several sizes.
+        (
+            "rw=randwrite\nbssplit=4k/60:64k/40\n",
+            "rw=randwrite,bs=4KiB:60,64KiB:40,size=1MiB,engine=psync,randommap=true,\
+             fallocate=native",
+        ),
         (
             "buffered=0\nioengine=io_uring\niodepth=32\n",
             "rw=read,bs=4KiB,size=1MiB,iodepth=32,engine=io_uring,direct=true",
@@ -469,7 +480,6 @@ fn mapped_options() {
 #[test]
 fn approximations_need_lenient() {
     for (opts, what) in [
-        ("bsrange=4k-8k\nrw=randread\n", "add norandommap=1"),
         (
             "numjobs=2\nfilename=shared\n[k]\nsize=1m\n",
             "2 of the 3 jobs of this group share",

@@ -372,7 +372,7 @@ pub fn run<B: IoBackend>(
                     break;
                 }
             }
-            let len = cfg.bs.next(&mut rng);
+            let mut len = cfg.bs.next(&mut rng);
             let file = order.next(len);
             let write = match cfg.read_pct {
                 100 => false,
@@ -394,7 +394,21 @@ pub fn run<B: IoBackend>(
             } else {
                 let m = &mut maps[file];
                 again = m.full();
-                m.take(cfg.picker.next(&mut rng)) * cfg.align
+                let first = m.take(cfg.picker.next(&mut rng));
+                let offset = first * cfg.align;
+                if !cfg.bs.is_fixed() {
+                    // As fio: a size that fits before the file's end, then shortened to
+                    // the free blocks from the first on (blocks of the smallest size).
+                    while offset + len > cfg.file_size {
+                        len = cfg.bs.next(&mut rng);
+                    }
+                    let marked = m.extend(first, len.div_ceil(cfg.align)) * cfg.align;
+                    if marked < len {
+                        order.shorten(len - marked);
+                        len = marked;
+                    }
+                }
+                offset
             };
             if again && cfg.loop_invalidate {
                 if let Err(e) = b.invalidate(file as u32) {

@@ -86,6 +86,14 @@ impl Order {
         file
     }
 
+    /// The request [`Self::next`] counted moved `by` bytes less (fio's random map
+    /// shortened it).
+    pub fn shorten(&mut self, by: u64) {
+        if self.width < self.nrfiles {
+            self.bytes = self.bytes.saturating_sub(by);
+        }
+    }
+
     fn next_window(&mut self) {
         self.first += self.span;
         if self.first >= self.nrfiles {

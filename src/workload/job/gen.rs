@@ -191,7 +191,9 @@ impl Picker {
 /// fio's random map for one file: each block is used once per pass. A draw lands on a
 /// random block; on a used one it takes the next free block after it (wrapping), as fio's
 /// `axmap_next_free` does; a full map starts a new pass (as fio's time-based jobs reset
-/// theirs). One bit per block: 32 KiB for a 1 GiB file of 4 KiB blocks.
+/// theirs). With several block sizes its blocks are the smallest size's, and a larger
+/// request marks the free blocks after its first ([`Self::extend`]). One bit per block:
+/// 32 KiB for a 1 GiB file of 4 KiB blocks.
 #[derive(Clone, Debug)]
 pub struct RandMap {
     words: Vec<u64>,
@@ -231,6 +233,26 @@ impl RandMap {
         self.words[(b / 64) as usize] |= 1 << (b % 64);
         self.used += 1;
         b
+    }
+
+    /// Marks after block `first` (just taken) up to `nr - 1` more blocks, as long as they
+    /// are free and in the map, as fio's `axmap_set_nr` marks a request of several blocks
+    /// and shortens it to the blocks it could mark; returns how many are marked with it.
+    #[inline]
+    pub fn extend(&mut self, first: u64, nr: u64) -> u64 {
+        let mut k = 1;
+        while k < nr && first + k < self.n {
+            let b = first + k;
+            let bit = 1 << (b % 64);
+            let word = &mut self.words[(b / 64) as usize];
+            if *word & bit != 0 {
+                break;
+            }
+            *word |= bit;
+            self.used += 1;
+            k += 1;
+        }
+        k
     }
 
     /// The first free block after `b`, wrapping (one exists: the map is not full). No
@@ -297,6 +319,12 @@ impl BlockSizes {
             total,
             fixed,
         }
+    }
+
+    /// One size only.
+    #[inline]
+    pub fn is_fixed(&self) -> bool {
+        self.fixed.is_some()
     }
 
     /// The smallest size that can be drawn.

@@ -90,7 +90,7 @@ const PARAMS: &[ParamSpec] = &[
     param("rate", ParamKind::Size, "0", "bytes/s", "limit each job to this many bytes per second (0: no limit)"),
     param("offset_align", ParamKind::Size, "", "bytes", "random offsets are multiples of this (default: the smallest bs)"),
     param("random_distribution", ParamKind::Text, "uniform", "", "uniform, zipf:θ or pareto:h (as in fio)"),
-    param("randommap", ParamKind::Bool, "false", "", "random jobs use each block of a file once per pass, as fio's default random map (false: offsets drawn with replacement, fio's norandommap); uniform, one block size"),
+    param("randommap", ParamKind::Bool, "false", "", "random jobs use each block of a file once per pass, as fio's default random map (false: offsets drawn with replacement, fio's norandommap); uniform; with several sizes, a request is shortened to the free blocks at its offset"),
     param("verify", ParamKind::Bool, "false", "", "write a self-checking pattern, read everything back in a verify phase; any difference fails the trial"),
     param("cpus", ParamKind::CountList, "", "cpu", "pin job i to cpus[i mod len] (default: not pinned)"),
     param("fallocate", ParamKind::Choice(&["none", "native", "keep"]), "none", "", "write jobs: preallocate each file in layout, outside the run's clock, as fio's fallocate (native: fallocate(2) mode 0; keep: FALLOC_FL_KEEP_SIZE; fio's default is native)"),
@@ -367,9 +367,9 @@ impl Job {
                 .to_string()
         } else if p.flag("shared_file") && p.choice("fallocate") != "none" {
             "fallocate applies to a job's own files, not to shared_file=true".to_string()
-        } else if p.flag("randommap") && (bs.min() != bs.max() || align != bs.min()) {
-            "randommap=true needs one block size and offset_align equal to it (fio's map \
-             shortens blocks that overlap used ones, and is off with blockalign)"
+        } else if p.flag("randommap") && align != bs.min() {
+            "randommap=true needs offset_align equal to the smallest block size (fio's map \
+             is in blocks of it, and is off with blockalign)"
                 .to_string()
         } else if p.flag("randommap") && dist != Distribution::Uniform {
             "randommap=true needs random_distribution=uniform (fio turns its map off for \

@@ -211,7 +211,13 @@ impl Job {
         } else {
             self.fsync.max(self.fdatasync)
         };
-        let blocks = (self.file_size() - self.bs.max()) / self.align + 1;
+        // A random map's offsets are those where the smallest size fits (as fio's
+        // `last_block`; a larger one is drawn again until it fits), else the largest's.
+        let top = match self.random_map {
+            true => self.bs.min(),
+            false => self.bs.max(),
+        };
+        let blocks = (self.file_size() - top) / self.align + 1;
         JobCfg {
             seq: self.seq(),
             read_pct: self.read_pct,

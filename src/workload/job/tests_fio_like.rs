@@ -81,11 +81,46 @@ fn randommap_uses_every_block_once_per_pass() {
     offs.dedup();
     assert!((130..190).contains(&offs.len()), "{} distinct", offs.len());
     for bad in [
-        "randommap=true,bs=4KiB-8KiB",
         "randommap=true,bs=4KiB,offset_align=512",
+        "randommap=true,bs=4KiB-8KiB,offset_align=8KiB",
         "randommap=true,random_distribution=zipf:1.2",
     ] {
         assert!(job_err(bad).contains("randommap"), "{bad}");
+    }
+}
+
+/// With several block sizes, fio's random map is in blocks of the smallest size, and a
+/// request is shortened to the free blocks at its offset (fio's `mark_random_map`): a pass
+/// covers the file exactly once, with no request overlapping another, and some requests
+/// end shorter than any size drawn would make them.
+#[test]
+fn randommap_with_several_sizes_shortens_requests_as_fio() {
+    // (spec, bytes of one pass over its file, the sizes drawn when the ones shortened can
+    // be told from them)
+    for (spec, pass, sizes) in [
+        (
+            "rw=randwrite,bs=4KiB:60,64KiB:40,size=1MiB,randommap=true",
+            1 << 20,
+            Some(&[4096u64, 65536][..]),
+        ),
+        (
+            "rw=randread,bs=4KiB-16KiB,size=1MiB,randommap=true",
+            1 << 20,
+            None,
+        ),
+    ] {
+        let ios = requests(spec, Until::Bytes(pass));
+        let mut mine: Vec<(u64, u64)> = ios.iter().map(|io| (io.offset, io.len as u64)).collect();
+        mine.sort_unstable();
+        let (mut end, mut shortened) = (0, 0);
+        for &(off, len) in &mine {
+            assert_eq!(off, end, "{spec}: the file tiled without gap or overlap");
+            assert!(len > 0 && len % 4096 == 0 && len <= 65536, "{spec}: {len}");
+            shortened += usize::from(sizes.is_some_and(|s| !s.contains(&len)));
+            end = off + len;
+        }
+        assert_eq!(end, 1 << 20, "{spec}: the file covered once");
+        assert!(sizes.is_none() || shortened > 0, "{spec}: no request shortened");
     }
 }
 

@@ -341,3 +341,34 @@ fn torn_writes_are_checked_and_ext4_keeps_its_promises() {
     }
     common::assert_clean(dir.path());
 }
+
+/// The torn states' negative control: an overwrite in place torn at 4 KiB blocks leaves a
+/// file mixed from its old and new contents, which the checker must find ("not promised,
+/// lost": no write is atomic) — and without tearing, ext4 writes each 16 KiB overwrite as
+/// one request, so no state mixes them.
+#[test]
+fn a_torn_overwrite_is_found_mixed_and_breaks_no_promise() {
+    let test = "a_torn_overwrite_is_found_mixed_and_breaks_no_promise";
+    let args = ["crash:pattern=overwrite,ops=16,states=200,tear=40"];
+    let Some((dir, run, _)) = common::run_once_on(test, &args, "ext4", "256MiB") else {
+        return;
+    };
+    let x = crash(&run, "overwrite");
+    assert_eq!(n(x, "crash_torn"), 40, "{x}");
+    assert!(
+        n(x, "crash_unpromised_lost") > 0,
+        "torn overwrites found mixed: {x}"
+    );
+    for key in ["crash_bad_states", "crash_promises_broken", "crash_lost"] {
+        assert_eq!(n(x, key), 0, "{key} in {x}");
+    }
+    common::assert_clean(dir.path());
+    let args = ["crash:pattern=overwrite,ops=16,states=200"];
+    let Some((dir, run, _)) = common::run_once_on(test, &args, "ext4", "256MiB") else {
+        return;
+    };
+    let x = crash(&run, "overwrite");
+    assert_eq!(n(x, "crash_torn"), 0, "{x}");
+    assert_eq!(n(x, "crash_unpromised_lost"), 0, "untorn: {x}");
+    common::assert_clean(dir.path());
+}

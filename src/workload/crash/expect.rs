@@ -30,9 +30,10 @@
 //!   where a pattern set one; its size is checked with its contents: a whole file must be
 //!   exactly a version, a log at least its promised records);
 //! * **not promised, lost**: a file whose replacement was written without `fsync` and
-//!   renamed over it (`rename-replace-nofsync`) found empty, cut short or mixed: the data
-//!   the program had is gone, but POSIX promised nothing there, so it is not a broken
-//!   promise and is counted on its own.
+//!   renamed over it (`rename-replace-nofsync`), or is being written over it in place
+//!   (`overwrite`, until that overwrite's `fsync` returns), found empty, cut short or
+//!   mixed: the data the program had is gone, but POSIX promised nothing there, so it is
+//!   not a broken promise and is counted on its own.
 //!
 //! A file nothing was promised of may be missing, empty, old or cut short: no finding.
 
@@ -51,8 +52,9 @@ pub struct Version {
     pub started: u64,
     /// The log position when its durability was promised.
     pub promised: Option<u64>,
-    /// Written without `fsync` and renamed over the file: POSIX promises nothing about
-    /// it, nor, once it began, about the contents it replaces.
+    /// Written without `fsync` and renamed over the file, or written over it in place:
+    /// POSIX promises nothing about it until (if ever) its own `fsync` returns, nor, once
+    /// it began, about the contents it replaces.
     pub unsynced: bool,
     /// The mode (permission bits) the pattern set, promised with the version.
     pub mode: Option<u32>,

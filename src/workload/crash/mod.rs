@@ -51,10 +51,11 @@ use std::path::Path;
 use std::time::Instant;
 
 /// The patterns, in the order `pattern=all` runs them.
-pub const PATTERNS: [&str; 7] = [
+pub const PATTERNS: [&str; 8] = [
     "fsync-write",
     "rename-replace",
     "rename-replace-nofsync",
+    "overwrite",
     "append-log",
     "sqlite-wal",
     "sqlite-rollback",
@@ -66,6 +67,7 @@ const CHOICES: &[&str] = &[
     "fsync-write",
     "rename-replace",
     "rename-replace-nofsync",
+    "overwrite",
     "append-log",
     "sqlite-wal",
     "sqlite-rollback",
@@ -155,10 +157,11 @@ const fn phase(name: &'static str, ops_unit: &'static str) -> PhaseSpec {
 }
 
 /// One phase per pattern, in [`PATTERNS`] order.
-const PHASES: [PhaseSpec; 7] = [
+const PHASES: [PhaseSpec; 8] = [
     phase("fsync-write", "files/s"),
     phase("rename-replace", "replacements/s"),
     phase("rename-replace-nofsync", "replacements/s"),
+    phase("overwrite", "overwrites/s"),
     phase("append-log", "records/s"),
     phase("sqlite-wal", "transactions/s"),
     phase("sqlite-rollback", "transactions/s"),
@@ -243,7 +246,8 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
     let problem = if forget > 0 && sqlite {
         format!(
             "forget={forget}: SQLite makes its own fsync calls; choose a file pattern \
-             (pattern=fsync-write, rename-replace, rename-replace-nofsync, append-log or churn)"
+             (pattern=fsync-write, rename-replace, rename-replace-nofsync, overwrite, append-log or \
+             churn)"
         )
     } else if !(1..=100_000).contains(&ops) {
         format!("ops={ops}: must be 1 to 100000")
@@ -294,6 +298,7 @@ pub fn run_pattern(i: usize, dir: &Path, w: &Work, tape: &mut dyn Tape) -> Resul
         "fsync-write" => Files(patterns::fsync_write(dir, w, tape)?),
         "rename-replace" => Files(patterns::rename_replace(dir, w, true, tape)?),
         "rename-replace-nofsync" => Files(patterns::rename_replace(dir, w, false, tape)?),
+        "overwrite" => Files(patterns::overwrite(dir, w, tape)?),
         "append-log" => Files(patterns::append_log(dir, w, tape)?),
         "sqlite-wal" => Sqlite(sqlite::run(dir, w, true, tape)?),
         "sqlite-rollback" => Sqlite(sqlite::run(dir, w, false, tape)?),

@@ -15,6 +15,9 @@
 //!   old or new, never empty (what ext4's `auto_da_alloc` provides), but POSIX promises
 //!   nothing once the unsynced rename began: a file found empty, cut short or mixed then
 //!   is "not promised, lost" ([`super::expect::Finding::Unpromised`]), not a broken promise.
+//! * `overwrite`: four files overwritten in place in turn, each overwrite `fsync`ed and then
+//!   promised; a file found mixed from the old and new contents, or cut short, while an
+//!   overwrite was in flight is "not promised, lost": no write is atomic.
 //! * `append-log`: 1000-byte records appended to one file, `fdatasync` every `sync_every`
 //!   records; the records up to each `fdatasync` promised.
 //! * `churn`: a Postmark-like mix on a pool of files: create (written, `fsync`ed with its
@@ -200,6 +203,44 @@ pub fn rename_replace(dir: &Path, w: &Work, careful: bool, tape: &mut dyn Tape) 
             write_file(&dir.join("tick"), &tick, Some(&mut s), tape)?;
         }
         tape.done(Op::Rename, t, data.len() as u64);
+    }
+    Ok(e)
+}
+
+/// `overwrite`: four files written and `fsync`ed with their directory, then overwritten
+/// in place in turn (the same size, new contents, from offset 0) and `fsync`ed after each
+/// overwrite, as a program that keeps fixed-size records in place does. Each version is
+/// promised when its `fsync` returned; while an overwrite is in flight the program expects
+/// the old or the new contents, but POSIX makes no write atomic, so a file found mixed or
+/// cut short then is "not promised, lost" ([`super::expect::Finding::Unpromised`]): what
+/// a device that tears a write leaves ([`crate::provision::recorded::states`]' torn states).
+pub fn overwrite(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
+    let mut e = Expect::default();
+    let mut s = Syncs::new(w);
+    let files = REPLACED.min(w.ops.max(1));
+    for i in 0..files {
+        let name = format!("rec{i}");
+        let data = contents(w.seed, &name, 0, w.size);
+        e.begin(&name, Shape::Whole, data.clone(), tape.position()?);
+        write_file(&dir.join(&name), &data, Some(&mut s), tape)?;
+    }
+    s.dir(dir, tape)?;
+    let at = tape.position()?;
+    (0..files).for_each(|i| e.promise(&format!("rec{i}"), at));
+    for round in 0..w.ops {
+        let name = format!("rec{}", round % files);
+        let data = contents(w.seed, &name, 1 + round / files, w.size);
+        let t = Instant::now();
+        e.begin_unsynced(&name, data.clone(), tape.position()?);
+        let path = dir.join(&name);
+        let mut f = OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        f.write_all(&data)?;
+        s.file(&f, false, tape)?;
+        e.promise(&name, tape.position()?);
+        tape.done(Op::Write, t, data.len() as u64);
     }
     Ok(e)
 }

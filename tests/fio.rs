@@ -416,3 +416,106 @@ fn randrepeat_0_records_a_fresh_seed_that_seed_repeats() {
     assert_ne!(a, b, "two runs drew the same fresh seed");
     assert_eq!(seed_of(&["--seed", &a.to_string()]), a);
 }
+
+/// The requests of one file, as (offset, length), cover it exactly once — no gap, no
+/// overlap — in requests of whole 4 KiB blocks; returns how many are shorter than every
+/// size `sizes` draws (shortened by the random map).
+fn covers_once(mut writes: Vec<(u64, u64)>, size: u64, sizes: &[u64], who: &str) -> usize {
+    writes.sort_unstable();
+    let mut end = 0;
+    for &(off, len) in &writes {
+        assert_eq!(off, end, "{who}: a gap or an overlap at {off}: {writes:?}");
+        assert_eq!(len % 4096, 0, "{who}: {len}");
+        end = off + len;
+    }
+    assert_eq!(end, size, "{who}: the file covered once");
+    writes.iter().filter(|w| !sizes.contains(&w.1)).count()
+}
+
+/// fio's random map with several block sizes: fio's own `write_iolog` and the `pwrite64`
+/// calls fsarena makes (seen by strace) both cover the file once, block by block, some
+/// requests shortened below every size drawn — fio's `mark_random_map`.
+#[test]
+fn a_random_map_with_several_sizes_writes_each_block_once_as_fio() {
+    let test = "a_random_map_with_several_sizes_writes_each_block_once_as_fio";
+    let (fio, strace) = (
+        std::path::Path::new("/usr/bin/fio"),
+        std::path::Path::new("/usr/bin/strace"),
+    );
+    for tool in [fio, strace] {
+        if !tool.exists() {
+            eprintln!("SKIP {test}: {} is not installed", tool.display());
+            return;
+        }
+    }
+    let image = common::image_dir();
+    let fio_dir = image.path().join("fio-files");
+    std::fs::create_dir_all(&fio_dir).unwrap();
+    let text = format!(
+        "[m]\ndirectory={}\nioengine=psync\nrw=randwrite\nbssplit=4k/60:64k/40\nsize=2m\n",
+        fio_dir.display()
+    );
+    let file = write_jobs(image.path(), &text);
+    let iolog = image.path().join("fio.iolog");
+    let out = Command::new(fio)
+        .arg(format!("--write_iolog={}", iolog.display()))
+        .arg("--output=/dev/null")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Vec<(u64, u64)> = std::fs::read_to_string(&iolog)
+        .unwrap()
+        .lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [_, _, "write", off, len] => Some((off.parse().ok()?, len.parse().ok()?)),
+            _ => None,
+        })
+        .collect();
+    let sizes = [4096, 65536];
+    let short = covers_once(theirs, 2 << 20, &sizes, "fio");
+    assert!(short > 0, "fio shortened no request");
+    let work = image.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let trace = image.path().join("strace.log");
+    let out = Command::new(strace)
+        .args(["-f", "-y", "-e", "trace=pwrite64", "-o"])
+        .arg(&trace)
+        .arg(common::bin())
+        .args(["run", "--fio"])
+        .arg(&file)
+        .arg("--dir")
+        .arg(&work)
+        .args(["--reps", "1", "--quiet", "--image-dir"])
+        .arg(image.path())
+        .arg("--db")
+        .arg(image.path().join("results.db"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // `PID pwrite64(FD</…/work/…>, "…"..., LEN, OFF) = LEN`: the job's file is the one
+    // under the work directory; its length and offset are the last two arguments.
+    let under = format!("<{}/", work.display());
+    let ours: Vec<(u64, u64)> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("pwrite64(") && l.contains(&under))
+        .filter_map(|l| {
+            let args = l.rsplit_once(") = ")?.0;
+            let mut last = args.rsplitn(3, ", ");
+            let off = last.next()?.parse().ok()?;
+            let len = last.next()?.parse().ok()?;
+            Some((off, len))
+        })
+        .collect();
+    let short = covers_once(ours, 2 << 20, &sizes, "fsarena");
+    assert!(short > 0, "fsarena shortened no request");
+}

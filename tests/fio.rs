@@ -312,7 +312,10 @@ fn moves_what_fio_moves() {
          [w]\nrw=write\nbs=64k\nsize=2m\nnumjobs=2\n\
          [r]\nstonewall\nrw=read\nbs=4kb\nfilesize=256k\nnrfiles=4\n\
          [n]\nstonewall\nioengine=null\nrw=randread\nnorandommap\nbs=4KiB\nsize=1m\n\
-         [s]\nstonewall\nrw=write\nbs=4k\nsize=96420\n",
+         [s]\nstonewall\nrw=write\nbs=4k\nsize=96420\n\
+         [m]\nstonewall\nfilename=t\nrw=write\nsize=1m\n\
+         [p]\nstonewall\nfilename=t\nrw=randread\nsize=30%\n\
+         [a]\nstonewall\nfilename=t\nrw=read\nbs=64k\n",
         fio_dir.display()
     );
     let file = write_jobs(image.path(), &text);
@@ -357,14 +360,18 @@ fn moves_what_fio_moves() {
     assert_eq!(ours, by_group);
     // 2 × 2 MiB in 64 KiB; 1 MiB in 4096 B; 1 MiB in blocks of 4000 B (fio's KiB is
     // 1000) at random, the last one whole, as fio does; 96,420 bytes written in order stop
-    // at the last whole 4 KiB block.
+    // at the last whole 4 KiB block; a file an earlier group made: 1 MiB, 30% of it in
+    // whole 4 KiB blocks, then all of it (no size) in 64 KiB.
     assert_eq!(
         by_group,
         [
             (4 << 20, 64),
             (1 << 20, 256),
             (263 * 4000, 263),
-            (23 * 4096, 23)
+            (23 * 4096, 23),
+            (1 << 20, 256),
+            (76 * 4096, 76),
+            (1 << 20, 16),
         ]
     );
 }

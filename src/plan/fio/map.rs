@@ -24,6 +24,10 @@ pub struct Mapped {
     /// fio's `invalidate` (default 1) and where it was set.
     pub invalidate: (bool, Option<Loc>),
     pub seed: Option<(u64, Loc)>,
+    /// Its size is a share (percent) of the file `filename` names, which fio finds made
+    /// by an earlier group: `size=N%`, or no size at all (100); resolved in
+    /// [`super::groups`], where the `size` parameter is still empty.
+    pub size_share: Option<(u64, Loc)>,
 }
 
 /// fio's names for the same option → the name used here.
@@ -170,6 +174,7 @@ pub fn job(
         filename: None,
         invalidate: (true, None),
         seed: None,
+        size_share: None,
     };
     for (key, o) in &last {
         let known = [
@@ -292,7 +297,12 @@ pub fn job(
     p.push(("bs", bs.clone()));
     let engine = engine_of(&mut cx, get("ioengine"));
     let files = files_of(&mut cx, &get, &mut m);
-    if let Some((mut size, nrfiles)) = files {
+    if let (Some((_, nrfiles)), Some(_)) = (files, &m.size_share) {
+        p.push(("size", String::new()));
+        if nrfiles != 1 {
+            p.push(("nrfiles", nrfiles.to_string()));
+        }
+    } else if let Some((mut size, nrfiles)) = files {
         // A sequential job of fio's stops at the last whole block inside each file (a
         // size from arithmetic is seldom whole blocks); a random one without a map runs on
         // until its bytes reach the size (fio 3.33: 23 requests of 4 KiB in 96,420 bytes

@@ -332,13 +332,18 @@ fn groups(jobs: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
         }
     }
     // A file an earlier group made is there, written, when a later group writes it: fio
-    // overwrites it (it lays out only files missing or too short).
+    // overwrites it (it lays out only files missing or too short). Its size is known: a
+    // later job's size=N% (or no size) is a share of it.
     let mut made: Vec<String> = Vec::new();
+    let mut made_size: Vec<(String, u64)> = Vec::new();
     for g in &mut groups {
         for j in g.iter_mut() {
             let Some(name) = j.filename.as_ref().and_then(|o| o.value.clone()) else {
                 continue;
             };
+            if let Some((pct, at)) = j.size_share.clone() {
+                share_of_made(j, &name, pct, at, &made_size, issues, notes);
+            }
             let writes_only = j
                 .params
                 .iter()
@@ -358,11 +363,86 @@ fn groups(jobs: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
         }
         for j in g.iter() {
             if let Some(name) = j.filename.as_ref().and_then(|o| o.value.clone()) {
+                let per_file = param(j, "size").and_then(|s| crate::size::parse_size(s).ok());
+                let files = param(j, "nrfiles")
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(1);
+                if let Some(bytes) = per_file.filter(|_| files == 1) {
+                    made_size.push((name.clone(), bytes));
+                }
                 made.push(name);
             }
         }
     }
     groups.iter().map(|g| entry(g, issues, notes)).collect()
+}
+
+/// The value of the job parameter `key` of `j`.
+fn param<'a>(j: &'a Mapped, key: &str) -> Option<&'a str> {
+    j.params
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Sets the size of job `j`, `pct`% of the file `name` an earlier group made (`made`),
+/// rounded down to whole blocks of its smallest size, as fio's `size=N%` (or no size) on
+/// an existing file; refused when no earlier group made it.
+fn share_of_made(
+    j: &mut Mapped,
+    name: &str,
+    pct: u64,
+    at: Loc,
+    made: &[(String, u64)],
+    issues: &mut Vec<Issue>,
+    notes: &mut Vec<String>,
+) {
+    // The file is as large as the largest an earlier job laid it out to (fio extends a
+    // file that is too short, and never shortens one).
+    let Some(bytes) = made.iter().filter(|(n, _)| n == name).map(|m| m.1).max() else {
+        let (option, why) = match pct {
+            100 => (
+                String::new(),
+                format!(
+                    "job {}: no size= (or filesize=), and filename={name} is no file an \
+                     earlier group made: fio needs a size for a new file",
+                    j.name
+                ),
+            ),
+            _ => (
+                format!("size={pct}%"),
+                format!(
+                    "a share of an existing file, and filename={name} is no file an earlier \
+                     group made: fsarena lays out new files (give a size)"
+                ),
+            ),
+        };
+        issues.push(Issue::fatal(at, &option, why));
+        return;
+    };
+    let least = param(j, "bs")
+        .unwrap_or("4KiB")
+        .split([',', '-'])
+        .filter_map(|b| crate::size::parse_size(b.split(':').next()?).ok())
+        .min()
+        .unwrap_or(1)
+        .max(1);
+    let size = bytes * pct / 100 / least * least;
+    if let Some(p) = j.params.iter_mut().find(|(k, _)| *k == "size") {
+        p.1 = options::exact(size);
+    }
+    let of = match pct {
+        100 => "no size: all".to_string(),
+        _ => format!("size={pct}%"),
+    };
+    notes.push(format!(
+        "job {} ({at}): {of} of filename={name}, which an earlier group made ({}), is {}, \
+         whole blocks of {}, as fio",
+        j.name,
+        options::exact(bytes),
+        options::exact(size),
+        options::exact(least)
+    ));
 }
 
 fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> Entry {

@@ -253,6 +253,17 @@ pub(super) fn files_of(cx: &mut Ctx, get: Get, m: &mut Mapped) -> Option<(u64, u
         nrfiles = names.len().max(1) as u64;
         m.filename = Some(o);
     }
+    // A share of a file an earlier group made, resolved with the groups.
+    let share = |o: &Opt| match units::amount(o.value.as_deref().unwrap_or_default()) {
+        Ok(units::Amount::Percent(p)) if (1..=100).contains(&p) => Some(p),
+        _ => None,
+    };
+    if let (Some(o), Some(_)) = (get("size"), &m.filename) {
+        if let Some(p) = share(&o) {
+            m.size_share = Some((p, o.at.clone()));
+            return Some((0, nrfiles));
+        }
+    }
     let size = get("size").and_then(|o| {
         let v = o.value.clone().unwrap_or_default();
         Some((bytes_of(cx, &o, &v, no_pct)?, o))
@@ -286,6 +297,10 @@ pub(super) fn files_of(cx: &mut Ctx, get: Get, m: &mut Mapped) -> Option<(u64, u
                 .is_some_and(|o| o.text().contains("/dev/")) =>
         {
             None
+        }
+        (None, None) if m.filename.is_some() => {
+            m.size_share = Some((100, m.at.clone()));
+            Some((0, nrfiles))
         }
         (None, None) => {
             let why = format!(

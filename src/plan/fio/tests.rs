@@ -668,3 +668,40 @@ fn fio_keywords_and_their_arithmetic_are_read_as_fio_reads_them() {
     let e = issues("[j]\nrw=read\nsize=$mb_memory*1m\n", false);
     assert!(e.iter().any(|i| i.at.line == 3 && i.fatal), "{e:#?}");
 }
+
+/// fio's `size=N%` (and no size at all) on a file an earlier group made: a share of that
+/// file, rounded down to whole blocks of the smallest size; refused for a new file.
+#[test]
+fn a_size_share_of_a_file_an_earlier_group_made() {
+    let text = "[global]\nfilename=t\n[w]\nrw=write\nsize=1m\n[r]\nstonewall\nrw=randread\n\
+                size=30%\n[a]\nstonewall\nrw=read\nbs=64k\n";
+    let plan = ok(text);
+    let got: Vec<&str> = plan.entries.iter().map(|e| e.spec.as_str()).collect();
+    assert_eq!(
+        got,
+        [
+            "job:name=w,rw=write,bs=4KiB,size=1MiB,engine=psync,fallocate=native",
+            // 30% of 1 MiB is 314,572.8 bytes: 76 whole blocks of 4 KiB, as fio.
+            "job:name=r,rw=randread,bs=4KiB,size=304KiB,engine=psync,randommap=true",
+            "job:name=a,rw=read,bs=64KiB,size=1MiB,engine=psync",
+        ]
+    );
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.contains("size=30% of filename=t")),
+        "{:?}",
+        plan.notes
+    );
+    for (text, what) in [
+        ("[j]\nfilename=new\nsize=30%\n", "size=30%"),
+        ("[j]\nfilename=new\n", ""),
+        ("[j]\nsize=30%\n", "size=30%"),
+    ] {
+        let e = issues(text, true);
+        assert!(
+            e.iter().any(|i| i.fatal && i.option.starts_with(what)),
+            "{text}: {e:#?}"
+        );
+    }
+}

@@ -54,6 +54,17 @@ fn run(file: &std::path::Path, extra: &[&str], image: &std::path::Path) -> commo
     common::run_any(&args, image)
 }
 
+/// fio with `args` on job file `file`, which must succeed.
+fn fio_run(fio: &std::path::Path, args: &[&str], file: &std::path::Path) -> std::process::Output {
+    let out = Command::new(fio).args(args).arg(file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn w_params<'a>(t: &'a serde_json::Value, key: &str) -> &'a str {
     t["params"][key].as_str().unwrap_or_default()
 }
@@ -319,15 +330,7 @@ fn moves_what_fio_moves() {
         fio_dir.display()
     );
     let file = write_jobs(image.path(), &text);
-    let out = Command::new(fio)
-        .args(["--output-format=json", file.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = fio_run(fio, &["--output-format=json"], &file);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // fio: per job; the two clones of `w` add up as fsarena's one trial of numjobs=2.
     let mut by_group: Vec<(u64, u64)> = Vec::new();
@@ -464,16 +467,13 @@ fn a_random_map_with_several_sizes_writes_each_block_once_as_fio() {
     );
     let file = write_jobs(image.path(), &text);
     let iolog = image.path().join("fio.iolog");
-    let out = Command::new(fio)
-        .arg(format!("--write_iolog={}", iolog.display()))
-        .arg("--output=/dev/null")
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    fio_run(
+        fio,
+        &[
+            &format!("--write_iolog={}", iolog.display()),
+            "--output=/dev/null",
+        ],
+        &file,
     );
     let theirs: Vec<(u64, u64)> = std::fs::read_to_string(&iolog)
         .unwrap()

@@ -163,20 +163,35 @@ pub fn fsync_write(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> 
     Ok(e)
 }
 
+/// The first versions of the files a pattern replaces in turn (`PREFIX0`, `PREFIX1`, …,
+/// at most [`REPLACED`]): each written and `fsync`ed, their directory `fsync`ed, all
+/// promised then. Returns how many.
+fn first_versions(
+    dir: &Path,
+    w: &Work,
+    prefix: &str,
+    e: &mut Expect,
+    s: &mut Syncs,
+    tape: &mut dyn Tape,
+) -> Result<u64> {
+    let files = REPLACED.min(w.ops.max(1));
+    for i in 0..files {
+        let name = format!("{prefix}{i}");
+        let data = contents(w.seed, &name, 0, w.size);
+        e.begin(&name, Shape::Whole, data.clone(), tape.position()?);
+        write_file(&dir.join(&name), &data, Some(&mut *s), tape)?;
+    }
+    s.dir(dir, tape)?;
+    let at = tape.position()?;
+    (0..files).for_each(|i| e.promise(&format!("{prefix}{i}"), at));
+    Ok(files)
+}
+
 /// `rename-replace` (`careful`) and `rename-replace-nofsync`.
 pub fn rename_replace(dir: &Path, w: &Work, careful: bool, tape: &mut dyn Tape) -> Result<Expect> {
     let mut e = Expect::default();
     let mut s = Syncs::new(w);
-    let files = REPLACED.min(w.ops.max(1));
-    for i in 0..files {
-        let name = format!("cfg{i}");
-        let data = contents(w.seed, &name, 0, w.size);
-        e.begin(&name, Shape::Whole, data.clone(), tape.position()?);
-        write_file(&dir.join(&name), &data, Some(&mut s), tape)?;
-    }
-    s.dir(dir, tape)?;
-    let at = tape.position()?;
-    (0..files).for_each(|i| e.promise(&format!("cfg{i}"), at));
+    let files = first_versions(dir, w, "cfg", &mut e, &mut s, tape)?;
     for round in 0..w.ops {
         let name = format!("cfg{}", round % files);
         let version = 1 + round / files;
@@ -217,16 +232,7 @@ pub fn rename_replace(dir: &Path, w: &Work, careful: bool, tape: &mut dyn Tape) 
 pub fn overwrite(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
     let mut e = Expect::default();
     let mut s = Syncs::new(w);
-    let files = REPLACED.min(w.ops.max(1));
-    for i in 0..files {
-        let name = format!("rec{i}");
-        let data = contents(w.seed, &name, 0, w.size);
-        e.begin(&name, Shape::Whole, data.clone(), tape.position()?);
-        write_file(&dir.join(&name), &data, Some(&mut s), tape)?;
-    }
-    s.dir(dir, tape)?;
-    let at = tape.position()?;
-    (0..files).for_each(|i| e.promise(&format!("rec{i}"), at));
+    let files = first_versions(dir, w, "rec", &mut e, &mut s, tape)?;
     for round in 0..w.ops {
         let name = format!("rec{}", round % files);
         let data = contents(w.seed, &name, 1 + round / files, w.size);

@@ -705,3 +705,23 @@ fn a_size_share_of_a_file_an_earlier_group_made() {
         );
     }
 }
+
+/// `new_group` without `stonewall` changes only fio's report: the jobs run at once, as one
+/// entry, with a note.
+#[test]
+fn new_group_without_stonewall_runs_with_a_note() {
+    let plan = ok("[a]\nsize=1m\nrw=randread\n[b]\nnew_group\nsize=1m\nrw=randread\n");
+    assert_eq!(plan.entries.len(), 1);
+    assert!(
+        plan.entries[0].spec.contains("numjobs=2"),
+        "{}",
+        plan.entries[0].spec
+    );
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.contains("new_group: no I/O changes")),
+        "{:?}",
+        plan.notes
+    );
+}

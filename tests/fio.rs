@@ -204,6 +204,31 @@ fn fio_set_overrides_the_file() {
     assert!(out.stderr.contains("--fio-set:1"), "{}", out.stderr);
 }
 
+/// `--fio-section NAME` runs only that job section, as fio's `--section`; a name the file
+/// lacks, or the flag without a job file, is refused with exit code 2.
+#[test]
+fn fio_section_runs_only_the_sections_named() {
+    let image = common::image_dir();
+    let file = write_jobs(
+        image.path(),
+        "[global]\nsize=1m\n[light]\nrw=read\n[heavy]\nstonewall\nrw=randread\n",
+    );
+    let out = run(&file, &["--fio-section", "heavy"], image.path());
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v = out.json.expect("json");
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 1, "{v}");
+    assert_eq!(trials[0]["params"]["name"], "heavy");
+    let out = run(&file, &["--fio-section", "medium"], image.path());
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--fio-section:1"), "{}", out.stderr);
+    let out = common::run_any(
+        &["--fio-section", "heavy", "--dir", "/nonexistent"],
+        image.path(),
+    );
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+}
+
 /// Options that change only fio's reports or clock run unchanged, and the run keeps a
 /// note of each (its JSON's `notes`, written under `--quiet` too).
 #[test]

@@ -350,6 +350,10 @@ pub struct RunArgs {
     /// job of the file, over what the file says; repeat for more options.
     #[arg(long, value_name = "OPT")]
     pub fio_set: Vec<String>,
+    /// With --fio: run only the job section NAME of the file (its global options still
+    /// apply), as fio's --section; repeat for more sections.
+    #[arg(long, value_name = "NAME")]
+    pub fio_section: Vec<String>,
     /// Continue stored run RUN of the same plan: run only the trials it lacks (failed and
     /// interrupted trials again, successful ones are kept). Refused when the expanded plan
     /// differs from the one the run was started with.

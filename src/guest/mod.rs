@@ -123,14 +123,21 @@ fn with_plan_in(args: &[String], shared: &Path, plan: &Plan) -> Result<Vec<Strin
     Ok(out)
 }
 
-/// `args` with `--fio FILE`, `--fio-lenient` and `--fio-set` replaced by `plan`'s workloads (as
+/// `args` with `--fio FILE`, `--fio-lenient`, `--fio-set` and `--fio-section` replaced by `plan`'s workloads (as
 /// positional arguments, first) and by the policies the job file set (`--cache`, `--sync`,
 /// `--seed`; any given are dropped, the host checked them against the file). The host read
 /// the file with its includes and `${VAR}`s from its own files and environment, which the
 /// guest does not share; with the same workload texts the guest's trials carry the labels
 /// [`adopt`] looks for.
 fn fio_read_here(args: &[String], plan: &Plan) -> Vec<String> {
-    const REPLACED: [&str; 5] = ["--fio", "--fio-set", "--cache", "--sync", "--seed"];
+    const REPLACED: [&str; 6] = [
+        "--fio",
+        "--fio-set",
+        "--fio-section",
+        "--cache",
+        "--sync",
+        "--seed",
+    ];
     let mut out: Vec<String> = plan.workloads.iter().map(|w| w.text.clone()).collect();
     let mut skip = false;
     for a in args {

@@ -101,7 +101,9 @@ fn a_job_file_goes_to_the_guest_as_the_workloads_and_policies_the_host_read() {
         let given: Vec<String> = fio
             .iter()
             .cloned()
-            .chain(words("--fio-lenient --fio-set size=1m --dir"))
+            .chain(words(
+                "--fio-lenient --fio-set size=1m --fio-section w --fio-section=r --dir",
+            ))
             .chain([work.clone()])
             .chain(words("--reps 1 --seed=7 --cache keep"))
             .collect();

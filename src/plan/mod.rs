@@ -266,11 +266,13 @@ fn fio_workload(a: &RunArgs) -> Result<RunArgs> {
         a.fio = Some(path.into());
         a.workloads.clear();
     }
-    if a.fio.is_none() && (a.fio_lenient || !a.fio_set.is_empty()) {
+    if a.fio.is_none() && (a.fio_lenient || !a.fio_set.is_empty() || !a.fio_section.is_empty()) {
         let flag = if a.fio_lenient {
             "--fio-lenient"
-        } else {
+        } else if !a.fio_set.is_empty() {
             "--fio-set"
+        } else {
+            "--fio-section"
         };
         return Err(usage(format!(
             "{flag} applies to a job file: give --fio FILE (or the workload job:fio=FILE)"
@@ -374,7 +376,7 @@ impl Plan {
         let fio = a
             .fio
             .as_deref()
-            .map(|f| fio::load(f, a.fio_lenient, &a.fio_set))
+            .map(|f| fio::load(f, a.fio_lenient, &a.fio_set, &a.fio_section))
             .transpose()?;
         let workloads = workloads_of(a, suite.as_ref(), fio.as_ref())?;
         let auto_reps = auto_reps(a, suite.as_ref())?;

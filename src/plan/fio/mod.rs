@@ -163,11 +163,13 @@ impl FioPlan {
 }
 
 /// Reads the job file at `path` (includes and `${VAR}` from this machine), with the
-/// options `sets` (`--fio-set`) over every job's own.
-pub fn load(path: &Path, lenient: bool, sets: &[String]) -> Result<FioPlan> {
+/// options `sets` (`--fio-set`) over every job's own, and only the job sections named in
+/// `only` (`--fio-section`; all when empty).
+pub fn load(path: &Path, lenient: bool, sets: &[String], only: &[String]) -> Result<FioPlan> {
     let text = read_job_file(path)
         .map_err(|e| usage(format!("cannot read fio job file {}: {e}", path.display())))?;
-    parse_set(path, &text, &mut ini::Real, lenient, sets).map_err(|issues| refusal(path, &issues))
+    parse_only(path, &text, &mut ini::Real, lenient, sets, only)
+        .map_err(|issues| refusal(path, &issues))
 }
 
 /// The usage error that lists every issue.
@@ -212,7 +214,37 @@ pub fn parse_set(
     lenient: bool,
     sets: &[String],
 ) -> Result<FioPlan, Vec<Issue>> {
-    let (sections, mut issues) = ini::read(path, text, src);
+    parse_only(path, text, src, lenient, sets, &[])
+}
+
+/// [`parse_set`] of the job sections named in `only` (all when empty), as fio's
+/// `--section`: the global sections still apply; a name no job section has is refused.
+pub fn parse_only(
+    path: &Path,
+    text: &str,
+    src: &mut dyn ini::Source,
+    lenient: bool,
+    sets: &[String],
+    only: &[String],
+) -> Result<FioPlan, Vec<Issue>> {
+    let (mut sections, mut issues) = ini::read(path, text, src);
+    for name in only
+        .iter()
+        .filter(|n| !sections.iter().any(|s| !s.global && s.name == **n))
+    {
+        let at = Loc {
+            file: "--fio-section".into(),
+            line: 1 + only.iter().position(|n| n == name).unwrap_or(0),
+        };
+        issues.push(Issue::fatal(
+            at,
+            name,
+            format!("the file has no job section [{name}]"),
+        ));
+    }
+    if !only.is_empty() {
+        sections.retain(|s| s.global || only.contains(&s.name));
+    }
     let sets: Vec<ini::Opt> = sets
         .iter()
         .enumerate()

@@ -725,3 +725,35 @@ fn new_group_without_stonewall_runs_with_a_note() {
         plan.notes
     );
 }
+
+/// `--fio-section NAME`: only the job sections named run, with the global options; a name
+/// no job section has is refused.
+#[test]
+fn only_the_sections_named_run() {
+    let text = "[global]\nsize=1m\n[a]\nrw=read\n[b]\nstonewall\nrw=write\n[c]\nrw=randread\n";
+    let only = |names: &[&str]| {
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        parse_only(
+            Path::new("/jobs/t.fio"),
+            text,
+            &mut Mem::default(),
+            false,
+            &[],
+            &names,
+        )
+    };
+    let specs = |p: FioPlan| -> Vec<String> { p.entries.into_iter().map(|e| e.spec).collect() };
+    assert_eq!(
+        specs(only(&["b"]).unwrap()),
+        ["job:name=b,rw=write,bs=4KiB,size=1MiB,engine=psync,fallocate=native"]
+    );
+    // Whole, b and c would run at once, unlike: refused; a, then b, run.
+    assert!(only(&[]).is_err());
+    assert_eq!(specs(only(&["a", "b"]).unwrap()).len(), 2, "a, then b");
+    let e = only(&["b", "nope"]).unwrap_err();
+    assert!(
+        e.iter()
+            .any(|i| i.fatal && i.option == "nope" && i.at.file == "--fio-section"),
+        "{e:#?}"
+    );
+}

@@ -372,3 +372,45 @@ fn a_torn_overwrite_is_found_mixed_and_breaks_no_promise() {
     assert_eq!(n(x, "crash_unpromised_lost"), 0, "untorn: {x}");
     common::assert_clean(dir.path());
 }
+
+/// The JSON verdict on a pattern's time carries, for each target, what a power cut cost it
+/// (`verdicts[].places[].loss`): speed and loss read side by side by a program too.
+#[test]
+fn the_time_verdict_carries_each_targets_loss() {
+    let test = "the_time_verdict_carries_each_targets_loss";
+    if common::skip_without_loop(test)
+        || !common::fs_available(test, "ext4")
+        || !common::fs_available(test, "xfs")
+    {
+        return;
+    }
+    let dir = common::image_dir();
+    let args = [
+        "crash:pattern=fsync-write,ops=8,states=8",
+        "--fs",
+        "ext4,xfs",
+        "--size",
+        "320MiB",
+        "--reps",
+        "2",
+        "--quiet",
+    ];
+    let (run, _) = common::run_json(&args, dir.path());
+    let v = run["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["phase"] == "fsync-write" && v["figure"] == "time")
+        .unwrap_or_else(|| panic!("no time verdict: {}", run["verdicts"]));
+    let places = v["places"].as_array().unwrap();
+    assert_eq!(places.len(), 2, "{v}");
+    for p in places {
+        let loss = &p["loss"];
+        // 8 files promised in each of 2 trials; 8 states each, none bad with barriers.
+        assert_eq!(loss["promises"], 16, "{p}");
+        assert_eq!(loss["promises_broken"], 0, "{p}");
+        assert_eq!(loss["states"], 16, "{p}");
+        assert_eq!(loss["bad_states"], 0, "{p}");
+    }
+    common::assert_clean(dir.path());
+}

@@ -3,6 +3,7 @@
 //! letters, and against the best the ratio, its interval and the outcome — with each
 //! family's control. Derived from the trials (recomputed on export, never read back).
 
+use crate::compare::crash::PatternLoss;
 use crate::compare::family::{Family, Outcome};
 use crate::compare::rank::{self, Axis, PhaseVerdict};
 use crate::result::RunResult;
@@ -53,6 +54,23 @@ pub struct PlaceJson {
     pub interval: Option<(f64, f64)>,
     /// `apart`, `within` (the margin) or `cannot_tell`, against the best.
     pub outcome: Option<String>,
+    /// On a `crash` pattern's time verdict: what a power cut cost this target, over all
+    /// its trials — beside its speed, so that speed bought with lost data shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<LossJson>,
+}
+
+/// What the crash states of a `crash` pattern showed of one target, over all its trials.
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LossJson {
+    /// Promises made (file versions whose `fsync` returned, committed transactions) and
+    /// those some crash state broke; 0 and 0 for a run that did not count them.
+    pub promises: u64,
+    pub promises_broken: u64,
+    /// Crash states checked, and those counted bad (`crash_bad_states`: a promise broken,
+    /// or garbage, or no mount).
+    pub states: u64,
+    pub bad_states: u64,
 }
 
 /// A family's control.
@@ -90,8 +108,21 @@ fn family(name: &str, f: &Family) -> FamilyJson {
     }
 }
 
-fn one(v: &PhaseVerdict) -> VerdictJson {
+fn one(v: &PhaseVerdict, losses: &[PatternLoss]) -> VerdictJson {
     let finite = |x: f64| x.is_finite().then_some(x);
+    let pattern = losses
+        .iter()
+        .find(|l| v.figure.is_none() && l.workload == v.workload && l.pattern == v.phase);
+    let loss = |target: &str| {
+        let t = pattern?.targets.iter().find(|t| t.target == target)?;
+        let (bad_states, states) = t.totals();
+        Some(LossJson {
+            promises: t.promises,
+            promises_broken: t.promises_broken,
+            states,
+            bad_states,
+        })
+    };
     VerdictJson {
         workload: v.workload.clone(),
         phase: v.phase.clone(),
@@ -109,6 +140,7 @@ fn one(v: &PhaseVerdict) -> VerdictJson {
                 ratio: p.vs_best.map(|r| r.ratio).and_then(finite),
                 interval: p.vs_best.and_then(|r| r.ci),
                 outcome: p.vs_best_outcome.map(outcome),
+                loss: loss(&p.target),
             })
             .collect(),
         references: v.references.iter().map(|r| r.target.clone()).collect(),
@@ -126,10 +158,11 @@ fn one(v: &PhaseVerdict) -> VerdictJson {
 
 /// Every verdict of `run`: each phase's time verdict followed by its work verdicts.
 pub fn verdicts(run: &RunResult) -> Vec<VerdictJson> {
+    let losses = crate::compare::crash::losses(run);
     rank::verdicts(run)
         .iter()
         .flat_map(|v| std::iter::once(v).chain(&v.work))
-        .map(one)
+        .map(|v| one(v, &losses))
         .collect()
 }
 

@@ -328,6 +328,17 @@ fn a_plan_file_runs_a_job_file_with_the_policy_it_asks_for() {
         .map(|t| t["label"].as_str().unwrap())
         .collect();
     assert_eq!(labels, ["write", "reads"]);
+    // Only the sections named, as --fio-section.
+    let text = "[defaults]\nreps = 1\nsync = \"none\"\n[[target]]\ndir = \"work\"\n\
+                [[workload]]\nfio = \"t.fio\"\nsections = [\"reads\"]\n";
+    let path = dir.join("p.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = common::run_any(&["--plan", path.to_str().unwrap(), "--quiet"], dir);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v = out.json.expect("json");
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 1, "{v}");
+    assert_eq!(trials[0]["label"], "reads");
 }
 
 /// The same job file through fio itself (when installed) and through fsarena moves the

@@ -71,6 +71,8 @@ pub struct WorkloadEntry {
     /// `fio = "FILE"` (docs/fio.md), with `lenient = true` for `--fio-lenient`.
     pub is_fio: bool,
     pub fio_lenient: bool,
+    /// `sections = ["NAME", …]`: only those job sections of the file (`--fio-section`).
+    pub fio_sections: Vec<String>,
     /// Parameters (for `kind`): key, the value as workload-spec text, the value's span.
     pub params: Vec<(At<String>, At<String>)>,
     /// The keys of `params` written as TOML arrays (`files = [1, 10]`): only list
@@ -367,32 +369,51 @@ fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
         is_suite,
         is_fio: false,
         fio_lenient: false,
+        fio_sections: Vec::new(),
         params,
         list_keys,
         span,
     })
 }
 
-/// `[[workload]] fio = "FILE"` (and `lenient = true`): an fio job file, read when the plan
-/// is built.
+/// `[[workload]] fio = "FILE"` (and `lenient = true`, `sections = [...]`): an fio job
+/// file, read when the plan is built.
 fn read_fio(
     src: &Src,
     t: &Table,
     path: At<String>,
     span: Option<Range<usize>>,
 ) -> Result<WorkloadEntry> {
-    src.only_keys(t, "an fio [[workload]]", &["fio", "lenient"])?;
+    src.only_keys(t, "an fio [[workload]]", &["fio", "lenient", "sections"])?;
     let fio_lenient = match t.get("lenient") {
         Some(item) => item
             .as_bool()
             .ok_or_else(|| src.err(&item.span(), "lenient is true or false"))?,
         None => false,
     };
+    let fio_sections = match t.get("sections") {
+        Some(item) => item
+            .as_array()
+            .and_then(|a| {
+                a.iter()
+                    .map(|v| v.as_str().map(str::to_string))
+                    .collect::<Option<Vec<String>>>()
+            })
+            .ok_or_else(|| {
+                src.err(
+                    &item.span(),
+                    "sections is a list of the job file's sections to run, as fio's \
+                     --section: sections = [\"heavy\"]",
+                )
+            })?,
+        None => Vec::new(),
+    };
     Ok(WorkloadEntry {
         kind: path,
         is_suite: false,
         is_fio: true,
         fio_lenient,
+        fio_sections,
         params: Vec::new(),
         list_keys: Vec::new(),
         span,

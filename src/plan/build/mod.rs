@@ -318,7 +318,13 @@ fn fio_workloads(
 ) -> Result<Vec<WorkloadSpec>> {
     use crate::policy::{CachePolicy, SyncPolicy};
     let at = |e: anyhow::Error| src.err(&w.kind.span, format!("{e:#}"));
-    let f = super::fio::load(&plan_dir.join(&w.kind.v), w.fio_lenient, &[], &[]).map_err(at)?;
+    let f = super::fio::load(
+        &plan_dir.join(&w.kind.v),
+        w.fio_lenient,
+        &[],
+        &w.fio_sections,
+    )
+    .map_err(at)?;
     let cache = if f.invalidate {
         CachePolicy::Cold
     } else {

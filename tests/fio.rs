@@ -222,11 +222,16 @@ fn fio_section_runs_only_the_sections_named() {
     let out = run(&file, &["--fio-section", "medium"], image.path());
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("--fio-section:1"), "{}", out.stderr);
+    // Without a job file: refused for that, not for anything else (the directory exists).
+    let work = image.path().join("work");
+    std::fs::remove_file(image.path().join("out.json")).unwrap();
     let out = common::run_any(
-        &["--fio-section", "heavy", "--dir", "/nonexistent"],
+        &["--fio-section", "heavy", "--dir", work.to_str().unwrap()],
         image.path(),
     );
     assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--fio-section"), "{}", out.stderr);
+    assert!(out.json.is_none(), "nothing ran");
 }
 
 /// Options that change only fio's reports or clock run unchanged, and the run keeps a

@@ -10,6 +10,7 @@
 mod common;
 
 use serde_json::Value;
+use std::path::Path;
 
 /// The crash figures of phase `name` of the first trial.
 fn crash<'a>(run: &'a Value, name: &str) -> &'a Value {
@@ -67,10 +68,43 @@ fn every_promise_kept(test: &str, fs: &str, size: &str) {
                 "{fs} {pattern}: {x}"
             );
         }
+        // The pessimistic log: the block trace read and matched, and the filesystem's
+        // FUA writes (journal commits, log writes, superblocks) seen among its writes.
+        if traced() {
+            assert!(n(x, "crash_fua_writes") > 0, "{fs} {pattern}: {x}");
+            let uncovered = n(x, "crash_in_flight") + n(x, "crash_beside_fua");
+            assert!(uncovered <= n(x, "crash_writes"), "{fs} {pattern}: {x}");
+        }
         let phase = common::phase(common::ok_trial(&run, 0), pattern);
         assert_eq!(phase["ops"], 12, "{fs} {pattern}");
     }
     common::assert_clean(dir.path());
+    no_trace_left();
+}
+
+/// Whether the kernel's tracing filesystem lets fsarena trace a recording here.
+fn traced() -> bool {
+    Path::new(INSTANCES).is_dir()
+}
+
+const INSTANCES: &str = "/sys/kernel/tracing/instances";
+
+/// No tracing instance of a finished fsarena process is left: each `fsarena-PID-N` names
+/// a live process (other tests' runs may be tracing meanwhile).
+fn no_trace_left() {
+    let Ok(dir) = std::fs::read_dir(INSTANCES) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("fsarena-")
+            .and_then(|r| r.split('-').next())
+        else {
+            continue;
+        };
+        assert!(Path::new("/proc").join(pid).exists(), "{name} left behind");
+    }
 }
 
 #[test]

@@ -313,6 +313,12 @@ fn a_recording_killed_with_9_leaves_nothing_after_cleanup() {
         "fs and FUSE mounted"
     );
     assert_eq!(daemons_under(dir.path()).len(), 1);
+    let pid = child.id();
+    let traces = || traces_of(pid);
+    let traced = Path::new(INSTANCES).is_dir();
+    if traced {
+        assert_eq!(traces().len(), 1, "the recording's block trace");
+    }
     child.kill().unwrap();
     child.wait().unwrap();
     // The daemon outlives the process that started it, serving the filesystem above.
@@ -332,6 +338,28 @@ fn a_recording_killed_with_9_leaves_nothing_after_cleanup() {
     assert_eq!(common::loops_under(dir.path()), Vec::<String>::new());
     assert_eq!(daemons_under(dir.path()), Vec::<i32>::new());
     assert_no_recording_dirs(dir.path());
+    if traced {
+        assert!(
+            lines.iter().any(|l| l.starts_with("undid block trace")),
+            "{lines:#?}"
+        );
+        assert_eq!(traces(), Vec::<String>::new());
+    }
+}
+
+const INSTANCES: &str = "/sys/kernel/tracing/instances";
+
+/// The tracing instances process `pid` made (`fsarena-PID-N`).
+fn traces_of(pid: u32) -> Vec<String> {
+    let prefix = format!("fsarena-{pid}-");
+    std::fs::read_dir(INSTANCES)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[test]

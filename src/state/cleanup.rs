@@ -122,6 +122,10 @@ pub(super) fn outside(r: &Resource, image_dir: &Path) -> Option<String> {
         // its socket directory removed only when it carries the marker (like `Dir`): a
         // `--dir` target's work directory lies outside the image directory.
         Resource::Dir { .. } | Resource::Postgres { .. } => return None,
+        Resource::Trace { instance } => {
+            let ours = crate::provision::recorded::trace::is_ours(instance);
+            return (!ours).then(|| format!("{instance} is not a tracing instance of fsarena"));
+        }
     };
     (!under(path)).then(|| {
         format!(

@@ -68,6 +68,10 @@ pub enum Resource {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pid: Option<i32>,
     },
+    /// A tracing instance of the kernel's tracing filesystem that traces a recorded
+    /// target's loop device (`instances/NAME`, a name of
+    /// [`crate::provision::recorded::trace::is_ours`]'s form).
+    Trace { instance: String },
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -307,6 +311,7 @@ pub fn describe(r: &Resource) -> String {
         Resource::Recorder { mountpoint, .. } => {
             format!("write recorder (FUSE mount {})", mountpoint.display())
         }
+        Resource::Trace { instance } => format!("block trace (tracing instance {instance})"),
     }
 }
 

@@ -196,6 +196,14 @@ fn only_what_lies_under_the_image_dir_is_undone() {
         path: "/data/fsarena-run-1".into(),
     };
     assert_eq!(outside(&dir, d), None);
+    // A tracing instance: only a name of fsarena's own form, never a path.
+    let trace = |name: &str| Resource::Trace {
+        instance: name.into(),
+    };
+    assert_eq!(outside(&trace("fsarena-41-2"), d), None);
+    assert!(outside(&trace("../../tracing_on"), d).is_some());
+    assert!(outside(&trace("someone-else"), d).is_some());
+    assert!(!undo(&trace("fsarena-999999999-1")).unwrap());
 }
 
 #[test]

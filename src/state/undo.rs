@@ -173,6 +173,7 @@ pub fn undo(r: &Resource) -> Result<bool> {
             Ok(owned::remove(sockets, Removal::Tree).unwrap_or(false) || stopped)
         }
         Resource::Recorder { mountpoint, pid } => stop_recorder(mountpoint, *pid),
+        Resource::Trace { instance } => crate::provision::recorded::trace::remove(instance),
     }
 }
 

@@ -278,6 +278,21 @@ fn every_declared_figure_is_walked_or_says_why_not() {
         ),
         (
             "crash",
+            "crash_in_flight",
+            "crash states: a loop target (root) and the tracing filesystem",
+        ),
+        (
+            "crash",
+            "crash_fua_writes",
+            "crash states: a loop target (root) and the tracing filesystem",
+        ),
+        (
+            "crash",
+            "crash_beside_fua",
+            "crash states: a loop target (root) and the tracing filesystem",
+        ),
+        (
+            "crash",
             "crash_recorded_s",
             "crash states: a loop target (root)",
         ),

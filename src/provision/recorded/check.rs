@@ -99,16 +99,21 @@ impl<'a> Builder<'a> {
     }
 
     /// Writes the image of `state` to the new file `out`. States must come in ascending
-    /// `upto` (the working image only moves forward).
+    /// [`CrashState::base`] (the working image only moves forward).
     pub fn build(&mut self, state: &CrashState, out: &Path) -> Result<File> {
-        if state.upto < self.at {
+        let base = state.base();
+        if base < self.at {
             return Err(anyhow!("crash states out of log order"));
         }
-        self.log.replay(&self.work, self.at, state.upto)?;
-        self.at = state.upto;
+        self.log.replay(&self.work, self.at, base)?;
+        self.at = base;
         let f =
             loopdev::create_image(out).with_context(|| format!("creating {}", out.display()))?;
         sparse_copy(&self.work, &f, self.len)?;
+        // The rest of the prefix, without the pending writes the state dropped.
+        for i in (base..state.upto).filter(|i| state.dropped.binary_search(i).is_err()) {
+            self.log.apply(i, &f)?;
+        }
         for &i in &state.kept {
             self.log.apply(i, &f)?;
         }
@@ -414,7 +419,7 @@ mod tests {
         let st = CrashState {
             upto: 2,
             kept: vec![3],
-            torn: None,
+            ..CrashState::default()
         };
         let f = b.build(&st, &dir.path().join("s0")).unwrap();
         let byte = |at| {
@@ -431,6 +436,7 @@ mod tests {
                 write: 4,
                 blocks: vec![1],
             }),
+            ..CrashState::default()
         };
         let t = b.build(&torn, &dir.path().join("s2")).unwrap();
         let at = |at| {
@@ -439,10 +445,23 @@ mod tests {
             x[0]
         };
         assert_eq!((at(0), at(4096), at(8192), at(12288)), (1, 0, 0, 4));
+        // After the second flush, without the write at 4096 that it did not cover.
+        let dropped = CrashState {
+            upto: 6,
+            dropped: vec![2],
+            ..CrashState::default()
+        };
+        let d = b.build(&dropped, &dir.path().join("s3")).unwrap();
+        let at = |at| {
+            let mut x = [0u8];
+            d.read_exact_at(&mut x, at).unwrap();
+            x[0]
+        };
+        assert_eq!((at(0), at(4096), at(8192), at(12288)), (1, 0, 4, 4));
         let back = CrashState {
             upto: 0,
             kept: vec![],
-            torn: None,
+            ..CrashState::default()
         };
         assert!(b.build(&back, &dir.path().join("s1")).is_err());
     }

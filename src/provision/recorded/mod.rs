@@ -29,6 +29,7 @@ pub mod check;
 pub mod daemon;
 pub mod log;
 pub mod states;
+pub mod trace;
 
 use super::fs::FsType;
 use super::{loopdev, mount};
@@ -73,6 +74,9 @@ pub struct Recorded {
     pub live: PathBuf,
     /// The write log ([`log::Log::open`]).
     pub log: PathBuf,
+    /// What the block layer saw of the loop device while it recorded ([`trace`]), or why
+    /// it was not seen.
+    pub trace: std::result::Result<trace::Trace, String>,
 }
 
 impl Recorded {
@@ -102,6 +106,8 @@ pub struct Recording {
     recorder: Option<Resource>,
     /// Whether the directory is still this recording's to remove.
     owns_dir: bool,
+    /// The block trace of the loop device, or why there is none.
+    tracer: std::result::Result<trace::Tracer, String>,
 }
 
 /// Distinguishes the recordings of one process.
@@ -145,6 +151,7 @@ impl Recording {
                 live: dir.join("live.img"),
                 log: dir.join("writes.log"),
                 dir: dir.clone(),
+                trace: Err("the recording has not finished".into()),
             },
             fuse: dir.join("fuse"),
             mnt: dir.join("mnt"),
@@ -154,6 +161,7 @@ impl Recording {
             daemon: None,
             recorder: None,
             owns_dir: true,
+            tracer: Err("no loop device yet".into()),
         };
         std::fs::write(dir.join(MARKER), b"fsarena recorded target\n")
             .with_context(|| format!("writing the marker in {}", dir.display()))?;
@@ -301,6 +309,9 @@ impl Recording {
             image: disk,
         })?;
         drop(f);
+        // Before the mount: every write and flush of the filesystem is traced.
+        self.tracer =
+            trace::Tracer::start(&self.state, &attached.device).map_err(|e| format!("{e:#}"));
         mount::mount(
             &self.state,
             twin.fs.mount_type(),
@@ -343,7 +354,18 @@ impl Recording {
     /// Unmounts the filesystem, detaches the loop device, unmounts the FUSE mount, waits
     /// for the daemon to exit (successfully: its log is complete) and returns the files.
     pub fn finish(mut self) -> Result<Recorded> {
-        let mut failed = self.unmount_and_detach();
+        // The trace stops once the filesystem is unmounted, before the loop device is
+        // detached: another run may attach the same device number right after.
+        let mut failed = Vec::new();
+        if self.mounted {
+            match mount::unmount(&self.state, &self.mnt) {
+                Ok(_) => self.mounted = false,
+                Err(e) => failed.push(format!("{e:#}")),
+            }
+        }
+        let traced = std::mem::replace(&mut self.tracer, Err(String::new()));
+        let trace = traced.and_then(|t| t.finish().map_err(|e| format!("{e:#}")));
+        failed.extend(self.unmount_and_detach());
         if let Err(e) = self.stop_daemon() {
             failed.push(format!("{e:#}"));
         }
@@ -356,6 +378,7 @@ impl Recording {
             base: self.files.base.clone(),
             live: self.files.live.clone(),
             log: self.files.log.clone(),
+            trace,
         })
     }
 

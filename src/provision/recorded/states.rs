@@ -19,6 +19,13 @@
 //! blocks. [`Planned`] says how many of each kind exist and how many were chosen: the
 //! coverage a report states.
 //!
+//! Under the *pessimistic* log ([`super::trace`]) a flush does not cover every write
+//! logged before it: one in flight when the flush was issued, or one beside a FUA write
+//! whose flush after it was all the block layer sent. Such writes are *pending* at the
+//! flush point ([`Pending`]) and belong to the next epoch: its subsets may leave them out
+//! (a state's `dropped`), and so may the states after later flush points, until a flush
+//! covers them.
+//!
 //! [`window`] says which crashes a state stands for, as log positions (how many records
 //! the log held when the power went): a crash at position `L` leaves on the disk every
 //! record before the last flush logged before `L`, and any subset of the writes after it.
@@ -30,7 +37,11 @@
 
 use super::log::{Kind, Record};
 use rand::{Rng, SeedableRng};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Per prefix boundary, the writes logged before it that no flush up to it covers
+/// (ascending; [`super::trace::Uncovered::pending`]). Empty: the optimistic log.
+pub type Pending = BTreeMap<usize, Vec<usize>>;
 
 /// Up to this many writes an epoch's proper subsets are enumerated, not drawn.
 const ENUMERATE_UP_TO: usize = 12;
@@ -41,7 +52,7 @@ const DRAWS: usize = 64;
 pub const TEAR_BLOCK: u64 = 4096;
 
 /// One crash state.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct CrashState {
     /// Records `0..upto` are all on the disk: `upto` is 0 or just after a flush record (or
     /// the log's end). Which promises must hold is [`window`]'s to say.
@@ -51,6 +62,17 @@ pub struct CrashState {
     pub kept: Vec<usize>,
     /// A write after every kept one, of which only some blocks are on the disk.
     pub torn: Option<Torn>,
+    /// Writes before `upto` that are not on the disk: some of those pending there
+    /// ([`Pending`]), ascending.
+    pub dropped: Vec<usize>,
+}
+
+impl CrashState {
+    /// The first record the state leaves out of its prefix: `upto` unless it drops a
+    /// pending write. States are built in ascending order of it.
+    pub fn base(&self) -> usize {
+        self.dropped.first().copied().unwrap_or(self.upto)
+    }
 }
 
 /// A write that reached the disk in part: which of its [`TEAR_BLOCK`]s did.
@@ -76,8 +98,9 @@ pub struct Planned {
     /// Reordered states chosen: a prefix and a proper, non-empty subset of the next
     /// epoch's writes.
     pub reordered: usize,
-    /// Reordered states there are: 2^n − 2 for each epoch of n ≥ 2 writes, an epoch of
-    /// more than 62 writes counted as 2^62 − 2 (so the sum is a lower bound there).
+    /// Reordered states there are: 2^n − 2 for each epoch of n ≥ 2 writes (its pending
+    /// writes counted in n; 2^n − 1 when all n are pending), an epoch of more than 62
+    /// writes counted as 2^62 − 2 (so the sum is a lower bound there).
     pub reorderings: f64,
     /// Torn states chosen, and the writes of two blocks or more that could tear.
     pub torn: usize,
@@ -172,7 +195,14 @@ pub fn covered(mut spans: Vec<(u64, u64)>, lo: u64, hi: u64) -> u64 {
 
 /// At most `budget` crash states of the log `records`, of which at most `reorder` are
 /// reordered ones and `tear` torn ones, chosen from `seed` (module docs).
-pub fn plan(records: &[Record], budget: usize, reorder: usize, tear: usize, seed: u64) -> Planned {
+pub fn plan(
+    records: &[Record],
+    pending: &Pending,
+    budget: usize,
+    reorder: usize,
+    tear: usize,
+    seed: u64,
+) -> Planned {
     let bounds = boundaries(records);
     let prefixes = bounds.len();
     let mut states: BTreeSet<CrashState> = BTreeSet::new();
@@ -180,36 +210,32 @@ pub fn plan(records: &[Record], budget: usize, reorder: usize, tear: usize, seed
     let prefixes_sampled = chosen.len() < bounds.len();
     states.extend(chosen.iter().map(|&upto| CrashState {
         upto,
-        kept: Vec::new(),
-        torn: None,
+        ..CrashState::default()
     }));
     let prefixes_chosen = states.len();
     let total_budget = budget;
     let budget = budget.min(prefixes_chosen + reorder);
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xc4a5_4e5f);
-    // The epochs with at least two writes (one write kept is the next prefix), each with
-    // the source of its subsets.
+    // The epochs with a subset other than their two flush points, each with the source
+    // of its subsets; the last boundary's too when writes are pending there.
+    let ends = bounds.iter().skip(1).copied().chain([records.len()]);
     let mut epochs: Vec<Epoch> = bounds
-        .windows(2)
-        .map(|w| Epoch::new(records, w[0], w[1]))
-        .filter(|e| e.writes.len() >= 2)
-        .collect();
-    let reorderings = epochs
         .iter()
-        .map(|e| 2f64.powi(e.writes.len().min(62) as i32) - 2.0)
-        .sum();
+        .zip(ends)
+        .map(|(&from, to)| Epoch::new(records, pending, from, to))
+        .filter(|e| e.count() > 0.0)
+        .collect();
+    let reorderings = epochs.iter().map(Epoch::count).sum();
+    // The epochs with pending writes first: their states are the pessimistic log's own.
+    epochs.sort_by_key(|e| e.pending == 0);
     while states.len() < budget && !epochs.is_empty() {
         epochs.retain_mut(|e| {
             if states.len() >= budget {
                 return true;
             }
             match e.next(&mut rng) {
-                Some(kept) => {
-                    states.insert(CrashState {
-                        upto: e.upto,
-                        kept,
-                        torn: None,
-                    });
+                Some(st) => {
+                    states.insert(st);
                     true
                 }
                 None => false,
@@ -230,8 +256,10 @@ pub fn plan(records: &[Record], budget: usize, reorder: usize, tear: usize, seed
         states.insert(torn_state(records, &bounds, w, &mut rng));
     }
     let torn = states.len() - before;
+    let mut states: Vec<CrashState> = states.into_iter().collect();
+    states.sort_by_key(CrashState::base);
     Planned {
-        states: states.into_iter().collect(),
+        states,
         prefixes,
         prefixes_sampled,
         prefixes_chosen,
@@ -265,6 +293,7 @@ fn torn_state(records: &[Record], bounds: &[usize], w: usize, rng: &mut impl Rng
         upto,
         kept,
         torn: Some(Torn { write: w, blocks }),
+        dropped: Vec::new(),
     }
 }
 
@@ -282,9 +311,11 @@ fn spread(items: &[usize], n: usize) -> Vec<usize> {
     picked
 }
 
-/// The writes of one epoch and the subsets of them handed out so far.
+/// The writes of one epoch and the subsets of them handed out so far: the writes pending
+/// at its flush point first, then those logged after it.
 struct Epoch {
     upto: usize,
+    pending: usize,
     writes: Vec<usize>,
     /// The next subset to enumerate (as a bit mask), for small epochs.
     next_mask: u64,
@@ -292,215 +323,80 @@ struct Epoch {
 }
 
 impl Epoch {
-    fn new(records: &[Record], from: usize, to: usize) -> Epoch {
-        let writes = (from..to)
-            .filter(|&i| records[i].kind != Kind::Flush)
-            .collect();
+    fn new(records: &[Record], pending: &Pending, from: usize, to: usize) -> Epoch {
+        let before = pending.get(&from).cloned().unwrap_or_default();
+        let n = before.len();
+        let after = (from..to).filter(|&i| records[i].kind != Kind::Flush);
         Epoch {
             upto: from,
-            writes,
-            next_mask: 1,
+            pending: n,
+            writes: before.into_iter().chain(after).collect(),
+            next_mask: 0,
             seen: BTreeSet::new(),
         }
     }
 
-    /// A proper, non-empty subset not handed out before; `None` when there is none left
-    /// (or only duplicates were drawn).
-    fn next(&mut self, rng: &mut impl Rng) -> Option<Vec<usize>> {
+    /// Its subsets other than the flush point's (the pending writes all kept, none after)
+    /// and the next one's (all kept).
+    fn count(&self) -> f64 {
+        let n = self.writes.len();
+        if n == 0 {
+            return 0.0;
+        }
+        let all = 2f64.powi(n.min(62) as i32);
+        all - if self.pending == n { 1.0 } else { 2.0 }
+    }
+
+    /// Whether subset `mask` is one of the two flush points.
+    fn is_flush_point(&self, mask: u64) -> bool {
+        let n = self.writes.len();
+        mask == (1u64 << self.pending) - 1 || mask == (1u64 << n) - 1
+    }
+
+    /// A state of a subset not handed out before; `None` when there is none left (or
+    /// only duplicates were drawn).
+    fn next(&mut self, rng: &mut impl Rng) -> Option<CrashState> {
         let n = self.writes.len();
         if n <= ENUMERATE_UP_TO {
-            let full = (1u64 << n) - 1;
-            if self.next_mask >= full {
-                return None;
+            while self.next_mask < 1 << n {
+                let mask = self.next_mask;
+                self.next_mask += 1;
+                if !self.is_flush_point(mask) {
+                    return Some(self.state(|k| mask & (1 << k) != 0));
+                }
             }
-            let mask = self.next_mask;
-            self.next_mask += 1;
-            return Some(self.pick(|k| mask & (1 << k) != 0));
+            return None;
         }
         for _ in 0..DRAWS {
-            let kept = self.pick(|_| rng.gen_bool(0.5));
-            if !kept.is_empty() && kept.len() < n && self.seen.insert(kept.clone()) {
-                return Some(kept);
+            let keep: Vec<bool> = (0..n).map(|_| rng.gen_bool(0.5)).collect();
+            let pending_all = keep[..self.pending].iter().all(|&k| k);
+            let after = &keep[self.pending..];
+            let flush_point =
+                pending_all && (after.iter().all(|&k| !k) || after.iter().all(|&k| k));
+            let key: Vec<usize> = (0..n).filter(|&k| keep[k]).collect();
+            if !flush_point && self.seen.insert(key) {
+                return Some(self.state(|k| keep[k]));
             }
         }
         None
     }
 
-    fn pick(&self, mut keep: impl FnMut(usize) -> bool) -> Vec<usize> {
-        let writes = self.writes.iter().enumerate();
-        writes.filter(|&(k, _)| keep(k)).map(|(_, &i)| i).collect()
+    fn state(&self, mut keep: impl FnMut(usize) -> bool) -> CrashState {
+        let mut st = CrashState {
+            upto: self.upto,
+            ..CrashState::default()
+        };
+        for (k, &i) in self.writes.iter().enumerate() {
+            match (keep(k), k < self.pending) {
+                (true, false) => st.kept.push(i),
+                (false, true) => st.dropped.push(i),
+                _ => {}
+            }
+        }
+        st
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn log(kinds: &str) -> Vec<Record> {
-        let rec = |c| Record {
-            kind: if c == 'F' { Kind::Flush } else { Kind::Write },
-            offset: 0,
-            len: 1,
-            data_at: 0,
-            at_ns: 0,
-        };
-        kinds.chars().map(rec).collect()
-    }
-
-    #[test]
-    fn every_flush_is_a_state_and_subsets_are_proper_and_within_their_epoch() {
-        let records = log("WWFWWWFW");
-        assert_eq!(boundaries(&records), [0, 3, 7, 8]);
-        let p = plan(&records, 100, 100, 0, 1);
-        assert_eq!(p.prefixes, 4);
-        assert!(!p.prefixes_sampled);
-        // 4 prefixes + (2^2 - 2) + (2^3 - 2) subsets; the last epoch has one write.
-        assert_eq!(p.states.len(), 4 + 2 + 6);
-        for s in &p.states {
-            let next = boundaries(&records).into_iter().find(|&b| b > s.upto);
-            for &k in &s.kept {
-                assert!(k >= s.upto && next.is_some_and(|n| k < n));
-                assert_eq!(records[k].kind, Kind::Write);
-            }
-        }
-        let unique: BTreeSet<_> = p.states.iter().collect();
-        assert_eq!(unique.len(), p.states.len());
-    }
-
-    #[test]
-    fn the_budget_bounds_the_states_and_the_seed_decides_them() {
-        let records = log(&format!("{}F{}F", "W".repeat(30), "W".repeat(20)));
-        let a = plan(&records, 25, 25, 0, 7);
-        assert_eq!(a.states.len(), 25);
-        assert_eq!(a.states, plan(&records, 25, 25, 0, 7).states);
-        assert_ne!(a.states, plan(&records, 25, 25, 0, 8).states);
-        // Both epochs got subsets, taken in turn.
-        let in_epoch = |u| {
-            a.states
-                .iter()
-                .filter(move |s| s.upto == u && !s.kept.is_empty())
-        };
-        assert!(in_epoch(0).count() >= 10 && in_epoch(31).count() >= 10);
-    }
-
-    #[test]
-    fn a_state_stands_for_the_crashes_until_its_epoch_ends() {
-        let records = log("WWFWWWFW");
-        let w = |upto, kept: &[usize]| {
-            window(
-                &records,
-                &CrashState {
-                    upto,
-                    kept: kept.to_vec(),
-                    torn: None,
-                },
-            )
-        };
-        // Nothing durable: every crash before the first flush was logged (index 2).
-        assert_eq!(w(0, &[]), Window { from: 0, to: 2 });
-        assert_eq!(w(0, &[1]), Window { from: 2, to: 2 });
-        // After the first flush, until the second (index 6).
-        assert_eq!(w(3, &[]), Window { from: 3, to: 6 });
-        assert_eq!(w(3, &[3, 5]), Window { from: 6, to: 6 });
-        // No flush after the last prefixes: every later crash.
-        assert_eq!(
-            w(7, &[]),
-            Window {
-                from: 7,
-                to: u64::MAX
-            }
-        );
-        assert_eq!(
-            w(8, &[]),
-            Window {
-                from: 8,
-                to: u64::MAX
-            }
-        );
-    }
-
-    #[test]
-    fn a_window_lasts_from_its_first_crash_to_the_flush_that_ends_it() {
-        // Records served at 10, 20, ... ns: W W F W W.
-        let mut records = log("WWFWW");
-        for (i, r) in records.iter_mut().enumerate() {
-            r.at_ns = 10 * (i as u64 + 1);
-        }
-        let w = |upto, kept: &[usize]| {
-            let st = CrashState {
-                upto,
-                kept: kept.to_vec(),
-                torn: None,
-            };
-            window_ns(&records, window(&records, &st))
-        };
-        // Nothing durable: from the log's start until the flush was served.
-        assert_eq!(w(0, &[]), (0, 30));
-        // Write 1 kept: crashes after it was served (20) until the flush (30).
-        assert_eq!(w(0, &[1]), (20, 30));
-        // After the flush, no flush follows: without end.
-        assert_eq!(w(3, &[]), (30, u64::MAX));
-        assert_eq!(reached(&records, 1), 10);
-        // The union, clipped: [0, 30) and [20, 30) and [30, 50) inside [10, 40).
-        assert_eq!(covered(vec![(0, 30), (20, 30), (30, 50)], 10, 40), 30);
-        assert_eq!(covered(vec![(0, 5), (45, 60)], 10, 40), 0);
-        assert_eq!(covered(vec![(12, 15), (14, 20), (30, 35)], 10, 40), 13);
-    }
-
-    #[test]
-    fn every_flush_point_first_then_at_most_reorder_reordered_and_the_coverage_counted() {
-        let records = log("WWFWWWFW");
-        // 4 flush points, 2 + 6 reorderings; 3 of them asked for.
-        let p = plan(&records, 100, 3, 0, 1);
-        assert_eq!((p.prefixes, p.prefixes_chosen), (4, 4));
-        assert_eq!((p.reordered, p.reorderings), (3, 8.0));
-        assert_eq!(p.states.len(), 7);
-        // The budget before the reordered ones: prefixes first.
-        let p = plan(&records, 5, 3, 0, 1);
-        assert_eq!((p.prefixes_chosen, p.reordered, p.states.len()), (4, 1, 5));
-        // No reordering asked: flush points alone.
-        let p = plan(&records, 100, 0, 0, 1);
-        assert_eq!((p.prefixes_chosen, p.reordered), (4, 0));
-        // An epoch of 100 writes counts as 2^62 - 2 reorderings, not infinity.
-        let big = plan(&log(&"W".repeat(100)), 10, 10, 0, 1);
-        assert_eq!(big.reorderings, 2f64.powi(62) - 2.0);
-    }
-
-    #[test]
-    fn a_torn_state_keeps_its_epoch_before_the_write_and_part_of_its_blocks() {
-        // W(1 block) F W(1) W(4 blocks) W(3 blocks) F
-        let mut records = log("WFWWWF");
-        for (i, blocks) in [(3, 4), (4, 3)] {
-            records[i].len = blocks * TEAR_BLOCK;
-        }
-        let p = plan(&records, 100, 0, 5, 9);
-        assert_eq!(p.tearable, 2);
-        assert_eq!(p.torn, 5);
-        for s in p.states.iter().filter(|s| s.torn.is_some()) {
-            let t = s.torn.as_ref().unwrap();
-            assert!(t.write == 3 || t.write == 4, "{s:?}");
-            assert_eq!(s.upto, 2);
-            assert_eq!(s.kept, (2..t.write).collect::<Vec<_>>());
-            let n = records[t.write].len / TEAR_BLOCK;
-            assert!(!t.blocks.is_empty() && (t.blocks.len() as u64) < n, "{s:?}");
-            assert!(t.blocks.iter().all(|&b| b < n));
-            // Its crashes come after the torn write began.
-            assert_eq!(window(&records, s).from, t.write as u64 + 1);
-        }
-        // Seeded, and within the budget.
-        assert_eq!(p.states, plan(&records, 100, 0, 5, 9).states);
-        assert_eq!(plan(&records, 4, 0, 5, 9).torn, 1);
-        // Nothing to tear: no torn state.
-        assert_eq!(plan(&log("WWF"), 100, 0, 5, 9).torn, 0);
-    }
-
-    #[test]
-    fn more_flushes_than_the_budget_keeps_the_first_and_last_evenly() {
-        let records = log(&"WF".repeat(50));
-        let p = plan(&records, 5, 5, 0, 1);
-        assert!(p.prefixes_sampled);
-        let uptos: Vec<usize> = p.states.iter().map(|s| s.upto).collect();
-        assert_eq!(uptos, [0, 24, 50, 74, 100]);
-        assert!(p.states.iter().all(|s| s.kept.is_empty()));
-    }
-}
+#[path = "states_tests.rs"]
+mod tests;

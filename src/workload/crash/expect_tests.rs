@@ -93,7 +93,7 @@ fn log(kinds: &str) -> Vec<Record> {
 /// `f`'s finding in the state of `records` with prefix `upto`, nothing kept.
 fn judged(records: &[Record], f: &FileExpect, found: Option<&[u8]>, upto: usize) -> Finding {
     let kept = Vec::new();
-    f.judge(found, window(records, &CrashState { upto, kept, torn: None }))
+    f.judge(found, window(records, &CrashState { upto, kept, ..CrashState::default() }))
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn a_promise_no_flush_followed_is_checked_in_every_state_after_it() {
     let kept = CrashState {
         upto: 2,
         kept: vec![2],
-        torn: None,
+        ..CrashState::default()
     };
     assert_eq!(f.judge(None, window(&records, &kept)), Finding::Lost);
     assert_eq!(f.judge(Some(&data), window(&records, &kept)), Finding::Ok);
@@ -144,7 +144,7 @@ fn a_promise_its_flush_covers_is_checked_from_that_flush_on() {
     let before = CrashState {
         upto: 0,
         kept: vec![0],
-        torn: None,
+        ..CrashState::default()
     };
     assert_eq!(f.judge(Some(&data[..4096]), window(&records, &before)), Finding::Ok);
 }

@@ -22,7 +22,11 @@
 //! pattern's own `crash_fsyncs`; `crash_check_s`, the seconds the states took to build and
 //! check; the coverage: `crash_flush_points` in the recording and
 //! `crash_flush_points_checked`, `crash_reordered` states checked of `crash_reorderings`
-//! there are, `crash_torn` states checked (`tear=N`) and the `crash_tearable` writes; the
+//! there are, `crash_torn` states checked (`tear=N`) and the `crash_tearable` writes;
+//! what the block trace showed for the pessimistic log (`crate::provision::recorded::trace`;
+//! absent without it): `crash_in_flight` writes in flight when a flush was issued,
+//! `crash_fua_writes` the filesystem marked FUA, `crash_beside_fua` writes that the flush
+//! after a FUA write did not cover; the
 //! promises: `crash_promises` made (file versions whose `fsync` returned, or committed
 //! transactions) and `crash_promises_broken`, those some checked state lost, emptied,
 //! garbled or changed the mode of; `crash_recorded_s`, the pattern's time on the
@@ -191,6 +195,9 @@ pub const FIGURES: &[Figure] = &[
     Figure::neither("crash_reorderings", "states"),
     Figure::neither("crash_torn", "states"),
     Figure::neither("crash_tearable", "writes"),
+    Figure::neither("crash_in_flight", "writes"),
+    Figure::neither("crash_fua_writes", "writes"),
+    Figure::neither("crash_beside_fua", "writes"),
     Figure::neither("crash_promises", "promises"),
     Figure::lower("crash_promises_broken", "promises"),
     Figure::neither("crash_recorded_s", "s"),

@@ -77,6 +77,13 @@ pub struct Tally {
     pub fsyncs: Option<u64>,
     /// Seconds spent building and checking the states.
     pub check_s: f64,
+    /// Whether the pessimistic log applied (the block trace was read and matched the
+    /// log); then the writes in flight when a flush was issued, the writes marked FUA,
+    /// and the writes a FUA write's flush did not cover ([`crate::provision::recorded::trace`]).
+    pub traced: bool,
+    pub in_flight: u64,
+    pub fua_writes: u64,
+    pub beside_fua: u64,
     /// The pattern's time on the recording, and how much of it the windows of the bad
     /// states cover from the earliest promise each broke: the time during which a power
     /// cut would have lost promised data, as far as the states checked show (nanoseconds).
@@ -139,6 +146,11 @@ impl Tally {
             cx.note_phase(phase, "crash_exposed_pct", pct);
         }
         cx.note_phase(phase, "crash_reorderings", self.reorderings);
+        if self.traced {
+            cx.note_phase(phase, "crash_in_flight", self.in_flight as f64);
+            cx.note_phase(phase, "crash_fua_writes", self.fua_writes as f64);
+            cx.note_phase(phase, "crash_beside_fua", self.beside_fua as f64);
+        }
         if let Some(n) = self.fsyncs {
             cx.note_phase(phase, "crash_fsyncs", n as f64);
         }
@@ -183,8 +195,7 @@ pub fn crash_states(
     };
     let fsyncs = tape.fsyncs;
     let done = rec.finish()?;
-    let paths = (done.log.as_path(), done.base.as_path(), done.dir.as_path());
-    let result = judge_all(cx, twin, c, (i, work), paths, &clock, expect);
+    let result = judge_all(cx, twin, c, (i, work), &done, &clock, expect);
     let removed = done.remove(&twin.state);
     let mut tally = result?;
     removed?;
@@ -215,14 +226,29 @@ fn judge_all(
     twin: &Twin,
     c: &Crash,
     (i, work): (usize, &Work),
-    (log_path, base, dir): (&Path, &Path, &Path),
+    done: &crate::provision::recorded::Recorded,
     clock: &Clock,
     expect: Expectation,
 ) -> Result<Tally> {
     let name = PATTERNS[i];
-    let log = Log::open(log_path)?;
+    let (base, dir) = (done.base.as_path(), done.dir.as_path());
+    let log = Log::open(&done.log)?;
     let (writes, flushes, bytes) = log.counts();
-    let planned = states::plan(&log.records, c.states, c.reorder, c.tear, work.seed);
+    // The pessimistic log where the block trace shows it, else the optimistic one, said.
+    let seen = done.trace.as_ref().map_err(String::clone).and_then(|t| {
+        t.uncovered(&log.records).map_err(|e| format!("{e:#}"))
+    });
+    let traced = seen.is_ok();
+    let uncovered = seen.unwrap_or_else(|why| {
+        cx.message(format!(
+            "crash {name} on {}: the optimistic log (every write served before a flush \
+             counted as covered by it): {why}",
+            twin.name
+        ));
+        Default::default()
+    });
+    let pending = &uncovered.pending;
+    let planned = states::plan(&log.records, pending, c.states, c.reorder, c.tear, work.seed);
     crate::term::set_status(Some(format!(
         "{name}: checking {} crash states ({writes} writes, {}, {flushes} flushes)",
         planned.states.len(),
@@ -283,6 +309,10 @@ fn judge_all(
         }),
         promises_broken: Some(broken.lock().unwrap_or_else(|e| e.into_inner()).len() as u64),
         check_s,
+        traced,
+        in_flight: uncovered.writes_in_flight,
+        fua_writes: uncovered.fua_writes,
+        beside_fua: uncovered.beside_fua,
         ..Tally::default()
     };
     let mut lines = Vec::new();
@@ -348,9 +378,14 @@ fn describe(
         bad.join(" ")
     });
     format!(
-        "crash {name} (seed {seed}): state with records 0..{} of {records} and kept writes \
+        "crash {name} (seed {seed}): state with records 0..{} of {records}{} and kept writes \
          {:?}{}: {findings}{}{}",
         st.upto,
+        if st.dropped.is_empty() {
+            String::new()
+        } else {
+            format!(" but the uncovered writes {:?}", st.dropped)
+        },
         st.kept,
         st.torn.as_ref().map_or(String::new(), |t| format!(
             ", write {} torn (its 4 KiB blocks {:?} kept)",

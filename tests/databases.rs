@@ -198,3 +198,50 @@ fn pgbench_and_db_bench_run_on_ext4() {
     common::assert_clean(dir.path());
     common::assert_no_records(dir.path());
 }
+
+/// The bundled SQLite is built as distributions build theirs (`HAVE_FDATASYNC`,
+/// `.cargo/config.toml`): it syncs its database and WAL with `fdatasync`, never `fsync`,
+/// one a commit at `synchronous=full` in WAL mode (strace sees it).
+#[test]
+fn sqlite_syncs_with_fdatasync_as_distributions_build_it() {
+    let test = "sqlite_syncs_with_fdatasync_as_distributions_build_it";
+    let strace = Path::new("/usr/bin/strace");
+    if !strace.exists() {
+        eprintln!("SKIP {test}: strace is not installed (the Debian package strace)");
+        return;
+    }
+    let image = common::image_dir();
+    let work = image.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let trace = image.path().join("strace.log");
+    let out = Command::new(strace)
+        .args(["-f", "-y", "-e", "trace=fsync,fdatasync", "-o"])
+        .arg(&trace)
+        .arg(common::bin())
+        .args(["run", "sqlite:mode=insert,rows=40,batch=1", "--dir"])
+        .arg(&work)
+        .args([
+            "--reps", "1", "--cache", "keep", "--sync", "none", "--quiet",
+        ])
+        .arg("--image-dir")
+        .arg(image.path())
+        .arg("--db")
+        .arg(image.path().join("results.db"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // `PID fdatasync(FD</…/work/…/bench.db-wal>) = 0`: the calls on the workload's files.
+    let under = format!("<{}/", work.display());
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let calls = |name: &str| {
+        text.lines()
+            .filter(|l| l.contains(&format!(" {name}(")) && l.contains(&under))
+            .count()
+    };
+    assert_eq!(calls("fsync"), 0, "{text}");
+    assert!(calls("fdatasync") >= 40, "{text}");
+}

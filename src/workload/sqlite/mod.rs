@@ -40,8 +40,9 @@
 //! journals 3–5 (journal, its directory, the database), `synchronous=off` none. The
 //! connections are closed after the phase: the checkpoint of the last WAL connection to
 //! close is neither timed nor counted. The counts equal strace's and the `sqlite3`
-//! shell's for the same work (docs/validation/2026-11-workloads.md, "sqlite"); the bundled
-//! SQLite calls `fsync` where Debian's shell calls `fdatasync`.
+//! shell's for the same work (docs/validation/2026-11-workloads.md, "sqlite"). The bundled
+//! SQLite is built with `HAVE_FDATASYNC` (`.cargo/config.toml`), as distributions build
+//! theirs: it syncs with `fdatasync`, as Debian's shell does.
 //!
 //! Differs from pgbench: SQLite has one writer at a time, so with `connections` > 1 the
 //! write transactions serialize on the database lock (they start with `BEGIN IMMEDIATE`,

@@ -344,6 +344,11 @@ fn a_plan_file_runs_a_job_file_with_the_policy_it_asks_for() {
     let trials = v["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 1, "{v}");
     assert_eq!(trials[0]["label"], "reads");
+    // A name no job section has is refused where the plan gave it.
+    std::fs::write(&path, text.replace("[\"reads\"]", "[\"reads\", \"nope\"]")).unwrap();
+    let out = common::run_any(&["--plan", path.to_str().unwrap(), "--quiet"], dir);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("sections:2"), "{}", out.stderr);
 }
 
 /// The same job file through fio itself (when installed) and through fsarena moves the

@@ -376,7 +376,17 @@ impl Plan {
         let fio = a
             .fio
             .as_deref()
-            .map(|f| fio::load(f, a.fio_lenient, &a.fio_set, &a.fio_section))
+            .map(|f| {
+                fio::load(
+                    f,
+                    a.fio_lenient,
+                    &a.fio_set,
+                    fio::Only {
+                        names: &a.fio_section,
+                        from: "--fio-section",
+                    },
+                )
+            })
             .transpose()?;
         let workloads = workloads_of(a, suite.as_ref(), fio.as_ref())?;
         let auto_reps = auto_reps(a, suite.as_ref())?;

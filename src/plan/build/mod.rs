@@ -322,7 +322,10 @@ fn fio_workloads(
         &plan_dir.join(&w.kind.v),
         w.fio_lenient,
         &[],
-        &w.fio_sections,
+        super::fio::Only {
+            names: &w.fio_sections,
+            from: "sections",
+        },
     )
     .map_err(at)?;
     let cache = if f.invalidate {

@@ -162,10 +162,25 @@ impl FioPlan {
     }
 }
 
+/// The job sections to run (all when `names` is empty), and where they were named: the
+/// place of a name no job section has (`--fio-section`, or a plan's `sections`).
+#[derive(Clone, Copy)]
+pub struct Only<'a> {
+    pub names: &'a [String],
+    pub from: &'a str,
+}
+
+impl Only<'_> {
+    /// Every job section.
+    pub const ALL: Only<'static> = Only {
+        names: &[],
+        from: "",
+    };
+}
+
 /// Reads the job file at `path` (includes and `${VAR}` from this machine), with the
-/// options `sets` (`--fio-set`) over every job's own, and only the job sections named in
-/// `only` (`--fio-section`; all when empty).
-pub fn load(path: &Path, lenient: bool, sets: &[String], only: &[String]) -> Result<FioPlan> {
+/// options `sets` (`--fio-set`) over every job's own, and only the job sections `only`.
+pub fn load(path: &Path, lenient: bool, sets: &[String], only: Only) -> Result<FioPlan> {
     let text = read_job_file(path)
         .map_err(|e| usage(format!("cannot read fio job file {}: {e}", path.display())))?;
     parse_only(path, &text, &mut ini::Real, lenient, sets, only)
@@ -214,26 +229,27 @@ pub fn parse_set(
     lenient: bool,
     sets: &[String],
 ) -> Result<FioPlan, Vec<Issue>> {
-    parse_only(path, text, src, lenient, sets, &[])
+    parse_only(path, text, src, lenient, sets, Only::ALL)
 }
 
-/// [`parse_set`] of the job sections named in `only` (all when empty), as fio's
-/// `--section`: the global sections still apply; a name no job section has is refused.
+/// [`parse_set`] of the job sections `only`, as fio's `--section`: the global sections
+/// still apply; a name no job section has is refused, its place `only.from`'s Nth name.
 pub fn parse_only(
     path: &Path,
     text: &str,
     src: &mut dyn ini::Source,
     lenient: bool,
     sets: &[String],
-    only: &[String],
+    only: Only,
 ) -> Result<FioPlan, Vec<Issue>> {
+    let (from, only) = (only.from, only.names);
     let (mut sections, mut issues) = ini::read(path, text, src);
     for name in only
         .iter()
         .filter(|n| !sections.iter().any(|s| !s.global && s.name == **n))
     {
         let at = Loc {
-            file: "--fio-section".into(),
+            file: from.into(),
             line: 1 + only.iter().position(|n| n == name).unwrap_or(0),
         };
         issues.push(Issue::fatal(

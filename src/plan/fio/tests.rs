@@ -739,7 +739,10 @@ fn only_the_sections_named_run() {
             &mut Mem::default(),
             false,
             &[],
-            &names,
+            Only {
+                names: &names,
+                from: "--fio-section",
+            },
         )
     };
     let specs = |p: FioPlan| -> Vec<String> { p.entries.into_iter().map(|e| e.spec).collect() };

@@ -81,7 +81,9 @@ pub(super) fn phase_result(
     wall_s: f64,
     workers: usize,
 ) -> PhaseResult {
-    let per_s = |x: f64| if wall_s > 0.0 { x / wall_s } else { 0.0 };
+    // Rates over the program's own time where it timed its work itself.
+    let rate_s = rec.own_s.filter(|s| *s > 0.0).unwrap_or(wall_s);
+    let per_s = |x: f64| if rate_s > 0.0 { x / rate_s } else { 0.0 };
     PhaseResult {
         name: spec.name.to_string(),
         wall_s,

@@ -108,6 +108,37 @@ fn lat_by_op_counts_operations_and_samples_apart() {
     assert_eq!((write.count, write.samples), (3 * 4096, 3));
 }
 
+/// A program that timed its work itself (`Worker::timed_itself`): the phase's rates are
+/// over its time; the wall time and CPU use stay the phase's own.
+#[test]
+fn a_program_that_timed_itself_sets_the_rates() {
+    const W: PhaseSpec = PhaseSpec {
+        name: "w",
+        kind: PhaseKind::Write,
+        primary: Primary::OpsPerS,
+        ops_unit: "ops/s",
+    };
+    let mut target = CountingTarget {
+        info: TargetInfo::default(),
+        resets: Rc::new(Cell::new(0)),
+    };
+    let policy = Policy::default();
+    let pool = DataPool::new(policy.data, policy.seed);
+    let mut cx = TrialContext::new(std::env::temp_dir(), &policy, &mut target, pool, &|_| {});
+    cx.phase(&W, 1, |w| {
+        let t = w.start();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        w.done_batch(Op::Other, t, 1000, 1_000_000);
+        w.timed_itself(0.01);
+        Ok(())
+    })
+    .unwrap();
+    let p = cx.into_phases().remove(0);
+    assert!((p.ops_per_s - 100_000.0).abs() < 1e-6, "{}", p.ops_per_s);
+    assert!((p.mb_per_s - 100.0).abs() < 1e-9, "{}", p.mb_per_s);
+    assert!(p.wall_s >= 0.03, "{}", p.wall_s);
+}
+
 /// The flags of one cold read phase on a target described by `info`.
 fn cold_read_flags(info: TargetInfo) -> Vec<String> {
     const READ: PhaseSpec = PhaseSpec {

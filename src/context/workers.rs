@@ -351,6 +351,13 @@ impl Worker<'_> {
         self.rec.part(op, t, bytes);
     }
 
+    /// Says that the external program that did this phase's work timed it itself, in
+    /// `seconds` by its own clock: the phase's rates are over them instead of its wall
+    /// time (which still counts for CPU use and the wall-time figure).
+    pub fn timed_itself(&mut self, seconds: f64) {
+        self.rec.own_s = Some(seconds);
+    }
+
     /// Records `ops` operations timed together from `t`.
     #[inline]
     pub fn done_batch<T: Mark>(&mut self, op: Op, t: T, ops: u64, bytes: u64) {

@@ -155,6 +155,10 @@ pub struct Recorder {
     series: Series,
     /// Seconds from phase start until this worker finished (min/max across merges).
     pub done_s: Option<(f64, f64)>,
+    /// The seconds an external program that did the work timed it by its own clock, when
+    /// it reports them (db_bench's benchmark loop, without opening and closing the
+    /// database): the phase's rates are then over them (the longest across merges).
+    pub own_s: Option<f64>,
 }
 
 impl Recorder {
@@ -172,6 +176,7 @@ impl Recorder {
             uncounted: LatencyHistogram::new(),
             series: Series::new(),
             done_s: None,
+            own_s: None,
         }
     }
 
@@ -293,6 +298,10 @@ impl Recorder {
             (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
             (a, b) => a.or(b),
         };
+        self.own_s = match (self.own_s, other.own_s) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
     }
 
     /// Adds the recorder of a later part of the same phase, which started `offset_s` seconds
@@ -300,6 +309,10 @@ impl Recorder {
     pub fn append(&mut self, other: &Recorder, offset_s: f64) {
         let mut shifted = other.clone();
         shifted.series = Series::new();
+        // A later part's own time follows this one's.
+        if let (Some(a), Some(b)) = (self.own_s, other.own_s) {
+            (self.own_s, shifted.own_s) = (None, Some(a + b));
+        }
         shifted.done_s = other.done_s.map(|(a, b)| (a + offset_s, b + offset_s));
         self.merge(&shifted);
         self.series.append(&other.series, (offset_s * 1e9) as u64);
@@ -365,6 +378,14 @@ mod tests {
         let kinds: Vec<_> = a.per_op().map(|(op, n, _)| (op, n)).collect();
         assert_eq!(kinds, vec![(Op::Read, 2), (Op::Write, 1), (Op::Fsync, 1)]);
         assert_eq!(a.done_s, Some((1.0, 3.0)));
+        // A program's own time: the longest of workers side by side, added over parts.
+        (a.own_s, b.own_s) = (Some(2.0), Some(5.0));
+        let mut c = a.clone();
+        c += &b;
+        assert_eq!(c.own_s, Some(5.0));
+        let mut d = a.clone();
+        d.append(&b, 4.0);
+        assert_eq!(d.own_s, Some(7.0));
         assert_eq!(a.bytes_of(&[Op::Read]), 8192);
         assert_eq!(a.bytes_of(&[Op::Write, Op::Append]), 100);
         // A timed sample that counts no operation stays out of the phase-wide histogram.

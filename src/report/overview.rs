@@ -234,12 +234,19 @@ fn proxy_agreement(out: &mut String, verdicts: &[PhaseVerdict]) {
         out,
         "<h3>Proxy against real engines</h3><p>Does {} rank the filesystems as each engine \
          does? Per pair of filesystems ranked by both: they agree when both tell the pair \
-         apart the same way, or neither can. The rank correlation is Spearman's over the \
-         filesystems both rank.</p><ul>",
-        esc(&first.proxy)
+         apart the same way; a pair neither can tell apart is counted apart. Under each \
+         engine, each pair's ratio (how many times slower the first named is) by the proxy \
+         and by the engine, with their intervals. The rank correlation is Spearman's over \
+         the filesystems both rank, from {} of them.</p><ul>",
+        esc(&first.proxy),
+        crate::compare::proxy::RHO_FROM
     );
     for a in &agreement {
-        let _ = write!(out, "<li>{}</li>", esc(&a.summary()));
+        let _ = write!(out, "<li>{}<ul>", esc(&a.summary()));
+        for r in a.ratio_lines() {
+            let _ = write!(out, "<li>{}</li>", esc(&r));
+        }
+        out.push_str("</ul></li>");
     }
     out.push_str("</ul>");
 }

@@ -80,38 +80,9 @@ fn phase_warm_keeps_the_caches_under_the_cold_policy() {
 
 /// A batched operation (the per-char tests: one timed call for a chunk of characters)
 /// counts its operations in `count` and its timed calls in `samples`.
-#[test]
-fn lat_by_op_counts_operations_and_samples_apart() {
-    const W: PhaseSpec = PhaseSpec {
-        name: "w",
-        kind: PhaseKind::Write,
-        primary: Primary::OpsPerS,
-        ops_unit: "chars/s",
-    };
-    let mut target = CountingTarget {
-        info: TargetInfo::default(),
-        resets: Rc::new(Cell::new(0)),
-    };
-    let policy = Policy::default();
-    let pool = DataPool::new(policy.data, policy.seed);
-    let mut cx = TrialContext::new(std::env::temp_dir(), &policy, &mut target, pool, &|_| {});
-    cx.phase(&W, 1, |w| {
-        for _ in 0..3 {
-            let t = w.start();
-            w.done_batch(Op::Write, t, 4096, 4096);
-        }
-        Ok(())
-    })
-    .unwrap();
-    let p = cx.into_phases().remove(0);
-    let write = p.lat_by_op.iter().find(|o| o.op == "write").unwrap();
-    assert_eq!((write.count, write.samples), (3 * 4096, 3));
-}
-
-/// A program that timed its work itself (`Worker::timed_itself`): the phase's rates are
-/// over its time; the wall time and CPU use stay the phase's own.
-#[test]
-fn a_program_that_timed_itself_sets_the_rates() {
+/// The result of one write phase of one worker doing `f`, on a target that counts
+/// nothing.
+fn one_write_phase(f: impl Fn(&mut Worker) -> anyhow::Result<()> + Sync) -> PhaseResult {
     const W: PhaseSpec = PhaseSpec {
         name: "w",
         kind: PhaseKind::Write,
@@ -125,15 +96,34 @@ fn a_program_that_timed_itself_sets_the_rates() {
     let policy = Policy::default();
     let pool = DataPool::new(policy.data, policy.seed);
     let mut cx = TrialContext::new(std::env::temp_dir(), &policy, &mut target, pool, &|_| {});
-    cx.phase(&W, 1, |w| {
+    cx.phase(&W, 1, f).unwrap();
+    cx.into_phases().remove(0)
+}
+
+#[test]
+fn lat_by_op_counts_operations_and_samples_apart() {
+    let p = one_write_phase(|w| {
+        for _ in 0..3 {
+            let t = w.start();
+            w.done_batch(Op::Write, t, 4096, 4096);
+        }
+        Ok(())
+    });
+    let write = p.lat_by_op.iter().find(|o| o.op == "write").unwrap();
+    assert_eq!((write.count, write.samples), (3 * 4096, 3));
+}
+
+/// A program that timed its work itself (`Worker::timed_itself`): the phase's rates are
+/// over its time; the wall time and CPU use stay the phase's own.
+#[test]
+fn a_program_that_timed_itself_sets_the_rates() {
+    let p = one_write_phase(|w| {
         let t = w.start();
         std::thread::sleep(std::time::Duration::from_millis(30));
         w.done_batch(Op::Other, t, 1000, 1_000_000);
         w.timed_itself(0.01);
         Ok(())
-    })
-    .unwrap();
-    let p = cx.into_phases().remove(0);
+    });
     assert!((p.ops_per_s - 100_000.0).abs() < 1e-6, "{}", p.ops_per_s);
     assert!((p.mb_per_s - 100.0).abs() < 1e-9, "{}", p.mb_per_s);
     assert!(p.wall_s >= 0.03, "{}", p.wall_s);

@@ -109,12 +109,12 @@ fn a_write_in_flight_when_a_flush_was_issued_is_not_covered_by_it() {
     assert!(!u.pending.contains_key(&4));
 }
 
-#[test]
-fn the_flush_after_a_fua_write_covers_that_write_alone() {
-    // A journal commit: its flush before (FF at 20), the commit block at sector 100 marked
-    // FUA, and beside it a write at sector 500 that completed in between; the block
-    // layer's flush after the FUA write (FF at 60) covers on a FUA disk only sector 100.
-    let t = trace(&[
+/// A journal commit: its flush before (FF at 20), the commit block at sector 100 marked
+/// FUA, and beside it a write at sector 500 that completed in between; then the block
+/// layer's flush after the FUA write (FF at 60), with `meanwhile` queued before it; the
+/// log as the recorder served it.
+fn fua_commit(meanwhile: &[String]) -> (Vec<String>, Vec<Record>) {
+    let mut lines = vec![
         queue(10, "FWFS", 100, 8),
         issue(20, "FF", 0, 0),
         complete(25, "FF", 0, 0),
@@ -122,21 +122,30 @@ fn the_flush_after_a_fua_write_covers_that_write_alone() {
         issue(32, "WS", 500, 8),
         complete(40, "WS", 100, 8),
         complete(42, "WS", 500, 8),
-        issue(60, "FF", 0, 0),
-        complete(70, "FF", 0, 0),
-        // A flush asked for by the next fsync covers sector 500 at last.
-        queue(80, "FWS", 0, 0),
-        issue(90, "FF", 0, 0),
-        complete(95, "FF", 0, 0),
-    ]);
-    let log = [
+    ];
+    lines.extend_from_slice(meanwhile);
+    lines.extend([issue(60, "FF", 0, 0), complete(70, "FF", 0, 0)]);
+    let log = vec![
         rec('F', 0, 0, 22),
         rec('W', 100, 8, 35),
         rec('W', 500, 8, 38),
         rec('F', 0, 0, 65),
-        rec('F', 0, 0, 92),
     ];
-    let u = t.uncovered(&log).unwrap();
+    (lines, log)
+}
+
+#[test]
+fn the_flush_after_a_fua_write_covers_that_write_alone() {
+    // On a FUA disk the flush at 60 would not be sent: sector 500 is not covered by it.
+    let (mut lines, mut log) = fua_commit(&[]);
+    // A flush asked for by the next fsync covers sector 500 at last.
+    lines.extend([
+        queue(80, "FWS", 0, 0),
+        issue(90, "FF", 0, 0),
+        complete(95, "FF", 0, 0),
+    ]);
+    log.push(rec('F', 0, 0, 92));
+    let u = trace(&lines).uncovered(&log).unwrap();
     assert_eq!(u.pending, BTreeMap::from([(4, vec![2])]));
     assert_eq!((u.fua_writes, u.fua_flushes, u.beside_fua), (1, 1, 1));
     assert_eq!(u.writes_in_flight, 0);
@@ -144,27 +153,10 @@ fn the_flush_after_a_fua_write_covers_that_write_alone() {
 
 #[test]
 fn a_flush_that_also_serves_a_preflush_covers_everything_completed() {
-    // As above, but another bio asked for a flush before its data meanwhile: the flush
-    // at 60 is its too, and covers every completed write.
-    let t = trace(&[
-        queue(10, "FWFS", 100, 8),
-        issue(20, "FF", 0, 0),
-        complete(25, "FF", 0, 0),
-        issue(30, "WS", 100, 8),
-        issue(32, "WS", 500, 8),
-        complete(40, "WS", 100, 8),
-        complete(42, "WS", 500, 8),
-        queue(50, "FWS", 900, 8),
-        issue(60, "FF", 0, 0),
-        complete(70, "FF", 0, 0),
-    ]);
-    let log = [
-        rec('F', 0, 0, 22),
-        rec('W', 100, 8, 35),
-        rec('W', 500, 8, 38),
-        rec('F', 0, 0, 65),
-    ];
-    let u = t.uncovered(&log).unwrap();
+    // Another bio asked for a flush before its data meanwhile: the flush at 60 is its
+    // too, and covers every completed write.
+    let (lines, log) = fua_commit(&[queue(50, "FWS", 900, 8)]);
+    let u = trace(&lines).uncovered(&log).unwrap();
     assert!(u.pending.is_empty(), "{u:?}");
     assert_eq!(u.fua_flushes, 0);
 }

@@ -334,16 +334,13 @@ impl BlockSizes {
 
     /// The largest size that can be drawn.
     pub fn max(&self) -> u64 {
-        self.items
-            .iter()
-            .map(|&(_, lo, hi)| lo * (hi / lo))
-            .max()
-            .unwrap_or(0)
+        self.items.iter().map(|i| i.2).max().unwrap_or(0)
     }
 
-    /// Every size that can be drawn is a multiple of `k`.
+    /// Every size that can be drawn is a multiple of `k` (a range's multiples of its low
+    /// end, and its high end).
     pub fn all_multiples_of(&self, k: u64) -> bool {
-        self.items.iter().all(|i| i.1 % k == 0)
+        self.items.iter().all(|i| i.1 % k == 0 && i.2 % k == 0)
     }
 
     /// The next size.
@@ -361,7 +358,11 @@ impl BlockSizes {
         if lo == hi {
             lo
         } else {
-            lo * (1 + rng.below(hi / lo))
+            // fio's draw (`get_next_buflen`): low + a uniform share of high, aligned down
+            // to low and capped at high. Each multiple of low up to high comes as often,
+            // and high itself, when not one, as often as the share left above the last.
+            let b = lo + rng.below(hi);
+            (b - b % lo).min(hi)
         }
     }
 }
@@ -493,6 +494,18 @@ mod tests {
             seen.into_iter().collect::<Vec<_>>(),
             [4096, 8192, 12288, 16384]
         );
+        // A high end not a multiple of the low: fio draws it too, a fifth of the time
+        // here (low + a share of 10 KiB, aligned to 4 KiB: 4, 8, or 12 capped to 10).
+        let odd = BlockSizes::new(&parse_size_mix("4KiB-10KiB").unwrap());
+        let mut count = std::collections::BTreeMap::new();
+        for _ in 0..100_000 {
+            *count.entry(odd.next(&mut rng)).or_insert(0) += 1;
+        }
+        assert_eq!(count.keys().copied().collect::<Vec<_>>(), [4096, 8192, 10240]);
+        assert!((19_000..21_000).contains(&count[&10240]), "{count:?}");
+        assert!((39_000..41_000).contains(&count[&4096]), "{count:?}");
+        assert_eq!(odd.max(), 10240);
+        assert!(odd.all_multiples_of(2048) && !odd.all_multiples_of(4096));
         let mix = BlockSizes::new(&parse_size_mix("4KiB:60,64KiB:40").unwrap());
         let big = (0..100_000).filter(|_| mix.next(&mut rng) == 65536).count();
         assert!((39_000..41_000).contains(&big), "{big}");

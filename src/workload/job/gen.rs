@@ -289,8 +289,8 @@ impl RandMap {
 }
 
 /// Chooses each operation's size from a `bs` mix (`4KiB`, `4KiB-64KiB`,
-/// `4KiB:60,64KiB:40`): an item by weight, then within a range a multiple of its low end,
-/// uniformly (fio's `bsrange` aligns to the smallest size in the same way).
+/// `4KiB:60,64KiB:40`): an item by weight, then within a range as fio's `bsrange` draws:
+/// each multiple of the low end equally often, and a high end that is not one too.
 #[derive(Clone, Debug)]
 pub struct BlockSizes {
     /// (cumulative weight, low, high)

@@ -194,6 +194,10 @@ fn pgbench_and_db_bench_run_on_ext4() {
         (ours / tps - 1.0).abs() < 0.02,
         "{ours} against pgbench's {tps}"
     );
+    assert!(
+        run["extra"]["server_cpu_s"].as_f64().unwrap() > 0.0,
+        "{run}"
+    );
     let db = common::ok_trial(&v, 1);
     assert_eq!(db["workload"], "db_bench");
     assert_eq!(common::phase_names(db).len(), 5);

@@ -86,6 +86,31 @@ pub fn parse_own_ticks(text: &str) -> Option<u64> {
     Some(f.get(11)? + f.get(12)? + f.get(13)? + f.get(14)?)
 }
 
+/// CPU seconds process `pid` and its children have used so far: its own, its reaped
+/// children's (both in its `/proc/PID/stat`) and its living children's own (a server's
+/// backends). `None` when the process is gone.
+pub fn tree_cpu_s(pid: u32) -> Option<f64> {
+    let mut ticks = parse_own_ticks(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)?;
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = e.file_name();
+        let Some(child) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        if stat_fields(&text).and_then(|f| f.get(1).copied()) == Some(u64::from(pid)) {
+            ticks += parse_own_ticks(&text).unwrap_or(0);
+        }
+    }
+    // SAFETY: sysconf(3) reads a constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks as f64 / hz as f64)
+}
+
 /// The kernel's flag of kernel threads in field 9 of `/proc/PID/stat`.
 const PF_KTHREAD: u64 = 0x0020_0000;
 

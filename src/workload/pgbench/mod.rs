@@ -13,7 +13,8 @@
 //!   transactions/s are pgbench's own ("without initial connection time", also kept as
 //!   `pgbench_tps`: [`crate::context::Worker::timed_itself`]), its wall time, CPU and
 //!   device figures the whole pgbench process's (its start, its vacuum of the small
-//!   tables, its connections); transactions pgbench reports as failed are `failed_tx`.
+//!   tables, its connections); transactions pgbench reports as failed are `failed_tx`;
+//!   the CPU seconds the server's processes used during it are `server_cpu_s`.
 //!   Between the two, untimed, a `CHECKPOINT` (run by `pgbench -n -t 1 -f`), so the run
 //!   does not pay for writing the load's pages under one cache policy and not another.
 //!
@@ -140,6 +141,7 @@ const RUN: crate::context::PhaseSpec =
 /// pgbench's own figures beside the phase's.
 pub const FIGURES: &[Figure] = &[
     Figure::higher("pgbench_tps", "tx/s"),
+    Figure::lower("server_cpu_s", "s"),
     Figure::lower("failed_tx", "tx"),
     Figure::neither("database_bytes", "bytes"),
 ];
@@ -366,9 +368,11 @@ impl Workload for Pgbench {
         cx.phase_warm(&RUN, 1, |w| {
             let started = (Instant::now(), SystemTime::now());
             let shown = |n| w.show_live(n);
+            let cpu0 = server.cpu_s();
             let out = run_pgbench(&pgbench, &argv, scratch.path(), &log, "run", &|| {
                 shown(count_tx_lines(scratch.path(), "tx"))
             })?;
+            let server_cpu = cpu0.zip(server.cpu_s()).map(|(a, b)| (b - a).max(0.0));
             let txs = read_tx_logs(scratch.path(), "tx")?;
             let mut failed = 0u64;
             for tx in &txs {
@@ -387,6 +391,7 @@ impl Workload for Pgbench {
             s.tps = summary_tps(&out);
             s.failed = failed.max(summary_failed(&out).unwrap_or(0));
             s.transactions = txs.len() as u64 - failed;
+            s.server_cpu_s = server_cpu;
             // The headline is pgbench's own: its transactions over its time, without
             // its start, its vacuum and its connections.
             if let Some(tps) = s.tps.filter(|t| *t > 0.0) {
@@ -404,6 +409,9 @@ impl Workload for Pgbench {
             cx.note_phase("run", "pgbench_tps", tps);
         }
         cx.note_phase("run", "failed_tx", s.failed as f64);
+        if let Some(c) = s.server_cpu_s {
+            cx.note_phase("run", "server_cpu_s", c);
+        }
         server.stop()?;
         Ok(())
     }
@@ -441,6 +449,8 @@ impl Scratch {
 #[derive(Clone, Copy, Default)]
 struct Summary {
     tps: Option<f64>,
+    /// CPU seconds the server's processes used during the run.
+    server_cpu_s: Option<f64>,
     failed: u64,
     transactions: u64,
 }

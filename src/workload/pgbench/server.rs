@@ -302,6 +302,12 @@ pub struct Server {
 }
 
 impl Server {
+    /// CPU seconds the server has used so far, its processes included
+    /// ([`crate::probe::disturb::tree_cpu_s`]); `None` when it is not running.
+    pub fn cpu_s(&self) -> Option<f64> {
+        crate::probe::disturb::tree_cpu_s(self.child.as_ref()?.id())
+    }
+
     /// Waits until `postmaster.pid` says `ready`, failing with the log's end when the
     /// server exits first or takes longer than [`START_TIMEOUT`].
     fn wait_ready(&mut self, log: &Path) -> Result<()> {

@@ -1,0 +1,230 @@
+//! The jobs of a job file grouped as fio runs them (between two `stonewall`s, at once),
+//! each group one [`Entry`] of the job engine.
+
+use super::map::Mapped;
+use super::options;
+use super::{Entry, Issue, Loc};
+
+/// The jobs between two `stonewall`s run at once in fio: each such group becomes one
+/// entry, which the job engine can run only when its jobs are alike.
+pub(super) fn groups(
+    jobs: &[Mapped],
+    issues: &mut Vec<Issue>,
+    notes: &mut Vec<String>,
+) -> Vec<Entry> {
+    let mut groups: Vec<Vec<Mapped>> = Vec::new();
+    for j in jobs {
+        match groups.last_mut() {
+            Some(g) if !j.stonewall => g.push(j.clone()),
+            _ => groups.push(vec![j.clone()]),
+        }
+    }
+    // A file an earlier group made is there, written, when a later group writes it: fio
+    // overwrites it (it lays out only files missing or too short). Its size is known: a
+    // later job's size=N% (or no size) is a share of it.
+    let mut made: Vec<String> = Vec::new();
+    let mut made_size: Vec<(String, u64)> = Vec::new();
+    for g in &mut groups {
+        for j in g.iter_mut() {
+            let Some(name) = j.filename.as_ref().and_then(|o| o.value.clone()) else {
+                continue;
+            };
+            if let Some((pct, at)) = j.size_share.clone() {
+                share_of_made(j, &name, pct, at, &made_size, issues, notes);
+            }
+            let writes_only = j
+                .params
+                .iter()
+                .any(|(k, v)| *k == "rw" && (v == "write" || v == "randwrite"));
+            if made.contains(&name) && writes_only && !j.params.iter().any(|p| p.0 == "overwrite") {
+                j.params.retain(|(k, _)| *k != "fallocate");
+                j.params.push(("overwrite", "true".into()));
+                let line = format!(
+                    "job {} ({}): filename={name} is written by an earlier group in fio: \
+                     fsarena lays it out written in full first (overwrite=1)",
+                    j.name, j.at
+                );
+                if !notes.contains(&line) {
+                    notes.push(line);
+                }
+            }
+        }
+        for j in g.iter() {
+            if let Some(name) = j.filename.as_ref().and_then(|o| o.value.clone()) {
+                let per_file = param(j, "size").and_then(|s| crate::size::parse_size(s).ok());
+                let files = param(j, "nrfiles")
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(1);
+                if let Some(bytes) = per_file.filter(|_| files == 1) {
+                    made_size.push((name.clone(), bytes));
+                }
+                made.push(name);
+            }
+        }
+    }
+    groups.iter().map(|g| entry(g, issues, notes)).collect()
+}
+
+/// The value of the job parameter `key` of `j`.
+fn param<'a>(j: &'a Mapped, key: &str) -> Option<&'a str> {
+    j.params
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Sets the size of job `j`, `pct`% of the file `name` an earlier group made (`made`),
+/// rounded down to whole blocks of its smallest size, as fio's `size=N%` (or no size) on
+/// an existing file; refused when no earlier group made it.
+fn share_of_made(
+    j: &mut Mapped,
+    name: &str,
+    pct: u64,
+    at: Loc,
+    made: &[(String, u64)],
+    issues: &mut Vec<Issue>,
+    notes: &mut Vec<String>,
+) {
+    // The file is as large as the largest an earlier job laid it out to (fio extends a
+    // file that is too short, and never shortens one).
+    let Some(bytes) = made.iter().filter(|(n, _)| n == name).map(|m| m.1).max() else {
+        let (option, why) = match pct {
+            100 => (
+                String::new(),
+                format!(
+                    "job {}: no size= (or filesize=), and filename={name} is no file an \
+                     earlier group made: fio needs a size for a new file",
+                    j.name
+                ),
+            ),
+            _ => (
+                format!("size={pct}%"),
+                format!(
+                    "a share of an existing file, and filename={name} is no file an earlier \
+                     group made: fsarena lays out new files (give a size)"
+                ),
+            ),
+        };
+        issues.push(Issue::fatal(at, &option, why));
+        return;
+    };
+    let least = param(j, "bs")
+        .unwrap_or("4KiB")
+        .split([',', '-'])
+        .filter_map(|b| crate::size::parse_size(b.split(':').next()?).ok())
+        .min()
+        .unwrap_or(1)
+        .max(1);
+    let size = bytes * pct / 100 / least * least;
+    if let Some(p) = j.params.iter_mut().find(|(k, _)| *k == "size") {
+        p.1 = options::exact(size);
+    }
+    let of = match pct {
+        100 => "no size: all".to_string(),
+        _ => format!("size={pct}%"),
+    };
+    notes.push(format!(
+        "job {} ({at}): {of} of filename={name}, which an earlier group made ({}), is {}, \
+         whole blocks of {}, as fio",
+        j.name,
+        options::exact(bytes),
+        options::exact(size),
+        options::exact(least)
+    ));
+}
+
+fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> Entry {
+    let first = &group[0];
+    for j in &group[1..] {
+        if let Some(at) = &j.new_group {
+            // Reporting only: the jobs still run at once, as here.
+            let line = format!(
+                "{at}: new_group: no I/O changes: fio runs job {} at once with job {} and \
+                 reports it apart; fsarena reports the jobs that run at once as one",
+                j.name, first.name
+            );
+            if !notes.contains(&line) {
+                notes.push(line);
+            }
+        }
+        if j.params != first.params {
+            let diff: Vec<String> = j
+                .params
+                .iter()
+                .filter(|p| !first.params.contains(p))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            issues.push(Issue::fatal(
+                j.at.clone(),
+                "",
+                format!(
+                    "job {} runs at once with job {} ({}) in fio but differs ({}): the job \
+                     engine runs one kind of job per trial; add stonewall to run it after",
+                    j.name,
+                    first.name,
+                    first.at,
+                    if diff.is_empty() {
+                        "in what it leaves out".into()
+                    } else {
+                        diff.join(", ")
+                    }
+                ),
+            ));
+        }
+    }
+    let numjobs: u64 = group.iter().map(|j| j.numjobs).sum();
+    let named: Vec<&Mapped> = group.iter().filter(|j| j.filename.is_some()).collect();
+    let mut common = false;
+    if let Some(j) = named.first() {
+        let o = j.filename.as_ref().expect("named");
+        let sharing: u64 = named
+            .iter()
+            .filter(|k| k.filename.as_ref().map(|f| &f.value) == Some(&o.value))
+            .map(|k| k.numjobs)
+            .sum();
+        if sharing > 1 && sharing == numjobs {
+            common = true;
+            notes.push(format!(
+                "{}: {}: the group's {sharing} jobs share these files, each over all of \
+                 them, as in fio (common_files=true)",
+                o.at,
+                o.text()
+            ));
+        } else if sharing > 1 {
+            issues.push(Issue::approx(
+                o.at.clone(),
+                &o.text(),
+                format!(
+                    "in fio {sharing} of the {numjobs} jobs of this group share this file, \
+                     each over all of it; fsarena's job engine shares files among all the \
+                     jobs of a group or none"
+                ),
+                "each job gets its own files",
+            ));
+        }
+    }
+    // The group's job names, as reports call it, where the job engine takes them.
+    let name = group
+        .iter()
+        .map(|j| j.name.as_str())
+        .collect::<Vec<_>>()
+        .join("+");
+    let named = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c));
+    let mut items: Vec<String> = named.then(|| format!("name={name}")).into_iter().collect();
+    items.extend(first.params.iter().map(|(k, v)| format!("{k}={v}")));
+    if numjobs != 1 {
+        items.push(format!("numjobs={numjobs}"));
+    }
+    if common {
+        items.push("common_files=true".into());
+    }
+    Entry {
+        spec: format!("job:{}", items.join(",")),
+        jobs: group.iter().map(|j| j.name.clone()).collect(),
+        at: first.at.clone(),
+    }
+}

@@ -11,7 +11,8 @@
 //!   the target) is one operation, timed from its start to its end as the log gives them,
 //!   so the phase's latency percentiles are pgbench's transactions'; the phase's
 //!   transactions/s are pgbench's own ("without initial connection time", also kept as
-//!   `pgbench_tps`: [`crate::context::Worker::timed_itself`]), its wall time, CPU and
+//!   `pgbench_tps`: [`crate::context::Worker::timed_itself`]) with the sync policy's
+//!   closing syncfs added to its time, its wall time, CPU and
 //!   device figures the whole pgbench process's (its start, its vacuum of the small
 //!   tables, its connections); transactions pgbench reports as failed are `failed_tx`;
 //!   the CPU seconds the server's processes used during it are `server_cpu_s`.
@@ -392,13 +393,16 @@ impl Workload for Pgbench {
             s.failed = failed.max(summary_failed(&out).unwrap_or(0));
             s.transactions = txs.len() as u64 - failed;
             s.server_cpu_s = server_cpu;
-            // The headline is pgbench's own: its transactions over its time, without
-            // its start, its vacuum and its connections.
-            if let Some(tps) = s.tps.filter(|t| *t > 0.0) {
-                w.timed_itself(s.transactions as f64 / tps);
-            }
+            let own = s.tps.filter(|t| *t > 0.0).map(|tps| s.transactions as f64 / tps);
             drop(s);
+            let synced = Instant::now();
             w.end_fs(&sync_dir).on("syncfs", &sync_dir)?;
+            // The headline is pgbench's own: its transactions over its time, without its
+            // start, its vacuum and its connections — and the sync policy's syncfs at the
+            // end, timed as in every workload.
+            if let Some(own) = own {
+                w.timed_itself(own + synced.elapsed().as_secs_f64());
+            }
             Ok(())
         })?;
         let s = *summary.lock().unwrap_or_else(|e| e.into_inner());

@@ -173,35 +173,46 @@ fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
         }
     }
     let numjobs: u64 = group.iter().map(|j| j.numjobs).sum();
-    let named: Vec<&Mapped> = group.iter().filter(|j| j.filename.is_some()).collect();
-    let mut common = false;
-    if let Some(j) = named.first() {
-        let o = j.filename.as_ref().expect("named");
-        let sharing: u64 = named
-            .iter()
-            .filter(|k| k.filename.as_ref().map(|f| &f.value) == Some(&o.value))
-            .map(|k| k.numjobs)
-            .sum();
-        if sharing > 1 && sharing == numjobs {
-            common = true;
-            notes.push(format!(
-                "{}: {}: the group's {sharing} jobs share these files, each over all of \
-                 them, as in fio (common_files=true)",
-                o.at,
-                o.text()
-            ));
-        } else if sharing > 1 {
-            issues.push(Issue::approx(
-                o.at.clone(),
-                &o.text(),
-                format!(
-                    "in fio {sharing} of the {numjobs} jobs of this group share this file, \
-                     each over all of it; fsarena's job engine shares files among all the \
-                     jobs of a group or none"
-                ),
-                "each job gets its own files",
-            ));
+    // Jobs that name one filename share its files in fio, each over all of them; each
+    // clone of a job that names none works on files of its own.
+    let mut sets: Vec<(Option<&Loc>, Option<&String>, u64, Vec<&str>)> = Vec::new();
+    for j in group {
+        let Some(o) = &j.filename else {
+            sets.extend((0..j.numjobs).map(|_| (None, None, 1, vec![j.name.as_str()])));
+            continue;
+        };
+        match sets
+            .iter_mut()
+            .find(|s| s.1.is_some() && s.1 == o.value.as_ref())
+        {
+            Some(s) => {
+                s.2 += j.numjobs;
+                s.3.push(&j.name);
+            }
+            None => sets.push((Some(&o.at), o.value.as_ref(), j.numjobs, vec![&j.name])),
         }
+    }
+    let sizes: Vec<u64> = sets.iter().map(|s| s.2).collect();
+    let common = sizes.len() == 1 && sizes[0] > 1;
+    let file_sets = !common && sizes.iter().any(|&n| n > 1);
+    for (at, name, n, jobs) in sets.iter().filter(|s| s.2 > 1) {
+        let (at, name) = (at.expect("named"), name.map_or("", |v| v.as_str()));
+        notes.push(match common {
+            true => format!(
+                "{at}: filename={name}: the group's {n} jobs share these files, each over \
+                 all of them, as in fio (common_files=true)"
+            ),
+            false => format!(
+                "{at}: filename={name}: {n} of the group's {numjobs} jobs ({}) share these \
+                 files, each over all of them, as in fio (file_sets={})",
+                jobs.join(", "),
+                sizes
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        });
     }
     // The group's job names, as reports call it, where the job engine takes them.
     let name = group
@@ -221,6 +232,10 @@ fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
     }
     if common {
         items.push("common_files=true".into());
+    }
+    if file_sets {
+        let list: Vec<String> = sizes.iter().map(u64::to_string).collect();
+        items.push(format!("file_sets={}", list.join(",")));
     }
     Entry {
         spec: format!("job:{}", items.join(",")),

@@ -442,6 +442,22 @@ fn mapped_options() {
             "{opts}: {spec}"
         );
     }
+    // Jobs of one group that name one filename share it, each over all of it; the clones
+    // of a job that names none have files of their own, as in fio.
+    let text = "[global]\nsize=1m\n[a]\nnumjobs=2\nfilename=f\n[k]\n[b]\nfilename=g\n\
+                [c]\nfilename=f\n";
+    let plan = ok(text);
+    assert_eq!(
+        plan.entries[0].spec,
+        "job:name=a+k+b+c,rw=read,bs=4KiB,size=1MiB,engine=psync,numjobs=5,file_sets=3,1,1"
+    );
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.contains("3 of the group's 5 jobs (a, c)")),
+        "{:?}",
+        plan.notes
+    );
     // pre_read turns invalidate off, as fio's: the run keeps the cache.
     let plan = ok("[j]\nsize=1m\npre_read=1\n");
     assert_eq!(
@@ -480,10 +496,6 @@ fn mapped_options() {
 #[test]
 fn approximations_need_lenient() {
     for (opts, what) in [
-        (
-            "numjobs=2\nfilename=shared\n[k]\nsize=1m\n",
-            "2 of the 3 jobs of this group share",
-        ),
         ("offset=4k\n", "offset"),
         ("cpus_allowed=0-1\n", "pins each job"),
         ("rw=read\nverify=md5\n", "earlier fio job"),

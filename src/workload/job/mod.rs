@@ -101,6 +101,7 @@ const PARAMS: &[ParamSpec] = &[
     param("fadvise_hint", ParamKind::Bool, "true", "", "advise the kernel of the pattern when a job opens its files: posix_fadvise RANDOM for random jobs (no readahead), SEQUENTIAL for sequential ones, as fio's default fadvise_hint=1"),
     param("loop_invalidate", ParamKind::Bool, "false", "", "when a job goes round a file again (a sequential job at its end, a random one whose randommap is full), drop the file's pages from the page cache, inside the run's clock, as fio does under invalidate=1 with time_based"),
     param("common_files", ParamKind::Bool, "false", "", "all jobs use one set of files, each over all of it, as fio's jobs that name the same filename (default: each job its own)"),
+    param("file_sets", ParamKind::CountList, "", "jobs", "the jobs in sets that share files, in order: the first N jobs use the first's files, each over all of them, the next M the (N+1)th's, and so on, as fio's jobs of one group that name a filename others do not (the sizes add up to numjobs; default: each job its own)"),
     param("name", ParamKind::Text, "", "", "what reports call this job, when no other workload of the run has that name (fio's name; letters, digits, . _ + -)"),
     param("loops", ParamKind::Count, "1", "", "a size-based job runs this many times in its run phase, each time from its files' start with a new random map, its offsets drawn again (the same ones unless randrepeat=false), its files reopened (their pages dropped with loop_invalidate) and end_fsync done, as fio's loops"),
     param("io_size", ParamKind::Size, "0", "bytes", "bytes a size-based job moves each loop, going round its files as often as that takes (0: size), as fio's io_size"),
@@ -238,8 +239,8 @@ pub struct Job {
     timeout: Option<Duration>,
     /// `randommap`: each block once per pass.
     random_map: bool,
-    /// `common_files`: every job on job 0's files.
-    common: bool,
+    /// Job `j` works on job `owners[j]`'s files (`common_files`, `file_sets`).
+    owners: Vec<usize>,
     /// `loop_invalidate`.
     loop_invalidate: bool,
     /// `fadvise_hint`.
@@ -297,6 +298,8 @@ impl Job {
         let direct = p.flag("direct");
         let align = p.bytes("offset_align").unwrap_or(bs.min());
         let depth = count("iodepth");
+        // (Bounded: numjobs beyond MAX_JOBS is refused below.)
+        let owners = files::owners(p, numjobs.min(MAX_JOBS) as usize);
         let dist = Distribution::parse(p.text("random_distribution").unwrap_or("uniform"))
             .map_err(|e| usage(format!("job: random_distribution: {e}")))?;
         let (fsync, fdatasync) = (count("fsync"), count("fdatasync"));
@@ -375,9 +378,14 @@ impl Job {
             "randommap=true needs random_distribution=uniform (fio turns its map off for \
              the others)"
                 .to_string()
-        } else if p.flag("common_files") && (p.flag("shared_file") || verify) {
-            "common_files=true: not with shared_file=true or verify=true (jobs writing one \
-             file overwrite each other's pattern)"
+        } else if let Err(e) = &owners {
+            e.clone()
+        } else if (p.flag("common_files")
+            || owners.as_ref().is_ok_and(|o| o.iter().enumerate().any(|(j, &k)| j != k)))
+            && (p.flag("shared_file") || verify)
+        {
+            "common_files=true or file_sets: not with shared_file=true or verify=true (jobs \
+             writing one file overwrite each other's pattern)"
                 .to_string()
         } else if let Some(bad) = p.text("name").and_then(|n| {
             n.chars()
@@ -428,7 +436,7 @@ impl Job {
                 overwrite: p.flag("overwrite"),
                 timeout: secs(p.float("timeout").unwrap_or(0.0)),
                 random_map: p.flag("randommap"),
-                common: p.flag("common_files"),
+                owners: owners.expect("checked above"),
                 loop_invalidate: p.flag("loop_invalidate"),
                 fadvise_hint: p.flag("fadvise_hint"),
                 startdelay: secs(p.float("startdelay").unwrap_or(0.0)),
@@ -465,22 +473,18 @@ impl Job {
         self.read_pct > 0 || self.verify || self.overwrite || engine == Engine::Mmap
     }
 
-    /// The job whose files job `job` uses: itself, or job 0 with `common_files`.
+    /// The job whose files job `job` uses: itself, or the first of its set.
     fn owner(&self, job: usize) -> usize {
-        if self.common {
-            0
-        } else {
-            job
-        }
+        self.owners[job]
     }
 
 }
 
 impl Workload for Job {
     /// `size` per job (in its own files, or its own segments of the shared file); `size`
-    /// for all with `common_files`.
+    /// per set of jobs that share files.
     fn data_bytes(&self) -> Option<u64> {
-        let owners = if self.common { 1 } else { self.numjobs };
+        let owners = (0..self.numjobs).filter(|&j| self.owner(j) == j).count();
         Some(self.size.saturating_mul(owners as u64))
     }
 

@@ -231,6 +231,32 @@ fn common_files_are_shared_by_all_jobs() {
     assert!(job_err("common_files=true,verify=true").contains("common_files"));
 }
 
+/// With `file_sets` each set of jobs works on its first job's files, each job over all
+/// of them: sets 2,1 make the files of jobs 0 and 2 only.
+#[test]
+fn file_sets_share_files_within_each_set() {
+    for (fs, base) in bases() {
+        let spec = "rw=randread,bs=4KiB,size=1MiB,numjobs=3,file_sets=2,1";
+        let j = job(spec);
+        let (names, run) = in_context_at(&base, DataPolicy::Random, SyncPolicy::None, |cx| {
+            j.run(cx).unwrap_or_else(|e| panic!("{fs} {spec}: {e:#}"));
+            let mut names: Vec<String> = std::fs::read_dir(cx.workdir())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            (names, phase(cx.phases(), "run").bytes)
+        });
+        assert_eq!(names, ["job0.0", "job2.0"], "{fs}");
+        assert_eq!(run, 3 << 20, "{fs}: each job reads size");
+        assert_eq!(j.data_bytes(), Some(2 << 20));
+    }
+    for bad in ["numjobs=3,file_sets=2", "numjobs=2,file_sets=2,0", "numjobs=2,file_sets=2,common_files=true"] {
+        assert!(job_err(bad).contains("file_sets"), "{bad}");
+    }
+    assert!(job_err("numjobs=2,file_sets=2,verify=true").contains("file_sets"));
+}
+
 /// `startdelay` waits before the job, outside the run's clock; `fsync_on_close` fsyncs
 /// each written file at the job's end, inside it, whatever the sync policy; `pre_read`
 /// reads the files in before the run (refused with `shared_file`).

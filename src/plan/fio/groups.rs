@@ -175,7 +175,9 @@ fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
     let numjobs: u64 = group.iter().map(|j| j.numjobs).sum();
     // Jobs that name one filename share its files in fio, each over all of them; each
     // clone of a job that names none works on files of its own.
-    let mut sets: Vec<(Option<&Loc>, Option<&String>, u64, Vec<&str>)> = Vec::new();
+    // (where the filename is given, the name, its jobs, their names)
+    type Set<'a> = (Option<&'a Loc>, Option<&'a String>, u64, Vec<&'a str>);
+    let mut sets: Vec<Set> = Vec::new();
     for j in group {
         let Some(o) = &j.filename else {
             sets.extend((0..j.numjobs).map(|_| (None, None, 1, vec![j.name.as_str()])));

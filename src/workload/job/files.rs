@@ -373,6 +373,32 @@ impl Job {
     }
 }
 
+/// Whose files each of `numjobs` jobs works on: all job 0's with `common_files`; with
+/// `file_sets` (`2,1,1`), each set of jobs its first job's, in order; else each its own.
+pub(super) fn owners(p: &Params, numjobs: usize) -> Result<Vec<usize>, String> {
+    let sets = p.counts("file_sets");
+    if sets.is_empty() {
+        let common = p.flag("common_files");
+        return Ok((0..numjobs).map(|j| if common { 0 } else { j }).collect());
+    }
+    if p.flag("common_files") {
+        return Err("give common_files=true or file_sets, not both".into());
+    }
+    let given: u64 = sets.iter().sum();
+    if sets.contains(&0) || given != numjobs as u64 {
+        return Err(format!(
+            "file_sets: sizes of 1 or more that add up to numjobs={numjobs} (they add up \
+             to {given})"
+        ));
+    }
+    let mut owners = Vec::with_capacity(numjobs);
+    for &n in sets {
+        let first = owners.len();
+        owners.extend(std::iter::repeat_n(first, n as usize));
+    }
+    Ok(owners)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -455,30 +481,4 @@ mod tests {
         assert_eq!(opens.get(), 4, "file 0 is reopened for its sync");
         assert!(c.get(0).is_none(), "and not kept");
     }
-}
-
-/// Whose files each of `numjobs` jobs works on: all job 0's with `common_files`; with
-/// `file_sets` (`2,1,1`), each set of jobs its first job's, in order; else each its own.
-pub(super) fn owners(p: &Params, numjobs: usize) -> Result<Vec<usize>, String> {
-    let sets = p.counts("file_sets");
-    if sets.is_empty() {
-        let common = p.flag("common_files");
-        return Ok((0..numjobs).map(|j| if common { 0 } else { j }).collect());
-    }
-    if p.flag("common_files") {
-        return Err("give common_files=true or file_sets, not both".into());
-    }
-    let given: u64 = sets.iter().sum();
-    if sets.contains(&0) || given != numjobs as u64 {
-        return Err(format!(
-            "file_sets: sizes of 1 or more that add up to numjobs={numjobs} (they add up \
-             to {given})"
-        ));
-    }
-    let mut owners = Vec::with_capacity(numjobs);
-    for &n in sets {
-        let first = owners.len();
-        owners.extend(std::iter::repeat_n(first, n as usize));
-    }
-    Ok(owners)
 }

@@ -349,6 +349,17 @@ fn a_plan_file_runs_a_job_file_with_the_policy_it_asks_for() {
     let out = common::run_any(&["--plan", path.to_str().unwrap(), "--quiet"], dir);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("sections:2"), "{}", out.stderr);
+    // Options over every job's own, as --fio-set; a refusal named where the plan gave it.
+    std::fs::write(&path, text.replace("\"]\n", "\"]\nset = [\"size=1m\"]\n")).unwrap();
+    let out = common::run_any(&["--plan", path.to_str().unwrap(), "--quiet"], dir);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let v = out.json.expect("json");
+    assert_eq!(v["trials"][0]["params"]["size"], "1MiB", "{v}");
+    let bad = text.replace("\"]\n", "\"]\nset = [\"size=1m\", \"zero_buffers\"]\n");
+    std::fs::write(&path, bad).unwrap();
+    let out = common::run_any(&["--plan", path.to_str().unwrap(), "--quiet"], dir);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("set:2"), "{}", out.stderr);
 }
 
 /// The same job file through fio itself (when installed) and through fsarena moves the

@@ -73,6 +73,8 @@ pub struct WorkloadEntry {
     pub fio_lenient: bool,
     /// `sections = ["NAME", …]`: only those job sections of the file (`--fio-section`).
     pub fio_sections: Vec<String>,
+    /// `set = ["OPT=VALUE", …]`: fio options over every job's own (`--fio-set`).
+    pub fio_set: Vec<String>,
     /// Parameters (for `kind`): key, the value as workload-spec text, the value's span.
     pub params: Vec<(At<String>, At<String>)>,
     /// The keys of `params` written as TOML arrays (`files = [1, 10]`): only list
@@ -370,6 +372,7 @@ fn read_workload(src: &Src, t: &Table) -> Result<WorkloadEntry> {
         is_fio: false,
         fio_lenient: false,
         fio_sections: Vec::new(),
+        fio_set: Vec::new(),
         params,
         list_keys,
         span,
@@ -384,7 +387,11 @@ fn read_fio(
     path: At<String>,
     span: Option<Range<usize>>,
 ) -> Result<WorkloadEntry> {
-    src.only_keys(t, "an fio [[workload]]", &["fio", "lenient", "sections"])?;
+    src.only_keys(
+        t,
+        "an fio [[workload]]",
+        &["fio", "lenient", "sections", "set"],
+    )?;
     let fio_lenient = match t.get("lenient") {
         Some(item) => item
             .as_bool()
@@ -392,20 +399,23 @@ fn read_fio(
         None => false,
     };
     let fio_sections = match t.get("sections") {
-        Some(item) => item
-            .as_array()
-            .and_then(|a| {
-                a.iter()
-                    .map(|v| v.as_str().map(str::to_string))
-                    .collect::<Option<Vec<String>>>()
-            })
-            .ok_or_else(|| {
-                src.err(
-                    &item.span(),
-                    "sections is a list of the job file's sections to run, as fio's \
+        Some(item) => strings(item).ok_or_else(|| {
+            src.err(
+                &item.span(),
+                "sections is a list of the job file's sections to run, as fio's \
                      --section: sections = [\"heavy\"]",
-                )
-            })?,
+            )
+        })?,
+        None => Vec::new(),
+    };
+    let fio_set = match t.get("set") {
+        Some(item) => strings(item).ok_or_else(|| {
+            src.err(
+                &item.span(),
+                "set is a list of fio options over every job's own, as --fio-set: \
+                 set = [\"size=1g\", \"runtime=10\"]",
+            )
+        })?,
         None => Vec::new(),
     };
     Ok(WorkloadEntry {
@@ -414,6 +424,7 @@ fn read_fio(
         is_fio: true,
         fio_lenient,
         fio_sections,
+        fio_set,
         params: Vec::new(),
         list_keys: Vec::new(),
         span,
@@ -475,4 +486,12 @@ fn value_text(src: &Src, item: &Item, key: &str) -> Result<At<String>> {
         v: text,
         span: v.span(),
     })
+}
+
+/// A TOML array of strings, as a list.
+fn strings(item: &toml_edit::Item) -> Option<Vec<String>> {
+    item.as_array()?
+        .iter()
+        .map(|v| v.as_str().map(str::to_string))
+        .collect()
 }

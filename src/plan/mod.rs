@@ -380,7 +380,10 @@ impl Plan {
                 fio::load(
                     f,
                     a.fio_lenient,
-                    &a.fio_set,
+                    fio::Sets {
+                        opts: &a.fio_set,
+                        from: "--fio-set",
+                    },
                     fio::Only {
                         names: &a.fio_section,
                         from: "--fio-section",

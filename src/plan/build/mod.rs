@@ -321,7 +321,10 @@ fn fio_workloads(
     let f = super::fio::load(
         &plan_dir.join(&w.kind.v),
         w.fio_lenient,
-        &[],
+        super::fio::Sets {
+            opts: &w.fio_set,
+            from: "set",
+        },
         super::fio::Only {
             names: &w.fio_sections,
             from: "sections",

@@ -179,9 +179,25 @@ impl Only<'_> {
     };
 }
 
+/// Options given over every job's own (`OPT=VALUE` or `OPT`), and where: `--fio-set`, or
+/// a plan's `set`; the Nth one's place is `from:N`.
+#[derive(Clone, Copy)]
+pub struct Sets<'a> {
+    pub opts: &'a [String],
+    pub from: &'a str,
+}
+
+impl Sets<'_> {
+    /// No options.
+    pub const NONE: Sets<'static> = Sets {
+        opts: &[],
+        from: "",
+    };
+}
+
 /// Reads the job file at `path` (includes and `${VAR}` from this machine), with the
-/// options `sets` (`--fio-set`) over every job's own, and only the job sections `only`.
-pub fn load(path: &Path, lenient: bool, sets: &[String], only: Only) -> Result<FioPlan> {
+/// options `sets` over every job's own, and only the job sections `only`.
+pub fn load(path: &Path, lenient: bool, sets: Sets, only: Only) -> Result<FioPlan> {
     let text = read_job_file(path)
         .map_err(|e| usage(format!("cannot read fio job file {}: {e}", path.display())))?;
     parse_only(path, &text, &mut ini::Real, lenient, sets, only)
@@ -218,17 +234,16 @@ pub fn parse(
     src: &mut dyn ini::Source,
     lenient: bool,
 ) -> Result<FioPlan, Vec<Issue>> {
-    parse_set(path, text, src, lenient, &[])
+    parse_set(path, text, src, lenient, Sets::NONE)
 }
 
-/// [`parse`] with the options `sets` (`OPT=VALUE` or `OPT`, from `--fio-set`) after every
-/// job's own, so that they win; their place is `--fio-set:N`, the Nth given.
+/// [`parse`] with the options `sets` after every job's own, so that they win.
 pub fn parse_set(
     path: &Path,
     text: &str,
     src: &mut dyn ini::Source,
     lenient: bool,
-    sets: &[String],
+    sets: Sets,
 ) -> Result<FioPlan, Vec<Issue>> {
     parse_only(path, text, src, lenient, sets, Only::ALL)
 }
@@ -240,7 +255,7 @@ pub fn parse_only(
     text: &str,
     src: &mut dyn ini::Source,
     lenient: bool,
-    sets: &[String],
+    sets: Sets,
     only: Only,
 ) -> Result<FioPlan, Vec<Issue>> {
     let (from, only) = (only.from, only.names);
@@ -263,6 +278,7 @@ pub fn parse_only(
         sections.retain(|s| s.global || only.contains(&s.name));
     }
     let sets: Vec<ini::Opt> = sets
+        .opts
         .iter()
         .enumerate()
         .map(|(i, s)| {
@@ -274,7 +290,7 @@ pub fn parse_only(
                 key: key.to_string(),
                 value,
                 at: Loc {
-                    file: "--fio-set".into(),
+                    file: sets.from.into(),
                     line: i + 1,
                 },
             }

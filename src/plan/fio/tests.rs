@@ -549,7 +549,10 @@ fn set_options_override_the_file() {
         text,
         &mut Mem::default(),
         false,
-        &sets,
+        Sets {
+            opts: &sets,
+            from: "--fio-set",
+        },
     )
     .unwrap_or_else(|e| panic!("{e:#?}"));
     let got: Vec<&str> = plan.entries.iter().map(|e| e.spec.as_str()).collect();
@@ -566,7 +569,10 @@ fn set_options_override_the_file() {
         text,
         &mut Mem::default(),
         false,
-        &bad,
+        Sets {
+            opts: &bad,
+            from: "--fio-set",
+        },
     )
     .unwrap_err();
     assert!(
@@ -750,7 +756,7 @@ fn only_the_sections_named_run() {
             text,
             &mut Mem::default(),
             false,
-            &[],
+            Sets::NONE,
             Only {
                 names: &names,
                 from: "--fio-section",

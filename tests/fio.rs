@@ -170,11 +170,11 @@ fn the_mapping_and_the_policies_of_the_file_are_kept_with_the_run() {
 fn refusals_come_all_at_once_and_lenient_runs_without_them() {
     let image = common::image_dir();
     let text = "[j]\nioengine=null\nsize=1m\noffset=4k\npercentage_random=50\nrw=randread\n\
-                zero_buffers\n";
+                create_on_open=1\n";
     let file = write_jobs(image.path(), text);
     let out = run(&file, &[], image.path());
     assert_eq!(out.code, Some(2), "{}", out.stderr);
-    for option in ["offset=4k", "percentage_random=50", "zero_buffers"] {
+    for option in ["offset=4k", "percentage_random=50", "create_on_open=1"] {
         assert!(out.stderr.contains(option), "{option}: {}", out.stderr);
     }
     assert!(out.json.is_none(), "nothing ran");
@@ -199,7 +199,7 @@ fn fio_set_overrides_the_file() {
     assert_eq!(t["params"]["size"], "1MiB", "{t}");
     assert_eq!(t["params"]["randommap"], "true", "{t}");
     assert_eq!(phase(t, "run")["ops"], 256, "1 MiB in 4 KiB");
-    let out = run(&file, &["--fio-set", "zero_buffers"], image.path());
+    let out = run(&file, &["--fio-set", "create_on_open=1"], image.path());
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(out.stderr.contains("--fio-set:1"), "{}", out.stderr);
 }
@@ -355,7 +355,7 @@ fn a_plan_file_runs_a_job_file_with_the_policy_it_asks_for() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let v = out.json.expect("json");
     assert_eq!(v["trials"][0]["params"]["size"], "1MiB", "{v}");
-    let bad = text.replace("\"]\n", "\"]\nset = [\"size=1m\", \"zero_buffers\"]\n");
+    let bad = text.replace("\"]\n", "\"]\nset = [\"size=1m\", \"create_on_open=1\"]\n");
     std::fs::write(&path, bad).unwrap();
     let out = common::run_any(&["--plan", path.to_str().unwrap(), "--quiet"], dir);
     assert_eq!(out.code, Some(2), "{}", out.stderr);
@@ -383,7 +383,8 @@ fn moves_what_fio_moves() {
          [s]\nstonewall\nrw=write\nbs=4k\nsize=96420\n\
          [m]\nstonewall\nfilename=t\nrw=write\nsize=1m\n\
          [p]\nstonewall\nfilename=t\nrw=randread\nsize=30%\n\
-         [a]\nstonewall\nfilename=t\nrw=read\nbs=64k\n",
+         [a]\nstonewall\nfilename=t\nrw=read\nbs=64k\n\
+         [z]\nstonewall\nrw=randwrite\nfilesize=2m\nsize=512k\n",
         fio_dir.display()
     );
     let file = write_jobs(image.path(), &text);
@@ -421,7 +422,8 @@ fn moves_what_fio_moves() {
     // 2 × 2 MiB in 64 KiB; 1 MiB in 4096 B; 1 MiB in blocks of 4000 B (fio's KiB is
     // 1000) at random, the last one whole, as fio does; 96,420 bytes written in order stop
     // at the last whole 4 KiB block; a file an earlier group made: 1 MiB, 30% of it in
-    // whole 4 KiB blocks, then all of it (no size) in 64 KiB.
+    // whole 4 KiB blocks, then all of it (no size) in 64 KiB; 512 KiB (size) of random
+    // writes in a file of 2 MiB (filesize).
     assert_eq!(
         by_group,
         [
@@ -432,6 +434,7 @@ fn moves_what_fio_moves() {
             (1 << 20, 256),
             (76 * 4096, 76),
             (1 << 20, 16),
+            (512 << 10, 128),
         ]
     );
 }

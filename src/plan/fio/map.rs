@@ -28,6 +28,9 @@ pub struct Mapped {
     /// by an earlier group: `size=N%`, or no size at all (100); resolved in
     /// [`super::groups`], where the `size` parameter is still empty.
     pub size_share: Option<(u64, Loc)>,
+    /// The bytes it moves when fewer than its files hold: `size` under `filesize` ×
+    /// `nrfiles` (fio's `io_size` unless that is given).
+    pub moves: Option<u64>,
 }
 
 /// fio's names for the same option → the name used here.
@@ -50,11 +53,6 @@ fn canonical(key: &str) -> &str {
 /// fio options fsarena knows it lacks, with what is missing.
 const LACKS: &[(&str, &str)] = &[
     ("offset", "the job engine's files start at offset 0"),
-    (
-        "zero_buffers",
-        "written data follows --data (random, zeros, or a compressibility)",
-    ),
-    ("refill_buffers", "written data follows --data"),
     (
         "buffer_compress_percentage",
         "written data follows --data=compressible:N",
@@ -104,6 +102,10 @@ const NO_IO: &[(&[&str], &str)] = &[
         "fsarena reports the jobs of a group as one, as fio does with it",
     ),
     (&["thread"], "fsarena's jobs are threads either way"),
+    (
+        &["filename_format"],
+        "fio's names for the job's files; fsarena names them itself",
+    ),
     (
         &[
             "write_bw_log",
@@ -171,6 +173,7 @@ pub fn job(
         numjobs: 1,
         stonewall: false,
         new_group: None,
+        moves: None,
         filename: None,
         invalidate: (true, None),
         seed: None,
@@ -223,6 +226,9 @@ pub fn job(
             "thinktime",
             "thinktime_spin",
             "thinktime_blocks",
+            "zero_buffers",
+            "refill_buffers",
+            "cpumask",
         ];
         if ACCEPTED.contains(&key.as_str()) || known.contains(&key.as_str()) {
             continue;
@@ -364,7 +370,14 @@ pub fn job(
     }
     time_of(&mut cx, &get, random, &mut p);
     let time_based = p.iter().any(|(k, _)| *k == "runtime");
-    let loops = loops_of(&mut cx, &get, time_based, files.map(|f| f.0), &mut p);
+    let loops = loops_of(
+        &mut cx,
+        &get,
+        time_based,
+        files.map(|f| f.0),
+        m.moves,
+        &mut p,
+    );
     think_of(&mut cx, &get, &mut p);
     rate_of(&mut cx, get("rate"), reads, writes, &mut p);
     rate_iops_of(
@@ -412,12 +425,17 @@ pub fn job(
     }
     let overwrite = get("overwrite").is_some_and(|o| flag_of(&mut cx, &o));
     verify_of(&mut cx, get("verify"), &rw, overwrite, writes, &mut p);
-    cpus_of(
-        &mut cx,
-        get("cpus_allowed"),
-        get("cpus_allowed_policy"),
-        &mut p,
-    );
+    let zero = get("zero_buffers").is_some_and(|o| flag_of(&mut cx, &o));
+    if zero {
+        p.push(("buffers", "zero".into()));
+    } else if get("refill_buffers").is_some_and(|o| flag_of(&mut cx, &o)) {
+        p.push(("buffers", "refill".into()));
+    }
+    let cpus = match get("cpus_allowed") {
+        Some(o) => Some(o),
+        None => get("cpumask").and_then(|o| mask_as_list(&mut cx, o)),
+    };
+    cpus_of(&mut cx, cpus, get("cpus_allowed_policy"), &mut p);
     fallocate_of(&mut cx, get("fallocate"), &rw, overwrite, &engine, &mut p);
     if overwrite && !reads {
         p.push(("overwrite", "true".into()));
@@ -468,4 +486,33 @@ pub fn job(
     }
     m.params = p;
     m
+}
+
+/// fio's `cpumask` (a bit mask of the CPUs a job may run on, `0x` for hex) as the
+/// `cpus_allowed` list it means.
+fn mask_as_list(cx: &mut Ctx, o: Opt) -> Option<Opt> {
+    let v = o.value.as_deref().unwrap_or("").trim();
+    let mask = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => v.parse::<u64>(),
+    };
+    match mask {
+        Ok(m) if m != 0 => {
+            let cpus: Vec<String> = (0..64)
+                .filter(|i| m >> i & 1 == 1)
+                .map(|i| i.to_string())
+                .collect();
+            Some(Opt {
+                value: Some(cpus.join(",")),
+                ..o
+            })
+        }
+        _ => {
+            cx.bad(
+                &o,
+                "a bit mask of CPUs, not 0 (1 is CPU 0, 0x6 CPUs 1 and 2)",
+            );
+            None
+        }
+    }
 }

@@ -285,12 +285,28 @@ pub(super) fn files_of(cx: &mut Ctx, get: Get, m: &mut Mapped) -> Option<(u64, u
                 None
             }
         },
-        (Some((s, _)), Some((f, o))) => {
-            if f.checked_mul(nrfiles) != Some(s) {
-                cx.bad(&o, "fsarena's files are size/nrfiles bytes each: give size = filesize × nrfiles, or one of them");
+        // fio's files are filesize bytes each; size is the I/O the job does in them, at
+        // most all of them.
+        (Some((s, so)), Some((f, o))) => match f.checked_mul(nrfiles) {
+            None => {
+                cx.bad(&o, "filesize × nrfiles is out of range");
+                None
             }
-            Some((s, nrfiles))
-        }
+            Some(total) => {
+                if s != total {
+                    m.moves = (s < total).then_some(s);
+                    cx.note(format!(
+                        "{}: {} with {}: files of filesize, in which the job moves {} \
+                         (size, at most filesize × nrfiles), as fio",
+                        so.at,
+                        so.text(),
+                        o.text(),
+                        exact(s.min(total))
+                    ));
+                }
+                Some((total, nrfiles))
+            }
+        },
         (None, None)
             if m.filename
                 .as_ref()

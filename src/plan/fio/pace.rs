@@ -7,13 +7,15 @@ use super::units;
 
 /// fio's `loops` and `io_size` (`io_limit`) of a size-based job whose files hold `size`
 /// bytes: `loops` and `io_size` parameters where they change what it does; whether it
-/// runs more than one loop. A time-based job runs for its `runtime` whatever they say,
+/// runs more than one loop; `moves`, the I/O of a `size` under `filesize` × `nrfiles`,
+/// when no `io_size` is given. A time-based job runs for its `runtime` whatever they say,
 /// in fio as here (stated).
 pub(super) fn loops_of(
     cx: &mut Ctx,
     get: Get,
     time_based: bool,
     size: Option<u64>,
+    moves: Option<u64>,
     p: &mut Params,
 ) -> bool {
     let mut more = false;
@@ -32,7 +34,11 @@ pub(super) fn loops_of(
             _ => {}
         }
     }
-    if let Some(o) = get("io_size") {
+    let io_size = get("io_size");
+    if let Some(n) = moves.filter(|_| io_size.is_none() && !time_based) {
+        p.push(("io_size", exact(n)));
+    }
+    if let Some(o) = io_size {
         let v = o.value.clone().unwrap_or_default();
         let why = "io_size=N% (a share of size) is not read; give bytes";
         match bytes_of(cx, &o, &v, why) {

@@ -298,7 +298,6 @@ fn fatal_refusals() {
             4,
             "contradicts direct",
         ),
-        ("[j]\nsize=1m\nbs=3\nfilesize=512k\n", 4, "size = filesize"),
         // The job engine's own check, located at the job.
         ("[j]\nsize=1m\nbs=4m\n", 1, "smaller than the largest block"),
     ] {
@@ -413,6 +412,22 @@ fn mapped_options() {
         (
             "rw=randread\nrandom_distribution=pareto:0.2\n",
             "rw=randread,bs=4KiB,size=1MiB,engine=psync,random_distribution=pareto:0.2",
+        ),
+        (
+            "zero_buffers\nrefill_buffers\n",
+            "rw=read,bs=4KiB,size=1MiB,engine=psync,buffers=zero",
+        ),
+        (
+            "refill_buffers=1\n",
+            "rw=read,bs=4KiB,size=1MiB,engine=psync,buffers=refill",
+        ),
+        (
+            "cpumask=0x2\nfilename_format=f$jobnum\n",
+            "rw=read,bs=4KiB,size=1MiB,engine=psync,cpus=1",
+        ),
+        (
+            "filesize=4m\n",
+            "rw=read,bs=4KiB,size=4MiB,engine=psync,io_size=1MiB",
         ),
         (
             "numjobs=4\nfilename=f\n",
@@ -563,7 +578,7 @@ fn set_options_override_the_file() {
             "job:name=b,rw=randread,bs=4KiB,size=64MiB,engine=psync"
         ]
     );
-    let bad = ["zero_buffers".to_string()];
+    let bad = ["create_on_open=1".to_string()];
     let e = parse_set(
         Path::new("/jobs/t.fio"),
         text,

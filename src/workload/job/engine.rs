@@ -56,6 +56,9 @@ pub struct JobCfg {
     pub sync_data: bool,
     /// Write the verify pattern.
     pub verify: bool,
+    /// What writes carry: "once" (filled from the data pool at the start), "refill"
+    /// (again before every write) or "zero".
+    pub buffers: &'static str,
     /// The run's seed.
     pub seed: u64,
     /// fio's thinktime: a pause after every `every` requests.
@@ -296,7 +299,10 @@ pub fn run<B: IoBackend>(
     let max_bs = cfg.bs.max() as usize;
     let mut bufs: Vec<AlignedBuf> = (0..depth).map(|_| AlignedBuf::new(max_bs)).collect();
     for buf in &mut bufs {
-        w.data().fill(buf.as_mut());
+        match cfg.buffers {
+            "zero" => buf.as_mut().fill(0),
+            _ => w.data().fill(buf.as_mut()),
+        }
     }
     let keys: Vec<u64> = (0..cfg.nrfiles)
         .map(|f| verify::file_key(cfg.seed, job, f))
@@ -429,6 +435,8 @@ pub fn run<B: IoBackend>(
             let buf = &mut bufs[slot as usize].as_mut()[..len as usize];
             if write && cfg.verify {
                 verify::fill(buf, keys[file], offset);
+            } else if write && cfg.buffers == "refill" {
+                w.data().fill(buf);
             }
             match b.ready(io.file) {
                 Ok(None) => {}

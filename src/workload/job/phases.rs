@@ -97,6 +97,8 @@ impl Job {
             let n = (self.file_size() - off).min(LAYOUT_CHUNK) as usize;
             if self.verify {
                 verify::fill(&mut buf[..n & !7], key, off);
+            } else if self.buffers == "zero" {
+                buf[..n].fill(0);
             } else {
                 w.data().fill(&mut buf[..n]);
             }
@@ -238,6 +240,7 @@ impl Job {
             sync_every: every,
             sync_data: self.fdatasync > 0 && sync != SyncPolicy::Each,
             verify: self.verify,
+            buffers: self.buffers,
             seed,
             engine: engine.name(),
             direct: self.direct,

@@ -280,3 +280,23 @@ fn startdelay_fsync_on_close_and_pre_read() {
     assert!(job_err("pre_read=true,shared_file=true").contains("pre_read"));
     assert!(job_err("fsync_on_close=true,nrfiles=4,openfiles=2").contains("fsync_on_close"));
 }
+
+/// `buffers`: a sequential write's blocks are all the same buffer from the data pool
+/// (`once`, fio's default), differ (`refill`, fio's `refill_buffers`), or are zeros
+/// (`zero`, fio's `zero_buffers`).
+#[test]
+fn buffers_once_refill_and_zero() {
+    let base = std::env::temp_dir();
+    for (how, same, zero) in [("once", true, false), ("refill", false, false), ("zero", true, true)] {
+        let spec = format!("rw=write,bs=4KiB,size=64KiB,buffers={how}");
+        let j = job(&spec);
+        let data = in_context_at(&base, DataPolicy::Random, SyncPolicy::None, |cx| {
+            j.run(cx).unwrap_or_else(|e| panic!("{spec}: {e:#}"));
+            std::fs::read(cx.workdir().join("job0.0")).unwrap()
+        });
+        assert_eq!(data.len(), 64 << 10, "{spec}");
+        let blocks: Vec<&[u8]> = data.chunks(4096).collect();
+        assert_eq!(blocks.iter().all(|b| *b == blocks[0]), same, "{spec}");
+        assert_eq!(data.iter().all(|&b| b == 0), zero, "{spec}");
+    }
+}

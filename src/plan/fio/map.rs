@@ -368,7 +368,7 @@ pub fn job(
     if get("end_fsync").is_some_and(|o| flag_of(&mut cx, &o)) {
         p.push(("end_fsync", "true".into()));
     }
-    time_of(&mut cx, &get, random, &mut p);
+    time_of(&mut cx, &get, &mut p);
     let time_based = p.iter().any(|(k, _)| *k == "runtime");
     let loops = loops_of(
         &mut cx,

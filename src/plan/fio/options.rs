@@ -346,7 +346,7 @@ pub(super) fn depth_of(cx: &mut Ctx, o: Option<Opt>, engine: &str, p: &mut Param
 }
 
 /// `runtime`, `time_based` and `ramp_time`.
-pub(super) fn time_of(cx: &mut Ctx, get: Get, random: bool, p: &mut Params) {
+pub(super) fn time_of(cx: &mut Ctx, get: Get, p: &mut Params) {
     let time_based = get("time_based").is_some_and(|o| flag_of(cx, &o));
     let runtime = get("runtime").and_then(|o| {
         let s = units::seconds(o.value.as_deref().unwrap_or(""))
@@ -365,11 +365,6 @@ pub(super) fn time_of(cx: &mut Ctx, get: Get, random: bool, p: &mut Params) {
     }
     if let Some(o) = get("ramp_time") {
         match units::seconds(o.value.as_deref().unwrap_or("")) {
-            Ok(s) if s > 0.0 && !random => cx.ignored(
-                &o,
-                "fsarena's sequential job starts its measured run from the files' start again \
-                 after the ramp (re-reading what the ramp read); fio's goes on from there",
-            ),
             Ok(s) if s > 0.0 => p.push(("ramp", format!("{s}"))),
             Ok(_) => {}
             Err(e) => cx.bad(&o, e),

@@ -426,6 +426,10 @@ fn mapped_options() {
             "rw=read,bs=4KiB,size=1MiB,engine=psync,cpus=1",
         ),
         (
+            "time_based\nruntime=2\nramp_time=1\ndirect=1\n",
+            "rw=read,bs=4KiB,size=1MiB,engine=psync,direct=true,runtime=2,ramp=1",
+        ),
+        (
             "filesize=4m\n",
             "rw=read,bs=4KiB,size=4MiB,engine=psync,io_size=1MiB",
         ),
@@ -515,7 +519,6 @@ fn approximations_need_lenient() {
         ("cpus_allowed=0-1\n", "pins each job"),
         ("rw=read\nverify=md5\n", "earlier fio job"),
         ("no_such_option=3\n", "no_such_option"),
-        ("time_based\nruntime=2\nramp_time=1\n", "after the ramp"),
         (
             "rw=randread\nnorandommap\nnrfiles=4\nopenfiles=2\n",
             "random map is full",

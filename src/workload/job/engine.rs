@@ -285,7 +285,29 @@ fn abandon(bufs: Vec<AlignedBuf>, cfg: &JobCfg, what: &str, e: io::Error) -> any
     anyhow!("{}: {what}: {e}", cfg.engine)
 }
 
-/// Runs job `job` on engine `b` until `until`, recording into `w`; returns the written
+/// Where a job's run left off: its sequential positions and random maps, which the run
+/// after a ramp goes on from, as fio's does (empty: from the files' start, maps empty),
+/// and the bytes it issued, which count in a size-based job's `size` in fio.
+#[derive(Default)]
+pub struct Resume {
+    cursors: Vec<u64>,
+    maps: Vec<RandMap>,
+    pub issued: u64,
+}
+
+impl Until {
+    /// This stop with `bytes` fewer to move (none, when a ramp moved them all).
+    pub fn less(self, bytes: u64) -> Until {
+        match self {
+            Until::Bytes(b) => Until::Bytes(b.saturating_sub(bytes)),
+            Until::BytesOrTime(b, t) => Until::BytesOrTime(b.saturating_sub(bytes), t),
+            time => time,
+        }
+    }
+}
+
+/// Runs job `job` on engine `b` until `until`, recording into `w`, from where `resume`
+/// says and leaving there where it stopped; returns the written
 /// files' indexes (for the end-of-job fsync).
 pub fn run<B: IoBackend>(
     b: &mut B,
@@ -294,6 +316,7 @@ pub fn run<B: IoBackend>(
     w: &mut Worker,
     until: Until,
     stream: u64,
+    resume: &mut Resume,
 ) -> Result<Vec<u32>> {
     let depth = cfg.depth.max(1);
     let max_bs = cfg.bs.max() as usize;
@@ -309,8 +332,12 @@ pub fn run<B: IoBackend>(
         .collect();
     let mut rng = Rng::new(cfg.seed ^ (job as u64).wrapping_mul(0x9e37_79b9) ^ stream << 48);
     // One sequential position per file and direction, as fio's `last_pos[ddir]`.
-    let mut cursors = vec![0u64; cfg.nrfiles * 2];
+    let mut cursors = match std::mem::take(&mut resume.cursors) {
+        c if c.is_empty() => vec![0u64; cfg.nrfiles * 2],
+        c => c,
+    };
     let mut maps: Vec<RandMap> = match cfg.random_map && !cfg.seq {
+        true if !resume.maps.is_empty() => std::mem::take(&mut resume.maps),
         true => vec![RandMap::new(cfg.picker.blocks()); cfg.nrfiles],
         false => Vec::new(),
     };
@@ -507,6 +534,11 @@ pub fn run<B: IoBackend>(
     }
     // The last request's bytes are due too: a rate-limited job takes size / rate.
     st.pace();
+    *resume = Resume {
+        cursors,
+        maps,
+        issued: st.issued,
+    };
     Ok((0..cfg.nrfiles as u32)
         .filter(|&f| st.ever_written[f as usize])
         .collect())

@@ -19,8 +19,9 @@
 //!
 //! Differs from fio: offsets are drawn with replacement (fio's `norandommap=1`) unless
 //! `randommap=true` (fio's default); `ramp` runs the job unmeasured
-//! for that long and then starts the measured run (the threads stop in between, fio's keep
-//! going; the cache policy applies before the ramp — `--cache cold` drops caches before it,
+//! for that long and then starts the measured run, which goes on from where the ramp left
+//! off, as fio's (the threads stop in between, fio's keep going; the cache policy applies
+//! before the ramp — `--cache cold` drops caches before it,
 //! never between it and the run, so the ramp warms what the run measures); written files get the sync policy's fsync at the end of the run (default
 //! `--sync end`; use `--sync none` for fio's default of no final sync, or `end_fsync`).
 
@@ -545,12 +546,16 @@ impl Workload for Job {
             }
             Ok(())
         };
+        // Where each job's ramp left off: its run goes on from there, as fio's does.
+        let left: Vec<std::sync::Mutex<engine::Resume>> =
+            (0..self.numjobs).map(|_| Default::default()).collect();
         let run = |w: &mut Worker| {
             if self.ramp.is_none() {
                 before(w)?;
             }
             let t = task(w);
-            self.run_loops(engine, w, &cfg, t, &open)
+            let resume = std::mem::take(&mut *left[w.idx].lock().expect("not poisoned"));
+            self.run_loops(engine, w, &cfg, t, &open, resume)
         };
         match self.ramp {
             // The cache policy applies before the ramp, never between it and the run.
@@ -562,8 +567,10 @@ impl Workload for Job {
                     let mut mine = open(w.idx)?;
                     let until = Until::Time(ramp);
                     let t = task(w);
-                    self.job(engine, w, &mut mine, &cfg, until, 1, t)
-                        .map(|_| ())
+                    let mut resume = engine::Resume::default();
+                    self.job(engine, w, &mut mine, &cfg, until, 1, t, &mut resume)?;
+                    *left[w.idx].lock().expect("not poisoned") = resume;
+                    Ok(())
                 },
                 run,
             )?,

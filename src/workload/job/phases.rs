@@ -123,6 +123,7 @@ impl Job {
         until: Until,
         stream: u64,
         task: Task,
+        resume: &mut engine::Resume,
     ) -> Result<Vec<u32>> {
         let idx = w.idx;
         if !self.cpus.is_empty() {
@@ -140,6 +141,7 @@ impl Job {
             until,
             stream,
             bases,
+            resume,
         };
         let files = match (engine, files) {
             (Engine::Psync, JobFiles::Cached(cache)) => return run.on(CachedPsync { cache }, w),
@@ -178,7 +180,8 @@ impl Job {
     /// loop reopening the files (dropping their pages first under `loop_invalidate`),
     /// starting from their beginning with a new random map, ending with the end sync;
     /// its offsets drawn again from the seed, another stream each loop under
-    /// `randrepeat=false`. A time-based job runs once.
+    /// `randrepeat=false`. A time-based job runs once. The first loop goes on from
+    /// `resume` (where a ramp left off).
     pub(super) fn run_loops<'f>(
         &self,
         engine: Engine,
@@ -186,6 +189,7 @@ impl Job {
         cfg: &JobCfg,
         task: Task,
         open: &dyn Fn(usize) -> Result<JobFiles<'f>>,
+        mut resume: engine::Resume,
     ) -> Result<()> {
         let started = std::time::Instant::now();
         let loops = if self.runtime.is_some() { 1 } else { self.loops };
@@ -199,8 +203,11 @@ impl Job {
             let Some(until) = self.until_loop(started.elapsed()) else {
                 break;
             };
+            // A ramp's bytes count in a size-based job's size, as in fio.
+            let until = until.less(resume.issued);
             let stream = if self.randrepeat { 0 } else { 2 + lp };
-            let written = self.job(engine, w, &mut mine, cfg, until, stream, task)?;
+            let written = self.job(engine, w, &mut mine, cfg, until, stream, task, &mut resume)?;
+            resume = engine::Resume::default();
             self.end_sync(w, &mut mine, &written, engine)?;
         }
         Ok(())
@@ -408,17 +415,20 @@ pub(super) struct Run<'a> {
     pub(super) until: Until,
     pub(super) stream: u64,
     pub(super) bases: Option<&'a [u64]>,
+    /// Where the job goes on from (after a ramp), and leaves off.
+    pub(super) resume: &'a mut engine::Resume,
 }
 
 impl Run<'_> {
-    pub(super) fn on<B: IoBackend>(&self, mut b: B, w: &mut Worker) -> Result<Vec<u32>> {
+    pub(super) fn on<B: IoBackend>(self, mut b: B, w: &mut Worker) -> Result<Vec<u32>> {
         let (cfg, job, until, stream) = (self.cfg, self.job, self.until, self.stream);
+        let resume = self.resume;
         match self.bases {
             Some(base) => {
                 let mut s = shared::Segmented { inner: b, base };
-                engine::run(&mut s, cfg, job, w, until, stream)
+                engine::run(&mut s, cfg, job, w, until, stream, resume)
             }
-            None => engine::run(&mut b, cfg, job, w, until, stream),
+            None => engine::run(&mut b, cfg, job, w, until, stream, resume),
         }
     }
 }

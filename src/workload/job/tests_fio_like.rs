@@ -47,7 +47,7 @@ fn requests(spec: &str, until: Until) -> Vec<Io> {
         |cx| {
             cx.phase(&RUN, 1, |w| {
                 let mut rec = Record(Vec::new());
-                engine::run(&mut rec, &cfg, 0, w, until, 0)?;
+                engine::run(&mut rec, &cfg, 0, w, until, 0, &mut Default::default())?;
                 *out.lock().unwrap() = rec.0;
                 Ok(())
             })
@@ -299,4 +299,22 @@ fn buffers_once_refill_and_zero() {
         assert_eq!(blocks.iter().all(|b| *b == blocks[0]), same, "{spec}");
         assert_eq!(data.iter().all(|&b| b == 0), zero, "{spec}");
     }
+}
+
+/// After a ramp the run goes on from where the ramp left off, and a size-based job's
+/// ramp counts in its size, as fio's (fio 3.33: `rw=read size=32m rate=16m ramp_time=1`
+/// measures 16 MiB): a sequential write of 2 MiB at 2 MiB/s with a 0.5 s ramp writes the
+/// file once, end to end, and its run moves what the ramp did not.
+#[test]
+fn the_run_goes_on_from_the_ramp() {
+    let base = std::env::temp_dir();
+    let spec = "rw=write,bs=4KiB,size=2MiB,rate=2MiB,ramp=0.5";
+    let j = job(spec);
+    let (len, run) = in_context_at(&base, DataPolicy::Random, SyncPolicy::None, |cx| {
+        j.run(cx).unwrap_or_else(|e| panic!("{spec}: {e:#}"));
+        let len = std::fs::metadata(cx.workdir().join("job0.0")).unwrap().len();
+        (len, phase(cx.phases(), "run").bytes)
+    });
+    assert_eq!(len, 2 << 20, "the file written to its end");
+    assert!(run > 0 && run < 2 << 20, "the run moved {run} B of 2 MiB");
 }

@@ -59,10 +59,6 @@ const LACKS: &[(&str, &str)] = &[
     ),
     ("percentage_random", "a job is all sequential or all random"),
     (
-        "random_generator",
-        "the job engine draws offsets with xoshiro256++",
-    ),
-    (
         "create_on_open",
         "the job engine lays out files before the run",
     ),
@@ -229,6 +225,9 @@ pub fn job(
             "zero_buffers",
             "refill_buffers",
             "cpumask",
+            "sync",
+            "random_generator",
+            "number_ios",
         ];
         if ACCEPTED.contains(&key.as_str()) || known.contains(&key.as_str()) {
             continue;
@@ -370,6 +369,10 @@ pub fn job(
     }
     time_of(&mut cx, &get, &mut p);
     let time_based = p.iter().any(|(k, _)| *k == "runtime");
+    if let Some(o) = get("number_ios") {
+        let size = files.map(|f| f.0);
+        m.moves = super::pace::ios_of(&mut cx, &o, time_based, &bs, size, m.moves);
+    }
     let loops = loops_of(
         &mut cx,
         &get,
@@ -419,9 +422,19 @@ pub fn job(
             uniform = false;
         }
     }
-    // fio turns its random map off for the other distributions.
-    if random && !norandommap && uniform {
+    // fio turns its random map off for the other distributions. Its lfsr generator
+    // visits each block once per pass without one, as the map does.
+    let lfsr = generator_of(&mut cx, get("random_generator"));
+    if random && (!norandommap || lfsr) && uniform {
         randommap_of(&mut p);
+    }
+    if let Some(o) = get("sync").filter(|o| {
+        !matches!(
+            o.value.as_deref().map(str::trim),
+            Some("0" | "none" | "false")
+        )
+    }) {
+        cx.ignored(&o, "the job engine does not open files O_SYNC or O_DSYNC");
     }
     let overwrite = get("overwrite").is_some_and(|o| flag_of(&mut cx, &o));
     verify_of(&mut cx, get("verify"), &rw, overwrite, writes, &mut p);
@@ -513,6 +526,35 @@ fn mask_as_list(cx: &mut Ctx, o: Opt) -> Option<Opt> {
                 "a bit mask of CPUs, not 0 (1 is CPU 0, 0x6 CPUs 1 and 2)",
             );
             None
+        }
+    }
+}
+
+/// fio's `random_generator`: whether it is `lfsr`, which never draws a block twice in a
+/// pass (a random map's promise, without the map); fio's others draw as fsarena's does.
+fn generator_of(cx: &mut Ctx, o: Option<Opt>) -> bool {
+    let Some(o) = o else { return false };
+    match o.value.as_deref().map(str::trim) {
+        Some("lfsr") => {
+            cx.note(format!(
+                "{}: {}: each block once per pass, as fio's lfsr: fsarena's random map \
+                 (randommap=true), its offsets in another order",
+                o.at,
+                o.text()
+            ));
+            true
+        }
+        Some("tausworthe" | "tausworthe64") => {
+            cx.note(format!(
+                "{}: {}: no I/O changes: fsarena draws offsets with its own generator",
+                o.at,
+                o.text()
+            ));
+            false
+        }
+        _ => {
+            cx.bad(&o, "fio's generators are tausworthe, lfsr and tausworthe64");
+            false
         }
     }
 }

@@ -90,3 +90,47 @@ pub(super) fn think_of(cx: &mut Ctx, get: Get, p: &mut Params) {
         }
     }
 }
+
+/// fio's `number_ios`: a size-based job of one block size stops after N requests, when
+/// that comes before its `size` (or what `moves` already says): the bytes it moves then.
+pub(super) fn ios_of(
+    cx: &mut Ctx,
+    o: &Opt,
+    time_based: bool,
+    bs: &str,
+    size: Option<u64>,
+    moves: Option<u64>,
+) -> Option<u64> {
+    let n = count_of(cx, o)?;
+    let block = crate::size::parse_size(bs).ok();
+    match (block, size) {
+        _ if n == 0 => moves,
+        (_, _) if time_based => {
+            cx.ignored(o, "a time-based job runs for its runtime");
+            moves
+        }
+        (Some(b), Some(s)) => {
+            let cap = n.saturating_mul(b);
+            let now = moves.unwrap_or(s);
+            if cap < now {
+                cx.note(format!(
+                    "{}: {}: the job stops after {} ({n} requests of {}), as fio's",
+                    o.at,
+                    o.text(),
+                    exact(cap),
+                    exact(b)
+                ));
+                Some(cap)
+            } else {
+                moves
+            }
+        }
+        _ => {
+            cx.ignored(
+                o,
+                "with several block sizes fsarena stops a job by bytes, not requests",
+            );
+            moves
+        }
+    }
+}

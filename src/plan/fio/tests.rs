@@ -430,6 +430,14 @@ fn mapped_options() {
             "rw=read,bs=4KiB,size=1MiB,engine=psync,direct=true,runtime=2,ramp=1",
         ),
         (
+            "rw=randread\nnumber_ios=100\nsync=0\n",
+            "rw=randread,bs=4KiB,size=1MiB,engine=psync,io_size=400KiB,randommap=true",
+        ),
+        (
+            "rw=randread\nnorandommap\nrandom_generator=lfsr\n",
+            "rw=randread,bs=4KiB,size=1MiB,engine=psync,randommap=true",
+        ),
+        (
             "filesize=4m\n",
             "rw=read,bs=4KiB,size=4MiB,engine=psync,io_size=1MiB",
         ),
@@ -516,6 +524,8 @@ fn mapped_options() {
 fn approximations_need_lenient() {
     for (opts, what) in [
         ("offset=4k\n", "offset"),
+        ("sync=1\n", "O_SYNC"),
+        ("time_based\nruntime=1\nnumber_ios=9\n", "runs for its runtime"),
         ("cpus_allowed=0-1\n", "pins each job"),
         ("rw=read\nverify=md5\n", "earlier fio job"),
         ("no_such_option=3\n", "no_such_option"),

@@ -53,10 +53,6 @@ fn canonical(key: &str) -> &str {
 /// fio options fsarena knows it lacks, with what is missing.
 const LACKS: &[(&str, &str)] = &[
     ("offset", "the job engine's files start at offset 0"),
-    (
-        "buffer_compress_percentage",
-        "written data follows --data=compressible:N",
-    ),
     ("percentage_random", "a job is all sequential or all random"),
     (
         "create_on_open",
@@ -228,6 +224,9 @@ pub fn job(
             "sync",
             "random_generator",
             "number_ios",
+            "buffer_compress_percentage",
+            "buffer_compress_chunk",
+            "buffer_pattern",
         ];
         if ACCEPTED.contains(&key.as_str()) || known.contains(&key.as_str()) {
             continue;
@@ -438,6 +437,7 @@ pub fn job(
     }
     let overwrite = get("overwrite").is_some_and(|o| flag_of(&mut cx, &o));
     verify_of(&mut cx, get("verify"), &rw, overwrite, writes, &mut p);
+    super::pace::compress_of(&mut cx, &get, &mut p);
     let zero = get("zero_buffers").is_some_and(|o| flag_of(&mut cx, &o));
     if zero {
         p.push(("buffers", "zero".into()));

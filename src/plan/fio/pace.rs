@@ -134,3 +134,41 @@ pub(super) fn ios_of(
         }
     }
 }
+
+/// fio's `buffer_compress_percentage` (with `buffer_compress_chunk`, and `buffer_pattern`
+/// for the compressible part): the job's `compress` share of zeros in each 4 KiB.
+pub(super) fn compress_of(cx: &mut Ctx, get: Get, p: &mut Params) {
+    let pattern = get("buffer_pattern");
+    let Some(o) = get("buffer_compress_percentage") else {
+        if let Some(o) = pattern {
+            cx.ignored(
+                &o,
+                "a job's buffers hold --data, not a pattern, unless compressible",
+            );
+        }
+        return;
+    };
+    let pct = match count_of(cx, &o) {
+        Some(n @ 0..=100) => n,
+        Some(_) => return cx.bad(&o, "give 0 to 100"),
+        None => return,
+    };
+    if pct == 0 {
+        return;
+    }
+    p.push(("compress", pct.to_string()));
+    let chunk = get("buffer_compress_chunk")
+        .and_then(|c| bytes_of(cx, &c, c.value.as_deref().unwrap_or(""), "give bytes"))
+        .unwrap_or(512);
+    let mut how = format!("{pct}% of each 4 KiB written is zeros");
+    if chunk != 4096 {
+        how += &format!(
+            " (fio: of each {}; the same share compresses alike)",
+            exact(chunk)
+        );
+    }
+    if pattern.is_some() {
+        how += "; fio writes buffer_pattern there, fsarena zeros";
+    }
+    cx.note(format!("{}: {}: {how}", o.at, o.text()));
+}

@@ -438,6 +438,10 @@ fn mapped_options() {
             "rw=randread,bs=4KiB,size=1MiB,engine=psync,randommap=true",
         ),
         (
+            "buffer_compress_percentage=66\nbuffer_pattern=0xdeadbeef\n",
+            "rw=read,bs=4KiB,size=1MiB,engine=psync,compress=66",
+        ),
+        (
             "filesize=4m\n",
             "rw=read,bs=4KiB,size=4MiB,engine=psync,io_size=1MiB",
         ),
@@ -525,7 +529,11 @@ fn approximations_need_lenient() {
     for (opts, what) in [
         ("offset=4k\n", "offset"),
         ("sync=1\n", "O_SYNC"),
-        ("time_based\nruntime=1\nnumber_ios=9\n", "runs for its runtime"),
+        ("buffer_pattern=0xdeadbeef\n", "not a pattern"),
+        (
+            "time_based\nruntime=1\nnumber_ios=9\n",
+            "runs for its runtime",
+        ),
         ("cpus_allowed=0-1\n", "pins each job"),
         ("rw=read\nverify=md5\n", "earlier fio job"),
         ("no_such_option=3\n", "no_such_option"),

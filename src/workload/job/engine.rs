@@ -59,6 +59,8 @@ pub struct JobCfg {
     /// What writes carry: "once" (filled from the data pool at the start), "refill"
     /// (again before every write) or "zero".
     pub buffers: &'static str,
+    /// The share (%) of each 4 KiB written that is zeros.
+    pub compress: u8,
     /// The run's seed.
     pub seed: u64,
     /// fio's thinktime: a pause after every `every` requests.
@@ -285,6 +287,19 @@ fn abandon(bufs: Vec<AlignedBuf>, cfg: &JobCfg, what: &str, e: io::Error) -> any
     anyhow!("{}: {what}: {e}", cfg.engine)
 }
 
+/// Zeros the last `pct`% of each 4 KiB of `buf` (fio's `buffer_compress_percentage`
+/// with `buffer_compress_chunk=4k`; fsarena's `--data compressible:N` does the same).
+pub fn compressible(buf: &mut [u8], pct: u8) {
+    if pct == 0 {
+        return;
+    }
+    for chunk in buf.chunks_mut(4096) {
+        let zeros = chunk.len() * pct as usize / 100;
+        let from = chunk.len() - zeros;
+        chunk[from..].fill(0);
+    }
+}
+
 /// Where a job's run left off: its sequential positions and random maps, which the run
 /// after a ramp goes on from, as fio's does (empty: from the files' start, maps empty),
 /// and the bytes it issued, which count in a size-based job's `size` in fio.
@@ -326,6 +341,7 @@ pub fn run<B: IoBackend>(
             "zero" => buf.as_mut().fill(0),
             _ => w.data().fill(buf.as_mut()),
         }
+        compressible(buf.as_mut(), cfg.compress);
     }
     let keys: Vec<u64> = (0..cfg.nrfiles)
         .map(|f| verify::file_key(cfg.seed, job, f))
@@ -464,6 +480,7 @@ pub fn run<B: IoBackend>(
                 verify::fill(buf, keys[file], offset);
             } else if write && cfg.buffers == "refill" {
                 w.data().fill(buf);
+                compressible(buf, cfg.compress);
             }
             match b.ready(io.file) {
                 Ok(None) => {}

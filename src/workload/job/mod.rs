@@ -103,6 +103,7 @@ const PARAMS: &[ParamSpec] = &[
     param("loop_invalidate", ParamKind::Bool, "false", "", "when a job goes round a file again (a sequential job at its end, a random one whose randommap is full), drop the file's pages from the page cache, inside the run's clock, as fio does under invalidate=1 with time_based"),
     param("common_files", ParamKind::Bool, "false", "", "all jobs use one set of files, each over all of it, as fio's jobs that name the same filename (default: each job its own)"),
     param("buffers", ParamKind::Choice(&["once", "refill", "zero"]), "once", "", "what a job writes: its buffers filled from --data once, as fio's default; refill: filled again before every write, outside its latency, as fio's refill_buffers; zero: all zeros, the layout's too, as fio's zero_buffers"),
+    param("compress", ParamKind::Count, "0", "%", "this share of each 4 KiB a job writes is zeros, the rest as buffers says, as fio's buffer_compress_percentage (0: as buffers says)"),
     param("file_sets", ParamKind::CountList, "", "jobs", "the jobs in sets that share files, in order: the first N jobs use the first's files, each over all of them, the next M the (N+1)th's, and so on, as fio's jobs of one group that name a filename others do not (the sizes add up to numjobs; default: each job its own)"),
     param("name", ParamKind::Text, "", "", "what reports call this job, when no other workload of the run has that name (fio's name; letters, digits, . _ + -)"),
     param("loops", ParamKind::Count, "1", "", "a size-based job runs this many times in its run phase, each time from its files' start with a new random map, its offsets drawn again (the same ones unless randrepeat=false), its files reopened (their pages dropped with loop_invalidate) and end_fsync done, as fio's loops"),
@@ -243,6 +244,8 @@ pub struct Job {
     random_map: bool,
     /// `buffers`: "once", "refill" or "zero".
     buffers: &'static str,
+    /// `compress`: the share of each 4 KiB written that is zeros.
+    compress: u8,
     /// Job `j` works on job `owners[j]`'s files (`common_files`, `file_sets`).
     owners: Vec<usize>,
     /// `loop_invalidate`.
@@ -382,6 +385,8 @@ impl Job {
             "randommap=true needs random_distribution=uniform (fio turns its map off for \
              the others)"
                 .to_string()
+        } else if count("compress") > 100 {
+            "compress: give 0 to 100 (%)".to_string()
         } else if let Err(e) = &owners {
             e.clone()
         } else if (p.flag("common_files")
@@ -441,6 +446,7 @@ impl Job {
                 timeout: secs(p.float("timeout").unwrap_or(0.0)),
                 random_map: p.flag("randommap"),
                 owners: owners.expect("checked above"),
+                compress: count("compress") as u8,
                 buffers: match p.choice("buffers") {
                     "refill" => "refill",
                     "zero" => "zero",

@@ -101,6 +101,7 @@ impl Job {
                 buf[..n].fill(0);
             } else {
                 w.data().fill(&mut buf[..n]);
+                engine::compressible(&mut buf[..n], self.compress);
             }
             let t = w.start();
             f.write_all_at(&buf[..n], base + off).on("write", path)?;
@@ -248,6 +249,7 @@ impl Job {
             sync_data: self.fdatasync > 0 && sync != SyncPolicy::Each,
             verify: self.verify,
             buffers: self.buffers,
+            compress: self.compress,
             seed,
             engine: engine.name(),
             direct: self.direct,

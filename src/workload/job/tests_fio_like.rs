@@ -298,7 +298,19 @@ fn buffers_once_refill_and_zero() {
         let blocks: Vec<&[u8]> = data.chunks(4096).collect();
         assert_eq!(blocks.iter().all(|b| *b == blocks[0]), same, "{spec}");
         assert_eq!(data.iter().all(|&b| b == 0), zero, "{spec}");
+    }    // compress=66: the last 66% of each 4 KiB are zeros, the rest random.
+    let spec = "rw=write,bs=8KiB,size=64KiB,buffers=refill,compress=66";
+    let j = job(spec);
+    let data = in_context_at(&base, DataPolicy::Random, SyncPolicy::None, |cx| {
+        j.run(cx).unwrap_or_else(|e| panic!("{spec}: {e:#}"));
+        std::fs::read(cx.workdir().join("job0.0")).unwrap()
+    });
+    for b in data.chunks(4096) {
+        let from = 4096 - 4096 * 66 / 100;
+        assert!(b[from..].iter().all(|&x| x == 0), "{spec}");
+        assert!(b[..from].iter().filter(|&&x| x != 0).count() > from / 2, "{spec}");
     }
+    assert!(job_err("compress=101").contains("compress"));
 }
 
 /// After a ramp the run goes on from where the ramp left off, and a size-based job's

@@ -129,6 +129,24 @@ fn a_program_that_timed_itself_sets_the_rates() {
     assert!(p.wall_s >= 0.03, "{}", p.wall_s);
 }
 
+/// Teardown a worker says is untimed (`Worker::untimed`, an engine's io_destroy): the
+/// rates are over the time to the worker's end less it; the wall time keeps it.
+#[test]
+fn untimed_teardown_is_out_of_the_rates() {
+    let p = one_write_phase(|w| {
+        let t = w.start();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        w.done_batch(Op::Other, t, 1000, 1_000_000);
+        let t = std::time::Instant::now();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        w.untimed(t.elapsed());
+        Ok(())
+    });
+    assert!(p.wall_s >= 0.22, "{}", p.wall_s);
+    // About 1000 ops in 20 ms; counting the 200 ms would give under 4,600 ops/s.
+    assert!(p.ops_per_s > 10_000.0, "{}", p.ops_per_s);
+}
+
 /// The flags of one cold read phase on a target described by `info`.
 fn cold_read_flags(info: TargetInfo) -> Vec<String> {
     const READ: PhaseSpec = PhaseSpec {

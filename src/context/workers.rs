@@ -14,7 +14,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One worker's count of operations done, alone on its cache line: the worker stores into
 /// it (a plain store, no lock, no shared line), a progress display reads it.
@@ -210,8 +210,9 @@ where
     let gate = Gate::new(n, stat.clone(), quiesce);
     let early = Counters::now(stat, quiesce).context("syncfs before the phase")?;
     let start = Instant::now();
+    let pre_start = start;
     // Each worker's result with the CPU its thread spent from the start line to its end.
-    let run_one = |idx: usize, mut rec: Recorder| -> Result<(Recorder, sys::CpuTimes)> {
+    let run_one = |idx: usize, mut rec: Recorder| -> Result<(Recorder, sys::CpuTimes, bool)> {
         rec.restart(start);
         // Counts this worker at the start line when it ends without reaching it.
         let _leave = gate.leave_on_drop(idx);
@@ -225,6 +226,7 @@ where
             gate: &gate,
             cpu0: sys::thread_cpu_times(),
             readied: false,
+            untimed: Duration::ZERO,
         };
         let res = f(&mut w);
         let cpu = sys::thread_cpu_times().window(w.cpu0);
@@ -232,9 +234,11 @@ where
         if res.is_err() {
             abort.store(true, Ordering::Relaxed);
         }
-        res.map(|_| (w.rec, cpu))
+        let untimed = w.untimed.as_secs_f64();
+        w.rec.done_s = w.rec.done_s.map(|(a, b)| (a, b - untimed));
+        res.map(|_| (w.rec, cpu, untimed > 0.0))
     };
-    let results: Vec<Result<(Recorder, sys::CpuTimes)>> = if n == 1 {
+    let results: Vec<Result<(Recorder, sys::CpuTimes, bool)>> = if n == 1 {
         recorders.into_iter().map(|rec| run_one(0, rec)).collect()
     } else {
         std::thread::scope(|s| {
@@ -262,7 +266,18 @@ where
     let own = results
         .iter()
         .flatten()
-        .fold(sys::CpuTimes::default(), |sum, (_, cpu)| sum.plus(*cpu));
+        .fold(sys::CpuTimes::default(), |sum, (_, cpu, _)| sum.plus(*cpu));
+    // With untimed teardown, rates are over the time to the last worker's timed end.
+    let from = start.duration_since(pre_start).as_secs_f64();
+    let ends = results
+        .iter()
+        .flatten()
+        .filter_map(|r| Some(r.0.done_s?.1 - from));
+    let untimed_end = results
+        .iter()
+        .flatten()
+        .any(|r| r.2)
+        .then(|| ends.fold(0.0, f64::max));
     let spent = before
         .since(quiesce, own)
         .context("syncfs after the phase")?;
@@ -270,10 +285,13 @@ where
     let mut first_err = None;
     for r in results {
         match r {
-            Ok((rec, _)) => merged += &rec,
+            Ok((rec, _, _)) => merged += &rec,
             Err(e) if first_err.is_none() => first_err = Some(e),
             Err(_) => {}
         }
+    }
+    if let Some(s) = untimed_end.filter(|_| merged.own_s.is_none()) {
+        merged.own_s = Some(s.min(wall_s));
     }
     match first_err {
         Some(e) => Err(e),
@@ -300,6 +318,8 @@ pub struct Worker<'a> {
     cpu0: sys::CpuTimes,
     /// Whether it passed the start line ([`Worker::ready`]).
     readied: bool,
+    /// Time this worker spent on what the phase does not time (see [`Worker::untimed`]).
+    untimed: Duration,
 }
 
 impl Worker<'_> {
@@ -349,6 +369,12 @@ impl Worker<'_> {
     #[inline]
     pub fn done_part<T: Mark>(&mut self, op: Op, t: T, bytes: u64) {
         self.rec.part(op, t, bytes);
+    }
+
+    /// Counts `d` of teardown that is not the filesystem's work (an engine's io_destroy):
+    /// rates are over the time to the workers' ends less it, as fio's; wall time keeps it.
+    pub fn untimed(&mut self, d: Duration) {
+        self.untimed += d;
     }
 
     /// Says that the external program that did this phase's work timed it itself, in

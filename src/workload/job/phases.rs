@@ -425,12 +425,24 @@ impl Run<'_> {
     pub(super) fn on<B: IoBackend>(self, mut b: B, w: &mut Worker) -> Result<Vec<u32>> {
         let (cfg, job, until, stream) = (self.cfg, self.job, self.until, self.stream);
         let resume = self.resume;
-        match self.bases {
+        // The engine's teardown (libaio's io_destroy waits for an RCU grace period, tens of
+        // ms) is not the filesystem's time; fio's runtime ends before it too.
+        let (done, t) = match self.bases {
             Some(base) => {
                 let mut s = shared::Segmented { inner: b, base };
-                engine::run(&mut s, cfg, job, w, until, stream, resume)
+                let done = engine::run(&mut s, cfg, job, w, until, stream, resume);
+                let t = std::time::Instant::now();
+                drop(s);
+                (done, t)
             }
-            None => engine::run(&mut b, cfg, job, w, until, stream, resume),
-        }
+            None => {
+                let done = engine::run(&mut b, cfg, job, w, until, stream, resume);
+                let t = std::time::Instant::now();
+                drop(b);
+                (done, t)
+            }
+        };
+        w.untimed(t.elapsed());
+        done
     }
 }

@@ -5,6 +5,9 @@
 #   bash bench/fio-examples.sh count   EXAMPLES_DIR          # what runs, what is refused
 #   bash bench/fio-examples.sh compare EXAMPLES_DIR OUT [N]  # fsarena vs fio, N pairs (5)
 #
+# compare takes other files with FIO_CASES: lines `PATH|options|flags`, PATH under DIR
+# (bench/fio-corpus.py names five of tests/fio-corpus).
+#
 # count: every *.fio is checked as a plan (`fsarena plan check`, nothing runs): "unchanged"
 # when accepted as it is, "lenient" when accepted with --fio-lenient (the options it
 # refused listed), else "refused" with the options fsarena cannot run at all; then the
@@ -115,6 +118,7 @@ compare() {
     "tiobench-example.fio|size=32m|"
     "zipf.fio|size=8g|"
   )
+  [ -n "${FIO_CASES:-}" ] && mapfile -t cases <<<"$FIO_CASES"
   local extra=${FIO_EXAMPLES_FLAGS:-}
   echo "fio $(fio --version), $("$bin" --version), kernel $(uname -r), $(nproc) CPUs" | tee "$out/env.txt"
   for fs in tmpfs ext4; do
@@ -128,10 +132,11 @@ compare() {
       loopdev=$(losetup -f --show --direct-io=on "$w/ext4.img"); mount "$loopdev" "$mnt" ;;
     esac
     for c in "${cases[@]}"; do
-      IFS='|' read -r name opts flags <<<"$c"
+      IFS='|' read -r path opts flags <<<"$c"
+      local name; name=$(basename "$path"); name=${name%.*}.fio
       local job="$out/${name%.fio}.fio"
       # shellcheck disable=SC2086
-      lowered "$ex/$name" "$job" $opts
+      lowered "$ex/$path" "$job" $opts
       for i in $(seq 1 "$n"); do
         local order="fio fsarena"; [ $((i % 2)) = 0 ] && order="fsarena fio"
         for tool in $order; do
@@ -156,17 +161,18 @@ compare() {
 import glob, json, os, statistics, sys
 out, n = sys.argv[1], int(sys.argv[2])
 def groups(path):
-    """bytes/s and IOPS per group, in group order: the group's bytes and requests over its
-    longest job's runtime, as fio's group_reporting reads them (and fsarena's run phase)"""
+    """bytes/s, IOPS, bytes and requests per group, in group order: the group's bytes and
+    requests over its longest job's runtime, as fio's group_reporting reads them (and
+    fsarena's run phase)"""
     g = {}
     for j in json.load(open(path))["jobs"]:
         s = g.setdefault(j["groupid"], [0, 0, 0])
         for d in ("read", "write"):
             s[0] += j[d]["io_bytes"]; s[1] += j[d]["total_ios"]
             s[2] = max(s[2], j[d]["runtime"])
-    return [(b * 1000 / ms, o * 1000 / ms) for b, o, ms in (g[k] for k in sorted(g))]
-print(f"| example | fs | group | fio MB/s | fsarena MB/s | fio IOPS | fsarena IOPS | fsarena/fio per pair | agree |")
-print("|---|---|---|---|---|---|---|---|---|")
+    return [(b * 1000 / ms, o * 1000 / ms, b, o) for b, o, ms in (g[k] for k in sorted(g))]
+print(f"| example | fs | group | fio MB/s | fsarena MB/s | fio IOPS | fsarena IOPS | fsarena/fio per pair | agree | bytes, requests |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 names = sorted({os.path.basename(p).split("-", 1)[1].rsplit("-", 2)[0] for p in glob.glob(f"{out}/*-1-fio.json")})
 for fs in ("tmpfs", "ext4"):
     for name in names:
@@ -177,8 +183,13 @@ for fs in ("tmpfs", "ext4"):
             ratios = [s / f for s, f in zip(sb, fb) if f > 0]
             lo, hi = min(ratios), max(ratios)
             med = lambda v: statistics.median(v)
+            # Equal in every pair (a size-based group), else fsarena's over fio's medians.
+            moved = [(r[k][2], r[k][3]) for r in runs["fio"]] + [(r[k][2], r[k][3]) for r in runs["fsarena"]]
+            same = "equal" if len(set(moved)) == 1 else (
+                f"{med([r[k][2] for r in runs['fsarena']]) / med([r[k][2] for r in runs['fio']]):.2f}×, "
+                f"{med([r[k][3] for r in runs['fsarena']]) / med([r[k][3] for r in runs['fio']]):.2f}×")
             print(f"| {name} | {fs} | {k + 1} | {med(fb)/1e6:.1f} | {med(sb)/1e6:.1f} | {med(fo):.0f} | {med(so):.0f} "
-                  f"| {statistics.median(ratios):.2f} ({lo:.2f}–{hi:.2f}) | {'yes' if lo <= 1 <= hi else 'no'} |")
+                  f"| {statistics.median(ratios):.2f} ({lo:.2f}–{hi:.2f}) | {'yes' if lo <= 1 <= hi else 'no'} | {same} |")
 PY
 }
 

@@ -126,7 +126,7 @@ fn job(group: usize, t: &Trial, p: &PhaseResult) -> Value {
     j.insert("read".into(), direction(p, "read", p.bytes_read, sync));
     j.insert("write".into(), direction(p, "write", p.bytes_written, sync));
     j.insert("trim".into(), direction(p, "trim", 0, sync));
-    j.insert("job_runtime".into(), json!(ms(p.wall_s)));
+    j.insert("job_runtime".into(), json!(ms(run_s(p))));
     if let Some(e) = t.elapsed_s {
         j.insert("elapsed".into(), json!(e.round() as u64));
     }
@@ -135,6 +135,15 @@ fn job(group: usize, t: &Trial, p: &PhaseResult) -> Value {
         j.insert("sys_cpu".into(), json!(p.cpu_sys_s / p.wall_s * 100.0));
     }
     Value::Object(j)
+}
+
+/// The seconds phase `p`'s rates are over: its wall time, or less where the workload left
+/// time out of them (an engine's teardown, as fio's runtime does).
+fn run_s(p: &PhaseResult) -> f64 {
+    match p.ops > 0 && p.ops_per_s > 0.0 {
+        true => p.ops as f64 / p.ops_per_s,
+        false => p.wall_s,
+    }
 }
 
 /// Milliseconds, as fio's integer `runtime`.
@@ -147,7 +156,8 @@ fn ms(s: f64) -> u64 {
 fn direction(p: &PhaseResult, op: &str, bytes: u64, sync: bool) -> Value {
     let lat = p.lat_by_op.iter().find(|l| l.op == op);
     let ios = lat.map_or(0, |l| l.count);
-    let per_s = |x: f64| if p.wall_s > 0.0 { x / p.wall_s } else { 0.0 };
+    let secs = run_s(p);
+    let per_s = |x: f64| if secs > 0.0 { x / secs } else { 0.0 };
     let bw_bytes = per_s(bytes as f64).floor() as u64;
     let mut d = Map::new();
     d.insert("io_bytes".into(), json!(bytes));
@@ -155,7 +165,7 @@ fn direction(p: &PhaseResult, op: &str, bytes: u64, sync: bool) -> Value {
     d.insert("bw_bytes".into(), json!(bw_bytes));
     d.insert("bw".into(), json!(bw_bytes / 1024));
     d.insert("iops".into(), json!(per_s(ios as f64)));
-    d.insert("runtime".into(), json!(if ios > 0 { ms(p.wall_s) } else { 0 }));
+    d.insert("runtime".into(), json!(if ios > 0 { ms(secs) } else { 0 }));
     d.insert("total_ios".into(), json!(ios));
     // A finished trial had none: the workload fails on a short I/O and drops none.
     d.insert("short_ios".into(), json!(0));

@@ -134,6 +134,9 @@ fn a_program_that_timed_itself_sets_the_rates() {
 #[test]
 fn untimed_teardown_is_out_of_the_rates() {
     let p = one_write_phase(|w| {
+        // A set-up before the start line, which the rates never count either.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        w.ready();
         let t = w.start();
         std::thread::sleep(std::time::Duration::from_millis(20));
         w.done_batch(Op::Other, t, 1000, 1_000_000);

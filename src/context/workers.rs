@@ -210,7 +210,6 @@ where
     let gate = Gate::new(n, stat.clone(), quiesce);
     let early = Counters::now(stat, quiesce).context("syncfs before the phase")?;
     let start = Instant::now();
-    let pre_start = start;
     // Each worker's result with the CPU its thread spent from the start line to its end.
     let run_one = |idx: usize, mut rec: Recorder| -> Result<(Recorder, sys::CpuTimes, bool)> {
         rec.restart(start);
@@ -268,11 +267,8 @@ where
         .flatten()
         .fold(sys::CpuTimes::default(), |sum, (_, cpu, _)| sum.plus(*cpu));
     // With untimed teardown, rates are over the time to the last worker's timed end.
-    let from = start.duration_since(pre_start).as_secs_f64();
-    let ends = results
-        .iter()
-        .flatten()
-        .filter_map(|r| Some(r.0.done_s?.1 - from));
+    // (A worker's recorder counts from the start line, `Worker::ready`, once it got there.)
+    let ends = results.iter().flatten().filter_map(|r| Some(r.0.done_s?.1));
     let untimed_end = results
         .iter()
         .flatten()

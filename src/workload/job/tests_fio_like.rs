@@ -208,53 +208,40 @@ fn randwrite_writes_into_new_files() {
     }
 }
 
-/// With `common_files` every job works on job 0's files, each over all of them; only
-/// job 0's files exist.
+/// Jobs sharing files, each over all of them: with `common_files` all use job 0's (only
+/// they exist); with `file_sets` each set its first job's (sets 2,1: jobs 0 and 2's).
 #[test]
-fn common_files_are_shared_by_all_jobs() {
-    for (fs, base) in bases() {
-        let spec = "rw=randread,bs=4KiB,size=1MiB,numjobs=3,common_files=true";
-        let j = job(spec);
-        let (names, run) = in_context_at(&base, DataPolicy::Random, SyncPolicy::None, |cx| {
-            j.run(cx).unwrap_or_else(|e| panic!("{fs} {spec}: {e:#}"));
-            let mut names: Vec<String> = std::fs::read_dir(cx.workdir())
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect();
-            names.sort();
-            (names, phase(cx.phases(), "run").bytes)
-        });
-        assert_eq!(names, ["job0.0"], "{fs}");
-        assert_eq!(run, 3 << 20, "{fs}: each job reads size");
-        assert_eq!(j.data_bytes(), Some(1 << 20));
+fn shared_files_are_laid_out_once_per_set() {
+    for (share, names, owners) in [
+        ("common_files=true", &["job0.0"][..], 1),
+        ("file_sets=2,1", &["job0.0", "job2.0"][..], 2),
+    ] {
+        for (fs, base) in bases() {
+            let spec = format!("rw=randread,bs=4KiB,size=1MiB,numjobs=3,{share}");
+            let j = job(&spec);
+            let (got, run) = in_context_at(&base, DataPolicy::Random, SyncPolicy::None, |cx| {
+                j.run(cx).unwrap_or_else(|e| panic!("{fs} {spec}: {e:#}"));
+                let mut got: Vec<String> = std::fs::read_dir(cx.workdir())
+                    .unwrap()
+                    .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect();
+                got.sort();
+                (got, phase(cx.phases(), "run").bytes)
+            });
+            assert_eq!(got, names, "{fs} {spec}");
+            assert_eq!(run, 3 << 20, "{fs} {spec}: each job reads size");
+            assert_eq!(j.data_bytes(), Some(owners << 20), "{spec}");
+        }
     }
     assert!(job_err("common_files=true,verify=true").contains("common_files"));
-}
-
-/// With `file_sets` each set of jobs works on its first job's files, each job over all
-/// of them: sets 2,1 make the files of jobs 0 and 2 only.
-#[test]
-fn file_sets_share_files_within_each_set() {
-    for (fs, base) in bases() {
-        let spec = "rw=randread,bs=4KiB,size=1MiB,numjobs=3,file_sets=2,1";
-        let j = job(spec);
-        let (names, run) = in_context_at(&base, DataPolicy::Random, SyncPolicy::None, |cx| {
-            j.run(cx).unwrap_or_else(|e| panic!("{fs} {spec}: {e:#}"));
-            let mut names: Vec<String> = std::fs::read_dir(cx.workdir())
-                .unwrap()
-                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-                .collect();
-            names.sort();
-            (names, phase(cx.phases(), "run").bytes)
-        });
-        assert_eq!(names, ["job0.0", "job2.0"], "{fs}");
-        assert_eq!(run, 3 << 20, "{fs}: each job reads size");
-        assert_eq!(j.data_bytes(), Some(2 << 20));
-    }
-    for bad in ["numjobs=3,file_sets=2", "numjobs=2,file_sets=2,0", "numjobs=2,file_sets=2,common_files=true"] {
+    for bad in [
+        "numjobs=3,file_sets=2",
+        "numjobs=2,file_sets=2,0",
+        "numjobs=2,file_sets=2,common_files=true",
+        "numjobs=2,file_sets=2,verify=true",
+    ] {
         assert!(job_err(bad).contains("file_sets"), "{bad}");
     }
-    assert!(job_err("numjobs=2,file_sets=2,verify=true").contains("file_sets"));
 }
 
 /// `startdelay` waits before the job, outside the run's clock; `fsync_on_close` fsyncs

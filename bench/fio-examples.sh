@@ -169,8 +169,10 @@ def groups(path):
         s = g.setdefault(j["groupid"], [0, 0, 0])
         for d in ("read", "write"):
             s[0] += j[d]["io_bytes"]; s[1] += j[d]["total_ios"]
-            s[2] = max(s[2], j[d]["runtime"])
-    return [(b * 1000 / ms, o * 1000 / ms, b, o) for b, o, ms in (g[k] for k in sorted(g))]
+            # Seconds from the bytes and bandwidth (runtime is whole ms: 0 for a short job).
+            if j[d]["bw_bytes"]:
+                s[2] = max(s[2], j[d]["io_bytes"] / j[d]["bw_bytes"])
+    return [(b / t, o / t, b, o) for b, o, t in (g[k] for k in sorted(g))]
 print(f"| example | fs | group | fio MB/s | fsarena MB/s | fio IOPS | fsarena IOPS | fsarena/fio per pair | agree | bytes, requests |")
 print("|---|---|---|---|---|---|---|---|---|---|")
 names = sorted({os.path.basename(p).split("-", 1)[1].rsplit("-", 2)[0] for p in glob.glob(f"{out}/*-1-fio.json")})

@@ -155,6 +155,8 @@ if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode == "fetch" and len(sys.argv) == 3:
         fetch(sys.argv[2])
+    elif mode in ("count", "compare") and not os.access(BIN, os.X_OK):
+        sys.exit(f"no fsarena at {BIN}: build it (cargo build --release) or set FSARENA")
     elif mode == "compare" and len(sys.argv) in (3, 4):
         env = dict(os.environ, FIO_CASES="\n".join(COMPARE))
         sys.exit(subprocess.call(["bash", os.path.join(HERE, "fio-examples.sh"), "compare",

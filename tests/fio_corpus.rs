@@ -33,7 +33,10 @@ fn check(dir: &Path, file: &Path, env: &str, set: &str, lenient: bool) -> (bool,
         let path = dir.join("p.toml");
         std::fs::write(&path, plan).unwrap();
         let mut cmd = Command::new(common::bin());
-        cmd.args(["plan", "check"]).arg(&path);
+        // One issue a line, unwrapped, whatever the terminal the tests run in.
+        cmd.args(["plan", "check"])
+            .arg(&path)
+            .env("COLUMNS", "100000");
         for kv in env.split_whitespace() {
             let (k, v) = kv.split_once('=').expect("VAR=value");
             cmd.env(k, v);

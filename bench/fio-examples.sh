@@ -56,7 +56,8 @@ import re, sys
 kinds = set()
 for line in open(sys.argv[1]):
     if "a device is not a file" in line: kinds.add("a device as filename")
-    elif "runs at once with job" in line: kinds.add("unlike jobs in one group")
+    elif "run at once on one file" in line: kinds.add("unlike jobs on one file")
+    elif "ramps for another time" in line: kinds.add("unlike ramps in one group")
     elif "no trim" in line: kinds.add("trim")
     elif re.search(r"ioengine=\S+: fsarena's job engine has no", line): kinds.add("an engine for other targets")
     elif "offset modifier" in line: kinds.add("rw=...:N offsets")

@@ -6,7 +6,7 @@ use super::options;
 use super::{Entry, Issue, Loc};
 
 /// The jobs between two `stonewall`s run at once in fio: each such group becomes one
-/// entry, which the job engine can run only when its jobs are alike.
+/// entry, its jobs alike one kind, the kinds at once (`with`).
 pub(super) fn groups(
     jobs: &[Mapped],
     issues: &mut Vec<Issue>,
@@ -147,38 +147,124 @@ fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
                 notes.push(line);
             }
         }
-        if j.params != first.params {
-            let diff: Vec<String> = j
-                .params
-                .iter()
-                .filter(|p| !first.params.contains(p))
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
+    }
+    // Jobs alike are one kind; the job engine runs the kinds at once (`with`).
+    let mut kinds: Vec<Vec<&Mapped>> = Vec::new();
+    for j in group {
+        match kinds.iter_mut().find(|k| k[0].params == j.params) {
+            Some(k) => k.push(j),
+            None => kinds.push(vec![j]),
+        }
+    }
+    unlike(&kinds, issues, notes);
+    // The group's job names, as reports call it, where the job engine takes them.
+    let name = group
+        .iter()
+        .map(|j| j.name.as_str())
+        .collect::<Vec<_>>()
+        .join("+");
+    let named = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c));
+    let mut items: Vec<String> = named.then(|| format!("name={name}")).into_iter().collect();
+    let whose = match kinds.len() {
+        1 => "the group's",
+        _ => "the kind's",
+    };
+    items.extend(kind_items(&kinds[0], whose, notes));
+    if kinds.len() > 1 {
+        let others: Vec<String> = kinds[1..]
+            .iter()
+            .map(|k| kind_items(k, whose, notes).join(","))
+            .collect();
+        items.push(format!("with='{}'", others.join(";")));
+    }
+    Entry {
+        spec: format!("job:{}", items.join(",")),
+        jobs: group.iter().map(|j| j.name.clone()).collect(),
+        at: first.at.clone(),
+    }
+}
+
+/// Checks the kinds of one group (jobs that run at once but differ) and notes how they
+/// run: at once, each kind with files of its own, after one ramp.
+fn unlike(kinds: &[Vec<&Mapped>], issues: &mut Vec<Issue>, notes: &mut Vec<String>) {
+    let Some((first, others)) = kinds.split_first() else {
+        return;
+    };
+    let ramp = |j: &Mapped| param(j, "ramp").map(str::to_string);
+    for k in others {
+        let j = k[0];
+        if ramp(j) != ramp(first[0]) {
             issues.push(Issue::fatal(
                 j.at.clone(),
                 "",
                 format!(
-                    "job {} runs at once with job {} ({}) in fio but differs ({}): the job \
-                     engine runs one kind of job per trial; add stonewall to run it after",
-                    j.name,
-                    first.name,
-                    first.at,
-                    if diff.is_empty() {
-                        "in what it leaves out".into()
-                    } else {
-                        diff.join(", ")
-                    }
+                    "job {} runs at once with job {} ({}) in fio but ramps for another time: \
+                     the job engine ramps the jobs of one group together; give them one \
+                     ramp_time, or add stonewall to run it after",
+                    j.name, first[0].name, first[0].at
                 ),
             ));
         }
     }
-    let numjobs: u64 = group.iter().map(|j| j.numjobs).sum();
+    // A file named in two kinds would be two files here.
+    for (a, ka) in kinds.iter().enumerate() {
+        for j in ka {
+            let Some(name) = j.filename.as_ref().and_then(|o| o.value.as_ref()) else {
+                continue;
+            };
+            let Some(other) = kinds[..a]
+                .iter()
+                .flatten()
+                .find(|o| o.filename.as_ref().and_then(|f| f.value.as_ref()) == Some(name))
+            else {
+                continue;
+            };
+            issues.push(Issue::fatal(
+                j.at.clone(),
+                &format!("filename={name}"),
+                format!(
+                    "job {} and job {} ({}) run at once on one file in fio but differ: the \
+                     job engine gives each kind of job files of its own",
+                    j.name, other.name, other.at
+                ),
+            ));
+        }
+    }
+    if others.is_empty() {
+        return;
+    }
+    let names = |k: &Vec<&Mapped>| {
+        k.iter()
+            .map(|j| j.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let list: Vec<String> = kinds.iter().map(|k| format!("({})", names(k))).collect();
+    notes.push(format!(
+        "{}: jobs that differ run at once in fio: {} kinds {}, in one trial, each kind on \
+         files of its own (with=…); their figures are the group's, as fio's group_reporting",
+        first[0].at,
+        kinds.len(),
+        list.join(" ")
+    ));
+}
+
+/// The job workload's parameters for one kind of a group: jobs alike, each clone of a job
+/// that names no filename on files of its own, jobs that name one filename sharing it.
+/// `whose` says whose jobs they are in notes ("the group's").
+fn kind_items(kind: &[&Mapped], whose: &str, notes: &mut Vec<String>) -> Vec<String> {
+    let first = kind[0];
+    let numjobs: u64 = kind.iter().map(|j| j.numjobs).sum();
     // Jobs that name one filename share its files in fio, each over all of them; each
     // clone of a job that names none works on files of its own.
     // (where the filename is given, the name, its jobs, their names)
     type Set<'a> = (Option<&'a Loc>, Option<&'a String>, u64, Vec<&'a str>);
     let mut sets: Vec<Set> = Vec::new();
-    for j in group {
+    for j in kind {
         let Some(o) = &j.filename else {
             sets.extend((0..j.numjobs).map(|_| (None, None, 1, vec![j.name.as_str()])));
             continue;
@@ -201,11 +287,12 @@ fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
         let (at, name) = (at.expect("named"), name.map_or("", |v| v.as_str()));
         notes.push(match common {
             true => format!(
-                "{at}: filename={name}: the group's {n} jobs share these files, each over \
-                 all of them, as in fio (common_files=true)"
+                "{at}: filename={name}: {whose} {n} jobs ({}) share these files, each over \
+                 all of them, as in fio (common_files=true)",
+                jobs.join(", "),
             ),
             false => format!(
-                "{at}: filename={name}: {n} of the group's {numjobs} jobs ({}) share these \
+                "{at}: filename={name}: {n} of {whose} {numjobs} jobs ({}) share these \
                  files, each over all of them, as in fio (file_sets={})",
                 jobs.join(", "),
                 sizes
@@ -216,19 +303,11 @@ fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
             ),
         });
     }
-    // The group's job names, as reports call it, where the job engine takes them.
-    let name = group
+    let mut items: Vec<String> = first
+        .params
         .iter()
-        .map(|j| j.name.as_str())
-        .collect::<Vec<_>>()
-        .join("+");
-    let named = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c));
-    let mut items: Vec<String> = named.then(|| format!("name={name}")).into_iter().collect();
-    items.extend(first.params.iter().map(|(k, v)| format!("{k}={v}")));
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     if numjobs != 1 {
         items.push(format!("numjobs={numjobs}"));
     }
@@ -239,9 +318,5 @@ fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
         let list: Vec<String> = sizes.iter().map(u64::to_string).collect();
         items.push(format!("file_sets={}", list.join(",")));
     }
-    Entry {
-        spec: format!("job:{}", items.join(",")),
-        jobs: group.iter().map(|j| j.name.clone()).collect(),
-        at: first.at.clone(),
-    }
+    items
 }

@@ -194,13 +194,40 @@ fn stonewalls_make_groups_run_in_order() {
 }
 
 #[test]
-fn unlike_jobs_at_once_are_refused_even_when_lenient() {
-    let text = "[global]\nsize=1m\n[a]\nrw=read\n[b]\nrw=write\n";
-    let e = issues(text, true);
+fn unlike_jobs_at_once_run_as_kinds_of_one_trial() {
+    // Alike jobs are one kind, in order of first appearance; the others go in `with`.
+    let text = "[global]\nsize=1m\n[a]\nrw=randread\n[b]\nrw=write\nnumjobs=2\n[c]\nrw=randread\n";
+    let plan = ok(text);
+    assert_eq!(
+        specs(text),
+        [
+            "job:name=a+b+c,rw=randread,bs=4KiB,size=1MiB,engine=psync,randommap=true,numjobs=2,\
+          with='rw=write,bs=4KiB,size=1MiB,engine=psync,fallocate=native,numjobs=2'"
+        ]
+    );
+    assert!(
+        plan.notes.iter().any(|n| n.contains("2 kinds (a, c) (b)")),
+        "{:?}",
+        plan.notes
+    );
+    // What fsarena cannot do at once is refused, even when lenient: a file two kinds
+    // share, kinds that ramp for different times.
+    let shared = "[global]\nsize=1m\nfilename=f\n[a]\nrw=read\n[b]\nrw=write\n";
+    let e = issues(shared, true);
     assert_eq!(e.len(), 1, "{e:#?}");
-    assert!(e[0].fatal);
-    assert_eq!(e[0].at.line, 5);
-    assert!(e[0].why.contains("stonewall"), "{}", e[0].why);
+    assert!(
+        e[0].fatal && e[0].option == "filename=f" && e[0].at.line == 6,
+        "{e:#?}"
+    );
+    let ramps = "[global]\nsize=1m\n[a]\nrw=read\nramp_time=1\n[b]\nrw=write\n";
+    let e = issues(ramps, true);
+    assert!(
+        e.iter()
+            .any(|i| i.fatal && i.at.line == 6 && i.why.contains("ramp")),
+        "{e:#?}"
+    );
+    // Every spec the mapping makes is one the job workload takes.
+    crate::workload::WorkloadSpec::parse(&specs(text)[0]).unwrap();
 }
 
 #[test]
@@ -804,8 +831,8 @@ fn only_the_sections_named_run() {
         specs(only(&["b"]).unwrap()),
         ["job:name=b,rw=write,bs=4KiB,size=1MiB,engine=psync,fallocate=native"]
     );
-    // Whole, b and c would run at once, unlike: refused; a, then b, run.
-    assert!(only(&[]).is_err());
+    // Whole, b and c run at once, two kinds; a, then b, run.
+    assert_eq!(specs(only(&[]).unwrap()).len(), 2, "a, then b with c");
     assert_eq!(specs(only(&["a", "b"]).unwrap()).len(), 2, "a, then b");
     let e = only(&["b", "nope"]).unwrap_err();
     assert!(

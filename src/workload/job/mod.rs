@@ -29,6 +29,7 @@ mod backend;
 mod engine;
 mod files;
 mod gen;
+mod kinds;
 mod libaio;
 mod phases;
 mod shared;
@@ -113,6 +114,7 @@ const PARAMS: &[ParamSpec] = &[
     param("thinktime_blocks", ParamKind::Count, "1", "requests", "requests between two thinktime pauses, as fio's thinktime_blocks"),
     param("randrepeat", ParamKind::Bool, "true", "", "draw the same random offsets in every repetition, from --seed (fio's randrepeat=1); false: repetition r draws from seed + r − 1, a different sequence each repetition that a run with the same --seed repeats (fio's randrepeat=0)"),
     param("shared_file", ParamKind::Bool, "false", "", "all jobs (and MPI ranks) share one file, job t's segment i at (i × jobs + t) × size/nrfiles (IOR's segmented layout)"),
+    param("with", ParamKind::Text, "", "", "jobs of other kinds that run at once with these, in one phase, as fio's jobs of one group that differ: kinds separated by ';', each this workload's key=value parameters (with='rw=randwrite,numjobs=2;bs=128KiB'); each kind has files of its own, and the figures are the group's"),
 ];
 
 const LAYOUT: PhaseSpec = PhaseSpec {
@@ -266,6 +268,8 @@ pub struct Job {
     io_size: Option<u64>,
     /// `thinktime`, `thinktime_spin`, `thinktime_blocks`.
     think: Option<Think>,
+    /// `with`: the kinds of job that run at once with this one.
+    with: Vec<Job>,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -414,7 +418,7 @@ impl Job {
                 f(file_size)
             )
         } else {
-            return Ok(Self {
+            let mut job = Self {
                 rw,
                 read_pct,
                 bs,
@@ -465,7 +469,10 @@ impl Job {
                     total,
                 }),
                 io_size: p.bytes("io_size").filter(|&b| b > 0),
-            });
+                with: Vec::new(),
+            };
+            job.with = kinds::parse_with(p, &job)?;
+            return Ok(job);
         };
         Err(usage(format!("job: {problem}")))
     }
@@ -499,96 +506,15 @@ impl Workload for Job {
     /// `size` per job (in its own files, or its own segments of the shared file); `size`
     /// per set of jobs that share files.
     fn data_bytes(&self) -> Option<u64> {
-        let owners = (0..self.numjobs).filter(|&j| self.owner(j) == j).count();
-        Some(self.size.saturating_mul(owners as u64))
+        let owned = |k: &Job| {
+            let owners = (0..k.numjobs).filter(|&j| k.owner(j) == j).count();
+            k.size.saturating_mul(owners as u64)
+        };
+        Some(self.kinds().map(owned).fold(0, u64::saturating_add))
     }
 
     fn run(&self, cx: &mut TrialContext) -> Result<()> {
-        let engine = self.resolve_engine(cx)?;
-        let dir = if self.shared {
-            cx.shared_dir()
-        } else {
-            cx.workdir()
-        }
-        .to_path_buf();
-        let seed = repetition_seed(cx.seed(), cx.repetition(), self.randrepeat);
-        if !self.randrepeat {
-            cx.message(format!("randrepeat=false: offsets from seed {seed}"));
-        }
-        let procs = cx.procs();
-        let task = |w: &Worker| Task::of(procs, self.numjobs, w.idx);
-        let uses_files = engine.caps().uses_files;
-        if uses_files {
-            // Opened on demand: one more for the sync of a file that was closed.
-            let files = match self.open_files(engine) {
-                _ if self.shared => 1,
-                n if n < self.nrfiles => n + 1,
-                n => n,
-            };
-            // And an io_uring job's ring.
-            let per_job = files + usize::from(engine == Engine::IoUring);
-            backend::room_for_files(per_job as u64, self.numjobs as u64)?;
-            let spec = match self.fills(engine) {
-                true => &LAYOUT,
-                false => &LAYOUT_EMPTY,
-            };
-            cx.phase(spec, self.numjobs, |w| {
-                self.layout(w, &dir, engine, seed, task(w))
-            })?;
-        }
-        // Each job opens its files when it starts: no descriptor stays open between
-        // phases, so the cold policy can remount the target before the run.
-        let opener = |p: &Path| self.open_one(p);
-        let open = |job: usize| self.open(&dir, job, engine, &opener);
-        let cfg = self.cfg(engine, seed, cx.policy().sync);
-        // Outside the clock, before the job's first run (the ramp's, if any): fio's
-        // startdelay and pre_read.
-        let before = |w: &mut Worker| -> Result<()> {
-            if let Some(d) = self.startdelay {
-                std::thread::sleep(d);
-            }
-            if self.pre_read && uses_files {
-                self.pre_read_files(&dir, w.idx)?;
-            }
-            Ok(())
-        };
-        // Where each job's ramp left off: its run goes on from there, as fio's does.
-        let left: Vec<std::sync::Mutex<engine::Resume>> =
-            (0..self.numjobs).map(|_| Default::default()).collect();
-        let run = |w: &mut Worker| {
-            if self.ramp.is_none() {
-                before(w)?;
-            }
-            let t = task(w);
-            let resume = std::mem::take(&mut *left[w.idx].lock().expect("not poisoned"));
-            self.run_loops(engine, w, &cfg, t, &open, resume)
-        };
-        match self.ramp {
-            // The cache policy applies before the ramp, never between it and the run.
-            Some(ramp) => cx.phase_after_ramp(
-                &self.run_spec(),
-                self.numjobs,
-                |w| {
-                    before(w)?;
-                    let mut mine = open(w.idx)?;
-                    let until = Until::Time(ramp);
-                    let t = task(w);
-                    let mut resume = engine::Resume::default();
-                    self.job(engine, w, &mut mine, &cfg, until, 1, t, &mut resume)?;
-                    *left[w.idx].lock().expect("not poisoned") = resume;
-                    Ok(())
-                },
-                run,
-            )?,
-            None => cx.phase(&self.run_spec(), self.numjobs, run)?,
-        }
-        if self.verify && uses_files {
-            cx.phase(&VERIFY, self.numjobs, |w| {
-                self.verify(w, &dir, seed, task(w))
-            })?;
-        }
-        cx.note_phase("run", "iodepth", cfg.depth as f64);
-        Ok(())
+        kinds::run(self, cx)
     }
 }
 
@@ -596,5 +522,7 @@ impl Workload for Job {
 mod tests;
 #[cfg(test)]
 mod tests_fio_like;
+#[cfg(test)]
+mod tests_kinds;
 #[cfg(test)]
 mod tests_openfiles;

@@ -26,11 +26,12 @@ impl Job {
         }
     }
 
-    /// Writes job `w.idx`'s files; with `shared_file`, makes the shared file (each task
+    /// Writes job `job`'s files; with `shared_file`, makes the shared file (each task
     /// does, idempotently) and writes the task's segments of it.
     pub(super) fn layout(
         &self,
         w: &mut Worker,
+        job: usize,
         dir: &Path,
         engine: Engine,
         seed: u64,
@@ -53,7 +54,6 @@ impl Job {
             }
             return Ok(());
         }
-        let job = w.idx;
         if self.owner(job) != job {
             // Job 0 makes the files every job uses.
             return Ok(());
@@ -112,13 +112,14 @@ impl Job {
         Ok(())
     }
 
-    /// Runs one job (task `task`) on `engine` until `until`; returns the files (or
+    /// Runs job `idx` (task `task`) on `engine` until `until`; returns the files (or
     /// segments) it wrote.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn job(
         &self,
         engine: Engine,
         w: &mut Worker,
+        idx: usize,
         files: &mut JobFiles,
         cfg: &JobCfg,
         until: Until,
@@ -126,7 +127,6 @@ impl Job {
         task: Task,
         resume: &mut engine::Resume,
     ) -> Result<Vec<u32>> {
-        let idx = w.idx;
         if !self.cpus.is_empty() {
             pin(self.cpus[idx % self.cpus.len()])?;
         }
@@ -177,7 +177,7 @@ impl Job {
         }
     }
 
-    /// The run of a job (task `task`), its files opened by `open`: fio's `loops`, each
+    /// The run of job `job` (task `task`), its files opened by `open`: fio's `loops`, each
     /// loop reopening the files (dropping their pages first under `loop_invalidate`),
     /// starting from their beginning with a new random map, ending with the end sync;
     /// its offsets drawn again from the seed, another stream each loop under
@@ -187,6 +187,7 @@ impl Job {
         &self,
         engine: Engine,
         w: &mut Worker,
+        job: usize,
         cfg: &JobCfg,
         task: Task,
         open: &dyn Fn(usize) -> Result<JobFiles<'f>>,
@@ -195,7 +196,7 @@ impl Job {
         let started = std::time::Instant::now();
         let loops = if self.runtime.is_some() { 1 } else { self.loops };
         for lp in 0..loops {
-            let mut mine = open(w.idx)?;
+            let mut mine = open(job)?;
             if lp > 0 && cfg.loop_invalidate {
                 for f in 0..self.nrfiles as u32 {
                     mine.invalidate(f)?;
@@ -207,7 +208,8 @@ impl Job {
             // A ramp's bytes count in a size-based job's size, as in fio.
             let until = until.less(resume.issued);
             let stream = if self.randrepeat { 0 } else { 2 + lp };
-            let written = self.job(engine, w, &mut mine, cfg, until, stream, task, &mut resume)?;
+            let written =
+                self.job(engine, w, job, &mut mine, cfg, until, stream, task, &mut resume)?;
             resume = engine::Resume::default();
             self.end_sync(w, &mut mine, &written, engine)?;
         }
@@ -339,7 +341,14 @@ impl Job {
 
     /// Reads job `job`'s files back; the first file with blocks that differ from the
     /// pattern fails the phase with their count.
-    pub(super) fn verify(&self, w: &mut Worker, dir: &Path, seed: u64, task: Task) -> Result<()> {
+    pub(super) fn verify(
+        &self,
+        w: &mut Worker,
+        job: usize,
+        dir: &Path,
+        seed: u64,
+        task: Task,
+    ) -> Result<()> {
         if self.shared {
             let t = w.start();
             let path = shared::path(dir);
@@ -347,7 +356,6 @@ impl Job {
             w.done_batch(Op::Read, t, blocks, self.size);
             return Ok(());
         }
-        let job = w.idx;
         let mut buf = vec![0u8; verify::VERIFY_BLOCK];
         for file in 0..self.nrfiles {
             let path = Self::path(dir, job, file);

@@ -135,7 +135,7 @@ fn verify_detects_a_corrupted_block() {
             let seed = cx.seed();
             let e = cx
                 .phase(&VERIFY, 1, |w| {
-                    j.verify(w, &dir, seed, Task::of(crate::context::Procs::SOLO, 1, 0))
+                    j.verify(w, 0, &dir, seed, Task::of(crate::context::Procs::SOLO, 1, 0))
                 })
                 .unwrap_err()
                 .to_string();
@@ -416,12 +416,8 @@ fn shared_file_verify_finds_another_tasks_corruption() {
             let seed = cx.seed();
             let e = cx
                 .phase(&VERIFY, 2, |w| {
-                    j.verify(
-                        w,
-                        &dir,
-                        seed,
-                        Task::of(crate::context::Procs::SOLO, 2, w.idx),
-                    )
+                    let task = Task::of(crate::context::Procs::SOLO, 2, w.idx);
+                    j.verify(w, task.index, &dir, seed, task)
                 })
                 .unwrap_err()
                 .to_string();

@@ -156,7 +156,7 @@ fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
             None => kinds.push(vec![j]),
         }
     }
-    unlike(&kinds, issues, notes);
+    let files_of = unlike(&kinds, issues, notes);
     // The group's job names, as reports call it, where the job engine takes them.
     let name = group
         .iter()
@@ -173,11 +173,12 @@ fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
         1 => "the group's",
         _ => "the kind's",
     };
-    items.extend(kind_items(&kinds[0], whose, notes));
+    items.extend(kind_items(&kinds[0], None, whose, notes));
     if kinds.len() > 1 {
         let others: Vec<String> = kinds[1..]
             .iter()
-            .map(|k| kind_items(k, whose, notes).join(","))
+            .zip(&files_of[1..])
+            .map(|(k, of)| kind_items(k, of.as_ref(), whose, notes).join(","))
             .collect();
         items.push(format!("with='{}'", others.join(";")));
     }
@@ -190,9 +191,14 @@ fn entry(group: &[Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) -> 
 
 /// Checks the kinds of one group (jobs that run at once but differ) and notes how they
 /// run: at once, each kind with files of its own, after one ramp.
-fn unlike(kinds: &[Vec<&Mapped>], issues: &mut Vec<Issue>, notes: &mut Vec<String>) {
+/// Each kind's `files_of`, where it has one.
+fn unlike(
+    kinds: &[Vec<&Mapped>],
+    issues: &mut Vec<Issue>,
+    notes: &mut Vec<String>,
+) -> Vec<Option<String>> {
     let Some((first, others)) = kinds.split_first() else {
-        return;
+        return Vec::new();
     };
     let ramp = |j: &Mapped| param(j, "ramp").map(str::to_string);
     for k in others {
@@ -210,32 +216,49 @@ fn unlike(kinds: &[Vec<&Mapped>], issues: &mut Vec<Issue>, notes: &mut Vec<Strin
             ));
         }
     }
-    // A file named in two kinds would be two files here.
-    for (a, ka) in kinds.iter().enumerate() {
-        for j in ka {
-            let Some(name) = j.filename.as_ref().and_then(|o| o.value.as_ref()) else {
+    // A kind whose jobs all name a file an earlier kind names works on that kind's
+    // (files_of); other files named in two kinds would be two files here.
+    let mut files_of = vec![None; kinds.len()];
+    for (b, kb) in kinds.iter().enumerate().skip(1) {
+        let named = |j: &&Mapped| j.filename.as_ref().and_then(|o| o.value.clone());
+        let names: Vec<Option<String>> = kb.iter().map(named).collect();
+        for (j, name) in kb.iter().zip(&names) {
+            let Some(name) = name else { continue };
+            let earlier = kinds[..b].iter().enumerate().find_map(|(a, ka)| {
+                let set = sets(ka)
+                    .iter()
+                    .position(|s| s.name.as_ref() == Some(name))?;
+                let start: u64 = sets(ka)[..set].iter().map(|s| s.jobs).sum();
+                Some((a, start, ka[0]))
+            });
+            let Some((a, start, other)) = earlier else {
                 continue;
             };
-            let Some(other) = kinds[..a]
+            if names.iter().all(|n| n.as_ref() == Some(name)) {
+                files_of[b] = Some(format!("{}:{start}", a + 1));
+                continue;
+            }
+            let apart = kb
                 .iter()
-                .flatten()
-                .find(|o| o.filename.as_ref().and_then(|f| f.value.as_ref()) == Some(name))
-            else {
-                continue;
-            };
+                .zip(&names)
+                .find(|(_, n)| n.as_ref() != Some(name))
+                .map_or("", |(o, _)| o.name.as_str());
+            let at = j.filename.as_ref().map_or(&j.at, |o| &o.at);
             issues.push(Issue::fatal(
-                j.at.clone(),
+                at.clone(),
                 &format!("filename={name}"),
                 format!(
-                    "job {} and job {} ({}) run at once on one file in fio but differ: the \
-                     job engine gives each kind of job files of its own",
+                    "job {} and job {} ({}) differ and run at once on one file in fio, \
+                     while job {apart}, alike to job {0}, works on another file: the job \
+                     engine puts jobs on another kind's file only when all the jobs alike \
+                     name it",
                     j.name, other.name, other.at
                 ),
             ));
         }
     }
     if others.is_empty() {
-        return;
+        return files_of;
     }
     let names = |k: &Vec<&Mapped>| {
         k.iter()
@@ -246,63 +269,67 @@ fn unlike(kinds: &[Vec<&Mapped>], issues: &mut Vec<Issue>, notes: &mut Vec<Strin
     let list: Vec<String> = kinds.iter().map(|k| format!("({})", names(k))).collect();
     notes.push(format!(
         "{}: jobs that differ run at once in fio: {} kinds {}, in one trial, each kind on \
-         files of its own (with=…); their figures are the group's, as fio's group_reporting",
+         files of its own or on an earlier kind's (with=…); their figures are the group's, as fio's group_reporting",
         first[0].at,
         kinds.len(),
         list.join(" ")
     ));
+    files_of
 }
 
-/// The job workload's parameters for one kind of a group: jobs alike, each clone of a job
-/// that names no filename on files of its own, jobs that name one filename sharing it.
-/// `whose` says whose jobs they are in notes ("the group's").
-fn kind_items(kind: &[&Mapped], whose: &str, notes: &mut Vec<String>) -> Vec<String> {
-    let first = kind[0];
-    let numjobs: u64 = kind.iter().map(|j| j.numjobs).sum();
-    // Jobs that name one filename share its files in fio, each over all of them; each
-    // clone of a job that names none works on files of its own.
-    // (where the filename is given, the name, its jobs, their names)
-    type Set<'a> = (Option<&'a Loc>, Option<&'a String>, u64, Vec<&'a str>);
+/// A set of jobs of one kind that work on one set of files: the jobs that name one
+/// filename, or one clone of a job that names none.
+struct Set<'a> {
+    at: Option<&'a Loc>,
+    name: Option<String>,
+    jobs: u64,
+    names: Vec<&'a str>,
+}
+
+/// The sets of a kind's jobs, in order of their first job (the job engine's `file_sets`).
+fn sets<'a>(kind: &[&'a Mapped]) -> Vec<Set<'a>> {
     let mut sets: Vec<Set> = Vec::new();
     for j in kind {
         let Some(o) = &j.filename else {
-            sets.extend((0..j.numjobs).map(|_| (None, None, 1, vec![j.name.as_str()])));
+            sets.extend((0..j.numjobs).map(|_| Set {
+                at: None,
+                name: None,
+                jobs: 1,
+                names: vec![j.name.as_str()],
+            }));
             continue;
         };
         match sets
             .iter_mut()
-            .find(|s| s.1.is_some() && s.1 == o.value.as_ref())
+            .find(|s| s.name.is_some() && s.name == o.value)
         {
             Some(s) => {
-                s.2 += j.numjobs;
-                s.3.push(&j.name);
+                s.jobs += j.numjobs;
+                s.names.push(&j.name);
             }
-            None => sets.push((Some(&o.at), o.value.as_ref(), j.numjobs, vec![&j.name])),
+            None => sets.push(Set {
+                at: Some(&o.at),
+                name: o.value.clone(),
+                jobs: j.numjobs,
+                names: vec![&j.name],
+            }),
         }
     }
-    let sizes: Vec<u64> = sets.iter().map(|s| s.2).collect();
-    let common = sizes.len() == 1 && sizes[0] > 1;
-    let file_sets = !common && sizes.iter().any(|&n| n > 1);
-    for (at, name, n, jobs) in sets.iter().filter(|s| s.2 > 1) {
-        let (at, name) = (at.expect("named"), name.map_or("", |v| v.as_str()));
-        notes.push(match common {
-            true => format!(
-                "{at}: filename={name}: {whose} {n} jobs ({}) share these files, each over \
-                 all of them, as in fio (common_files=true)",
-                jobs.join(", "),
-            ),
-            false => format!(
-                "{at}: filename={name}: {n} of {whose} {numjobs} jobs ({}) share these \
-                 files, each over all of them, as in fio (file_sets={})",
-                jobs.join(", "),
-                sizes
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ),
-        });
-    }
+    sets
+}
+
+/// The job workload's parameters for one kind of a group: jobs alike, each clone of a job
+/// that names no filename on files of its own, jobs that name one filename sharing it;
+/// all on an earlier kind's files with `files_of`. `whose` says whose jobs they are in
+/// notes ("the group's").
+fn kind_items(
+    kind: &[&Mapped],
+    files_of: Option<&String>,
+    whose: &str,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
+    let first = kind[0];
+    let numjobs: u64 = kind.iter().map(|j| j.numjobs).sum();
     let mut items: Vec<String> = first
         .params
         .iter()
@@ -310,6 +337,39 @@ fn kind_items(kind: &[&Mapped], whose: &str, notes: &mut Vec<String>) -> Vec<Str
         .collect();
     if numjobs != 1 {
         items.push(format!("numjobs={numjobs}"));
+    }
+    if let Some(of) = files_of {
+        items.push(format!("files_of={of}"));
+        return items;
+    }
+    // Jobs that name one filename share its files in fio, each over all of them; each
+    // clone of a job that names none works on files of its own.
+    let sets = sets(kind);
+    let sizes: Vec<u64> = sets.iter().map(|s| s.jobs).collect();
+    let common = sizes.len() == 1 && sizes[0] > 1;
+    let file_sets = !common && sizes.iter().any(|&n| n > 1);
+    for s in sets.iter().filter(|s| s.jobs > 1) {
+        let (at, name, n) = (
+            s.at.expect("named"),
+            s.name.as_deref().unwrap_or(""),
+            s.jobs,
+        );
+        let jobs = s.names.join(", ");
+        notes.push(match common {
+            true => format!(
+                "{at}: filename={name}: {whose} {n} jobs ({jobs}) share these files, each over \
+                 all of them, as in fio (common_files=true)",
+            ),
+            false => format!(
+                "{at}: filename={name}: {n} of {whose} {numjobs} jobs ({jobs}) share these \
+                 files, each over all of them, as in fio (file_sets={})",
+                sizes
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        });
     }
     if common {
         items.push("common_files=true".into());

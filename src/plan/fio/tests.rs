@@ -210,13 +210,15 @@ fn unlike_jobs_at_once_run_as_kinds_of_one_trial() {
         "{:?}",
         plan.notes
     );
-    // What fsarena cannot do at once is refused, even when lenient: a file two kinds
-    // share, kinds that ramp for different times.
-    let shared = "[global]\nsize=1m\nfilename=f\n[a]\nrw=read\n[b]\nrw=write\n";
+    // What fsarena cannot do at once is refused, even when lenient: a kind that works on
+    // an earlier kind's file and on another, kinds that ramp for different times.
+    let shared = "[global]\nsize=1m\n[a]\nrw=read\nfilename=f\n[b]\nrw=write\nfilename=f\n\
+                  [b2]\nrw=write\nfilename=g\n";
     let e = issues(shared, true);
     assert_eq!(e.len(), 1, "{e:#?}");
+    let i = &e[0];
     assert!(
-        e[0].fatal && e[0].option == "filename=f" && e[0].at.line == 6,
+        i.fatal && i.option == "filename=f" && i.at.line == 8,
         "{e:#?}"
     );
     let ramps = "[global]\nsize=1m\n[a]\nrw=read\nramp_time=1\n[b]\nrw=write\n";
@@ -228,6 +230,12 @@ fn unlike_jobs_at_once_run_as_kinds_of_one_trial() {
     );
     // Every spec the mapping makes is one the job workload takes.
     crate::workload::WorkloadSpec::parse(&specs(text)[0]).unwrap();
+    // A kind whose jobs all name a file an earlier kind names works on its files: those
+    // of the earlier kind's set of jobs that name it (here its second set, from job 1).
+    let text = "[global]\nsize=1m\n[a]\n[b]\nfilename=f\nnumjobs=2\n[c]\nrw=write\nfilename=f\n";
+    let spec = &specs(text)[0];
+    assert!(spec.ends_with(",files_of=1:1'"), "{spec}");
+    crate::workload::WorkloadSpec::parse(spec).unwrap();
 }
 
 #[test]

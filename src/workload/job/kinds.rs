@@ -1,7 +1,8 @@
 //! Jobs of several kinds at once in one trial (`with`), as fio runs the jobs of one group
 //! that differ (readers beside writers, 4 KiB beside 128 KiB): each kind keeps its own
 //! parameters, its own files (kind `k` ≥ 1 in the directory `withK` of the work
-//! directory) and its own random offsets (from the seed plus `k × 2³²`); the workers of
+//! directory; `files_of` a job's of an earlier kind, as fio's jobs that name one
+//! `filename`) and its own random offsets (from the seed plus `k × 2³²`); the workers of
 //! every kind run in one phase, so that each kind is measured under the others' load, and
 //! the phase's figures are the group's, as fio's `group_reporting` reports them.
 
@@ -10,10 +11,29 @@ use super::*;
 /// The most kinds in one trial.
 const MAX_KINDS: usize = 64;
 
-/// The kinds `with` names, checked against the first kind `first`.
-pub(super) fn parse_with(p: &Params, first: &Job) -> Result<Vec<Job>> {
+/// `files_of=K:J` as (kind from 0, job).
+pub(super) fn files_of(p: &Params) -> Result<Option<(usize, usize)>> {
+    let Some(text) = p.text("files_of") else {
+        return Ok(None);
+    };
+    let parsed = text
+        .split_once(':')
+        .and_then(|(k, j)| Some((k.trim().parse::<usize>().ok()?, j.trim().parse().ok()?)));
+    match parsed {
+        Some((k, j)) if k >= 1 => Ok(Some((k - 1, j))),
+        _ => Err(usage(format!(
+            "job: files_of: '{text}' is not K:J (a kind from 1 and a job from 0, as 1:0)"
+        ))),
+    }
+}
+
+/// `first` with the kinds `with` names, each checked, on its own and against the others.
+pub(super) fn complete(mut first: Job, p: &Params) -> Result<Job> {
     let Some(text) = p.text("with") else {
-        return Ok(Vec::new());
+        if first.files_of.is_some() {
+            return Err(usage("job: files_of applies to a kind of with"));
+        }
+        return Ok(first);
     };
     let pieces: Vec<&str> = text.split(';').map(str::trim).collect();
     let bad = |k: usize, why: String| usage(format!("job: with: kind {}: {why}", k + 2));
@@ -25,7 +45,10 @@ pub(super) fn parse_with(p: &Params, first: &Job) -> Result<Vec<Job>> {
             "job: with: not with shared_file=true (each kind has files of its own)",
         ));
     }
-    let mut kinds = Vec::new();
+    if first.files_of.is_some() {
+        return Err(usage("job: files_of applies to a kind of with, not the first"));
+    }
+    let mut kinds: Vec<Job> = Vec::new();
     for (k, piece) in pieces.iter().enumerate() {
         let q = Params::parse("job", PARAMS, piece).map_err(|e| bad(k, format!("{e:#}")))?;
         let why = if q.text("with").is_some() {
@@ -34,13 +57,17 @@ pub(super) fn parse_with(p: &Params, first: &Job) -> Result<Vec<Job>> {
             Some("name is given once, to the first kind".to_string())
         } else if q.flag("shared_file") {
             Some("shared_file=true: each kind has files of its own".to_string())
+        } else if q.text("files_of").is_some()
+            && (q.flag("common_files") || !q.counts("file_sets").is_empty())
+        {
+            Some("files_of: not with common_files or file_sets (all its jobs work on those files)".to_string())
         } else {
             None
         };
         if let Some(why) = why {
             return Err(bad(k, why));
         }
-        let job = Job::from_params(&q).map_err(|e| bad(k, format!("{e:#}")))?;
+        let mut job = Job::one(&q).map_err(|e| bad(k, format!("{e:#}")))?;
         if job.ramp != first.ramp {
             return Err(bad(
                 k,
@@ -48,6 +75,15 @@ pub(super) fn parse_with(p: &Params, first: &Job) -> Result<Vec<Job>> {
                  one ramp"
                     .to_string(),
             ));
+        }
+        if let Some((of, j)) = job.files_of {
+            let owner = match of {
+                0 => &mut first,
+                _ if of <= k => &mut kinds[of - 1],
+                _ => return Err(bad(k, format!("files_of={}:{j}: no earlier kind {}", of + 1, of + 1))),
+            };
+            let j = borrow(&mut job, owner, j).map_err(|why| bad(k, format!("files_of={}:{j}: {why}", of + 1)))?;
+            job.files_of = Some((of, j));
         }
         kinds.push(job);
     }
@@ -57,7 +93,35 @@ pub(super) fn parse_with(p: &Params, first: &Job) -> Result<Vec<Job>> {
             "job: with: {jobs} jobs in all, at most {MAX_JOBS}"
         )));
     }
-    Ok(kinds)
+    first.with = kinds;
+    Ok(first)
+}
+
+/// Makes `job`'s jobs work on the files of job `j` of `owner` (those of the first job of
+/// its set), which lays them out filled if `job` reads them; the owner's job.
+fn borrow(job: &mut Job, owner: &mut Job, j: usize) -> Result<usize, String> {
+    if j >= owner.numjobs {
+        return Err(format!("that kind has {} job(s), from 0", owner.numjobs));
+    }
+    if owner.files_of.is_some() {
+        return Err("that kind works on another's files: name that one".into());
+    }
+    if job.verify || owner.verify {
+        return Err("not with verify=true (jobs writing one file overwrite each other's pattern)".into());
+    }
+    if job.nrfiles != owner.nrfiles || job.file_size() > owner.file_size() {
+        return Err(format!(
+            "its {} file(s) of {} do not fit in that job's {} of {}",
+            job.nrfiles,
+            format_size(job.file_size()),
+            owner.nrfiles,
+            format_size(owner.file_size())
+        ));
+    }
+    let j = owner.owner(j);
+    job.owners = vec![j; job.numjobs];
+    owner.fill_for |= job.fills(job.engine);
+    Ok(j)
 }
 
 /// One kind as it runs in a trial.
@@ -122,8 +186,9 @@ pub(super) fn run(job: &Job, cx: &mut TrialContext) -> Result<()> {
         if !j.randrepeat {
             cx.message(format!("randrepeat=false: offsets from seed {seed}"));
         }
-        let dir = match k {
-            0 => base.clone(),
+        let dir = match (k, j.files_of) {
+            (0, _) => base.clone(),
+            (_, Some((of, _))) => kinds[of].dir.clone(),
             _ => {
                 let d = base.join(format!("with{k}"));
                 std::fs::create_dir_all(&d).on("create", &d)?;
@@ -160,7 +225,7 @@ pub(super) fn run(job: &Job, cx: &mut TrialContext) -> Result<()> {
         let spec = if fills { &LAYOUT } else { &LAYOUT_EMPTY };
         cx.phase(spec, workers, |w| {
             let (k, j) = kind_of(&kinds, w.idx);
-            if !k.engine.caps().uses_files {
+            if !k.engine.caps().uses_files || k.job.files_of.is_some() {
                 return Ok(());
             }
             k.job.layout(w, j, &k.dir, k.engine, k.seed, task(k, j))

@@ -114,6 +114,7 @@ const PARAMS: &[ParamSpec] = &[
     param("thinktime_blocks", ParamKind::Count, "1", "requests", "requests between two thinktime pauses, as fio's thinktime_blocks"),
     param("randrepeat", ParamKind::Bool, "true", "", "draw the same random offsets in every repetition, from --seed (fio's randrepeat=1); false: repetition r draws from seed + r − 1, a different sequence each repetition that a run with the same --seed repeats (fio's randrepeat=0)"),
     param("shared_file", ParamKind::Bool, "false", "", "all jobs (and MPI ranks) share one file, job t's segment i at (i × jobs + t) × size/nrfiles (IOR's segmented layout)"),
+    param("files_of", ParamKind::Text, "", "", "in a kind of with: its jobs work on the files of job J of kind K (K:J; the first kind is 1, the first of with 2; jobs from 0), each over all of them, as fio's jobs that differ and name one filename"),
     param("with", ParamKind::Text, "", "", "jobs of other kinds that run at once with these, in one phase, as fio's jobs of one group that differ: kinds separated by ';', each this workload's key=value parameters (with='rw=randwrite,numjobs=2;bs=128KiB'); each kind has files of its own, and the figures are the group's"),
 ];
 
@@ -270,6 +271,11 @@ pub struct Job {
     think: Option<Think>,
     /// `with`: the kinds of job that run at once with this one.
     with: Vec<Job>,
+    /// `files_of`: in a kind of `with`, the kind (0: the first) and job whose files
+    /// this kind's jobs work on.
+    files_of: Option<(usize, usize)>,
+    /// Its files are laid out written in full for another kind that reads them.
+    fill_for: bool,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -291,8 +297,14 @@ fn secs(x: f64) -> Option<Duration> {
 }
 
 impl Job {
-    /// Checks the parameters; a violation is a usage error (exit code 2).
+    /// Checks the parameters, `with`'s kinds included; a violation is a usage error
+    /// (exit code 2).
     pub fn from_params(p: &Params) -> Result<Self> {
+        kinds::complete(Self::one(p)?, p)
+    }
+
+    /// One kind of job: the parameters but `with`.
+    fn one(p: &Params) -> Result<Self> {
         let count = |k| p.count(k).expect("counts have defaults");
         let rw = p.choice("rw").to_string();
         let (rwmixread, numjobs) = (count("rwmixread"), count("numjobs"));
@@ -418,7 +430,7 @@ impl Job {
                 f(file_size)
             )
         } else {
-            let mut job = Self {
+            let job = Self {
                 rw,
                 read_pct,
                 bs,
@@ -470,8 +482,9 @@ impl Job {
                 }),
                 io_size: p.bytes("io_size").filter(|&b| b > 0),
                 with: Vec::new(),
+                files_of: kinds::files_of(p)?,
+                fill_for: false,
             };
-            job.with = kinds::parse_with(p, &job)?;
             return Ok(job);
         };
         Err(usage(format!("job: {problem}")))
@@ -492,7 +505,7 @@ impl Job {
     /// Whether the layout writes the files' data (else it makes them empty): always but
     /// for write-only jobs, which write into new files, as fio's do (unless `overwrite`).
     fn fills(&self, engine: Engine) -> bool {
-        self.read_pct > 0 || self.verify || self.overwrite || engine == Engine::Mmap
+        self.read_pct > 0 || self.verify || self.overwrite || self.fill_for || engine == Engine::Mmap
     }
 
     /// The job whose files job `job` uses: itself, or the first of its set.
@@ -504,10 +517,12 @@ impl Job {
 
 impl Workload for Job {
     /// `size` per job (in its own files, or its own segments of the shared file); `size`
-    /// per set of jobs that share files.
+    /// per set of jobs that share files; of every kind, but those on another's files.
     fn data_bytes(&self) -> Option<u64> {
         let owned = |k: &Job| {
-            let owners = (0..k.numjobs).filter(|&j| k.owner(j) == j).count();
+            let owners = (0..k.numjobs)
+                .filter(|&j| k.owner(j) == j && k.files_of.is_none())
+                .count();
             k.size.saturating_mul(owners as u64)
         };
         Some(self.kinds().map(owned).fold(0, u64::saturating_add))

@@ -62,3 +62,51 @@ fn kinds_are_checked_and_named() {
     assert!(e.contains("1030 jobs"), "{e}");
     job("ramp=1,with='rw=write,ramp=1'");
 }
+
+/// A kind with `files_of` works on an earlier kind's files, laid out once and filled
+/// because it reads them (the owner only writes), and has no files of its own.
+#[test]
+fn a_kind_works_on_an_earlier_kinds_files() {
+    let j = job("rw=write,size=1MiB,with='rw=randread,size=512KiB,numjobs=2,files_of=1:0'");
+    assert_eq!(j.data_bytes(), Some(1 << 20), "one file");
+    let (phases, files) = in_context_at(
+        &std::env::temp_dir(),
+        DataPolicy::Random,
+        SyncPolicy::End,
+        |cx| {
+            j.run(cx).unwrap();
+            let dir = cx.workdir().to_path_buf();
+            let size = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).ok();
+            (cx.phases().to_vec(), [size(dir.join("job0.0")), size(dir.join("with1"))])
+        },
+    );
+    assert_eq!(files, [Some(1 << 20), None]);
+    assert_eq!(phase(&phases, "layout").bytes_written, 1 << 20, "filled for the readers");
+    let run = phase(&phases, "run");
+    assert_eq!((run.bytes_read, run.bytes_written), (1 << 20, 1 << 20));
+}
+
+#[test]
+fn files_of_names_an_earlier_kind_whose_files_fit() {
+    let e = job_err("files_of=1:0");
+    assert!(e.contains("files_of applies to a kind of with"), "{e}");
+    let e = job_err("files_of=1:0,with='rw=write'");
+    assert!(e.contains("not the first"), "{e}");
+    let e = job_err("with='rw=write,files_of=2:0'");
+    assert!(e.contains("no earlier kind 2"), "{e}");
+    let e = job_err("with='rw=write,files_of=1:1'");
+    assert!(e.contains("1 job(s)"), "{e}");
+    let e = job_err("size=1MiB,with='rw=write,size=2MiB,files_of=1:0'");
+    assert!(e.contains("do not fit"), "{e}");
+    let e = job_err("verify=true,with='rw=write,files_of=1:0'");
+    assert!(e.contains("verify"), "{e}");
+    let e = job_err("with='rw=write,files_of=1:0;rw=read,files_of=2:0'");
+    assert!(e.contains("name that one"), "{e}");
+    let e = job_err("with='rw=write,files_of=x'");
+    assert!(e.contains("K:J"), "{e}");
+    let e = job_err("with='rw=write,numjobs=2,common_files=true,files_of=1:0'");
+    assert!(e.contains("common_files"), "{e}");
+    // Job 1 of a kind whose jobs share job 0's files: job 0's.
+    let j = job("numjobs=2,common_files=true,with='rw=write,files_of=1:1'");
+    assert_eq!(j.with[0].files_of, Some((0, 0)));
+}

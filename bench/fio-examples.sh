@@ -58,6 +58,7 @@ for line in open(sys.argv[1]):
     if "a device is not a file" in line: kinds.add("a device as filename")
     elif "run at once on one file" in line: kinds.add("unlike jobs on one file")
     elif "ramps for another time" in line: kinds.add("unlike ramps in one group")
+    elif "until the filesystem is full" in line: kinds.add("fill_device (until the filesystem is full)")
     elif "no trim" in line: kinds.add("trim")
     elif re.search(r"ioengine=\S+: fsarena's job engine has no", line): kinds.add("an engine for other targets")
     elif "offset modifier" in line: kinds.add("rw=...:N offsets")

@@ -227,6 +227,8 @@ pub fn job(
             "buffer_compress_percentage",
             "buffer_compress_chunk",
             "buffer_pattern",
+            "fill_device",
+            "fill_fs",
         ];
         if ACCEPTED.contains(&key.as_str()) || known.contains(&key.as_str()) {
             continue;

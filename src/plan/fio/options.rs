@@ -238,6 +238,18 @@ pub(super) fn files_of(cx: &mut Ctx, get: Get, m: &mut Mapped) -> Option<(u64, u
     let no_pct = "fio's size=N% is a share of an existing file or device; fsarena lays out \
                   new files (give a size)";
     let mut nrfiles = get("nrfiles").and_then(|o| count_of(cx, &o)).unwrap_or(1);
+    // Its size is what the filesystem holds: no size to lay out, another I/O.
+    let fill = ["fill_device", "fill_fs"]
+        .iter()
+        .find_map(|k| get(k).filter(|o| flag_of(cx, o)));
+    if let Some(o) = fill {
+        cx.bad(
+            &o,
+            "fio writes until the filesystem is full (ENOSPC) and takes what it wrote as the \
+             size; fsarena's job engine moves the size it is given",
+        );
+        return None;
+    }
     if let Some(o) = get("filename") {
         let v = o.value.clone().unwrap_or_default();
         let names: Vec<&str> = v.split(':').filter(|s| !s.is_empty()).collect();

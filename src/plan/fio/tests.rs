@@ -786,6 +786,11 @@ fn a_size_share_of_a_file_an_earlier_group_made() {
         ("[j]\nfilename=new\nsize=30%\n", "size=30%"),
         ("[j]\nfilename=new\n", ""),
         ("[j]\nsize=30%\n", "size=30%"),
+        // fio fills the filesystem: no size to lay out.
+        (
+            "[j]\nfilename=new\nrw=write\nfill_device=1\n",
+            "fill_device=1",
+        ),
     ] {
         let e = issues(text, true);
         assert!(

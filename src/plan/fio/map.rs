@@ -280,11 +280,12 @@ pub fn job(
             o.text()
         ));
     }
-    let rw = rw_of(&mut cx, get("rw"));
+    let (rw, seq_add) = rw_of(&mut cx, get("rw"));
     let reads = rw != "write" && rw != "randwrite";
     let writes = rw != "read" && rw != "randread";
     let random = rw.starts_with("rand");
     let mut p: Vec<(&'static str, String)> = vec![("rw", rw.clone())];
+    p.extend(seq_add.map(|a| ("seq_add", a)));
     if let Some(o) = get("rwmixread") {
         if let Some(n) = count_of(&mut cx, &o) {
             let read = if o.key == "rwmixwrite" {

@@ -303,6 +303,14 @@ fn options_that_change_no_io_run_with_a_note() {
     }
 }
 
+/// `rw=read:N` on a sequential job: a hole after each request, or a step back.
+#[test]
+fn offset_modifiers_of_sequential_jobs_map_to_seq_add() {
+    let s = specs("[j]\nsize=128k\nrw=read:-8k\n[k]\nstonewall\nsize=128k\nrw=write:112k\n");
+    assert!(s[0].contains("rw=read,seq_add=-8KiB"), "{s:?}");
+    assert!(s[1].contains("rw=write,seq_add=112KiB"), "{s:?}");
+}
+
 #[test]
 fn fatal_refusals() {
     for (text, line, what) in [
@@ -314,6 +322,7 @@ fn fatal_refusals() {
             3,
             "offset modifier",
         ),
+        ("[j]\nsize=1m\nrw=rw:4k\n", 3, "not on mixed ones"),
         (
             "[j]\nsize=1m\nfilename=/dev/sda\n",
             3,

@@ -31,6 +31,9 @@ use std::time::{Duration, Instant};
 pub struct JobCfg {
     /// Sequential (each file from its start, wrapping) or random offsets.
     pub seq: bool,
+    /// Sequential jobs: bytes to move on after each request beyond its end — a hole, or,
+    /// negative, a step back (fio's `rw=read:N`).
+    pub seq_add: i64,
     /// Percentage of operations that read: 100 read-only, 0 write-only.
     pub read_pct: u64,
     pub bs: BlockSizes,
@@ -265,6 +268,22 @@ impl State<'_> {
 }
 
 /// What an I/O error means, with advice for the usual O_DIRECT refusal.
+/// The next offset of a sequential job whose last request ended at `end`, and whether it
+/// turned round the file: `end` itself, or with `add` (fio's `rw=read:N`) a hole after it
+/// or, negative, a step back; past the file's end a hole wraps to its start and a step
+/// back before its start to `add` before its end, as fio's `get_next_seq_offset` (which
+/// adds nothing after a request at offset 0).
+pub fn seq_next(end: u64, add: i64, size: u64) -> (u64, bool) {
+    if end == 0 || add == 0 {
+        return (end, false);
+    }
+    match end.checked_add_signed(add) {
+        Some(o) if o < size => (o, false),
+        _ if add > 0 => (0, true),
+        _ => (size.saturating_sub(add.unsigned_abs()), true),
+    }
+}
+
 pub fn io_error(cfg: &JobCfg, io: &Io, e: io::Error) -> anyhow::Error {
     let what = if io.write { "write" } else { "read" };
     let advice = if cfg.direct && e.raw_os_error() == Some(libc::EINVAL) {
@@ -431,12 +450,13 @@ pub fn run<B: IoBackend>(
             let mut again = false;
             let offset = if cfg.seq {
                 let c = &mut cursors[file * 2 + write as usize];
-                if *c + len > cfg.file_size {
-                    *c = 0;
+                let (mut o, turned) = seq_next(*c, cfg.seq_add, cfg.file_size);
+                again = turned;
+                if o + len > cfg.file_size {
+                    o = 0;
                     again = true;
                 }
-                let o = *c;
-                *c += len;
+                *c = o + len;
                 o
             } else if maps.is_empty() {
                 cfg.picker.next(&mut rng) * cfg.align

@@ -114,6 +114,7 @@ const PARAMS: &[ParamSpec] = &[
     param("thinktime_blocks", ParamKind::Count, "1", "requests", "requests between two thinktime pauses, as fio's thinktime_blocks"),
     param("randrepeat", ParamKind::Bool, "true", "", "draw the same random offsets in every repetition, from --seed (fio's randrepeat=1); false: repetition r draws from seed + r − 1, a different sequence each repetition that a run with the same --seed repeats (fio's randrepeat=0)"),
     param("shared_file", ParamKind::Bool, "false", "", "all jobs (and MPI ranks) share one file, job t's segment i at (i × jobs + t) × size/nrfiles (IOR's segmented layout)"),
+    param("seq_add", ParamKind::Text, "0", "bytes", "sequential jobs: after each request, move on this much more — a hole, or negative a step back (-8KiB after 4 KiB reads reads backwards), wrapping round the file, as fio's rw=read:N"),
     param("files_of", ParamKind::Text, "", "", "in a kind of with: its jobs work on the files of job J of kind K (K:J; the first kind is 1, the first of with 2; jobs from 0), each over all of them, as fio's jobs that differ and name one filename"),
     param("with", ParamKind::Text, "", "", "jobs of other kinds that run at once with these, in one phase, as fio's jobs of one group that differ: kinds separated by ';', each this workload's key=value parameters (with='rw=randwrite,numjobs=2;bs=128KiB'); each kind has files of its own, and the figures are the group's"),
 ];
@@ -276,6 +277,8 @@ pub struct Job {
     files_of: Option<(usize, usize)>,
     /// Its files are laid out written in full for another kind that reads them.
     fill_for: bool,
+    /// `seq_add`: a sequential job's hole (or step back) after each request.
+    seq_add: i64,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -290,6 +293,26 @@ pub fn repetition_seed(seed: u64, rep: u32, randrepeat: bool) -> u64 {
         true => seed,
         false => seed.wrapping_add(u64::from(rep.max(1)) - 1),
     }
+}
+
+/// `seq_add`: a signed size, refused on a random job.
+fn seq_add(p: &Params) -> Result<i64> {
+    let text = p.text("seq_add").unwrap_or("0").trim();
+    let (neg, abs) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let bytes = crate::size::parse_size(abs)
+        .ok()
+        .and_then(|b| i64::try_from(b).ok())
+        .ok_or_else(|| usage(format!("job: seq_add: '{text}' is not a size (-8KiB, 1MiB)")))?;
+    if bytes != 0 && !matches!(p.choice("rw"), "read" | "write") {
+        return Err(usage("job: seq_add applies to rw=read and rw=write"));
+    }
+    if bytes != 0 && !BlockSizes::new(p.size_mix("bs")).is_fixed() {
+        return Err(usage("job: seq_add needs one block size"));
+    }
+    Ok(if neg { -bytes } else { bytes })
 }
 
 fn secs(x: f64) -> Option<Duration> {
@@ -483,6 +506,7 @@ impl Job {
                 io_size: p.bytes("io_size").filter(|&b| b > 0),
                 with: Vec::new(),
                 files_of: kinds::files_of(p)?,
+                seq_add: seq_add(p)?,
                 fill_for: false,
             };
             return Ok(job);

@@ -232,6 +232,7 @@ impl Job {
         let blocks = (self.file_size() - top) / self.align + 1;
         JobCfg {
             seq: self.seq(),
+            seq_add: self.seq_add,
             read_pct: self.read_pct,
             bs: self.bs.clone(),
             file_size: self.file_size(),
@@ -260,13 +261,20 @@ impl Job {
     }
 
     /// When one loop of the run ends, `spent` into the run: after `io_size` (else
-    /// `size`) bytes, or when the run's time-based `runtime` or size-based `timeout` is
+    /// `size`) bytes — with `seq_add` holes and no more than `size`, no more than one pass
+    /// over the files, as fio's — or when the run's time-based `runtime` or size-based `timeout` is
     /// up; `None` when it is up already.
     pub(super) fn until_loop(&self, spent: Duration) -> Option<Until> {
         if let Some(d) = self.runtime {
             return d.checked_sub(spent).map(Until::Time);
         }
-        let bytes = self.io_size.unwrap_or(self.size);
+        let mut bytes = self.io_size.unwrap_or(self.size);
+        if self.seq_add > 0 && bytes <= self.size {
+            // With holes, fio's pass over a file ends at its end: fewer bytes than its size.
+            let (bs, step) = (self.bs.min(), self.bs.min() + self.seq_add as u64);
+            let per_file = (self.file_size().saturating_sub(bs) / step + 1) * bs;
+            bytes = bytes.min(per_file * self.nrfiles as u64);
+        }
         match self.timeout {
             Some(t) => t.checked_sub(spent).map(|left| Until::BytesOrTime(bytes, left)),
             None => Some(Until::Bytes(bytes)),

@@ -317,3 +317,27 @@ fn the_run_goes_on_from_the_ramp() {
     assert_eq!(len, 2 << 20, "the file written to its end");
     assert!(run > 0 && run < 2 << 20, "the run moved {run} B of 2 MiB");
 }
+
+/// `seq_add` moves as fio's `rw=read:N` (offsets from fio 3.33's `write_iolog` of the same
+/// jobs): a step back reads backwards, wrapping to `N` before the end; a hole ends a
+/// size-based pass at the file's end (fewer bytes than its size), and `io_size` above the
+/// size goes round again from the start.
+#[test]
+fn seq_add_holes_and_steps_back_as_fio() {
+    let k = |v: &[u64]| v.iter().map(|x| x << 10).collect::<Vec<u64>>();
+    let offsets = |spec: &str| -> Vec<u64> {
+        let until = job(spec).until_loop(Duration::ZERO).unwrap();
+        requests(spec, until).iter().map(|io| io.offset).collect()
+    };
+    let mut back = vec![0];
+    back.extend((1..=14).rev().map(|i| i * 4));
+    back.push(0);
+    assert_eq!(offsets("rw=read,size=64KiB,seq_add=-8KiB"), k(&back));
+    let pass = [0, 12, 24, 36, 48, 60];
+    assert_eq!(offsets("rw=write,size=64KiB,seq_add=8KiB"), k(&pass));
+    let round: Vec<u64> = pass.iter().cycle().take(32).copied().collect();
+    assert_eq!(offsets("rw=read,size=64KiB,io_size=128KiB,seq_add=8KiB"), k(&round));
+    assert!(job_err("rw=randread,seq_add=4KiB").contains("rw=read and rw=write"));
+    assert!(job_err("bs=4KiB-8KiB,seq_add=4KiB").contains("one block size"));
+    assert!(job_err("seq_add=lots").contains("not a size"));
+}

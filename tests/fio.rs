@@ -586,3 +586,38 @@ fn a_random_map_with_several_sizes_writes_each_block_once_as_fio() {
     let short = covers_once(ours, 2 << 20, &sizes, "fsarena");
     assert!(short > 0, "fsarena shortened no request");
 }
+
+/// Jobs of one group that differ run at once, in one trial: two readers, a writer on
+/// their file (it names theirs) and one of another block size on its own; the run phase
+/// holds every job's bytes, and nothing is left behind.
+#[test]
+fn jobs_that_differ_run_at_once_in_one_trial() {
+    let image = common::image_dir();
+    let text = "[global]\nioengine=psync\nsize=1m\n\
+                [readers]\nrw=read\nfilename=shared\nnumjobs=2\n\
+                [writer]\nrw=write\nfilename=shared\nbs=8k\n\
+                [big]\nrw=write\nbs=64k\n";
+    let file = write_jobs(image.path(), text);
+    let out = run(&file, &[], image.path());
+    assert_eq!(out.code, Some(0), "{}\n{}", out.stderr, out.stdout);
+    let v = out.json.expect("json");
+    let trials = v["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 1, "one group, one trial");
+    let t = &trials[0];
+    assert_eq!(t["status"], "ok", "{t}");
+    assert_eq!(
+        w_params(t, "with"),
+        "rw=write,bs=8KiB,size=1MiB,engine=psync,fallocate=native,files_of=1:0;\
+         rw=write,bs=64KiB,size=1MiB,engine=psync,fallocate=native"
+    );
+    let run = phase(t, "run");
+    assert_eq!(run["workers"], 4);
+    assert_eq!(
+        run["bytes_read"],
+        2 << 20,
+        "two readers over the 1 MiB file"
+    );
+    assert_eq!(run["bytes_written"], 2 << 20, "the writer and the other");
+    assert_eq!(run["ops"], 2 * 256 + 128 + 16);
+    common::assert_clean(image.path());
+}

@@ -183,6 +183,7 @@ impl Job {
     /// its offsets drawn again from the seed, another stream each loop under
     /// `randrepeat=false`. A time-based job runs once. The first loop goes on from
     /// `resume` (where a ramp left off).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn run_loops<'f>(
         &self,
         engine: Engine,

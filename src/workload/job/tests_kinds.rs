@@ -4,7 +4,24 @@
 use super::tests::{job, job_err, phase};
 use super::*;
 use crate::policy::DataPolicy;
+use crate::result::PhaseResult;
 use crate::workload::testutil::in_context_at;
+
+/// Runs `j` in a fresh directory: its phases, and the sizes of `paths` in its work
+/// directory afterwards (`None`: absent).
+fn run(j: &Job, paths: &[&str]) -> (Vec<PhaseResult>, Vec<Option<u64>>) {
+    in_context_at(
+        &std::env::temp_dir(),
+        DataPolicy::Random,
+        SyncPolicy::End,
+        |cx| {
+            j.run(cx).unwrap();
+            let dir = cx.workdir();
+            let size = |p: &&str| std::fs::metadata(dir.join(p)).map(|m| m.len()).ok();
+            (cx.phases().to_vec(), paths.iter().map(size).collect())
+        },
+    )
+}
 
 /// A reader beside two verified writers of another block size: one layout, one run and
 /// one verify phase hold both kinds' bytes; each kind's files are its own (kind 2 in
@@ -13,23 +30,7 @@ use crate::workload::testutil::in_context_at;
 fn kinds_run_in_one_phase_on_files_of_their_own() {
     let j = job("rw=read,size=1MiB,with='rw=write,bs=64KiB,size=2MiB,numjobs=2,verify=true'");
     assert_eq!(j.data_bytes(), Some(5 << 20), "1 MiB + 2 × 2 MiB");
-    let (phases, files) = in_context_at(
-        &std::env::temp_dir(),
-        DataPolicy::Random,
-        SyncPolicy::End,
-        |cx| {
-            j.run(cx).unwrap();
-            let dir = cx.workdir().to_path_buf();
-            let size = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).ok();
-            let files = [
-                size(dir.join("job0.0")),
-                size(dir.join("job1.0")),
-                size(dir.join("with1").join("job0.0")),
-                size(dir.join("with1").join("job1.0")),
-            ];
-            (cx.phases().to_vec(), files)
-        },
-    );
+    let (phases, files) = run(&j, &["job0.0", "job1.0", "with1/job0.0", "with1/job1.0"]);
     assert_eq!(files, [Some(1 << 20), None, Some(2 << 20), Some(2 << 20)]);
     let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["layout", "run", "verify"]);
@@ -69,17 +70,7 @@ fn kinds_are_checked_and_named() {
 fn a_kind_works_on_an_earlier_kinds_files() {
     let j = job("rw=write,size=1MiB,with='rw=randread,size=512KiB,numjobs=2,files_of=1:0'");
     assert_eq!(j.data_bytes(), Some(1 << 20), "one file");
-    let (phases, files) = in_context_at(
-        &std::env::temp_dir(),
-        DataPolicy::Random,
-        SyncPolicy::End,
-        |cx| {
-            j.run(cx).unwrap();
-            let dir = cx.workdir().to_path_buf();
-            let size = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).ok();
-            (cx.phases().to_vec(), [size(dir.join("job0.0")), size(dir.join("with1"))])
-        },
-    );
+    let (phases, files) = run(&j, &["job0.0", "with1"]);
     assert_eq!(files, [Some(1 << 20), None]);
     assert_eq!(phase(&phases, "layout").bytes_written, 1 << 20, "filled for the readers");
     let run = phase(&phases, "run");

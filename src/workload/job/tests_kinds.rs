@@ -2,6 +2,12 @@
 //! kind on files of its own, and the refusals.
 
 use super::tests::{job, job_err, phase};
+
+/// `spec` is refused with a message that says each of `what`.
+fn refused(spec: &str, what: &[&str]) {
+    let e = job_err(spec);
+    assert!(what.iter().all(|w| e.contains(w)), "{spec}: {e}");
+}
 use super::*;
 use crate::policy::DataPolicy;
 use crate::result::PhaseResult;
@@ -47,20 +53,13 @@ fn kinds_run_in_one_phase_on_files_of_their_own() {
 /// refused, naming the kind.
 #[test]
 fn kinds_are_checked_and_named() {
-    let e = job_err("with='rw=write;rw=nope'");
-    assert!(e.contains("with: kind 3") && e.contains("nope"), "{e}");
-    let e = job_err("with='with=rw=read'");
-    assert!(e.contains("kind 2") && e.contains("once"), "{e}");
-    let e = job_err("with='name=w'");
-    assert!(e.contains("name is given once"), "{e}");
-    let e = job_err("shared_file=true,with='rw=write'");
-    assert!(e.contains("shared_file"), "{e}");
-    let e = job_err("with='rw=write,shared_file=true'");
-    assert!(e.contains("shared_file"), "{e}");
-    let e = job_err("ramp=1,with='rw=write'");
-    assert!(e.contains("ramp"), "{e}");
-    let e = job_err("numjobs=1000,with='numjobs=30'");
-    assert!(e.contains("1030 jobs"), "{e}");
+    refused("with='rw=write;rw=nope'", &["with: kind 3", "nope"]);
+    refused("with='with=rw=read'", &["kind 2", "once"]);
+    refused("with='name=w'", &["name is given once"]);
+    refused("shared_file=true,with='rw=write'", &["shared_file"]);
+    refused("with='rw=write,shared_file=true'", &["shared_file"]);
+    refused("ramp=1,with='rw=write'", &["ramp"]);
+    refused("numjobs=1000,with='numjobs=30'", &["1030 jobs"]);
     job("ramp=1,with='rw=write,ramp=1'");
 }
 
@@ -79,24 +78,15 @@ fn a_kind_works_on_an_earlier_kinds_files() {
 
 #[test]
 fn files_of_names_an_earlier_kind_whose_files_fit() {
-    let e = job_err("files_of=1:0");
-    assert!(e.contains("files_of applies to a kind of with"), "{e}");
-    let e = job_err("files_of=1:0,with='rw=write'");
-    assert!(e.contains("not the first"), "{e}");
-    let e = job_err("with='rw=write,files_of=2:0'");
-    assert!(e.contains("no earlier kind 2"), "{e}");
-    let e = job_err("with='rw=write,files_of=1:1'");
-    assert!(e.contains("1 job(s)"), "{e}");
-    let e = job_err("size=1MiB,with='rw=write,size=2MiB,files_of=1:0'");
-    assert!(e.contains("do not fit"), "{e}");
-    let e = job_err("verify=true,with='rw=write,files_of=1:0'");
-    assert!(e.contains("verify"), "{e}");
-    let e = job_err("with='rw=write,files_of=1:0;rw=read,files_of=2:0'");
-    assert!(e.contains("name that one"), "{e}");
-    let e = job_err("with='rw=write,files_of=x'");
-    assert!(e.contains("K:J"), "{e}");
-    let e = job_err("with='rw=write,numjobs=2,common_files=true,files_of=1:0'");
-    assert!(e.contains("common_files"), "{e}");
+    refused("files_of=1:0", &["files_of applies to a kind of with"]);
+    refused("files_of=1:0,with='rw=write'", &["not the first"]);
+    refused("with='rw=write,files_of=2:0'", &["no earlier kind 2"]);
+    refused("with='rw=write,files_of=1:1'", &["1 job(s)"]);
+    refused("size=1MiB,with='rw=write,size=2MiB,files_of=1:0'", &["do not fit"]);
+    refused("verify=true,with='rw=write,files_of=1:0'", &["verify"]);
+    refused("with='rw=write,files_of=1:0;rw=read,files_of=2:0'", &["name that one"]);
+    refused("with='rw=write,files_of=x'", &["K:J"]);
+    refused("with='rw=write,numjobs=2,common_files=true,files_of=1:0'", &["common_files"]);
     // Job 1 of a kind whose jobs share job 0's files: job 0's.
     let j = job("numjobs=2,common_files=true,with='rw=write,files_of=1:1'");
     assert_eq!(j.with[0].files_of, Some((0, 0)));

@@ -4,6 +4,7 @@
   python3 bench/fio-corpus.py fetch OUT   # the whole corpus into OUT (needs the network)
   python3 bench/fio-corpus.py count [DIR] [--record]  # unchanged, with --fio-lenient, refused
   python3 bench/fio-corpus.py compare OUT [N]  # five of them beside fio 3.x (root)
+  python3 bench/fio-corpus.py reasons ERR  # the reasons of one `plan check` refusal
 
 SOURCES.tsv names each file: where it comes from (repository, path, commit, licence),
 whether it is kept here (`here`: a licence that lets us) or fetched from its commit
@@ -77,6 +78,7 @@ def reasons(err):
         elif "until the filesystem is full" in line: kinds.add("fill_device (until the filesystem is full)")
         elif "no trim" in line: kinds.add("trim")
         elif re.search(r"ioengine=\S*: fsarena's job engine has no", line): kinds.add("an engine for other targets")
+        elif "offset modifier" in line: kinds.add("rw=...:N offsets")
         elif "share of an existing file" in line or "no size=" in line: kinds.add("no size of its own (size=N%, none)")
         elif "is not a number" in line or "is not 0 or 1" in line or "is not a whole number" in line: kinds.add("a ${VAR} its harness fills")
         else: kinds.add("other: " + re.sub(r"^\s*\S+: ", "", line.strip())[:70])
@@ -163,6 +165,9 @@ if __name__ == "__main__":
         env = dict(os.environ, FIO_CASES="\n".join(COMPARE))
         sys.exit(subprocess.call(["bash", os.path.join(HERE, "fio-examples.sh"), "compare",
                                   CORPUS, sys.argv[2]] + sys.argv[3:], env=env))
+    elif mode == "reasons" and len(sys.argv) == 3:
+        # A refusal's reasons, one a line (bench/fio-examples.sh's tally too).
+        print("\n".join(reasons(open(sys.argv[2]).read())))
     elif mode == "count":
         args = [a for a in sys.argv[2:] if a != "--record"]
         count(args[0] if args else CORPUS, "--record" in sys.argv)

@@ -24,6 +24,7 @@
 set -euo pipefail
 mode=${1:?count or compare}; ex=${2:?fio examples directory}
 bin=${FSARENA:-$PWD/target/release/fsarena}
+here=$(cd "$(dirname "$0")" && pwd)
 ex=$(cd "$ex" && pwd)
 
 count() {
@@ -51,21 +52,7 @@ count() {
     # The refusals --fio-lenient keeps: what fsarena cannot run at all.
     grep '^  ' "$w/err" | grep -v -- '(--fio-lenient:' >"$w/fatal" || true
     echo "refused $n: $(cut -c1-200 "$w/fatal" | sed 's/^ *[^ ]*: //' | tr '\n' '|')"
-    python3 - "$w/fatal" >>"$w/reasons" <<'PY'
-import re, sys
-kinds = set()
-for line in open(sys.argv[1]):
-    if "a device is not a file" in line: kinds.add("a device as filename")
-    elif "run at once on one file" in line: kinds.add("unlike jobs on one file")
-    elif "ramps for another time" in line: kinds.add("unlike ramps in one group")
-    elif "until the filesystem is full" in line: kinds.add("fill_device (until the filesystem is full)")
-    elif "no trim" in line: kinds.add("trim")
-    elif re.search(r"ioengine=\S+: fsarena's job engine has no", line): kinds.add("an engine for other targets")
-    elif "offset modifier" in line: kinds.add("rw=...:N offsets")
-    elif "share of an existing file" in line or "no size=" in line: kinds.add("no size of its own (size=N%, none)")
-    else: kinds.add("other: " + re.sub(r"^\s*\S+: ", "", line.strip())[:70])
-for k in sorted(kinds): print(k)
-PY
+    python3 "$here/fio-corpus.py" reasons "$w/err" >>"$w/reasons"
   done >"$w/list"
   cat "$w/list"
   echo

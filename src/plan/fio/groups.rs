@@ -65,6 +65,48 @@ pub(super) fn groups(
     groups.iter().map(|g| entry(g, issues, notes)).collect()
 }
 
+/// fio's `wait_for=X`: the job starts when every job named X is done. That is a
+/// `stonewall` before it when the jobs before it in its group are all X's and every job
+/// after it in the group waits too (else they would start with X's): so it runs, with a
+/// note; otherwise it is refused (`--fio-lenient` runs the job at once with the others).
+pub(super) fn wait_for(jobs: &mut [Mapped], issues: &mut Vec<Issue>, notes: &mut Vec<String>) {
+    for i in 0..jobs.len() {
+        let Some(o) = jobs[i].wait_for.clone() else {
+            continue;
+        };
+        let x = o.value.clone().unwrap_or_default();
+        let start = (0..i).rev().find(|&k| jobs[k].stonewall).unwrap_or(0);
+        let before = &jobs[start..i];
+        let end = (i + 1..jobs.len())
+            .find(|&k| jobs[k].stonewall)
+            .unwrap_or(jobs.len());
+        let after_wait = jobs[i + 1..end].iter().all(|j| j.wait_for.is_some());
+        if jobs[i].stonewall
+            || (!before.is_empty() && before.iter().all(|j| j.name == x) && after_wait)
+        {
+            jobs[i].stonewall = true;
+            notes.push(format!(
+                "{}: {}: job {} starts when job {x} is done, as in fio: fsarena runs it after \
+                 the jobs before it (stonewall), which are job {x}'s",
+                o.at,
+                o.text(),
+                jobs[i].name
+            ));
+            continue;
+        }
+        issues.push(Issue::approx(
+            o.at.clone(),
+            &o.text(),
+            format!(
+                "fio starts job {} when job {x} is done, while other jobs of its group run on: \
+                 fsarena runs a job after others only after its whole group (stonewall)",
+                jobs[i].name
+            ),
+            "runs it at once with them",
+        ));
+    }
+}
+
 /// The value of the job parameter `key` of `j`.
 fn param<'a>(j: &'a Mapped, key: &str) -> Option<&'a str> {
     j.params

@@ -19,6 +19,8 @@ pub struct Mapped {
     pub numjobs: u64,
     pub stonewall: bool,
     pub new_group: Option<Loc>,
+    /// `wait_for`: the job it starts after; resolved in [`super::groups::wait_for`].
+    pub wait_for: Option<Opt>,
     /// `filename`, when given: jobs that share it share a file in fio.
     pub filename: Option<Opt>,
     /// fio's `invalidate` (default 1) and where it was set.
@@ -165,6 +167,7 @@ pub fn job(
         numjobs: 1,
         stonewall: false,
         new_group: None,
+        wait_for: None,
         moves: None,
         filename: None,
         invalidate: (true, None),
@@ -211,6 +214,7 @@ pub fn job(
             "startdelay",
             "numjobs",
             "stonewall",
+            "wait_for",
             "new_group",
             "kb_base",
             "loops",
@@ -257,6 +261,7 @@ pub fn job(
         m.name = o.value.clone().unwrap_or_default();
     }
     m.stonewall = get("stonewall").is_some_and(|o| flag_of(&mut cx, &o));
+    m.wait_for = get("wait_for").filter(|o| o.value.as_deref().is_some_and(|v| !v.is_empty()));
     if let Some(o) = get("new_group") {
         if flag_of(&mut cx, &o) {
             m.new_group = Some(o.at.clone());

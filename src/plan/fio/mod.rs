@@ -326,6 +326,7 @@ pub fn parse_only(
     })
     .is_none_or(|v| v == 1);
     let seed = one_setting(&jobs, &mut issues, "randseed", |j| j.seed.clone());
+    groups::wait_for(&mut jobs, &mut issues, &mut notes);
     let entries = groups::groups(&jobs, &mut issues, &mut notes);
     if !issues.iter().any(|i| i.fatal) {
         for e in &entries {

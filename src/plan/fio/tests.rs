@@ -303,6 +303,33 @@ fn options_that_change_no_io_run_with_a_note() {
     }
 }
 
+/// `wait_for=X` runs as a stonewall where the jobs before it in its group are X's and
+/// those after it wait too, as fio's `examples/waitfor.fio`; else it is refused.
+#[test]
+fn wait_for_after_a_whole_group_is_a_stonewall() {
+    let text = "[global]\nsize=1m\n[w]\nrw=write\nnumjobs=2\n[r]\nwait_for=w\nrw=read\n\
+                [w2]\nwait_for=r\nrw=randwrite\n";
+    let plan = ok(text);
+    assert_eq!(plan.entries.len(), 3, "{:#?}", plan.entries);
+    assert!(
+        plan.notes.iter().any(|n| n.contains("wait_for=w")),
+        "{:?}",
+        plan.notes
+    );
+    // x runs at once with w, so r's wait is not after a whole group; nor is it when a
+    // later job of the group does not wait (it would start with w).
+    for text in [
+        "[global]\nsize=1m\n[w]\nrw=write\n[x]\nrw=read\n[r]\nwait_for=w\nrw=read\n",
+        "[global]\nsize=1m\n[w]\nrw=write\n[r]\nwait_for=w\nrw=read\n[x]\nrw=read\n",
+    ] {
+        let e = issues(text, false);
+        assert!(
+            e.iter().any(|i| !i.fatal && i.option == "wait_for=w"),
+            "{text}: {e:#?}"
+        );
+    }
+}
+
 /// `rw=read:N` on a sequential job: a hole after each request, or a step back.
 #[test]
 fn offset_modifiers_of_sequential_jobs_map_to_seq_add() {

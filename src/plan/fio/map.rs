@@ -6,6 +6,7 @@
 use super::ini::Opt;
 use super::options::*;
 use super::pace::{loops_of, think_of};
+use super::rw::rw_of;
 use super::{Issue, Loc};
 use std::collections::BTreeMap;
 

@@ -15,6 +15,7 @@ mod keywords;
 mod map;
 mod options;
 mod pace;
+mod rw;
 pub mod units;
 
 use crate::error::usage;

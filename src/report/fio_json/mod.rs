@@ -111,10 +111,22 @@ pub fn document(run: &RunResult) -> Result<Value> {
 
 /// One fio job: trial `t`'s run phase `p`, in reporting group `group`.
 fn job(group: usize, t: &Trial, p: &PhaseResult) -> Value {
+    // Every kind's engine (`with`'s kinds name theirs, or take psync): the histogram is a
+    // completion latency only when all of them are synchronous.
+    let with = t.params.get("with").map_or("", String::as_str);
+    let kinds = with.split(';').filter(|k| !k.trim().is_empty()).map(|k| {
+        k.split(',')
+            .find_map(|item| item.trim().strip_prefix("engine="))
+            .unwrap_or("psync")
+    });
     let sync = t
         .params
         .get("engine")
-        .is_some_and(|e| SYNC_ENGINES.contains(&e.as_str()));
+        .map(String::as_str)
+        .into_iter()
+        .chain(kinds)
+        .all(|e| SYNC_ENGINES.contains(&e))
+        && t.params.contains_key("engine");
     let mut j = Map::new();
     j.insert(
         "jobname".into(),

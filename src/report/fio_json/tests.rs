@@ -107,6 +107,14 @@ fn one_job_per_finished_trial_from_its_run_phase() {
     assert_eq!(uring["lat_ns"]["N"], 3);
     let aio = &jobs[2]["read"];
     assert!(aio.get("clat_ns").is_none(), "libaio: only lat is timed");
+    // Kinds of one trial (`with`) whose engines differ: lat only, the histogram mixes
+    // them; all synchronous: clat too.
+    for (with, clat) in [("rw=write,engine=libaio,iodepth=8", false), ("rw=write", true)] {
+        let mut t = trial("ext4", 1, "psync", "ok");
+        t.params.insert("with".into(), with.into());
+        let v = document(&fixture_with(vec![t])).unwrap();
+        assert_eq!(v["jobs"][0]["read"].get("clat_ns").is_some(), clat, "{with}");
+    }
     assert_eq!(aio["lat_ns"]["N"], 3);
 }
 

@@ -14,13 +14,14 @@
 //! writes; a promise whose flush was logged before `p` is checked from that flush on,
 //! also when other records were logged between the flush and `p`.
 //!
-//! A file found in a state is, block by block (4 KiB), compared with the versions:
+//! A file found in a state is compared with the versions (for garbage, 512-byte sector by
+//! sector: a filesystem with 1 KiB blocks zeroes a cut block's tail by its own blocks):
 //! * **ok**: it is a whole version at least as new as the promised one (for an append-only
 //!   log: it starts with the promised records, and the rest is a prefix of the stream);
 //! * **lost**: a promised file missing, older than promised, cut short or mixed from
 //!   several versions;
 //! * **empty**: a promised file of length zero or only zeros where data was promised;
-//! * **garbage**: a block holding bytes the pattern never wrote there (not zeros) — bad
+//! * **garbage**: a sector holding bytes the pattern never wrote there (not zeros) — bad
 //!   whether or not anything was promised;
 //! * **leftover**: a temporary (`NAME.tmp`) still there although the rename that consumed
 //!   it was promised (its directory's `fsync` returned after it);
@@ -41,8 +42,11 @@ pub use crate::provision::recorded::states::Window;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The block size files are compared in.
-const BLOCK: usize = 4096;
+/// In [`Expect::broken_promises`], a promised name rather than a version.
+pub const NAME: usize = usize::MAX;
+
+/// The size of the pieces files are searched for garbage in: a sector.
+const SECTOR: usize = 512;
 
 /// One version of a file.
 #[derive(Clone, Debug)]
@@ -58,7 +62,12 @@ pub struct Version {
     pub unsynced: bool,
     /// The mode (permission bits) the pattern set, promised with the version.
     pub mode: Option<u32>,
+    /// The `user.` extended attributes the pattern set, by name, promised with the version.
+    pub xattrs: Option<Xattrs>,
 }
+
+/// Extended attributes, sorted by name.
+pub type Xattrs = Vec<(String, Vec<u8>)>;
 
 /// How a file grows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +88,12 @@ pub struct FileExpect {
     pub unlinked: Option<u64>,
     /// The log position when its unlink was promised (its directory's `fsync` returned).
     pub unlink_promised: Option<u64>,
+    /// Whether the name itself is promised apart from the contents ([`Expect::track_name`]):
+    /// then a missing file is lost only once [`FileExpect::name_promised`] is reached; a
+    /// promised version only says what the file holds if it is there.
+    pub name_tracked: bool,
+    /// The log position when its name was promised (its directory's `fsync` returned).
+    pub name_promised: Option<u64>,
 }
 
 /// What a crash state holds of one file, judged.
@@ -125,6 +140,8 @@ impl Expect {
                 versions: Vec::new(),
                 unlinked: None,
                 unlink_promised: None,
+                name_tracked: false,
+                name_promised: None,
             });
         f.versions.push(Version {
             data,
@@ -132,6 +149,7 @@ impl Expect {
             promised: None,
             unsynced: false,
             mode: None,
+            xattrs: None,
         });
     }
 
@@ -147,6 +165,30 @@ impl Expect {
     pub fn set_mode(&mut self, path: &str, mode: u32) {
         if let Some(v) = self.latest(path) {
             v.mode = Some(mode & 0o7777);
+        }
+    }
+
+    /// Records that the latest version of `path` has the `user.` attributes `xattrs`.
+    pub fn set_xattrs(&mut self, path: &str, mut xattrs: Xattrs) {
+        xattrs.sort();
+        if let Some(v) = self.latest(path) {
+            v.xattrs = Some(xattrs);
+        }
+    }
+
+    /// Makes `path`'s name a promise of its own: missing is lost only once
+    /// [`Expect::promise_name`] was reached, whatever its contents' promises.
+    pub fn track_name(&mut self, path: &str) {
+        if let Some(f) = self.files.get_mut(path) {
+            f.name_tracked = true;
+        }
+    }
+
+    /// Records that the name `path` was promised at log position `at` (its directory's
+    /// `fsync` returned).
+    pub fn promise_name(&mut self, path: &str, at: u64) {
+        if let Some(f) = self.files.get_mut(path) {
+            f.name_promised.get_or_insert(at);
         }
     }
 
@@ -203,7 +245,17 @@ impl Expect {
         };
         let files = self.files.iter().map(|(p, f)| {
             let found = read(p);
-            let finding = f.judge_meta(found.as_ref().map(|x| x.0.as_slice()), found.as_ref().map(|x| x.1), w);
+            let xattrs = f
+                .versions
+                .iter()
+                .any(|v| v.xattrs.is_some())
+                .then(|| user_xattrs(&dir.join(p)))
+                .flatten();
+            let meta = Meta {
+                mode: found.as_ref().map(|x| x.1),
+                xattrs,
+            };
+            let finding = f.judge_meta(found.as_ref().map(|x| x.0.as_slice()), &meta, w);
             (p.clone(), finding)
         });
         let temps = self.temps.iter().map(|(p, events)| {
@@ -218,29 +270,78 @@ impl Expect {
     /// The promises of file contents the pattern was made: each version whose `fsync`
     /// returned.
     pub fn promises(&self) -> u64 {
-        let promised = |f: &FileExpect| f.versions.iter().filter(|v| v.promised.is_some()).count();
+        let promised = |f: &FileExpect| {
+            let names = f.name_tracked && f.name_promised.is_some();
+            f.versions.iter().filter(|v| v.promised.is_some()).count() + usize::from(names)
+        };
         self.files.values().map(promised).sum::<usize>() as u64
     }
 
     /// The promises `found` (a state's [`Expect::judge_dir`] for the crashes of `w`)
     /// broke: each promised file found lost, empty, garbled or with its mode not kept, as
-    /// (path, index of the version it had been promised).
+    /// (path, index of the version it had been promised), or ([`NAME`]) a promised name
+    /// found missing.
     pub fn broken_promises(&self, found: &[(String, Finding)], w: Window) -> Vec<(String, usize)> {
         found
             .iter()
             .filter(|(_, f)| {
                 matches!(f, Finding::Lost | Finding::Empty | Finding::Garbage | Finding::Metadata)
             })
-            .filter_map(|(p, _)| Some((p.clone(), self.files.get(p)?.promise_at(w)?)))
+            .filter_map(|(p, _)| {
+                let f = self.files.get(p)?;
+                let name = f.name_tracked && f.name_promised.is_some_and(|n| n <= w.to);
+                Some((p.clone(), f.promise_at(w).or(name.then_some(NAME))?))
+            })
             .collect()
     }
 
     /// The log position at which the earliest of `broken` ([`Expect::broken_promises`])
     /// was promised: a crash from there on loses it.
     pub fn since(&self, broken: &[(String, usize)]) -> Option<u64> {
-        let at = |(p, v): &(String, usize)| self.files.get(p)?.versions.get(*v)?.promised;
+        let at = |(p, v): &(String, usize)| {
+            let f = self.files.get(p)?;
+            match *v {
+                NAME => f.name_promised,
+                v => f.versions.get(v)?.promised,
+            }
+        };
         broken.iter().filter_map(at).min()
     }
+}
+
+/// What a crash state holds of a file besides its contents, where read.
+#[derive(Clone, Debug, Default)]
+pub struct Meta {
+    pub mode: Option<u32>,
+    pub xattrs: Option<Xattrs>,
+}
+
+/// The `user.` extended attributes of the file at `path` (never through a symlink),
+/// sorted; `None` where they cannot be read.
+fn user_xattrs(path: &Path) -> Option<Xattrs> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: each buffer is as long as the length passed with it.
+    let get = |name: Option<&std::ffi::CStr>, buf: &mut Vec<u8>| unsafe {
+        let (ptr, len) = (buf.as_mut_ptr(), buf.len());
+        let n = match name {
+            None => libc::llistxattr(c.as_ptr(), ptr.cast(), len),
+            Some(n) => libc::lgetxattr(c.as_ptr(), n.as_ptr(), ptr.cast(), len),
+        };
+        usize::try_from(n).ok()
+    };
+    let mut names = vec![0u8; 64 << 10];
+    let n = get(None, &mut names)?;
+    let mut out = Vec::new();
+    for name in names[..n].split(|&b| b == 0).filter(|x| x.starts_with(b"user.")) {
+        let cname = std::ffi::CString::new(name).ok()?;
+        let mut value = vec![0u8; 64 << 10];
+        let len = get(Some(&cname), &mut value)?;
+        value.truncate(len);
+        out.push((String::from_utf8_lossy(name).into_owned(), value));
+    }
+    out.sort();
+    Some(out)
 }
 
 /// The finding for a temporary with `events` ([`Expect::temps`]) that is `there` or not in
@@ -262,15 +363,16 @@ impl FileExpect {
     /// the latest before its unlink began; a file whose unlink began before the window may
     /// be gone.
     pub fn judge(&self, found: Option<&[u8]>, w: Window) -> Finding {
-        self.judge_meta(found, None, w)
+        self.judge_meta(found, &Meta::default(), w)
     }
 
-    /// [`FileExpect::judge`] of contents and mode: a file back after its unlink was
-    /// promised is [`Finding::Reappeared`]; one whose contents are fine but whose mode is
-    /// not the one the pattern set, [`Finding::Metadata`]; one whose promised version was
+    /// [`FileExpect::judge`] of contents, mode and `user.` attributes: a file back after
+    /// its unlink was promised is [`Finding::Reappeared`]; one whose contents are fine but
+    /// whose mode or attributes are none of those the pattern set since the promised
+    /// version, [`Finding::Metadata`]; one whose promised version was
     /// replaced by a version written without `fsync` that began in the window, and that is
     /// not a whole version, [`Finding::Unpromised`] instead of lost or empty.
-    pub fn judge_meta(&self, found: Option<&[u8]>, mode: Option<u32>, w: Window) -> Finding {
+    pub fn judge_meta(&self, found: Option<&[u8]>, meta: &Meta, w: Window) -> Finding {
         if found.is_some() && self.unlink_promised.is_some_and(|p| p <= w.to) {
             return Finding::Reappeared;
         }
@@ -292,10 +394,17 @@ impl FileExpect {
                 Finding::Unpromised
             }
             Finding::Ok => {
-                let want: Vec<u32> = self.versions[d..].iter().filter_map(|v| v.mode).collect();
-                match mode {
-                    Some(m) if !want.is_empty() && !want.contains(&m) => Finding::Metadata,
-                    _ => Finding::Ok,
+                let later = &self.versions[d..];
+                let modes: Vec<u32> = later.iter().filter_map(|v| v.mode).collect();
+                let xattrs: Vec<&Xattrs> = later.iter().filter_map(|v| v.xattrs.as_ref()).collect();
+                let mode_kept = meta.mode.is_none_or(|m| modes.is_empty() || modes.contains(&m));
+                let xattrs_kept = meta
+                    .xattrs
+                    .as_ref()
+                    .is_none_or(|x| xattrs.is_empty() || xattrs.contains(&x));
+                match mode_kept && xattrs_kept {
+                    true => Finding::Ok,
+                    false => Finding::Metadata,
                 }
             }
             other => other,
@@ -319,9 +428,13 @@ impl FileExpect {
             .iter()
             .rposition(|v| v.promised.is_some_and(|p| p <= at));
         let Some(found) = found else {
-            return match promised {
-                Some(_) if !may_be_gone => Finding::Lost,
-                _ => Finding::Ok,
+            let must_be_there = match self.name_tracked {
+                true => self.name_promised.is_some_and(|p| p <= at),
+                false => promised.is_some(),
+            };
+            return match must_be_there && !may_be_gone {
+                true => Finding::Lost,
+                false => Finding::Ok,
             };
         };
         if self.has_garbage(found) {
@@ -333,26 +446,25 @@ impl FileExpect {
         if may_be_gone {
             return Finding::Ok;
         }
-        if found.iter().all(|&b| b == 0) && !self.versions[d].data.iter().all(|&b| b == 0) {
-            return Finding::Empty;
-        }
         let ok = match self.shape {
             Shape::Whole => self.versions[d..].iter().any(|v| v.data == found),
             Shape::Log => found.starts_with(&self.versions[d].data),
         };
         if ok {
             Finding::Ok
+        } else if found.iter().all(|&b| b == 0) && !self.versions[d].data.iter().all(|&b| b == 0) {
+            Finding::Empty
         } else {
             Finding::Lost
         }
     }
 
-    /// Whether a block of `found` holds bytes no version had at that offset (and that are
-    /// not zeros): data never written there. For a log, the tail past the last version's
-    /// end may only be zeros.
+    /// Whether a sector of `found` holds bytes no version had at that offset (and that
+    /// are not zeros): data never written there. For a log, the tail past the last
+    /// version's end may only be zeros.
     fn has_garbage(&self, found: &[u8]) -> bool {
-        found.chunks(BLOCK).enumerate().any(|(k, block)| {
-            let at = k * BLOCK;
+        found.chunks(SECTOR).enumerate().any(|(k, block)| {
+            let at = k * SECTOR;
             let zero = block.iter().all(|&b| b == 0);
             // Each byte is the version's at that offset, or zero past the version's end.
             let matches = |v: &Version| {

@@ -212,10 +212,10 @@ fn a_promised_size_and_mode_are_checked() {
     assert_eq!(f.judge(Some(&longer), w(2, 4)), Finding::Lost);
     assert_eq!(f.judge(Some(&data[..4999]), w(2, 4)), Finding::Lost);
     // Mode: the one set, promised with the version.
-    assert_eq!(f.judge_meta(Some(&data), Some(0o600), w(2, 4)), Finding::Ok);
-    assert_eq!(f.judge_meta(Some(&data), Some(0o644), w(2, 4)), Finding::Metadata);
+    assert_eq!(f.judge_meta(Some(&data), &mode(0o600), w(2, 4)), Finding::Ok);
+    assert_eq!(f.judge_meta(Some(&data), &mode(0o644), w(2, 4)), Finding::Metadata);
     // Not promised yet: no finding.
-    assert_eq!(f.judge_meta(Some(&data), Some(0o644), w(0, 1)), Finding::Ok);
+    assert_eq!(f.judge_meta(Some(&data), &mode(0o644), w(0, 1)), Finding::Ok);
     // A log's size: at least the promised records.
     let mut g = Expect::default();
     g.begin("log", Shape::Log, data.clone(), 0);
@@ -313,4 +313,11 @@ fn a_broken_promise_is_counted_once_whichever_states_break_it() {
     assert!(e.broken_promises(&[lost("f")], w(5, 5)).is_empty());
     let unpromised = [("f".to_string(), Finding::Unpromised)];
     assert!(e.broken_promises(&unpromised, w(50, 55)).is_empty());
+}
+
+fn mode(m: u32) -> Meta {
+    Meta {
+        mode: Some(m),
+        xattrs: None,
+    }
 }

@@ -35,9 +35,13 @@
 //! the states checked show. Each state with a finding is described in the trial's
 //! log (its prefix and kept writes, and what was found), with the seed that chooses it.
 //!
+//! `pattern=ace` ([`ace`]) runs generated workloads instead, in the style of the
+//! filesystems' own crash testers; it is named alone, not part of `pattern=all`.
+//!
 //! Crash states need a loop target (the twin is made like it); on others (tmpfs, a
 //! directory) only the speed is measured, and a message says so.
 
+pub mod ace;
 pub mod expect;
 mod pass;
 pub mod patterns;
@@ -54,8 +58,11 @@ use patterns::{Tape, Work};
 use std::path::Path;
 use std::time::Instant;
 
-/// The patterns, in the order `pattern=all` runs them.
-pub const PATTERNS: [&str; 8] = [
+/// How many of [`PATTERNS`] `pattern=all` runs: all but `ace`.
+pub const ALL: usize = 8;
+
+/// The patterns, in the order `pattern=all` runs them (`ace` only when named).
+pub const PATTERNS: [&str; 9] = [
     "fsync-write",
     "rename-replace",
     "rename-replace-nofsync",
@@ -64,6 +71,7 @@ pub const PATTERNS: [&str; 8] = [
     "sqlite-wal",
     "sqlite-rollback",
     "churn",
+    "ace",
 ];
 
 const CHOICES: &[&str] = &[
@@ -76,6 +84,7 @@ const CHOICES: &[&str] = &[
     "sqlite-wal",
     "sqlite-rollback",
     "churn",
+    "ace",
 ];
 
 const PARAMS: &[ParamSpec] = &[
@@ -84,7 +93,8 @@ const PARAMS: &[ParamSpec] = &[
         ParamKind::Choice(CHOICES),
         "all",
         "",
-        "the application pattern, or all of them (each its own phase)",
+        "the application pattern, or all of them (each its own phase; not ace, generated \
+         workloads: named alone)",
     ),
     param(
         "states",
@@ -116,7 +126,24 @@ const PARAMS: &[ParamSpec] = &[
         ParamKind::Count,
         "64",
         "ops",
-        "operations per pattern: files, replacements, records or transactions",
+        "operations per pattern: files, replacements, records or transactions; ace: \
+         workloads",
+    ),
+    param(
+        "seq",
+        ParamKind::Count,
+        "1",
+        "steps",
+        "ace: steps per workload, 1 (every one-step workload) or 2 (`ops` of them, chosen \
+         by the seed)",
+    ),
+    param(
+        "only",
+        ParamKind::Text,
+        "",
+        "",
+        "ace: these workloads only, CORE:PERSIST steps joined by + (truncate0:fsync+\
+         link:fsyncdir), several joined by /",
     ),
     param(
         "size",
@@ -161,7 +188,7 @@ const fn phase(name: &'static str, ops_unit: &'static str) -> PhaseSpec {
 }
 
 /// One phase per pattern, in [`PATTERNS`] order.
-const PHASES: [PhaseSpec; 8] = [
+const PHASES: [PhaseSpec; 9] = [
     phase("fsync-write", "files/s"),
     phase("rename-replace", "replacements/s"),
     phase("rename-replace-nofsync", "replacements/s"),
@@ -170,6 +197,7 @@ const PHASES: [PhaseSpec; 8] = [
     phase("sqlite-wal", "transactions/s"),
     phase("sqlite-rollback", "transactions/s"),
     phase("churn", "ops/s"),
+    phase("ace", "workloads/s"),
 ];
 
 /// The crash figures of each pattern's phase.
@@ -235,13 +263,16 @@ pub struct Crash {
     sync_every: u64,
     forget: u64,
     image: Option<u64>,
+    /// `ace`: steps per workload, and the workloads named.
+    seq: u64,
+    only: Option<Vec<Vec<ace::Step>>>,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
     let pattern = p.choice("pattern");
     let patterns = match PATTERNS.iter().position(|&n| n == pattern) {
         Some(i) => vec![i],
-        None => (0..PATTERNS.len()).collect(),
+        None => (0..ALL).collect(),
     };
     let ops = p.count("ops").expect("ops has a default");
     let size = p.bytes("size").expect("size has a default");
@@ -250,12 +281,20 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
     let reorder = p.count("reorder").expect("reorder has a default");
     let forget = p.count("forget").expect("forget has a default");
     let sqlite = patterns.iter().any(|&i| PATTERNS[i].starts_with("sqlite"));
+    let seq = p.count("seq").expect("seq has a default");
+    let only = p.text("only").map(ace::parse).transpose();
     let problem = if forget > 0 && sqlite {
         format!(
             "forget={forget}: SQLite makes its own fsync calls; choose a file pattern \
              (pattern=fsync-write, rename-replace, rename-replace-nofsync, overwrite, append-log or \
              churn)"
         )
+    } else if let Err(e) = &only {
+        format!("only: {e}")
+    } else if p.text("only").is_some() && pattern != "ace" {
+        "only= names ace workloads: give pattern=ace".to_string()
+    } else if !(1..=2).contains(&seq) {
+        format!("seq={seq}: 1 or 2")
     } else if !(1..=100_000).contains(&ops) {
         format!("ops={ops}: must be 1 to 100000")
     } else if !(1..=(64 << 20)).contains(&size) {
@@ -275,6 +314,8 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
             sync_every,
             forget,
             image: p.bytes("image"),
+            seq,
+            only: only.ok().flatten(),
         }));
     };
     Err(usage(format!("crash: {problem}")))
@@ -309,18 +350,26 @@ pub fn run_pattern(i: usize, dir: &Path, w: &Work, tape: &mut dyn Tape) -> Resul
         "append-log" => Files(patterns::append_log(dir, w, tape)?),
         "sqlite-wal" => Sqlite(sqlite::run(dir, w, true, tape)?),
         "sqlite-rollback" => Sqlite(sqlite::run(dir, w, false, tape)?),
+        "ace" => Files(ace::run(dir, w, tape)?),
         _ => Files(patterns::churn(dir, w, tape)?),
     })
 }
 
 impl Crash {
     fn work(&self, seed: u64, i: usize) -> Work {
+        let seed = seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let ace = match (PATTERNS[i], &self.only) {
+            ("ace", Some(only)) => only.clone(),
+            ("ace", None) => ace::chosen(self.seq, self.ops, seed),
+            _ => Vec::new(),
+        };
         Work {
             ops: self.ops,
             size: self.size,
             sync_every: self.sync_every,
-            seed: seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            seed,
             forget: self.forget,
+            ace,
         }
     }
 }

@@ -265,6 +265,8 @@ fn judge_all(
     // position of the earliest promise it broke (a crash from there on loses it).
     let broken = std::sync::Mutex::new(std::collections::BTreeSet::new());
     let since = std::sync::Mutex::new(std::collections::BTreeMap::new());
+    // Per state, the files with a finding, for its line in the trial's log.
+    let named = std::sync::Mutex::new(std::collections::BTreeMap::new());
     let judge = |k: usize, mnt: &Path| -> Vec<Finding> {
         let w = states::window(&log.records, &planned.states[k]);
         let at = mnt.join(name);
@@ -274,6 +276,12 @@ fn judge_all(
                 let b = e.broken_promises(&found, w);
                 let first = e.since(&b);
                 broken.lock().unwrap_or_else(|e| e.into_inner()).extend(b);
+                let files: Vec<String> = found
+                    .iter()
+                    .filter(|x| x.1 != Finding::Ok)
+                    .map(|(p, f)| format!("{p} ({})", format!("{f:?}").to_lowercase()))
+                    .collect();
+                named.lock().unwrap_or_else(|e| e.into_inner()).insert(k, files);
                 (found.into_iter().map(|x| x.1).collect(), first)
             }
             Expectation::Sqlite(e) => {
@@ -334,7 +342,9 @@ fn judge_all(
             exposed.push((from, to.max(from)));
         }
         if bad || checked.repaired || unpromised {
-            lines.push(describe(name, work.seed, &planned.states[k], log.records.len(), checked, found.as_deref()));
+            let files = named.lock().unwrap_or_else(|e| e.into_inner()).remove(&k).unwrap_or_default();
+            let (st, records) = (&planned.states[k], log.records.len());
+            lines.push(describe(name, work.seed, (st, records), checked, found.as_deref(), &files));
         }
     }
     let (start, end) = clock.span;
@@ -361,13 +371,15 @@ fn judge_all(
     Ok(tally)
 }
 
+/// The trial log's line for a state: what it holds, and what was found, naming the first
+/// ten of `files` (each with its finding).
 fn describe(
     name: &str,
     seed: u64,
-    st: &CrashState,
-    records: usize,
+    (st, records): (&CrashState, usize),
     c: &StateCheck,
     found: Option<&[Finding]>,
+    files: &[String],
 ) -> String {
     let findings = found.map_or("not mounted".to_string(), |f| {
         let bad: Vec<String> = f
@@ -379,7 +391,7 @@ fn describe(
     });
     format!(
         "crash {name} (seed {seed}): state with records 0..{} of {records}{} and kept writes \
-         {:?}{}: {findings}{}{}",
+         {:?}{}: {findings}{}{}{}",
         st.upto,
         if st.dropped.is_empty() {
             String::new()
@@ -396,6 +408,11 @@ fn describe(
             String::new()
         } else {
             format!("; {}", c.detail)
+        },
+        match files.len() {
+            0 => String::new(),
+            n if n > 10 => format!("; files: {}, and {} more", files[..10].join(", "), n - 10),
+            _ => format!("; files: {}", files.join(", ")),
         }
     )
 }

@@ -57,7 +57,7 @@ pub trait Tape {
 }
 
 /// The size of a pattern's work.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Work {
     /// Operations (files, replacements, records, transactions).
     pub ops: u64,
@@ -69,6 +69,8 @@ pub struct Work {
     /// A negative control of the checker: every `forget`-th `fsync` or `fdatasync` of the
     /// pattern is left out, its promise recorded all the same (0: none).
     pub forget: u64,
+    /// `ace`: the workloads, each its steps ([`super::ace`]).
+    pub ace: Vec<Vec<super::ace::Step>>,
 }
 
 /// The contents of version `version` of file `name`: seeded bytes, different for every
@@ -95,13 +97,13 @@ pub fn sync_dir(dir: &Path, tape: &mut dyn Tape) -> Result<()> {
 /// A pattern's own `fsync`s and `fdatasync`s, of which one told to forget
 /// ([`Work::forget`] = N) leaves out every N-th — as a program with that bug would, which
 /// goes on to believe its data safe.
-struct Syncs {
+pub(super) struct Syncs {
     every: u64,
     calls: u64,
 }
 
 impl Syncs {
-    fn new(w: &Work) -> Syncs {
+    pub(super) fn new(w: &Work) -> Syncs {
         Syncs {
             every: w.forget,
             calls: 0,
@@ -114,7 +116,7 @@ impl Syncs {
     }
 
     /// `fsync` of `f` (`fdatasync` when `data_only`), unless this one is forgotten.
-    fn file(&mut self, f: &File, data_only: bool, tape: &mut dyn Tape) -> Result<()> {
+    pub(super) fn file(&mut self, f: &File, data_only: bool, tape: &mut dyn Tape) -> Result<()> {
         if self.forgets() {
             return Ok(());
         }
@@ -128,7 +130,7 @@ impl Syncs {
     }
 
     /// `fsync` of `dir` itself, unless this one is forgotten.
-    fn dir(&mut self, dir: &Path, tape: &mut dyn Tape) -> Result<()> {
+    pub(super) fn dir(&mut self, dir: &Path, tape: &mut dyn Tape) -> Result<()> {
         match self.forgets() {
             true => Ok(()),
             false => sync_dir(dir, tape),
@@ -363,6 +365,7 @@ mod tests {
             sync_every: 4,
             seed: 3,
             forget: 0,
+            ace: Vec::new(),
         }
     }
 

@@ -157,6 +157,7 @@ mod tests {
                 sync_every: 1,
                 seed: 9,
                 forget: 0,
+                ace: Vec::new(),
             };
             let e = run(dir.path(), &w, wal, &mut Count(0)).unwrap();
             assert_eq!(e.committed.len(), 5);

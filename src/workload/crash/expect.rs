@@ -267,8 +267,8 @@ impl Expect {
 }
 
 impl Expect {
-    /// The promises of file contents the pattern was made: each version whose `fsync`
-    /// returned.
+    /// The promises the pattern was made: each version whose `fsync` returned, and each
+    /// name promised apart ([`Expect::track_name`]) whose directory's `fsync` returned.
     pub fn promises(&self) -> u64 {
         let promised = |f: &FileExpect| {
             let names = f.name_tracked && f.name_promised.is_some();

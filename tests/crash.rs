@@ -163,6 +163,51 @@ fn rename_without_fsync_loses_data_only_under_noauto_da_alloc() {
     common::assert_clean(dir.path());
 }
 
+/// The known case on xfs and btrfs: a file replaced by rename without fsync is found
+/// empty in crash states (neither has ext4's `auto_da_alloc` heuristic); not promised, so
+/// not a broken promise.
+fn renamed_without_fsync_may_be_empty(test: &str, fs: &str, size: &str) {
+    let args = ["crash:pattern=rename-replace-nofsync,ops=24,states=30"];
+    let Some((dir, run, _)) = common::run_once_on(test, &args, fs, size) else {
+        return;
+    };
+    let x = crash(&run, "rename-replace-nofsync");
+    assert!(n(x, "crash_unpromised_lost") > 0, "{fs}: {x}");
+    assert_eq!(n(x, "crash_bad_states"), 0, "{fs}: {x}");
+    common::assert_clean(dir.path());
+}
+
+#[test]
+fn xfs_may_empty_a_file_renamed_over_without_fsync() {
+    renamed_without_fsync_may_be_empty(
+        "xfs_may_empty_a_file_renamed_over_without_fsync",
+        "xfs",
+        "320MiB",
+    );
+}
+
+#[test]
+fn btrfs_may_empty_a_file_renamed_over_without_fsync() {
+    let test = "btrfs_may_empty_a_file_renamed_over_without_fsync";
+    renamed_without_fsync_may_be_empty(test, "btrfs", "256MiB");
+}
+
+/// The known case SQLite documents: in rollback-journal mode, `synchronous=FULL` does not
+/// sync the directory after the journal's deletion (the commit point), so a power cut soon
+/// after a COMMIT may lose it; the pattern's own `EXTRA` keeps every one (the test above).
+#[test]
+fn sqlite_rollback_at_synchronous_full_loses_committed_transactions() {
+    let test = "sqlite_rollback_at_synchronous_full_loses_committed_transactions";
+    let args = ["crash:pattern=sqlite-rollback,synchronous=full,states=20"];
+    let Some((dir, run, _)) = common::run_once_on(test, &args, "ext4", "256MiB") else {
+        return;
+    };
+    let x = crash(&run, "sqlite-rollback");
+    assert!(n(x, "crash_promises_broken") > 0, "{x}");
+    assert!(n(x, "crash_bad_states") > 0, "{x}");
+    common::assert_clean(dir.path());
+}
+
 /// On a target without a device of fsarena's (tmpfs) the patterns are timed and no crash
 /// state is claimed: no crash figure, and a message says why.
 #[test]

@@ -114,7 +114,8 @@ fn generated_workloads_on_ext4_without_barriers_lose_promises() {
     assert!(n(x, "crash_bad_states") > 0, "{x}");
 }
 
-/// A workload that cannot run, or a name that is none, is refused before anything runs.
+/// A workload that cannot run, a name that is none, or a parameter for other patterns is
+/// refused before anything runs.
 #[test]
 fn a_workload_that_cannot_run_is_refused() {
     for bad in [
@@ -122,6 +123,7 @@ fn a_workload_that_cannot_run_is_refused() {
         "crash:pattern=ace,only=nope:fsync",
         "crash:pattern=fsync-write,only=append:fsync",
         "crash:pattern=ace,seq=3",
+        "crash:pattern=fsync-write,synchronous=full",
     ] {
         let out = std::process::Command::new(common::bin())
             .args(["run", bad, "--fs", "tmpfs", "--reps", "1", "--quiet"])

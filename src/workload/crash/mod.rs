@@ -87,6 +87,9 @@ const CHOICES: &[&str] = &[
     "ace",
 ];
 
+/// `synchronous=`: fsarena's choice per journal mode, or SQLite's levels.
+const SYNCHRONOUS: &[&str] = &["default", "normal", "full", "extra"];
+
 const PARAMS: &[ParamSpec] = &[
     param(
         "pattern",
@@ -128,6 +131,15 @@ const PARAMS: &[ParamSpec] = &[
         "ops",
         "operations per pattern: files, replacements, records or transactions; ace: \
          workloads",
+    ),
+    param(
+        "synchronous",
+        ParamKind::Choice(SYNCHRONOUS),
+        "default",
+        "",
+        "the SQLite patterns' PRAGMA synchronous: default (FULL with WAL, EXTRA with the \
+         rollback journal: what makes a COMMIT durable), or normal, full or extra (a known \
+         case: full with the rollback journal may lose the last transaction)",
     ),
     param(
         "seq",
@@ -263,6 +275,8 @@ pub struct Crash {
     sync_every: u64,
     forget: u64,
     image: Option<u64>,
+    /// The SQLite patterns' `PRAGMA synchronous`, where not fsarena's choice.
+    synchronous: Option<&'static str>,
     /// `ace`: steps per workload, and the workloads named.
     seq: u64,
     only: Option<Vec<Vec<ace::Step>>>,
@@ -283,6 +297,7 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
     let sqlite = patterns.iter().any(|&i| PATTERNS[i].starts_with("sqlite"));
     let seq = p.count("seq").expect("seq has a default");
     let only = p.text("only").map(ace::parse).transpose();
+    let synchronous = SYNCHRONOUS[1..].iter().copied().find(|&s| s == p.choice("synchronous"));
     let problem = if forget > 0 && sqlite {
         format!(
             "forget={forget}: SQLite makes its own fsync calls; choose a file pattern \
@@ -293,6 +308,8 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
         format!("only: {e}")
     } else if p.text("only").is_some() && pattern != "ace" {
         "only= names ace workloads: give pattern=ace".to_string()
+    } else if synchronous.is_some() && !sqlite {
+        "synchronous= is for the SQLite patterns (pattern=sqlite-wal, sqlite-rollback)".to_string()
     } else if !(1..=2).contains(&seq) {
         format!("seq={seq}: 1 or 2")
     } else if !(1..=100_000).contains(&ops) {
@@ -314,6 +331,7 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
             sync_every,
             forget,
             image: p.bytes("image"),
+            synchronous,
             seq,
             only: only.ok().flatten(),
         }));
@@ -369,6 +387,7 @@ impl Crash {
             sync_every: self.sync_every,
             seed,
             forget: self.forget,
+            synchronous: self.synchronous,
             ace,
         }
     }

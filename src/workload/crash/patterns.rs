@@ -69,6 +69,8 @@ pub struct Work {
     /// A negative control of the checker: every `forget`-th `fsync` or `fdatasync` of the
     /// pattern is left out, its promise recorded all the same (0: none).
     pub forget: u64,
+    /// The SQLite patterns' `PRAGMA synchronous` (`None`: FULL with WAL, EXTRA without).
+    pub synchronous: Option<&'static str>,
     /// `ace`: the workloads, each its steps ([`super::ace`]).
     pub ace: Vec<Vec<super::ace::Step>>,
 }
@@ -365,6 +367,7 @@ mod tests {
             sync_every: 4,
             seed: 3,
             forget: 0,
+            synchronous: None,
             ace: Vec::new(),
         }
     }

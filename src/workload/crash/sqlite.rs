@@ -49,7 +49,8 @@ pub fn run(dir: &Path, w: &Work, wal: bool, tape: &mut dyn Tape) -> Result<Sqlit
     let c = Connection::open(dir.join(DB)).context("opening the SQLite database")?;
     let mode = if wal { "WAL" } else { "DELETE" };
     c.pragma_update(None, "journal_mode", mode)?;
-    c.pragma_update(None, "synchronous", if wal { "FULL" } else { "EXTRA" })?;
+    let level = w.synchronous.unwrap_or(if wal { "FULL" } else { "EXTRA" });
+    c.pragma_update(None, "synchronous", level.to_uppercase())?;
     c.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB NOT NULL)")?;
     sync_dir(dir, tape)?;
     let mut e = SqliteExpect {
@@ -157,6 +158,7 @@ mod tests {
                 sync_every: 1,
                 seed: 9,
                 forget: 0,
+                synchronous: None,
                 ace: Vec::new(),
             };
             let e = run(dir.path(), &w, wal, &mut Count(0)).unwrap();

@@ -26,6 +26,7 @@ fn work(ace: Vec<Vec<Step>>) -> Work {
         sync_every: 1,
         seed: 5,
         forget: 0,
+        synchronous: None,
         ace,
     }
 }

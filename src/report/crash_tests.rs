@@ -259,3 +259,54 @@ fn repairs_are_their_own_class_beside_broken_promises() {
         "needed repair: ext4+barrier=0 in 15 of 40 states, ext4 in none"
     );
 }
+
+/// With repetitions the speed is the run's verdict: "N× faster than …" with its interval,
+/// "as fast as … (within ±3%)", beside each loss.
+#[test]
+fn speed_and_loss_quote_the_verdict_when_there_is_one() {
+    use crate::compare::rank::rank;
+    use crate::compare::verdict::Sense;
+    let target = |name: &str, broken: u64| TargetLoss {
+        target: name.into(),
+        ops_per_s: vec![1000.0],
+        bad: vec![(broken.min(1), 20)],
+        promises: 64,
+        promises_broken: broken,
+        ..Default::default()
+    };
+    let pl = PatternLoss {
+        workload: "crash".into(),
+        pattern: "fsync-write".into(),
+        ops_unit: "files/s".into(),
+        pairs: Vec::new(),
+        targets: vec![target("ext4", 0), target("ext4+barrier=0", 64)],
+    };
+    let fast = [
+        ("ext4", vec![880.0, 884.0, 890.0, 878.0]),
+        ("ext4+barrier=0", vec![1500.0, 1525.0, 1510.0, 1490.0]),
+    ];
+    let v = rank("crash", "fsync-write", "files/s", Sense::Rate, &fast).unwrap();
+    let lines = speed_and_loss(Some(&v), &pl);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let (speed, loss) = lines[0].split_once("; ").unwrap();
+    assert!(
+        speed.starts_with("ext4+barrier=0: 1.71× faster than ext4 ["),
+        "{speed}"
+    );
+    assert_eq!(
+        loss,
+        "loses promised data at 64 of 64 promises, ext4 at none"
+    );
+    // The same speed: "as fast as", the loss all the same.
+    let same = [
+        ("ext4", vec![1000.0, 1001.0, 999.0, 1000.5, 999.5]),
+        ("ext4+barrier=0", vec![1000.2, 1001.2, 998.5, 1000.0, 999.8]),
+    ];
+    let v = rank("crash", "fsync-write", "files/s", Sense::Rate, &same).unwrap();
+    let lines = speed_and_loss(Some(&v), &pl);
+    assert!(
+        lines[0]
+            .starts_with("ext4+barrier=0: as fast as ext4 (within ±3%); loses promised data at 64"),
+        "{lines:?}"
+    );
+}

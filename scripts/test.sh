@@ -82,6 +82,13 @@ if [ "$(id -u)" = 0 ] && [ -z "$old_kernel" ] && command -v apt-get >/dev/null 2
     echo "test.sh: it could not be installed: the old-kernel crash test will be skipped"
 fi
 
+# The crash workload traces its recorder's loop device (the pessimistic log) through the
+# kernel's tracing filesystem, which a machine without systemd may not have mounted.
+if [ "$(id -u)" = 0 ] && [ -d /sys/kernel/tracing ] && [ ! -d /sys/kernel/tracing/instances ]; then
+  mount -t tracefs nodev /sys/kernel/tracing &&
+    echo "test.sh: mounted the tracing filesystem on /sys/kernel/tracing (for tests/crash.rs)"
+fi
+
 cargo fmt --all -- --check
 cargo clippy --all-targets --locked -- -D warnings
 # --show-output: the test harness hides what a passing test prints, and a test that

@@ -208,6 +208,29 @@ fn sqlite_rollback_at_synchronous_full_loses_committed_transactions() {
     common::assert_clean(dir.path());
 }
 
+/// The negative control of a promise made while its write was still in flight
+/// (`pattern=in-flight`: an `O_DIRECT` overwrite from another thread, taken as safe once an
+/// `fdatasync` of another file returned): states after the promise lose it; where the
+/// kernel's tracing filesystem is mounted, the block trace saw writes in flight at a flush.
+#[test]
+fn a_promise_of_a_write_still_in_flight_is_found_lost() {
+    let test = "a_promise_of_a_write_still_in_flight_is_found_lost";
+    let args = ["crash:pattern=in-flight,ops=16"];
+    let Some((dir, run, _)) = common::run_once_on(test, &args, "ext4", "256MiB") else {
+        return;
+    };
+    let x = crash(&run, "in-flight");
+    assert_eq!(n(x, "crash_promises"), 32, "{x}");
+    assert!(n(x, "crash_promises_broken") > 0, "{x}");
+    assert!(n(x, "crash_lost") > 0, "{x}");
+    if traced() {
+        assert!(n(x, "crash_in_flight") > 0, "{x}");
+    } else {
+        println!("SKIP {test} (the trace half): the tracing filesystem is not mounted");
+    }
+    common::assert_clean(dir.path());
+}
+
 /// On a target without a device of fsarena's (tmpfs) the patterns are timed and no crash
 /// state is claimed: no crash figure, and a message says why.
 #[test]

@@ -93,7 +93,10 @@ impl Tracer {
             .rdev();
         // The kernel's own dev_t, as the tracepoints print and filter it.
         let dev = (libc::major(rdev) << 20) | libc::minor(rdev);
-        let root = instances().context("the tracing filesystem is not mounted")?;
+        let root = instances().context(
+            "the tracing filesystem is not mounted (as root: mount -t tracefs nodev \
+             /sys/kernel/tracing)",
+        )?;
         let name = format!(
             "{PREFIX}{}-{}",
             std::process::id(),

@@ -36,7 +36,8 @@
 //! log (its prefix and kept writes, and what was found), with the seed that chooses it.
 //!
 //! `pattern=ace` ([`ace`]) runs generated workloads instead, in the style of the
-//! filesystems' own crash testers; it is named alone, not part of `pattern=all`.
+//! filesystems' own crash testers; `pattern=in-flight` is the pessimistic log's negative
+//! control ([`patterns::in_flight`]); both are named alone, not part of `pattern=all`.
 //!
 //! Crash states need a loop target (the twin is made like it); on others (tmpfs, a
 //! directory) only the speed is measured, and a message says so.
@@ -61,8 +62,9 @@ use std::time::Instant;
 /// How many of [`PATTERNS`] `pattern=all` runs: all but `ace`.
 pub const ALL: usize = 8;
 
-/// The patterns, in the order `pattern=all` runs them (`ace` only when named).
-pub const PATTERNS: [&str; 9] = [
+/// The patterns, in the order `pattern=all` runs them (`ace` and `in-flight` only when
+/// named).
+pub const PATTERNS: [&str; 10] = [
     "fsync-write",
     "rename-replace",
     "rename-replace-nofsync",
@@ -72,6 +74,7 @@ pub const PATTERNS: [&str; 9] = [
     "sqlite-rollback",
     "churn",
     "ace",
+    "in-flight",
 ];
 
 const CHOICES: &[&str] = &[
@@ -85,6 +88,7 @@ const CHOICES: &[&str] = &[
     "sqlite-rollback",
     "churn",
     "ace",
+    "in-flight",
 ];
 
 /// `synchronous=`: fsarena's choice per journal mode, or SQLite's levels.
@@ -97,7 +101,7 @@ const PARAMS: &[ParamSpec] = &[
         "all",
         "",
         "the application pattern, or all of them (each its own phase; not ace, generated \
-         workloads: named alone)",
+         workloads, nor in-flight, a negative control: named alone)",
     ),
     param(
         "states",
@@ -200,7 +204,7 @@ const fn phase(name: &'static str, ops_unit: &'static str) -> PhaseSpec {
 }
 
 /// One phase per pattern, in [`PATTERNS`] order.
-const PHASES: [PhaseSpec; 9] = [
+const PHASES: [PhaseSpec; 10] = [
     phase("fsync-write", "files/s"),
     phase("rename-replace", "replacements/s"),
     phase("rename-replace-nofsync", "replacements/s"),
@@ -210,6 +214,7 @@ const PHASES: [PhaseSpec; 9] = [
     phase("sqlite-rollback", "transactions/s"),
     phase("churn", "ops/s"),
     phase("ace", "workloads/s"),
+    phase("in-flight", "writes/s"),
 ];
 
 /// The crash figures of each pattern's phase.
@@ -369,6 +374,7 @@ pub fn run_pattern(i: usize, dir: &Path, w: &Work, tape: &mut dyn Tape) -> Resul
         "sqlite-wal" => Sqlite(sqlite::run(dir, w, true, tape)?),
         "sqlite-rollback" => Sqlite(sqlite::run(dir, w, false, tape)?),
         "ace" => Files(ace::run(dir, w, tape)?),
+        "in-flight" => Files(patterns::in_flight(dir, w, tape)?),
         _ => Files(patterns::churn(dir, w, tape)?),
     })
 }

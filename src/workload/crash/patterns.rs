@@ -334,6 +334,73 @@ pub fn churn(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
     Ok(e)
 }
 
+/// Bytes of each `in-flight` write.
+const IN_FLIGHT: usize = 1 << 20;
+
+/// `in-flight`, the pessimistic log's negative control: a program with a bug. For each of
+/// `ops` files (1 MiB, written and promised first), it overwrites the file in place with
+/// `O_DIRECT` from a second thread and, while that write is still in flight, `fdatasync`s
+/// another file and takes the first as safe (promised) — before its write completed, with
+/// no `fsync` of its own. A flush issued
+/// while a write is in flight does not cover it, so the states after the promise that
+/// leave the write out must lose it; the optimistic log (a flush covers all served before
+/// it) misses those whose write was served before the flush.
+pub fn in_flight(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let mut e = Expect::default();
+    let mut s = Syncs::new(w);
+    // A file per round, written and promised whole first, so that what a state lacks of
+    // its overwrite is that overwrite's alone.
+    let name = |round: u64| format!("slow{round}");
+    for round in 0..w.ops {
+        let first = contents(w.seed, &name(round), 0, IN_FLIGHT);
+        e.begin(&name(round), Shape::Whole, first.clone(), tape.position()?);
+        write_file(&dir.join(name(round)), &first, Some(&mut s), tape)?;
+    }
+    let other = dir.join("other");
+    write_file(&other, &contents(w.seed, "other", 0, 4096), Some(&mut s), tape)?;
+    s.dir(dir, tape)?;
+    let at = tape.position()?;
+    (0..w.ops).for_each(|round| e.promise(&name(round), at));
+    let small = OpenOptions::new().write(true).open(&other)?;
+    // O_DIRECT wants an aligned buffer: 4 KiB alignment serves every device here.
+    let layout = std::alloc::Layout::from_size_align(IN_FLIGHT, 4096).expect("a valid layout");
+    // SAFETY: the layout is not empty; the buffer is freed below with the same layout.
+    let buf = unsafe { std::alloc::alloc(layout) };
+    anyhow::ensure!(!buf.is_null(), "no memory for an aligned buffer");
+    let result = (|| -> Result<()> {
+        for round in 0..w.ops {
+            let t = Instant::now();
+            let path = dir.join(name(round));
+            let direct = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_DIRECT)
+                .open(&path)
+                .with_context(|| format!("opening {} with O_DIRECT", path.display()))?;
+            let data = contents(w.seed, &name(round), 1, IN_FLIGHT);
+            // SAFETY: `buf` holds IN_FLIGHT bytes, and no one else uses it meanwhile.
+            let aligned = unsafe { std::slice::from_raw_parts_mut(buf, IN_FLIGHT) };
+            aligned.copy_from_slice(&data);
+            e.begin(&name(round), Shape::Whole, data, tape.position()?);
+            std::thread::scope(|scope| -> Result<()> {
+                let writer = scope.spawn(|| direct.write_all_at(aligned, 0));
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                small.write_all_at(&contents(w.seed, "other", round + 1, 4096), 0)?;
+                s.file(&small, true, tape)?;
+                // The bug: taken as safe, though its write may not have completed.
+                e.promise(&name(round), tape.position()?);
+                writer.join().expect("the writer thread")?;
+                Ok(())
+            })?;
+            tape.done(Op::Write, t, IN_FLIGHT as u64);
+        }
+        Ok(())
+    })();
+    // SAFETY: allocated above with this layout.
+    unsafe { std::alloc::dealloc(buf, layout) };
+    result.map(|()| e)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -121,27 +121,36 @@ fn the_time_a_power_cut_would_lose_promised_data_is_said_as_a_share() {
     assert!(!target_line(&kept, "files/s").contains("power cut"));
 }
 
-#[test]
-fn speed_and_loss_name_the_target_that_loses_first_and_skip_equal_losses() {
-    let target = |name: &str, broken: u64| TargetLoss {
+/// A target of `fsync-write` that broke `broken` of its 64 promises.
+fn target(name: &str, broken: u64) -> TargetLoss {
+    TargetLoss {
         target: name.into(),
         ops_per_s: vec![1000.0],
         bad: vec![(broken.min(1), 20)],
         promises: 64,
         promises_broken: broken,
         ..Default::default()
-    };
-    let pl = PatternLoss {
+    }
+}
+
+/// `fsync-write`'s losses on `targets`.
+fn fsync_write(targets: Vec<TargetLoss>) -> PatternLoss {
+    PatternLoss {
         workload: "crash".into(),
         pattern: "fsync-write".into(),
         ops_unit: "files/s".into(),
         pairs: Vec::new(),
-        targets: vec![
-            target("ext4", 0),
-            target("ext4+barrier=0", 64),
-            target("xfs", 0),
-        ],
-    };
+        targets,
+    }
+}
+
+#[test]
+fn speed_and_loss_name_the_target_that_loses_first_and_skip_equal_losses() {
+    let pl = fsync_write(vec![
+        target("ext4", 0),
+        target("ext4+barrier=0", 64),
+        target("xfs", 0),
+    ]);
     assert_eq!(
         speed_and_loss(None, &pl),
         [
@@ -266,21 +275,7 @@ fn repairs_are_their_own_class_beside_broken_promises() {
 fn speed_and_loss_quote_the_verdict_when_there_is_one() {
     use crate::compare::rank::rank;
     use crate::compare::verdict::Sense;
-    let target = |name: &str, broken: u64| TargetLoss {
-        target: name.into(),
-        ops_per_s: vec![1000.0],
-        bad: vec![(broken.min(1), 20)],
-        promises: 64,
-        promises_broken: broken,
-        ..Default::default()
-    };
-    let pl = PatternLoss {
-        workload: "crash".into(),
-        pattern: "fsync-write".into(),
-        ops_unit: "files/s".into(),
-        pairs: Vec::new(),
-        targets: vec![target("ext4", 0), target("ext4+barrier=0", 64)],
-    };
+    let pl = fsync_write(vec![target("ext4", 0), target("ext4+barrier=0", 64)]);
     let fast = [
         ("ext4", vec![880.0, 884.0, 890.0, 878.0]),
         ("ext4+barrier=0", vec![1500.0, 1525.0, 1510.0, 1490.0]),

@@ -402,12 +402,11 @@ fn record(e: &mut Expect, path: &str, f: &Inode, started: u64) {
 }
 
 /// Makes workload `wK`'s starting files in `dir`, recorded in `e` (promised later).
-fn start(dir: &Path, m: &Model, e: &mut Expect, at: u64) -> Result<Vec<File>> {
+fn start(dir: &Path, m: &Model, e: &mut Expect, at: u64) -> Result<()> {
     let wdir = dir.join(&m.prefix);
     for d in ["", "A", "B"] {
         std::fs::create_dir(wdir.join(d)).with_context(|| format!("creating {}", wdir.display()))?;
     }
-    let mut fds = Vec::new();
     for f in &m.inodes {
         let name = &f.names[0];
         let mut fd = OpenOptions::new()
@@ -418,16 +417,15 @@ fn start(dir: &Path, m: &Model, e: &mut Expect, at: u64) -> Result<Vec<File>> {
             .with_context(|| format!("creating {}", wdir.join(name).display()))?;
         fd.set_permissions(std::fs::Permissions::from_mode(f.mode))?;
         fd.write_all(&f.data)?;
-        let mut fds1 = vec![fd];
+        let mut fds = vec![fd];
         for (k, v) in &f.xattrs {
-            on_disk(&wdir, &DiskOp::SetXattr(0, k.clone(), v.clone()), &mut fds1)?;
+            on_disk(&wdir, &DiskOp::SetXattr(0, k.clone(), v.clone()), &mut fds)?;
         }
-        fds.extend(fds1);
         let path = format!("{}/{name}", m.prefix);
         record(e, &path, f, at);
         e.track_name(&path);
     }
-    Ok(fds)
+    Ok(())
 }
 
 /// `ace`: the workloads of [`Work::ace`] in `dir`.
@@ -438,8 +436,8 @@ pub fn run(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
     let mut started = Vec::new();
     for (k, _) in w.ace.iter().enumerate() {
         let m = Model::new(w.seed, &format!("w{k}"), w.size);
-        let fds = start(dir, &m, &mut e, at)?;
-        started.push((m, fds));
+        start(dir, &m, &mut e, at)?;
+        started.push(m);
     }
     // One syncfs promises every workload's starting files.
     let top = File::open(dir).with_context(|| format!("opening {}", dir.display()))?;
@@ -449,7 +447,7 @@ pub fn run(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
     }
     tape.synced();
     let at = tape.position()?;
-    for (m, _) in &mut started {
+    for m in &mut started {
         for f in &mut m.inodes {
             f.promised = true;
             for n in &f.names {
@@ -459,9 +457,17 @@ pub fn run(dir: &Path, w: &Work, tape: &mut dyn Tape) -> Result<Expect> {
             }
         }
     }
-    for (steps, (mut m, mut fds)) in w.ace.iter().zip(started) {
+    for (steps, mut m) in w.ace.iter().zip(started) {
         let t = Instant::now();
         let wdir = dir.join(&m.prefix);
+        // Its files opened now, one workload's at a time (thousands of workloads would
+        // pass the limit of open files).
+        let open = |f: &Inode| {
+            let path = wdir.join(&f.names[0]);
+            let fd = OpenOptions::new().read(true).write(true).open(&path);
+            fd.with_context(|| format!("opening {}", path.display()))
+        };
+        let mut fds = m.inodes.iter().map(open).collect::<Result<Vec<_>>>()?;
         for (k, &(core, persist)) in steps.iter().enumerate() {
             let begun = tape.position()?;
             let c = m.step(core, k).map_err(anyhow::Error::msg)?;

@@ -44,7 +44,7 @@ pub fn target_line(t: &TargetLoss, unit: &str) -> String {
         (t.garbage, "files with garbage"),
         (t.leftover, "temporaries left after a promised rename"),
         (t.reappeared, "files back after a promised unlink"),
-        (t.metadata, "files with a mode not kept"),
+        (t.metadata, "files with a mode or attribute not kept"),
         (t.unmountable, "states unmountable"),
     ]
     .iter()

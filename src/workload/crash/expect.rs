@@ -278,9 +278,9 @@ impl Expect {
     }
 
     /// The promises `found` (a state's [`Expect::judge_dir`] for the crashes of `w`)
-    /// broke: each promised file found lost, empty, garbled or with its mode not kept, as
-    /// (path, index of the version it had been promised), or ([`NAME`]) a promised name
-    /// found missing.
+    /// broke: each promised file found lost, empty, garbled or with its mode or attributes
+    /// not kept, as (path, index of the version it had been promised), or ([`NAME`]) a
+    /// promised name found missing.
     pub fn broken_promises(&self, found: &[(String, Finding)], w: Window) -> Vec<(String, usize)> {
         found
             .iter()

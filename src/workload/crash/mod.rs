@@ -16,7 +16,7 @@
 //! where a promise was broken: lower is better); `crash_unmountable`, `crash_repaired`
 //! (states); `crash_lost`, `crash_empty`, `crash_garbage`, `crash_leftover` (a temporary
 //! left after a promised rename), `crash_reappeared` (a file back after a promised
-//! unlink), `crash_metadata` (a promised mode not kept) (files, summed over the states);
+//! unlink), `crash_metadata` (a promised mode or `user.` attribute not kept) (files, summed over the states);
 //! `crash_unpromised_lost` (files lost where POSIX promised nothing: not a broken
 //! promise); and what the recorder saw: `crash_writes`, `crash_flushes`, and the
 //! pattern's own `crash_fsyncs`; `crash_check_s`, the seconds the states took to build and

@@ -45,6 +45,7 @@ pub(super) fn run(id: &str, targets: &[&str], data: &[(&str, &str, &str, &[f64])
                 elapsed_s: None,
                 ranks: Vec::new(),
                 disturbance: None,
+                engine: None,
             });
         }
     }

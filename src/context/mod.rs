@@ -83,6 +83,8 @@ pub struct TrialContext<'a> {
     log_used: bool,
     /// Messages for the user, shown by the runner after the trial.
     messages: Vec<String>,
+    /// The database engine the trial ran ([`Self::set_engine`]).
+    engine: Option<crate::result::Engine>,
     /// This process's place among the processes running the trial together (MPI ranks).
     procs: Procs,
     /// The directory every rank sees (for one shared file or directory); `workdir` alone.
@@ -127,6 +129,7 @@ impl<'a> TrialContext<'a> {
             log_path: None,
             log_used: false,
             messages: Vec::new(),
+            engine: None,
             procs: Procs::SOLO,
             shared_dir: workdir_for_shared,
             gate: &NoGate,
@@ -215,6 +218,17 @@ impl<'a> TrialContext<'a> {
     /// The messages left so far, removed.
     pub fn take_messages(&mut self) -> Vec<String> {
         std::mem::take(&mut self.messages)
+    }
+
+    /// Records the database engine the trial runs, its version and settings (kept in the
+    /// trial: [`crate::result::Trial::engine`]).
+    pub fn set_engine(&mut self, engine: crate::result::Engine) {
+        self.engine = Some(engine);
+    }
+
+    /// The engine recorded, removed.
+    pub fn take_engine(&mut self) -> Option<crate::result::Engine> {
+        self.engine.take()
     }
 
     /// Whether caches can be dropped (root): when not, "cold" is not cold.

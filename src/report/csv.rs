@@ -43,6 +43,10 @@ pub const COLUMNS: &[&str] = &[
     "better",
     "flags",
     "error",
+    "engine",
+    "engine_profile",
+    "engine_settings",
+    "engine_not_durable",
 ];
 
 /// A value as written: integers stay integers.
@@ -188,6 +192,19 @@ pub fn params_text(t: &Trial) -> String {
         .join(";")
 }
 
+/// The engine columns of a trial's rows (empty when it ran no database engine).
+fn engine_fields(t: &Trial) -> [String; 4] {
+    match &t.engine {
+        Some(e) => [
+            format!("{} {}", e.name, e.version),
+            e.profile.clone().unwrap_or_default(),
+            e.settings_text(),
+            e.not_durable.join(" "),
+        ],
+        None => Default::default(),
+    }
+}
+
 /// The columns that are the same for every row of a trial (up to `trial_status`).
 fn trial_fields(run: &RunResult, t: &Trial) -> Vec<String> {
     let target = run.targets.iter().find(|x| x.name == t.target);
@@ -257,6 +274,7 @@ pub fn export(run: &RunResult) -> Result<Vec<u8>> {
     let mut out = line(COLUMNS);
     for t in &run.trials {
         let base = trial_fields(run, t);
+        let engine = engine_fields(t);
         for p in &t.phases {
             let flags = p.flags.join(";");
             for m in phase_metrics(&t.workload, p) {
@@ -273,6 +291,7 @@ pub fn export(run: &RunResult) -> Result<Vec<u8>> {
                     flags.clone(),
                     String::new(),
                 ]);
+                row.extend(engine.iter().cloned());
                 out.push_str(&line(&row));
             }
         }
@@ -280,6 +299,7 @@ pub fn export(run: &RunResult) -> Result<Vec<u8>> {
             let mut row = base;
             row.extend(["", "error", "", "", "", ""].map(String::from));
             row.push(t.error.clone().unwrap_or_else(|| t.status.clone()));
+            row.extend(engine.iter().cloned());
             out.push_str(&line(&row));
         }
     }
@@ -322,6 +342,7 @@ mod tests {
             elapsed_s: None,
             ranks: Vec::new(),
             disturbance: None,
+            engine: None,
         }
     }
 

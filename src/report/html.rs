@@ -180,6 +180,14 @@ fn setup(out: &mut String, run: &RunResult) {
         ]);
     }
     table_with(out, &t, "targets");
+    let engines = crate::report::engines::lines(run);
+    if !engines.is_empty() {
+        out.push_str("<h3>Database engines</h3><ul class=\"engines\">");
+        for line in engines {
+            let _ = write!(out, "<li>{}</li>", esc(&line));
+        }
+        out.push_str("</ul>");
+    }
     let _ = write!(
         out,
         "<p class=\"trials\">{}</p>",

@@ -8,6 +8,7 @@
 pub mod aging;
 pub mod charts;
 pub mod crash;
+pub mod engines;
 pub mod fit;
 pub mod history;
 pub mod human;

@@ -6,12 +6,14 @@
 mod aging;
 mod device;
 mod document;
+mod engine;
 mod probed;
 pub mod work;
 
 pub use aging::{Aging, FileFragments, FreeSpace};
 pub use device::DeviceProbe;
 pub use document::{parse_document, SCHEMA_VERSION};
+pub use engine::Engine;
 pub use probed::{Disturbance, LiveRun, Percentiles, SeriesOut};
 
 use crate::policy::Policy;
@@ -330,6 +332,10 @@ pub struct Trial {
     /// recorded before it was watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disturbance: Option<Disturbance>,
+    /// The database engine the trial ran, its version and settings; absent for workloads
+    /// that run none, and in runs recorded before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<Engine>,
 }
 
 impl Trial {
@@ -357,6 +363,7 @@ impl Trial {
             elapsed_s: None,
             ranks: Vec::new(),
             disturbance: None,
+            engine: None,
         }
     }
 

@@ -200,6 +200,7 @@ pub(super) fn run_trial(
         let res = workload.run(&mut cx);
         trial.disturbance = Some(watch.finish());
         trial.log = cx.used_log().map(|p| p.display().to_string());
+        trial.engine = cx.take_engine();
         for m in cx.take_messages() {
             progress.note(&format!("{name} {wname} rep {rep}: {m}"));
         }

@@ -354,6 +354,7 @@ mod tests {
             elapsed_s: None,
             ranks: Vec::new(),
             disturbance: None,
+            engine: None,
         };
         let s = summarize(&[trial], crate::workload::figures_of);
         let get = |m: &str| s.iter().find(|s| s.metric == m).unwrap();

@@ -15,6 +15,8 @@
 //!   [`crate::probe::disturb::Disturbance`]); NULL in older rows;
 //! * `runs.notes` (schema 9): what the run said before it started, such as how an fio
 //!   job file was mapped (JSON list, [`RunResult::notes`]); NULL when nothing;
+//! * `trials.engine` (schema 10): the database engine the trial ran, its version and
+//!   settings (JSON, [`crate::result::Engine`]); NULL when it ran none;
 //! * `phases`: per trial and phase: the headline figures as columns (wall_s, ops, bytes,
 //!   ops_per_s, mb_per_s, cpu_pct) and the whole phase result as JSON — per-operation HDR
 //!   histogram buckets, the time series, device counters, flags and extra figures.
@@ -185,8 +187,8 @@ impl Store {
         )?;
         tx.execute(
             "INSERT INTO trials (run_id, target, workload, label, params, rep, status, error, \
-             provision, peak_rss_bytes, log, elapsed_s, disturbance) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+             provision, peak_rss_bytes, log, elapsed_s, disturbance, engine) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 run_id,
                 trial.target,
@@ -202,6 +204,11 @@ impl Store {
                 trial.elapsed_s,
                 trial
                     .disturbance
+                    .as_ref()
+                    .map(serde_json::to_string)
+                    .transpose()?,
+                trial
+                    .engine
                     .as_ref()
                     .map(serde_json::to_string)
                     .transpose()?,

@@ -219,7 +219,7 @@ impl Store {
             .map_err(|e| self.damaged("targets", &targets_cols, e))?;
         let mut trials = self.conn.prepare(
             "SELECT id, target, workload, label, params, rep, status, error, provision, \
-             peak_rss_bytes, log, elapsed_s, disturbance FROM trials WHERE run_id = ?1 \
+             peak_rss_bytes, log, elapsed_s, disturbance, engine FROM trials WHERE run_id = ?1 \
              ORDER BY id",
         )?;
         let trials_cols = columns_of(&trials);
@@ -240,6 +240,7 @@ impl Store {
                     elapsed_s: r.get(11)?,
                     ranks: Vec::new(),
                     disturbance: json_or_default(r, 12)?,
+                    engine: json_or_default(r, 13)?,
                 };
                 Ok((r.get(0)?, trial))
             })?

@@ -9,7 +9,7 @@ use rusqlite::Connection;
 use std::path::Path;
 
 /// The schema version this build writes.
-pub(super) const SCHEMA_VERSION: i64 = 9;
+pub(super) const SCHEMA_VERSION: i64 = 10;
 const _: () = assert!(SCHEMA_VERSION as usize == MIGRATIONS.len());
 
 const MIGRATIONS: &[&str] = &[
@@ -78,6 +78,8 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE trials ADD COLUMN disturbance TEXT;",
     // 8 → 9: what the run said before it started (JSON list; an fio job file's mapping).
     "ALTER TABLE runs ADD COLUMN notes TEXT;",
+    // 9 → 10: the database engine each trial ran, its version and settings (JSON).
+    "ALTER TABLE trials ADD COLUMN engine TEXT;",
 ];
 
 /// The (device, inode) of the file at `path`.

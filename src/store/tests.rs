@@ -72,6 +72,13 @@ fn sample_trial(rep: u32) -> Trial {
             others_cpu_share: Some(0.5),
             ..Default::default()
         }),
+        engine: (rep == 3).then(|| crate::result::Engine {
+            name: "PostgreSQL".into(),
+            version: "15.10".into(),
+            profile: Some("steady".into()),
+            settings: [("fsync".to_string(), "off".to_string())].into(),
+            not_durable: vec!["fsync=off".into()],
+        }),
     }
 }
 
@@ -255,6 +262,8 @@ fn migrates_an_empty_file_and_round_trips_a_run() {
     assert!(back.trials[1].log.as_deref().unwrap().ends_with("rep2.log"));
     assert_eq!(back.trials[0].disturbance, None);
     assert_eq!(back.trials[1].disturbance, sample_trial(2).disturbance);
+    assert_eq!(back.trials[1].engine, None);
+    assert_eq!(back.trials[2].engine, sample_trial(3).engine);
     assert_eq!(back.targets[0].mkfs_opts, ["-F"]);
     assert_eq!(back.notes, run.notes);
     let med = back
@@ -428,6 +437,7 @@ fn a_version_1_database_gains_the_new_columns_and_keeps_its_trials() {
                  ALTER TABLE runs DROP COLUMN resumed_at; \
                  ALTER TABLE trials DROP COLUMN disturbance; \
                  ALTER TABLE runs DROP COLUMN notes; \
+                 ALTER TABLE trials DROP COLUMN engine; \
                  PRAGMA user_version = 1;",
             )
             .unwrap();
@@ -447,9 +457,10 @@ fn a_version_1_database_gains_the_new_columns_and_keeps_its_trials() {
             run.trials.len(),
             t.log.clone(),
             t.elapsed_s,
-            t.disturbance.clone()
+            t.disturbance.clone(),
+            t.engine.clone()
         ),
-        (1, None, None, None)
+        (1, None, None, None, None)
     );
 }
 

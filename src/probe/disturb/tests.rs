@@ -137,6 +137,7 @@ fn a_busy_trial_marks_its_phases_and_the_report_lines_say_why() {
         elapsed_s: None,
         ranks: Vec::new(),
         disturbance: None,
+        engine: None,
     };
     mark(&mut trial);
     assert!(

@@ -65,6 +65,7 @@ fn trial(target: &str, workload: &str, rep: u32, status: &str) -> Trial {
         elapsed_s: None,
         ranks: Vec::new(),
         disturbance: None,
+        engine: None,
     }
 }
 

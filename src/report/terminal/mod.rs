@@ -413,6 +413,9 @@ pub fn render_width(run: &RunResult, width: usize) -> String {
             }
         }
     }
+    for line in crate::report::engines::lines(run) {
+        let _ = writeln!(notes, "  engine of {line}");
+    }
     notes.push_str(&failure_summary(run));
     notes.push_str(&busy_summary(run));
     let mut out = out + &fit::wrap_text(&notes, width, 5);

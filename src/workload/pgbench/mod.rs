@@ -35,7 +35,11 @@
 //! checkpoint at all (a checkpoint every 5 minutes by default): give `duration` of
 //! several minutes to include them.
 
+mod output;
 pub mod server;
+
+pub use output::{parse_tx_line, summary_failed, summary_tps, Tx};
+use output::{count_tx_lines, read_tx_logs, run_pgbench};
 
 use crate::context::{PhaseKind, Primary, TrialContext};
 use crate::error::usage;
@@ -46,7 +50,7 @@ use crate::workload::programs::{postgres_bin_dir, POSTGRES};
 use crate::workload::{spec, IoContext, Knob, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{anyhow, bail, Context, Result};
 use server::{Cluster, Settings};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -133,6 +137,14 @@ const SHOWN: [&str; 5] = [
     "wal_sync_method",
     "shared_buffers",
     "full_page_writes",
+];
+
+/// Settings that let a commit return before it is on the disk, or leave pages that a
+/// power cut can tear.
+const NOT_DURABLE: &[(&str, &str)] = &[
+    ("fsync", "off"),
+    ("synchronous_commit", "off"),
+    ("full_page_writes", "off"),
 ];
 
 const LOAD: crate::context::PhaseSpec = spec("load", PhaseKind::Write, Primary::Seconds, "loads");
@@ -258,6 +270,24 @@ impl Pgbench {
         s
     }
 
+    /// The engine as data: the server's version and every setting given to it (fsarena's
+    /// socket settings aside), with the value as the server shows it.
+    fn engine(&self, cluster: &Cluster, settings: &Settings) -> Result<crate::result::Engine> {
+        let mut e = crate::result::Engine {
+            name: "PostgreSQL".into(),
+            version: cluster.setting(settings, "server_version")?,
+            ..Default::default()
+        };
+        for (k, _) in settings {
+            let v = cluster.setting(settings, k)?;
+            if NOT_DURABLE.contains(&(*k, v.as_str())) {
+                e.not_durable.push(format!("{k}={v}"));
+            }
+            e.settings.insert(k.to_string(), v);
+        }
+        Ok(e)
+    }
+
     /// pgbench's argv (without the program) for `args`, on `server`'s socket.
     fn pgbench_argv(sockets: &Path, args: &[String]) -> Vec<String> {
         let mut v = vec![
@@ -307,6 +337,7 @@ impl Workload for Pgbench {
             writeln!(l, "==> fsarena pgbench: {line}").on("write", &log)?;
         }
         cx.message(line);
+        cx.set_engine(self.engine(&cluster, &settings)?);
         // Logs of pgbench go outside the target: they are not the database's writes. In
         // the run's own directory, recorded, so that a killed run leaves none behind.
         let scratch = Scratch::new(cx.state())?;
@@ -467,129 +498,6 @@ fn at(known: (Instant, SystemTime), epoch_us: u64) -> Instant {
         Ok(after) => known.0 + after,
         Err(e) => known.0.checked_sub(e.duration()).unwrap_or(known.0),
     }
-}
-
-/// Runs pgbench with `argv` in `cwd` (its logs go there), its output appended to `log`
-/// and returned; `tick` is called every half second while it runs (to show progress);
-/// fails on a non-zero exit with the log's end
-/// ([`crate::workload::command::run_engine`]).
-fn run_pgbench(
-    program: &Path,
-    argv: &[String],
-    cwd: &Path,
-    log: &Path,
-    what: &str,
-    tick: &dyn Fn(),
-) -> Result<String> {
-    use std::io::Write;
-    let out_path = cwd.join(format!("{what}.out"));
-    let out = std::fs::File::create(&out_path).on("create", &out_path)?;
-    let err = std::fs::OpenOptions::new()
-        .append(true)
-        .open(log)
-        .on("open the log", log)?;
-    let status = crate::workload::command::run_engine(program, argv, cwd, out, err, tick)?;
-    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
-    if let Ok(mut l) = std::fs::OpenOptions::new().append(true).open(log) {
-        let _ = writeln!(l, "==> fsarena pgbench {what}\n{text}");
-    }
-    if !status.success() {
-        bail!(
-            "pgbench {what} {}; log {}, last lines:\n{}",
-            crate::workload::command::how_it_ended(status),
-            log.display(),
-            crate::workload::command::tail(log)
-        );
-    }
-    Ok(text)
-}
-
-/// One line of pgbench's per-transaction log.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Tx {
-    /// Latency in µs; `None` for a failed or skipped transaction.
-    pub latency_us: Option<u64>,
-    /// When it ended, µs since the epoch.
-    pub end_epoch_us: u64,
-}
-
-/// Parses one line of pgbench's per-transaction log: `client_id transaction_no time
-/// script_no time_epoch time_us [schedule_lag] [retries]`, where `time` is the latency in
-/// µs, or `failed`/`skipped`.
-pub fn parse_tx_line(line: &str) -> Option<Tx> {
-    let f: Vec<&str> = line.split_ascii_whitespace().collect();
-    if f.len() < 6 {
-        return None;
-    }
-    let secs: u64 = f[4].parse().ok()?;
-    let micros: u64 = f[5].parse().ok()?;
-    let latency_us = match f[2] {
-        "failed" | "skipped" => None,
-        t => Some(t.parse().ok()?),
-    };
-    Some(Tx {
-        latency_us,
-        end_epoch_us: secs * 1_000_000 + micros,
-    })
-}
-
-/// Lines written so far to the logs `PREFIX.PID[.N]` in `dir` (pgbench writes them in
-/// blocks): about the transactions done, for the progress display.
-fn count_tx_lines(dir: &Path, prefix: &str) -> u64 {
-    let want = format!("{prefix}.");
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&want)))
-        .filter_map(|e| std::fs::read(e.path()).ok())
-        .map(|b| b.iter().filter(|&&c| c == b'\n').count() as u64)
-        .sum()
-}
-
-/// Every transaction of the logs `PREFIX.PID[.N]` in `dir`.
-fn read_tx_logs(dir: &Path, prefix: &str) -> Result<Vec<Tx>> {
-    let mut txs = Vec::new();
-    let want = format!("{prefix}.");
-    for e in std::fs::read_dir(dir).on("read", dir)? {
-        let e = e.on("read", dir)?;
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if !name.starts_with(&want) {
-            continue;
-        }
-        let path: PathBuf = e.path();
-        let text = std::fs::read_to_string(&path).on("read", &path)?;
-        for (i, line) in text.lines().enumerate() {
-            let tx = parse_tx_line(line).ok_or_else(|| {
-                anyhow!(
-                    "{}, line {}: not a pgbench transaction log line: {line:?}",
-                    path.display(),
-                    i + 1
-                )
-            })?;
-            txs.push(tx);
-        }
-    }
-    Ok(txs)
-}
-
-/// pgbench's `tps = N (without initial connection time)` (pgbench 14 and later; older
-/// ones print `(excluding connections establishing)`).
-pub fn summary_tps(out: &str) -> Option<f64> {
-    out.lines()
-        .filter(|l| l.starts_with("tps = "))
-        .find(|l| l.contains("without initial connection") || l.contains("excluding"))
-        .or_else(|| out.lines().find(|l| l.starts_with("tps = ")))
-        .and_then(|l| l["tps = ".len()..].split_whitespace().next()?.parse().ok())
-}
-
-/// pgbench's `number of failed transactions: N (…)` (pgbench 15 and later).
-pub fn summary_failed(out: &str) -> Option<u64> {
-    out.lines()
-        .find_map(|l| l.strip_prefix("number of failed transactions: "))
-        .and_then(|r| r.split_whitespace().next()?.parse().ok())
 }
 
 #[cfg(test)]

@@ -295,6 +295,33 @@ impl Sqlite {
         Err(usage(format!("sqlite: {problem}")))
     }
 
+    /// The engine as data: the bundled SQLite's version and the pragmas set that are not
+    /// SQLite's defaults (`journal_mode=delete`, `synchronous=full`, `page_size=4096`,
+    /// `cache_size=-2000`).
+    fn engine(&self) -> crate::result::Engine {
+        let mut e = crate::result::Engine {
+            name: "SQLite".into(),
+            version: rusqlite::version().to_string(),
+            ..Default::default()
+        };
+        for (k, v, default) in [
+            ("journal_mode", self.journal.clone(), "delete"),
+            ("synchronous", self.synchronous.clone(), "full"),
+            ("page_size", self.page_size.to_string(), "4096"),
+            ("cache_size", format!("-{}", self.cache_kib), "-2000"),
+        ] {
+            if v != default {
+                e.settings.insert(k.to_string(), v);
+            }
+        }
+        // WAL with synchronous=normal syncs the WAL only at checkpoints: the last commits
+        // may roll back at a power cut (SQLite's documentation of the pragma).
+        if self.synchronous == "off" || (self.synchronous == "normal" && self.journal == "wal") {
+            e.not_durable.push(format!("synchronous={}", self.synchronous));
+        }
+        e
+    }
+
     /// A connection to `db` through the counting VFS, with the configured pragmas.
     fn open(&self, db: &Path) -> Result<Connection> {
         let c = Connection::open_with_flags_and_vfs(db, OpenFlags::default(), vfs::NAME)
@@ -377,6 +404,7 @@ pub fn version_number() -> i32 {
 
 impl Workload for Sqlite {
     fn run(&self, cx: &mut TrialContext) -> Result<()> {
+        cx.set_engine(self.engine());
         let syncs = vfs::SyncCounter::watch(&cx.workdir().join(DB_FILE))?;
         let seed = cx.seed();
         let load = if self.mode == Mode::Insert {

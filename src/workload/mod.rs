@@ -9,6 +9,7 @@ mod figures_tests;
 pub mod mt19937;
 pub mod params;
 pub mod programs;
+pub mod steadiness;
 pub mod tasks;
 pub mod tree;
 

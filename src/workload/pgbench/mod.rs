@@ -37,9 +37,12 @@
 
 mod output;
 pub mod server;
+mod settings;
+mod stats;
 
 pub use output::{parse_tx_line, summary_failed, summary_tps, Tx};
 use output::{count_tx_lines, read_tx_logs, run_pgbench};
+use settings::set_settings;
 
 use crate::context::{PhaseKind, Primary, TrialContext};
 use crate::error::usage;
@@ -128,6 +131,13 @@ const PARAMS: &[ParamSpec] = &[
         "",
         "server setting full_page_writes",
     ),
+    param(
+        "set",
+        ParamKind::Text,
+        "",
+        "",
+        "more server settings, quoted: set='checkpoint_timeout=1min,max_wal_size=4GB'",
+    ),
 ];
 
 /// The settings named in the trial's messages, given or not.
@@ -157,6 +167,16 @@ pub const FIGURES: &[Figure] = &[
     Figure::lower("server_cpu_s", "s"),
     Figure::lower("failed_tx", "tx"),
     Figure::neither("database_bytes", "bytes"),
+    crate::workload::steadiness::FIGURES[0],
+    crate::workload::steadiness::FIGURES[1],
+    Figure::neither("checkpoints", "checkpoints"),
+    Figure::neither("checkpoint_buffers", "buffers"),
+    Figure::neither("checkpoint_write_s", "s"),
+    Figure::lower("checkpoint_sync_s", "s"),
+    Figure::lower("wal_bytes", "bytes"),
+    Figure::neither("wal_fpi", "images"),
+    Figure::neither("wal_syncs", "syncs"),
+    Figure::lower("wal_sync_ms", "ms"),
 ];
 
 /// The `pgbench` workload as `fsarena list` shows it and `run` builds it.
@@ -183,8 +203,8 @@ pub struct Pgbench {
     clients: u64,
     jobs: u64,
     duration: u64,
-    /// The server settings given (not `server`).
-    settings: Vec<(&'static str, String)>,
+    /// The server settings given (not `server`), `set=`'s included.
+    settings: Vec<(String, String)>,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -234,7 +254,7 @@ impl Pgbench {
         ] {
             let v = p.choice(name);
             if v != "server" {
-                settings.push((name, v.to_string()));
+                settings.push((name.to_string(), v.to_string()));
             }
         }
         let buffers = p.text("shared_buffers").unwrap_or("server");
@@ -250,8 +270,9 @@ impl Pgbench {
                     "pgbench: shared_buffers is at least 128KiB (PostgreSQL's minimum)",
                 ));
             }
-            settings.push(("shared_buffers", format!("{}kB", b >> 10)));
+            settings.push(("shared_buffers".to_string(), format!("{}kB", b >> 10)));
         }
+        settings.extend(set_settings(p.text("set").unwrap_or(""))?);
         Ok(Self {
             scale,
             clients,
@@ -264,8 +285,8 @@ impl Pgbench {
     /// The server's settings: the given ones, and room for the clients.
     fn server_settings(&self) -> Settings {
         let mut s = self.settings.clone();
-        if self.clients + 10 > 100 {
-            s.push(("max_connections", (self.clients + 10).to_string()));
+        if self.clients + 10 > 100 && !s.iter().any(|(k, _)| k == "max_connections") {
+            s.push(("max_connections".to_string(), (self.clients + 10).to_string()));
         }
         s
     }
@@ -280,10 +301,10 @@ impl Pgbench {
         };
         for (k, _) in settings {
             let v = cluster.setting(settings, k)?;
-            if NOT_DURABLE.contains(&(*k, v.as_str())) {
+            if NOT_DURABLE.contains(&(k.as_str(), v.as_str())) {
                 e.not_durable.push(format!("{k}={v}"));
             }
-            e.settings.insert(k.to_string(), v);
+            e.settings.insert(k.clone(), v);
         }
         Ok(e)
     }
@@ -316,7 +337,7 @@ impl Workload for Pgbench {
         let workdir = cx.workdir().to_path_buf();
         let log = cx.log_file()?;
         let cluster = Cluster::init(&bin, &workdir.join("pgdata"), &log)?;
-        let settings = self.server_settings();
+        let mut settings = self.server_settings();
         let mut shown = Vec::new();
         for name in SHOWN {
             shown.push(format!("{name}={}", cluster.setting(&settings, name)?));
@@ -338,6 +359,9 @@ impl Workload for Pgbench {
         }
         cx.message(line);
         cx.set_engine(self.engine(&cluster, &settings)?);
+        // What the server logs and counts, so that its checkpoints and WAL syncs are timed;
+        // not among the engine's settings.
+        settings.extend(stats::MEASURING.map(|(k, v)| (k.to_string(), v.to_string())));
         // Logs of pgbench go outside the target: they are not the database's writes. In
         // the run's own directory, recorded, so that a killed run leaves none behind.
         let scratch = Scratch::new(cx.state())?;
@@ -396,6 +420,15 @@ impl Workload for Pgbench {
             format!("--log-prefix={}", prefix.display()),
         ];
         let argv = Self::pgbench_argv(&server.sockets, &run_args);
+        // The server's own account of the run: its log from here, its WAL counters zeroed.
+        let log_from = std::fs::metadata(&log).map_or(0, |m| m.len());
+        let wal_counted = match stats::reset_wal(&bin, &server.sockets) {
+            Ok(()) => true,
+            Err(e) => {
+                cx.message(format!("no WAL figures (pg_stat_wal, PostgreSQL 14 and later): {e:#}"));
+                false
+            }
+        };
         let summary = Mutex::new(Summary::default());
         cx.phase_warm(&RUN, 1, |w| {
             let started = (Instant::now(), SystemTime::now());
@@ -424,6 +457,12 @@ impl Workload for Pgbench {
             s.failed = failed.max(summary_failed(&out).unwrap_or(0));
             s.transactions = txs.len() as u64 - failed;
             s.server_cpu_s = server_cpu;
+            let ends: Vec<f64> = txs
+                .iter()
+                .filter(|t| t.latency_us.is_some())
+                .map(|t| t.end_epoch_us as f64 / 1e6)
+                .collect();
+            s.steady = crate::workload::steadiness::Steadiness::from_ends(&ends);
             let own = s.tps.filter(|t| *t > 0.0).map(|tps| s.transactions as f64 / tps);
             drop(s);
             let synced = Instant::now();
@@ -447,7 +486,27 @@ impl Workload for Pgbench {
         if let Some(c) = s.server_cpu_s {
             cx.note_phase("run", "server_cpu_s", c);
         }
+        if let Some(st) = s.steady {
+            cx.note_phase("run", "rate_1s_p1", st.rate_1s_p1);
+            cx.note_phase("run", "longest_stall_s", st.longest_stall_s);
+        }
+        if wal_counted {
+            let w = stats::read_wal(&bin, &server.sockets)?;
+            cx.note_phase("run", "wal_bytes", w.bytes as f64);
+            cx.note_phase("run", "wal_fpi", w.fpi as f64);
+            cx.note_phase("run", "wal_syncs", w.syncs as f64);
+            if w.syncs > 0 {
+                cx.note_phase("run", "wal_sync_ms", w.sync_ms / w.syncs as f64);
+            }
+        }
         server.stop()?;
+        let c = stats::parse_checkpoints(&log_since(&log, log_from));
+        cx.note_phase("run", "checkpoints", c.count as f64);
+        if c.count > 0 {
+            cx.note_phase("run", "checkpoint_buffers", c.buffers as f64);
+            cx.note_phase("run", "checkpoint_write_s", c.write_s);
+            cx.note_phase("run", "checkpoint_sync_s", c.sync_s);
+        }
         Ok(())
     }
 }
@@ -483,11 +542,19 @@ impl Scratch {
 /// What the run phase read from pgbench.
 #[derive(Clone, Copy, Default)]
 struct Summary {
+    /// Its per-second rates and stalls.
+    steady: Option<crate::workload::steadiness::Steadiness>,
     tps: Option<f64>,
     /// CPU seconds the server's processes used during the run.
     server_cpu_s: Option<f64>,
     failed: u64,
     transactions: u64,
+}
+
+/// The trial's log from byte `from` on (what the server logged since).
+fn log_since(log: &Path, from: u64) -> String {
+    let text = std::fs::read(log).unwrap_or_default();
+    String::from_utf8_lossy(text.get(from as usize..).unwrap_or_default()).into_owned()
 }
 
 /// The [`Instant`] of `epoch_us` (µs since the epoch), given one moment known on both

@@ -100,7 +100,7 @@ impl ServerUser {
 }
 
 /// Settings given to the server on its command line (`-c name=value`).
-pub type Settings = Vec<(&'static str, String)>;
+pub type Settings = Vec<(String, String)>;
 
 /// A database cluster made by `initdb` in `datadir`, not running.
 pub struct Cluster {

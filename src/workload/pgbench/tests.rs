@@ -69,9 +69,9 @@ fn parameters() {
     .unwrap();
     let w = Pgbench::from_params(&params).unwrap();
     let s = w.server_settings();
-    assert!(s.contains(&("fsync", "off".to_string())), "{s:?}");
-    assert!(s.contains(&("shared_buffers", "262144kB".to_string())), "{s:?}");
-    assert!(s.contains(&("max_connections", "160".to_string())), "{s:?}");
+    assert!(s.contains(&("fsync".to_string(), "off".to_string())), "{s:?}");
+    assert!(s.contains(&("shared_buffers".to_string(), "262144kB".to_string())), "{s:?}");
+    assert!(s.contains(&("max_connections".to_string(), "160".to_string())), "{s:?}");
     assert!(!s.iter().any(|(k, _)| *k == "synchronous_commit"), "{s:?}");
     assert_eq!(w.data_bytes(), Some(BASE_BYTES + 10 * BYTES_PER_SCALE));
     let p = Params::parse("pgbench", PARAMS, "duration=2m").unwrap();

@@ -12,6 +12,7 @@ pub mod dir;
 pub mod fs;
 pub mod loopdev;
 pub mod loopfs;
+pub mod memlimit;
 pub mod mount;
 pub mod net;
 pub mod recorded;

@@ -27,6 +27,10 @@ pub struct Engine {
     /// on the disk when the engine says they are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_durable: Vec<String>,
+    /// The memory limit the engine's processes ran under, page cache included (a memory
+    /// control group: the `io-bound` profiles'); absent when unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_bytes: Option<u64>,
 }
 
 impl Engine {
@@ -36,6 +40,10 @@ impl Engine {
         let mut s = format!("{} {}", self.name, self.version);
         if let Some(p) = &self.profile {
             s.push_str(&format!(", profile {p}"));
+        }
+        if let Some(m) = self.memory_limit_bytes {
+            let m = crate::report::human::bytes(m as f64).replace(' ', "\u{a0}");
+            s.push_str(&format!(", memory limit {m}"));
         }
         if self.settings.is_empty() {
             s.push_str("; default settings");

@@ -126,6 +126,15 @@ pub(super) fn outside(r: &Resource, image_dir: &Path) -> Option<String> {
             let ours = crate::provision::recorded::trace::is_ours(instance);
             return (!ours).then(|| format!("{instance} is not a tracing instance of fsarena"));
         }
+        Resource::Cgroup { path } => {
+            let ours = crate::provision::memlimit::is_ours(path);
+            return (!ours).then(|| {
+                format!(
+                    "{} is not a memory control group of fsarena",
+                    path.display()
+                )
+            });
+        }
     };
     (!under(path)).then(|| {
         format!(

@@ -72,6 +72,9 @@ pub enum Resource {
     /// target's loop device (`instances/NAME`, a name of
     /// [`crate::provision::recorded::trace::is_ours`]'s form).
     Trace { instance: String },
+    /// A memory control group a database server ran in (`fsarena-mem-PID-N` under a
+    /// memory hierarchy's mount point: [`crate::provision::memlimit::is_ours`]).
+    Cgroup { path: PathBuf },
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -312,6 +315,7 @@ pub fn describe(r: &Resource) -> String {
             format!("write recorder (FUSE mount {})", mountpoint.display())
         }
         Resource::Trace { instance } => format!("block trace (tracing instance {instance})"),
+        Resource::Cgroup { path } => format!("memory control group {}", path.display()),
     }
 }
 

@@ -174,6 +174,7 @@ pub fn undo(r: &Resource) -> Result<bool> {
         }
         Resource::Recorder { mountpoint, pid } => stop_recorder(mountpoint, *pid),
         Resource::Trace { instance } => crate::provision::recorded::trace::remove(instance),
+        Resource::Cgroup { path } => crate::provision::memlimit::remove(path),
     }
 }
 

@@ -78,6 +78,7 @@ fn sample_trial(rep: u32) -> Trial {
             profile: Some("steady".into()),
             settings: [("fsync".to_string(), "off".to_string())].into(),
             not_durable: vec!["fsync=off".into()],
+            memory_limit_bytes: Some(192 << 20),
         }),
     }
 }

@@ -114,6 +114,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: Some("Bonnie"),
     param_applies: None,
     after_merge: None,
+    resolve: None,
     // `size` is not one: it is bound to the target's size and to memory (the file must
     // outgrow the cache).
     database: None,

@@ -117,6 +117,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: None,
     param_applies: None,
     after_merge: None,
+    resolve: None,
     phase_time_knobs: &[Knob::new("num", &[], 0.0)],
     database: Some(super::DatabaseRole::Engine("readwhilewriting")),
     programs: &[DB_BENCH],

@@ -117,6 +117,10 @@ pub struct WorkloadInfo {
     /// Re-derives its own figures from its phases merged across MPI ranks
     /// ([`after_merge`]); `None`: the merged notes stand.
     pub after_merge: Option<AfterMerge>,
+    /// Fills the defaults that depend on other parameters (a profile's) once the given
+    /// ones are parsed, so that the parameters recorded are the ones run; `None`: every
+    /// default is its own.
+    pub resolve: Option<fn(&mut Params) -> Result<()>>,
     /// The parameters `--phase-time` scales its work by; empty: it is kept as given.
     pub phase_time_knobs: &'static [Knob],
     /// The part it plays when the seeds' database proxy is set against real engines
@@ -301,7 +305,10 @@ impl WorkloadSpec {
     pub fn parse(text: &str) -> Result<Self> {
         let (name, rest) = text.split_once(':').unwrap_or((text, ""));
         let info = find(name.trim())?;
-        let params = Params::parse(info.name, info.params, rest)?;
+        let mut params = Params::parse(info.name, info.params, rest)?;
+        if let Some(resolve) = info.resolve {
+            resolve(&mut params)?;
+        }
         // Validates everything now, before any disk is touched.
         let workload = (info.build)(&params)?.into();
         Ok(Self {

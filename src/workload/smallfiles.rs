@@ -135,6 +135,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: None,
     param_applies: None,
     after_merge: None,
+    resolve: None,
     // A directory per 100 files besides the files.
     database: None,
     programs: &[],

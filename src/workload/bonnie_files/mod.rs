@@ -129,6 +129,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: Some("Bonnie++ -n"),
     param_applies: None,
     after_merge: None,
+    resolve: None,
     // `files` is in 1024s.
     database: None,
     programs: &[],

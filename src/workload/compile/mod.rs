@@ -232,6 +232,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: None,
     param_applies: Some(param_applies),
     after_merge: None,
+    resolve: None,
     database: None,
     programs: &[],
     phase_time_knobs: &[],

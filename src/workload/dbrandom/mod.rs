@@ -160,6 +160,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: Some("random.c"),
     param_applies: None,
     after_merge: None,
+    resolve: None,
     database: Some(crate::workload::DatabaseRole::Proxy("random")),
     programs: &[],
     phase_time_knobs: &[

@@ -196,6 +196,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: None,
     param_applies: None,
     after_merge: Some(rules::rescore_merged),
+    resolve: None,
     database: None,
     programs: &[],
     phase_time_knobs: &[],

@@ -167,6 +167,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: None,
     param_applies: None,
     after_merge: None,
+    resolve: None,
     database: None,
     programs: &[],
     phase_time_knobs: &[super::Knob::new("scale", &[], 0.0)],

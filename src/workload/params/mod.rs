@@ -144,6 +144,8 @@ fn format_size_mix(mix: &[SizeWeight]) -> String {
 #[derive(Clone, Debug, Default)]
 pub struct Params {
     values: BTreeMap<&'static str, Value>,
+    /// The parameters the user gave (the rest are defaults).
+    given: std::collections::BTreeSet<&'static str>,
 }
 
 /// The longest duration a parameter in seconds may give: 30 days. Longer cannot be a
@@ -431,7 +433,13 @@ impl Params {
             }
             values.insert(spec.name, parse_value(spec, workload, &val)?);
         }
-        Ok(Self { values })
+        let given = given.into_iter().collect();
+        Ok(Self { values, given })
+    }
+
+    /// Whether the user gave parameter `name` (not its default).
+    pub fn given(&self, name: &str) -> bool {
+        self.given.contains(name)
     }
 
     fn get(&self, name: &str) -> &Value {

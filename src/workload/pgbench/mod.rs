@@ -36,6 +36,7 @@
 //! several minutes to include them.
 
 mod output;
+mod profile;
 pub mod server;
 mod settings;
 mod stats;
@@ -48,9 +49,8 @@ use crate::context::{PhaseKind, Primary, TrialContext};
 use crate::error::usage;
 use crate::figures::Figure;
 use crate::probe::recorder::Op;
-use crate::workload::params::param;
 use crate::workload::programs::{postgres_bin_dir, POSTGRES};
-use crate::workload::{spec, IoContext, Knob, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
+use crate::workload::{spec, IoContext, Knob, Params, Workload, WorkloadInfo};
 use anyhow::{anyhow, bail, Context, Result};
 use server::{Cluster, Settings};
 use std::path::Path;
@@ -62,83 +62,6 @@ use std::time::{Duration, Instant, SystemTime};
 /// unit (tables, indexes and the WAL they wrote) over 42 MiB of `initdb`'s own. Rounded up.
 const BASE_BYTES: u64 = 48 << 20;
 const BYTES_PER_SCALE: u64 = 32 << 20;
-
-/// The server settings a run may give, each a choice with `server` for the server's own
-/// default.
-const ON_OFF: &[&str] = &["server", "on", "off"];
-
-const PARAMS: &[ParamSpec] = &[
-    param(
-        "scale",
-        ParamKind::Count,
-        "10",
-        "×100k rows",
-        "pgbench -i -s: 100,000 accounts per unit",
-    ),
-    param(
-        "clients",
-        ParamKind::Count,
-        "1",
-        "clients",
-        "pgbench -c: concurrent sessions",
-    ),
-    param(
-        "jobs",
-        ParamKind::Count,
-        "1",
-        "threads",
-        "pgbench -j: client threads",
-    ),
-    param(
-        "duration",
-        ParamKind::Float,
-        "30",
-        "s",
-        "pgbench -T: how long the transactions run (30, 2m), rounded to whole seconds",
-    ),
-    param(
-        "fsync",
-        ParamKind::Choice(ON_OFF),
-        "server",
-        "",
-        "server setting fsync (server: its default)",
-    ),
-    param(
-        "synchronous_commit",
-        ParamKind::Choice(&["server", "on", "off", "local", "remote_write", "remote_apply"]),
-        "server",
-        "",
-        "server setting synchronous_commit",
-    ),
-    param(
-        "wal_sync_method",
-        ParamKind::Choice(&["server", "fsync", "fdatasync", "open_sync", "open_datasync"]),
-        "server",
-        "",
-        "server setting wal_sync_method",
-    ),
-    param(
-        "shared_buffers",
-        ParamKind::Text,
-        "server",
-        "",
-        "server setting shared_buffers: a size (128MiB), or server: its default",
-    ),
-    param(
-        "full_page_writes",
-        ParamKind::Choice(ON_OFF),
-        "server",
-        "",
-        "server setting full_page_writes",
-    ),
-    param(
-        "set",
-        ParamKind::Text,
-        "",
-        "",
-        "more server settings, quoted: set='checkpoint_timeout=1min,max_wal_size=4GB'",
-    ),
-];
 
 /// The settings named in the trial's messages, given or not.
 const SHOWN: [&str; 5] = [
@@ -184,12 +107,13 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     name: "pgbench",
     about: "PostgreSQL's pgbench (TPC-B-like) against a server fsarena starts on the target, \
             on a Unix socket only",
-    params: PARAMS,
+    params: profile::PARAMS,
     phases: &[LOAD, RUN],
     figures: FIGURES,
     classic_tool: None,
     param_applies: None,
     after_merge: None,
+    resolve: Some(profile::resolve),
     phase_time_knobs: &[Knob::new("duration", &["run"], 0.0)],
     database: Some(super::DatabaseRole::Engine("run")),
     programs: &[POSTGRES],
@@ -205,6 +129,14 @@ pub struct Pgbench {
     duration: u64,
     /// The server settings given (not `server`), `set=`'s included.
     settings: Vec<(String, String)>,
+    /// The profile, as named.
+    profile: String,
+    /// Untimed seconds of transactions before the timed ones.
+    warmup: u64,
+    /// `pgbench -M`.
+    protocol: String,
+    /// The memory limit of the server's processes, bytes.
+    memory: Option<u64>,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -214,6 +146,10 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
 impl Pgbench {
     /// Validates the parameters.
     pub fn from_params(p: &Params) -> Result<Self> {
+        // The profile's defaults, when the parameters come without them (a test's).
+        let mut p = p.clone();
+        profile::resolve(&mut p)?;
+        let p = &p;
         let count = |n: &str| p.count(n).unwrap_or(0);
         // pgbench -T takes whole seconds (what --phase-time scales it to, too).
         let seconds = p.float("duration").unwrap_or(0.0).round();
@@ -273,12 +209,22 @@ impl Pgbench {
             settings.push(("shared_buffers".to_string(), format!("{}kB", b >> 10)));
         }
         settings.extend(set_settings(p.text("set").unwrap_or(""))?);
+        if let Some(m) = p.bytes("memory").filter(|m| *m < 64 << 20) {
+            return Err(usage(format!(
+                "pgbench: memory={} MiB is below 64 MiB (the server alone needs about that)",
+                m >> 20
+            )));
+        }
         Ok(Self {
             scale,
             clients,
             jobs,
             duration,
             settings,
+            profile: p.choice("profile").to_string(),
+            warmup: p.float("warmup").unwrap_or(0.0).round() as u64,
+            protocol: p.choice("protocol").to_string(),
+            memory: p.bytes("memory"),
         })
     }
 
@@ -358,7 +304,21 @@ impl Workload for Pgbench {
             writeln!(l, "==> fsarena pgbench: {line}").on("write", &log)?;
         }
         cx.message(line);
-        cx.set_engine(self.engine(&cluster, &settings)?);
+        let limit = match self.memory {
+            Some(_) if cx.target_info().fstype == "tmpfs" => {
+                cx.message(
+                    "no memory limit on tmpfs: its files are memory, which a limit could only \
+                     kill the server over",
+                );
+                None
+            }
+            Some(m) => Some(crate::provision::memlimit::MemoryLimit::new(m, cx.state())?),
+            None => None,
+        };
+        let mut engine = self.engine(&cluster, &settings)?;
+        engine.profile = Some(self.profile.clone());
+        engine.memory_limit_bytes = limit.as_ref().map(|l| l.bytes);
+        cx.set_engine(engine);
         // What the server logs and counts, so that its checkpoints and WAL syncs are timed;
         // not among the engine's settings.
         settings.extend(stats::MEASURING.map(|(k, v)| (k.to_string(), v.to_string())));
@@ -371,7 +331,7 @@ impl Workload for Pgbench {
         if cold {
             cx.reset_caches()?;
         }
-        let mut server = cluster.start(&settings, cx.state())?;
+        let mut server = cluster.start(&settings, cx.state(), limit.as_ref())?;
         let pgbench = bin.join("pgbench");
         let load_args = vec![
             "-i".to_string(),
@@ -406,19 +366,24 @@ impl Workload for Pgbench {
         if cold {
             server.stop()?;
             cx.reset_caches()?;
-            server = cluster.start(&settings, cx.state())?;
+            server = cluster.start(&settings, cx.state(), limit.as_ref())?;
+        }
+        let load_args = |seconds: u64| {
+            ["-c", &self.clients.to_string(), "-j", &self.jobs.to_string()]
+                .into_iter()
+                .chain(["-M", &self.protocol, "-T", &seconds.to_string()])
+                .map(String::from)
+                .collect::<Vec<String>>()
+        };
+        // Untimed, the profile's warm-up: the same transactions, so that the timed ones
+        // start from a server and caches in their steady state.
+        if self.warmup > 0 {
+            let argv = Self::pgbench_argv(&server.sockets, &load_args(self.warmup));
+            run_pgbench(&pgbench, &argv, scratch.path(), &log, "warmup", &|| {})?;
         }
         let prefix = scratch.path().join("tx");
-        let run_args = vec![
-            "-c".to_string(),
-            self.clients.to_string(),
-            "-j".to_string(),
-            self.jobs.to_string(),
-            "-T".to_string(),
-            self.duration.to_string(),
-            "-l".to_string(),
-            format!("--log-prefix={}", prefix.display()),
-        ];
+        let mut run_args = load_args(self.duration);
+        run_args.extend(["-l".to_string(), format!("--log-prefix={}", prefix.display())]);
         let argv = Self::pgbench_argv(&server.sockets, &run_args);
         // The server's own account of the run: its log from here, its WAL counters zeroed.
         let log_from = std::fs::metadata(&log).map_or(0, |m| m.len());

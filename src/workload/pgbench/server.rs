@@ -187,9 +187,15 @@ impl Cluster {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     }
 
-    /// Starts the server with `settings`, recorded in `state` first; returns once it
-    /// accepts connections on its socket.
-    pub fn start(&self, settings: &Settings, state: Option<Arc<State>>) -> Result<Server> {
+    /// Starts the server with `settings`, recorded in `state` first, inside memory group
+    /// `limit` when given (it enters the group before it execs, so every process it
+    /// starts is in it); returns once it accepts connections on its socket.
+    pub fn start(
+        &self,
+        settings: &Settings,
+        state: Option<Arc<State>>,
+        limit: Option<&crate::provision::memlimit::MemoryLimit>,
+    ) -> Result<Server> {
         let sockets = socket_dir(self.user)?;
         let resource = Resource::Postgres {
             datadir: self.datadir.clone(),
@@ -223,6 +229,9 @@ impl Cluster {
         for (k, v) in settings {
             c.arg("-c").arg(format!("{k}={v}"));
         }
+        if let Some(limit) = limit {
+            enter_on_exec(&mut c, &limit.procs_file())?;
+        }
         crate::cmd::record(&format!(
             "postgres -D {} (socket in {})",
             self.datadir.display(),
@@ -254,6 +263,42 @@ impl Cluster {
         server.wait_ready(&self.log)?;
         Ok(server)
     }
+}
+
+/// Makes the process `c` starts write its own pid to `procs` (a control group's
+/// `cgroup.procs`, opened here, as root) before it execs: the server is in the group from
+/// its first instruction, and so is every process it forks.
+fn enter_on_exec(c: &mut Command, procs: &Path) -> Result<()> {
+    use std::os::fd::{AsRawFd, OwnedFd};
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(procs)
+        .with_context(|| format!("opening {}", procs.display()))?;
+    let fd: OwnedFd = file.into();
+    // SAFETY: the closure runs in the forked child before exec and only formats into a
+    // stack buffer and calls write(2), both async-signal-safe; `fd` lives in the closure.
+    unsafe {
+        c.pre_exec(move || {
+            let mut buf = [0u8; 16];
+            let mut n = libc::getpid() as u32;
+            let mut at = buf.len();
+            loop {
+                at -= 1;
+                buf[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            let len = buf.len() - at;
+            let wrote = libc::write(fd.as_raw_fd(), buf[at..].as_ptr().cast(), len);
+            if wrote != len as isize {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Ok(())
 }
 
 /// Opens the trial's log for appending.

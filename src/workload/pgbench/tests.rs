@@ -1,4 +1,5 @@
 use super::*;
+use profile::PARAMS;
 use crate::error::exit_code;
 
 #[test]

@@ -186,6 +186,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: Some("Postmark"),
     param_applies: None,
     after_merge: None,
+    resolve: None,
     // Its transactions create files as well, up to about half as many again.
     database: None,
     programs: &[],

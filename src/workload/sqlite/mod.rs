@@ -200,6 +200,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: None,
     param_applies: Some(param_applies),
     after_merge: None,
+    resolve: None,
     database: Some(super::DatabaseRole::Engine("run")),
     programs: &[],
     phase_time_knobs: &[

@@ -44,7 +44,7 @@
 //! at the version db_bench prints, its settings `sync` when on and every `opt` item;
 //! `disable_wal` and `manual_wal_flush` on are listed as not durable.
 
-mod opt;
+pub mod opt;
 pub mod output;
 
 use self::opt::Opt;

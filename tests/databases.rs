@@ -230,6 +230,95 @@ fn pgbench_and_db_bench_run_on_ext4() {
     common::assert_no_records(dir.path());
 }
 
+/// Whether db_bench is on the PATH; a SKIP line naming `test` when not.
+fn db_bench_installed(test: &str) -> bool {
+    let on_path = std::env::var("PATH").unwrap_or_default();
+    let there = std::env::split_paths(&on_path).any(|d| d.join("db_bench").is_file());
+    if !there {
+        eprintln!("SKIP {test}: db_bench is not installed (Debian package rocksdb-tools)");
+    }
+    there
+}
+
+/// db_bench on tmpfs: the trial's engine is RocksDB with the user's `opt` flags as its
+/// settings and `disable_wal` said not durable; fillrandom's write amplification is above
+/// 1 (its keys reach an SST, at the latest in the settling after it), and a loop of two
+/// seconds or more has per-second steadiness. An `opt` flag that would move the WAL off
+/// the target is refused as a usage error.
+#[test]
+fn db_bench_reports_its_engine_write_amp_and_steadiness() {
+    let test = "db_bench_reports_its_engine_write_amp_and_steadiness";
+    if !db_bench_installed(test) {
+        return;
+    }
+    let Some((dir, v, _)) = common::run_once_on(
+        test,
+        &["db_bench:num=400000,benchmarks='fillrandom,readrandom',opt='bloom_bits=10'"],
+        "tmpfs",
+        "1GiB",
+    ) else {
+        return;
+    };
+    let t = common::ok_trial(&v, 0);
+    let engine = &t["engine"];
+    assert_eq!(engine["name"], "RocksDB", "{t}");
+    assert!(!engine["version"].as_str().unwrap().is_empty(), "{engine}");
+    assert_eq!(engine["settings"]["bloom_bits"], "10", "{engine}");
+    assert!(engine.get("not_durable").is_none(), "{engine}");
+    let fill = &common::phase(t, "fillrandom")["extra"];
+    assert!(fill["write_amp"].as_f64().unwrap() > 1.0, "{fill}");
+    assert!(fill["user_write_bytes"].as_f64().unwrap() > 0.0, "{fill}");
+    // 400,000 keys fit in one memtable: the SST is written from the WAL replayed when the
+    // settling opens the database, which RocksDB counts as compaction.
+    let to_sst = fill["flush_write_bytes"].as_f64().unwrap()
+        + fill["compaction_write_bytes"].as_f64().unwrap();
+    assert!(to_sst > 0.0, "{fill}");
+    assert!(fill["stall_s"].as_f64().unwrap() >= 0.0, "{fill}");
+    let read = &common::phase(t, "readrandom")["extra"];
+    assert!(read.get("write_amp").is_none(), "{read}");
+    for (name, p) in [("fillrandom", fill), ("readrandom", read)] {
+        let loop_s = 400000.0 / p["db_bench_ops_per_s"].as_f64().unwrap();
+        if loop_s >= 2.0 {
+            let p1 = p["rate_1s_p1"].as_f64().unwrap_or(-1.0);
+            assert!(p1 > 0.0, "{name}: {p}");
+            assert!(p["longest_stall_s"].as_f64().unwrap() >= 0.0, "{name}: {p}");
+        }
+    }
+    common::assert_clean(dir.path());
+
+    let dir = common::image_dir();
+    let not_durable = common::run_any(
+        &[
+            "db_bench:num=1000,benchmarks=fillrandom,opt='disable_wal=1'",
+            "--fs",
+            "tmpfs",
+            "--size",
+            "256MiB",
+            "--reps",
+            "1",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert_eq!(not_durable.code, Some(0), "{}", not_durable.stderr);
+    let v = not_durable.json.unwrap();
+    let engine = &common::ok_trial(&v, 0)["engine"];
+    assert_eq!(engine["not_durable"][0], "disable_wal=1", "{engine}");
+    let refused = common::run_any(
+        &[
+            "db_bench:num=1000,opt='wal_dir=/var/tmp/elsewhere'",
+            "--fs",
+            "tmpfs",
+            "--reps",
+            "1",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    common::assert_clean(dir.path());
+}
+
 /// The bundled SQLite is built as distributions build theirs (`HAVE_FDATASYNC`,
 /// `.cargo/config.toml`): it syncs its database and WAL with `fdatasync`, never `fsync`,
 /// one a commit at `synchronous=full` in WAL mode (strace sees it).

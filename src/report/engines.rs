@@ -4,12 +4,15 @@
 
 use crate::result::RunResult;
 
+/// An engine's description and the targets whose trials recorded it.
+type Described<'a> = (String, Vec<&'a str>);
+
 /// One line per workload and engine as its trials recorded it: `pgbench: PostgreSQL 15.10;
 /// set max_connections=110`, or `pgbench on ext4, xfs: …` when the targets' differ (an
 /// engine in a guest, another version). Trials that recorded none are left out.
 pub fn lines(run: &RunResult) -> Vec<String> {
     // label → (description → targets), in the order trials ran.
-    let mut by_label: Vec<(&str, Vec<(String, Vec<&str>)>)> = Vec::new();
+    let mut by_label: Vec<(&str, Vec<Described>)> = Vec::new();
     for t in &run.trials {
         let Some(e) = &t.engine else { continue };
         let described = e.describe();

@@ -301,6 +301,16 @@ fn every_declared_figure_is_walked_or_says_why_not() {
             "crash_exposed_pct",
             "crash states: a loop target (root)",
         ),
+        (
+            "db_bench",
+            "rate_1s_p1",
+            "db_bench reports per-second rates from a loop of one second on",
+        ),
+        (
+            "db_bench",
+            "longest_stall_s",
+            "db_bench reports per-second rates from a loop of one second on",
+        ),
         ("provision", "min_size_bytes", "a loop target"),
         ("provision", "min_size_refused_bytes", "a loop target"),
     ];

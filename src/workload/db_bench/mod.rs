@@ -8,28 +8,54 @@
 //! cold` caches are dropped and the filesystem remounted before each. The phase's
 //! operations are the `num` db_bench reports done, and its headline is db_bench's own
 //! ops/sec, over the benchmark's loop alone ([`crate::context::Worker::timed_itself`]) and
-//! the sync policy's syncfs at the end (none under `--sync none`);
-//! its wall time, CPU and device figures span the whole process (opening the database
-//! and replaying its WAL, closing it), whose rate is `process_ops_per_s`. Between phases,
-//! untimed, `flush,waitforcompaction` settles the database. db_bench's own figures are kept
-//! beside: `db_bench_ops_per_s` (its ops/sec, the headline) and the latency percentiles of its `--histogram` (`p50_us`, `p99_us`, `p99_9_us`), and
-//! from its `--statistics` the WAL syncs (`wal_syncs`), the bytes written to the WAL and
-//! by compactions (`wal_bytes`, `compaction_write_bytes`) and for reads the share of keys
-//! found (`found_pct`). The phase's own latency histogram has one sample, the whole
-//! process (as Bonnie's per-character tests have one per chunk): db_bench's per-operation
-//! latencies are its percentiles above, not the phase's `lat_us`.
+//! the sync policy's syncfs at the end (none under `--sync none`); its wall time, CPU and
+//! device figures span the whole process (opening the database and replaying its WAL,
+//! closing it), whose rate is `process_ops_per_s`. Between phases, untimed, a db_bench
+//! process settles the database (`flush,waitforcompaction`).
+//!
+//! db_bench's own figures are kept beside, per phase:
+//! * `db_bench_ops_per_s` (its ops/sec, the headline) and the latency percentiles of its
+//!   `--histogram` (`p50_us`, `p99_us`, `p99_9_us`); for reads the share of keys found
+//!   (`found_pct`);
+//! * from its `--statistics` tickers ([`output::Statistics`]): WAL syncs and bytes
+//!   (`wal_syncs`, `wal_bytes`), the user's bytes written (`user_write_bytes`), the bytes
+//!   memtable flushes and compactions wrote (`flush_write_bytes`, `compaction_write_bytes`:
+//!   the phase's process and the settling after it, which flushes the memtable the phase
+//!   left and runs the compactions it owed), the write amplification
+//!   `write_amp = (wal_bytes + flush_write_bytes + compaction_write_bytes) /
+//!   user_write_bytes` ([`output::write_amp`]; absent when the phase wrote nothing), and
+//!   the time writes were stalled by RocksDB's write controller (`stall_s`,
+//!   `rocksdb.stall.micros` / 10^6);
+//! * from its per-second report (`--report_interval_seconds=1`, a file outside the
+//!   target), the steadiness of its rate ([`crate::workload::steadiness`]): `rate_1s_p1`
+//!   and `longest_stall_s`, the longest run of whole seconds without an operation — known
+//!   to the second only, and absent when the loop lasted under a second.
+//!
+//! The phase's own latency histogram has one sample, the whole process (as Bonnie's
+//! per-character tests have one per chunk): db_bench's per-operation latencies are its
+//! percentiles above, not the phase's `lat_us`.
 //!
 //! Parameters are db_bench's: `num`, `value_size`, `sync` (an fsync of the WAL per write),
-//! `threads`; the seed is the trial's, so repetitions draw the same keys. Everything else
-//! is db_bench's default (16-byte keys, values compressible to half with Snappy, 64 MiB
-//! memtables, level compaction), as `db_bench --help` names it.
+//! `threads`; the seed is the trial's, so repetitions draw the same keys. `opt` passes the
+//! user's own flags ([`opt`]), refused when they would move the database's files off the
+//! target or are fsarena's own. Everything else is db_bench's default (16-byte keys,
+//! values compressible to half with Snappy, 64 MiB memtables, level compaction), as
+//! `db_bench --help` names it. The trial's engine ([`crate::result::Engine`]) is RocksDB
+//! at the version db_bench prints, its settings `sync` when on and every `opt` item;
+//! `disable_wal` and `manual_wal_flush` on are listed as not durable.
 
+pub mod opt;
+pub mod output;
+
+use self::opt::Opt;
+use self::output::{parse_report, Report, Statistics};
 use crate::context::{PhaseKind, PhaseSpec, Primary, TrialContext};
 use crate::error::usage;
 use crate::figures::Figure;
 use crate::probe::recorder::Op;
 use crate::workload::params::param;
 use crate::workload::programs::DB_BENCH;
+use crate::workload::steadiness::{self, Steadiness};
 use crate::workload::{spec, IoContext, Knob, ParamKind, ParamSpec, Params, Workload, WorkloadInfo};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::Path;
@@ -83,6 +109,14 @@ const PARAMS: &[ParamSpec] = &[
         "threads",
         "db_bench --threads (readwhilewriting adds its writer)",
     ),
+    param(
+        "opt",
+        ParamKind::Text,
+        "",
+        "",
+        "more db_bench flags, name=value each, recorded as the engine's settings \
+         (quote the list: opt='cache_size=8388608,bloom_bits=10')",
+    ),
 ];
 
 const PHASES: &[PhaseSpec] = &[
@@ -101,7 +135,13 @@ pub const FIGURES: &[Figure] = &[
     Figure::lower("p99_9_us", "us"),
     Figure::neither("wal_syncs", "syncs"),
     Figure::neither("wal_bytes", "bytes"),
+    Figure::neither("user_write_bytes", "bytes"),
+    Figure::lower("flush_write_bytes", "bytes"),
     Figure::lower("compaction_write_bytes", "bytes"),
+    Figure::lower("write_amp", "x"),
+    Figure::lower("stall_s", "s"),
+    steadiness::FIGURES[0],
+    steadiness::FIGURES[1],
     Figure::neither("found_pct", "%"),
     Figure::higher("process_ops_per_s", "ops/s"),
 ];
@@ -132,6 +172,10 @@ pub struct DbBench {
     value_size: u64,
     sync: bool,
     threads: u64,
+    /// The user's own flags (`opt`), in the order given.
+    opts: Vec<Opt>,
+    /// Bytes of a key: db_bench's 16, or the user's `key_size`.
+    key_bytes: u64,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
@@ -165,19 +209,35 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
     if value_size > 64 << 20 {
         return Err(usage("db_bench: value_size is at most 64MiB"));
     }
+    let opts = opt::parse(p.text("opt").unwrap_or_default())?;
+    let key_bytes = match opts.iter().find(|o| o.name == "key_size") {
+        None => KEY_BYTES,
+        Some(o) => match o.value.parse::<u64>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                return Err(usage(format!(
+                    "db_bench: opt item 'key_size={}': a key size is a whole number of bytes",
+                    o.value
+                )))
+            }
+        },
+    };
     Ok(Box::new(DbBench {
         benchmarks,
         num,
         value_size,
         sync: p.flag("sync"),
         threads,
+        opts,
+        key_bytes,
     }))
 }
 
 impl DbBench {
-    /// db_bench's argv (without the program) for benchmark `name` on database `db`.
-    fn argv(&self, name: &str, db: &Path, seed: u64) -> Vec<String> {
-        vec![
+    /// db_bench's argv (without the program) for benchmark `name` on database `db`, its
+    /// per-second rates reported to `report` when given.
+    fn argv(&self, name: &str, db: &Path, seed: u64, report: Option<&Path>) -> Vec<String> {
+        let mut v = vec![
             format!("--db={}", db.display()),
             format!("--benchmarks={name}"),
             format!("--use_existing_db={}", u8::from(!name.starts_with("fill"))),
@@ -189,14 +249,40 @@ impl DbBench {
             format!("--seed={}", seed.max(1)),
             "--histogram=1".into(),
             "--statistics=1".into(),
-        ]
+        ];
+        if let Some(report) = report {
+            v.push("--report_interval_seconds=1".into());
+            v.push(format!("--report_file={}", report.display()));
+        }
+        v.extend(self.opts.iter().map(Opt::arg));
+        v
+    }
+
+    /// The engine as data: RocksDB at `version`, with `sync` when on and the user's
+    /// flags as its settings.
+    fn engine(&self, version: String) -> crate::result::Engine {
+        let mut e = crate::result::Engine {
+            name: "RocksDB".into(),
+            version,
+            ..Default::default()
+        };
+        if self.sync {
+            e.settings.insert("sync".into(), "true".into());
+        }
+        for o in &self.opts {
+            e.settings.insert(o.name.clone(), o.value.clone());
+            if o.not_durable() {
+                e.not_durable.push(format!("{}={}", o.name, o.value));
+            }
+        }
+        e
     }
 }
 
 impl Workload for DbBench {
     fn data_bytes(&self) -> Option<u64> {
         // The keys once, uncompressed, with room for the WAL and compaction's copies.
-        let one = KEY_BYTES + self.value_size;
+        let one = self.key_bytes + self.value_size;
         Some(self.num.saturating_mul(self.threads).saturating_mul(one) * 3)
     }
 
@@ -212,8 +298,10 @@ impl Workload for DbBench {
             .prefix("fsarena-db_bench-")
             .tempdir()
             .context("creating a directory for db_bench's output")?;
+        let mut engine_known = false;
         for spec in &self.benchmarks {
-            let argv = self.argv(spec.name, &db, seed);
+            let rates_file = scratch.path().join(format!("{}.csv", spec.name));
+            let argv = self.argv(spec.name, &db, seed, Some(&rates_file));
             let got = Mutex::new(None);
             cx.phase(spec, 1, |w| {
                 let t = w.start();
@@ -226,7 +314,7 @@ impl Workload for DbBench {
                         log.display()
                     )
                 })?;
-                let bytes = r.ops.saturating_mul(KEY_BYTES + self.value_size);
+                let bytes = r.ops.saturating_mul(self.key_bytes + self.value_size);
                 w.done_batch(Op::Other, t, r.ops, bytes);
                 r.process_ops_per_s = (process_s > 0.0).then(|| r.ops as f64 / process_s);
                 let synced = std::time::Instant::now();
@@ -237,38 +325,62 @@ impl Workload for DbBench {
                     let sync_s = synced.elapsed().as_secs_f64();
                     w.timed_itself(r.ops as f64 / r.ops_per_s + sync_s);
                 }
-                *got.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                *got.lock().unwrap_or_else(|e| e.into_inner()) = Some((r, output::version(&out)));
                 Ok(())
             })?;
-            let Some(r) = got.into_inner().unwrap_or_else(|e| e.into_inner()) else {
+            let Some((r, version)) = got.into_inner().unwrap_or_else(|e| e.into_inner()) else {
                 continue;
             };
+            if !engine_known {
+                cx.set_engine(self.engine(version.unwrap_or_else(|| "unknown".into())));
+                engine_known = true;
+            }
             // Untimed, before the next phase: the memtable flushed and compactions done,
             // so that each phase starts from a settled database, whatever the last left.
-            let settle = self.argv("flush,waitforcompaction", &db, seed);
-            run_db_bench(&program, &settle, scratch.path(), &log, "settle")?;
-            cx.note("db_bench_ops_per_s", r.ops_per_s);
-            for (k, v) in [
-                ("p50_us", r.p50_us),
-                ("p99_us", r.p99_us),
-                ("p99_9_us", r.p99_9_us),
-                ("found_pct", r.found_pct),
-                ("process_ops_per_s", r.process_ops_per_s),
-                ("wal_syncs", r.wal_syncs),
-                ("wal_bytes", r.wal_bytes),
-                ("compaction_write_bytes", r.compaction_write_bytes),
-            ] {
-                if let Some(v) = v {
-                    cx.note(k, v);
-                }
-            }
+            let settle = self.argv("flush,waitforcompaction", &db, seed, None);
+            let settled = run_db_bench(&program, &settle, scratch.path(), &log, "settle")?;
+            let rates = std::fs::read_to_string(&rates_file).unwrap_or_default();
+            note(cx, &r, &Statistics::parse(&settled), &output::per_second(&rates));
         }
         Ok(())
     }
 }
 
+/// Attaches the phase's db_bench figures: its report `r`, the settling's tickers `settle`
+/// and its per-second rates.
+fn note(cx: &mut TrialContext, r: &Report, settle: &Statistics, rates: &[f64]) {
+    let s = &r.stats;
+    let sum = |a: Option<f64>, b: Option<f64>| Some(a? + b?);
+    let steady = Steadiness::from_rates(rates);
+    cx.note("db_bench_ops_per_s", r.ops_per_s);
+    for (k, v) in [
+        ("p50_us", r.p50_us),
+        ("p99_us", r.p99_us),
+        ("p99_9_us", r.p99_9_us),
+        ("found_pct", r.found_pct),
+        ("process_ops_per_s", r.process_ops_per_s),
+        ("wal_syncs", s.wal_syncs),
+        ("wal_bytes", s.wal_bytes),
+        ("user_write_bytes", s.user_write_bytes),
+        ("flush_write_bytes", sum(s.flush_write_bytes, settle.flush_write_bytes)),
+        (
+            "compaction_write_bytes",
+            sum(s.compaction_write_bytes, settle.compaction_write_bytes),
+        ),
+        ("write_amp", output::write_amp(s, settle)),
+        ("stall_s", s.stall_micros.map(|us| us / 1e6)),
+        ("rate_1s_p1", steady.map(|s| s.rate_1s_p1)),
+        ("longest_stall_s", steady.map(|s| s.longest_stall_s)),
+    ] {
+        if let Some(v) = v {
+            cx.note(k, v);
+        }
+    }
+}
+
 /// Runs db_bench with `argv`, its output kept in `dir` and appended to `log`, and
-/// returned; stopped with its process group on Ctrl-C; fails on a non-zero exit.
+/// returned; stopped with its process group on Ctrl-C; fails on a non-zero exit, naming
+/// the flag when db_bench refused one.
 fn run_db_bench(program: &Path, argv: &[String], dir: &Path, log: &Path, what: &str) -> Result<String> {
     use std::io::Write;
     let out_path = dir.join(format!("{what}.out"));
@@ -289,8 +401,17 @@ fn run_db_bench(program: &Path, argv: &[String], dir: &Path, log: &Path, what: &
         let _ = writeln!(l, "==> fsarena db_bench {}\n{}", argv.join(" "), kept.join("\n"));
     }
     if !status.success() {
+        let refused = output::refused_flag(&text)
+            .map(|(flag, why)| {
+                let given = argv
+                    .iter()
+                    .find(|a| a.starts_with(&format!("--{flag}=")))
+                    .map_or(format!("--{flag}"), String::clone);
+                format!(": it refused {given} ({why}; check the opt parameter)")
+            })
+            .unwrap_or_default();
         bail!(
-            "db_bench {what} {}; log {}, last lines:\n{}",
+            "db_bench {what} {}{refused}; log {}, last lines:\n{}",
             crate::workload::command::how_it_ended(status),
             log.display(),
             crate::workload::command::tail(log)
@@ -299,110 +420,10 @@ fn run_db_bench(program: &Path, argv: &[String], dir: &Path, log: &Path, what: &
     Ok(text)
 }
 
-/// What db_bench reported for one benchmark.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Report {
-    pub ops: u64,
-    pub ops_per_s: f64,
-    pub p50_us: Option<f64>,
-    pub p99_us: Option<f64>,
-    pub p99_9_us: Option<f64>,
-    pub found_pct: Option<f64>,
-    pub wal_syncs: Option<f64>,
-    pub wal_bytes: Option<f64>,
-    pub compaction_write_bytes: Option<f64>,
-    /// Operations over the whole process's time (opening the database, replaying its WAL
-    /// and closing it included): fsarena's, not db_bench's.
-    pub process_ops_per_s: Option<f64>,
-}
-
-/// Parses db_bench's output for benchmark `name`: its result line `NAME : X micros/op Y
-/// ops/sec Z seconds N operations; … (F of N found)`, the `Percentiles:` line of the
-/// histogram after it, and the `--statistics` counters.
-pub fn parse_report(out: &str, name: &str) -> Option<Report> {
-    // Progress lines end in carriage returns, not newlines: split on both.
-    let lines: Vec<&str> = out.split(['\n', '\r']).collect();
-    let at = lines.iter().position(|l| {
-        l.split_once(':')
-            .is_some_and(|(n, rest)| n.trim() == name && rest.contains("ops/sec"))
-    })?;
-    let line = lines[at];
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let before = |unit: &str| -> Option<f64> {
-        let i = words.iter().position(|w| w.trim_end_matches(';') == unit)?;
-        words.get(i.checked_sub(1)?)?.parse().ok()
-    };
-    let mut r = Report {
-        ops_per_s: before("ops/sec")?,
-        ops: before("operations")? as u64,
-        ..Default::default()
-    };
-    if let Some(found) = line.split_once('(').map(|(_, f)| f) {
-        let f: Vec<&str> = found.split_whitespace().collect();
-        if let (Some(a), Some(b)) = (f.first(), f.get(2)) {
-            if let (Ok(a), Ok(b)) = (a.parse::<f64>(), b.parse::<f64>()) {
-                if b > 0.0 {
-                    r.found_pct = Some(100.0 * a / b);
-                }
-            }
-        }
-    }
-    if let Some(p) = lines[at..].iter().find_map(|l| l.strip_prefix("Percentiles:")) {
-        let w: Vec<&str> = p.split_whitespace().collect();
-        let value = |key: &str| {
-            let i = w.iter().position(|x| *x == key)?;
-            w.get(i + 1)?.parse().ok()
-        };
-        r.p50_us = value("P50:");
-        r.p99_us = value("P99:");
-        r.p99_9_us = value("P99.9:");
-    }
-    let counter = |key: &str| -> Option<f64> {
-        lines.iter().find_map(|l| {
-            let rest = l.strip_prefix(key)?.strip_prefix(" COUNT : ")?;
-            rest.trim().parse().ok()
-        })
-    };
-    r.wal_syncs = counter("rocksdb.wal.synced");
-    r.wal_bytes = counter("rocksdb.wal.bytes");
-    r.compaction_write_bytes = counter("rocksdb.compact.write.bytes");
-    Some(r)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::exit_code;
-
-    const OUT: &str = "RocksDB:    version 7.8.3\n\
-        ... finished 100 ops\r... finished 200 ops\rDB path: [/x/rocksdb]\n\
-        readrandom   :       3.021 micros/op 330649 ops/sec 0.060 seconds 20000 operations;   31.6 MB/s (17283 of 20000 found)\n\
-        \n\
-        Microseconds per read:\n\
-        Count: 20000 Average: 3.1980  StdDev: 26.40\n\
-        Percentiles: P50: 2.31 P75: 2.86 P99: 5.71 P99.9: 60.72 P99.99: 170.00\n\
-        STATISTICS:\n\
-        rocksdb.wal.synced COUNT : 7\n\
-        rocksdb.wal.bytes COUNT : 123456\n\
-        rocksdb.compact.write.bytes COUNT : 0\n";
-
-    #[test]
-    fn reads_db_bench_output() {
-        let r = parse_report(OUT, "readrandom").unwrap();
-        assert_eq!(r.ops, 20000);
-        assert_eq!(r.ops_per_s, 330649.0);
-        assert_eq!(r.p50_us, Some(2.31));
-        assert_eq!(r.p99_us, Some(5.71));
-        assert_eq!(r.p99_9_us, Some(60.72));
-        assert!((r.found_pct.unwrap() - 86.415).abs() < 1e-9);
-        assert_eq!(r.wal_syncs, Some(7.0));
-        assert_eq!(r.wal_bytes, Some(123456.0));
-        assert_eq!(r.compaction_write_bytes, Some(0.0));
-        assert_eq!(parse_report(OUT, "fillseq"), None);
-        let fill = "fillseq      :       7.079 micros/op 141208 ops/sec 0.142 seconds 20000 operations;   15.6 MB/s\n";
-        let r = parse_report(fill, "fillseq").unwrap();
-        assert_eq!((r.ops, r.found_pct, r.p99_us), (20000, None, None));
-    }
 
     #[test]
     fn parameters() {
@@ -419,6 +440,55 @@ mod tests {
             assert_eq!(exit_code(&e), 2, "{bad}: {e:#}");
         }
         p("benchmarks='fillrandom,readrandom',num=1000").unwrap();
+    }
+
+    /// `opt` quoted as the spec's lists are: its items reach db_bench's argv after
+    /// fsarena's own flags (also in the settling's), and the engine records them.
+    #[test]
+    fn opt_items_are_flags_and_settings() {
+        let build = |s: &str| {
+            let spec = crate::workload::WorkloadSpec::parse(&format!("db_bench:{s}"))?;
+            (spec.info.build)(&spec.params)
+        };
+        for bad in ["opt='db=/tmp/x'", "opt='num=5'", "opt=bloom_bits", "opt='key_size=x'"] {
+            let e = build(bad).map(|_| ()).unwrap_err();
+            assert_eq!(exit_code(&e), 2, "{bad}: {e:#}");
+        }
+        let p = crate::workload::WorkloadSpec::parse(
+            "db_bench:opt='cache_size=8388608,disable_wal=1,key_size=20',sync=true,num=10",
+        )
+        .unwrap();
+        let w = DbBench {
+            opts: opt::parse(p.params.text("opt").unwrap()).unwrap(),
+            benchmarks: vec![&PHASES[1]],
+            num: 10,
+            value_size: 100,
+            sync: true,
+            threads: 1,
+            key_bytes: 20,
+        };
+        let argv = w.argv("fillrandom", Path::new("/t/rocksdb"), 7, Some(Path::new("/s/r.csv")));
+        let tail: Vec<&str> = argv[argv.len() - 4..].iter().map(String::as_str).collect();
+        assert_eq!(
+            tail,
+            [
+                "--report_file=/s/r.csv",
+                "--cache_size=8388608",
+                "--disable_wal=1",
+                "--key_size=20",
+            ]
+        );
+        assert!(argv.contains(&"--report_interval_seconds=1".to_string()));
+        let settle = w.argv("flush,waitforcompaction", Path::new("/t/rocksdb"), 7, None);
+        assert!(settle.iter().all(|a| !a.starts_with("--report")));
+        assert!(settle.contains(&"--cache_size=8388608".to_string()));
+        let e = w.engine("7.8.3".into());
+        assert_eq!(
+            e.describe(),
+            "RocksDB 7.8.3; set cache_size=8388608 disable_wal=1 key_size=20 sync=true; \
+             NOT DURABLE (disable_wal=1)"
+        );
+        assert_eq!(w.data_bytes(), Some(10 * 120 * 3));
     }
 
     /// The real db_bench on a temporary directory: every benchmark a phase with db_bench's
@@ -444,6 +514,25 @@ mod tests {
             assert!(p.extra.contains_key("p99_us"), "{}", p.name);
         }
         assert!(phases[3].extra["found_pct"] > 50.0);
+        // The fills' bytes reach an SST at the latest in the settling after them.
+        for p in &phases[..2] {
+            assert!(p.extra["write_amp"] > 1.0, "{}: {:?}", p.name, p.extra);
+            assert!(p.extra["user_write_bytes"] > 0.0, "{}", p.name);
+            assert!(p.extra.contains_key("stall_s"), "{}", p.name);
+        }
+        assert!(!phases[3].extra.contains_key("write_amp"), "{:?}", phases[3].extra);
+        // A flag db_bench does not know: the error names it.
+        let unknown = crate::workload::WorkloadSpec::parse(
+            "db_bench:num=300,benchmarks=fillrandom,opt='nosuchflag=1'",
+        )
+        .unwrap();
+        let e = crate::workload::testutil::in_context(
+            crate::policy::DataPolicy::Random,
+            crate::policy::SyncPolicy::End,
+            |cx| unknown.workload.run(cx),
+        )
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("refused --nosuchflag=1"), "{e:#}");
         let synced = crate::workload::WorkloadSpec::parse(
             "db_bench:num=300,benchmarks=fillrandom,sync=true",
         )
@@ -455,5 +544,15 @@ mod tests {
         )
         .unwrap();
         assert!(phases[0].extra["wal_syncs"] >= 300.0, "{:?}", phases[0].extra);
+        let engine = crate::workload::testutil::in_context(
+            crate::policy::DataPolicy::Random,
+            crate::policy::SyncPolicy::End,
+            |cx| synced.workload.run(cx).map(|_| cx.take_engine()),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(engine.name, "RocksDB");
+        assert!(engine.version.starts_with(|c: char| c.is_ascii_digit()), "{engine:?}");
+        assert_eq!(engine.settings_text(), "sync=true");
     }
 }

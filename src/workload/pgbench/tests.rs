@@ -122,3 +122,42 @@ fn runs_a_real_server_and_stops_it() {
     assert_eq!(run.extra["failed_tx"], 0.0);
     assert!(phases[0].extra["database_bytes"] > 10e6);
 }
+
+/// The profiles set the defaults of what is not given, and what is recorded is what runs.
+#[test]
+fn a_profile_sets_the_defaults_a_given_parameter_wins() {
+    let spec = |text: &str| crate::workload::WorkloadSpec::parse(text).unwrap();
+    let recorded = |text: &str| spec(text).params.to_text_map();
+    let r = recorded("pgbench");
+    assert_eq!(
+        (r["profile"].as_str(), r["clients"].as_str(), r["duration"].as_str()),
+        ("commit-latency", "1", "30")
+    );
+    assert_eq!((r["protocol"].as_str(), r["memory"].as_str()), ("simple", "derived"));
+    let r = recorded("pgbench:profile=steady,clients=4");
+    assert_eq!(
+        (r["clients"].as_str(), r["jobs"].as_str(), r["duration"].as_str()),
+        ("4", "2", "600")
+    );
+    assert_eq!(r["set"], "checkpoint_timeout=1min");
+    let r = recorded("pgbench:profile=steady,set='checkpoint_timeout=5min,work_mem=8MB'");
+    assert_eq!(r["set"], "checkpoint_timeout=5min,work_mem=8MB", "the user's wins");
+    let r = recorded("pgbench:profile=io-bound");
+    assert_eq!((r["scale"].as_str(), r["memory"].as_str()), ("40", "192MiB"));
+    assert_eq!(r["shared_buffers"], "32MiB");
+    let w = Pgbench::from_params(&spec("pgbench:profile=io-bound,memory=96MiB").params).unwrap();
+    assert_eq!((w.memory, w.warmup, w.protocol.as_str()), (Some(96 << 20), 30, "prepared"));
+    // Resolving again changes nothing (from_params resolves what it is given).
+    assert_eq!(
+        Pgbench::from_params(&spec("pgbench:profile=steady").params).unwrap().settings,
+        [("checkpoint_timeout".to_string(), "1min".to_string())]
+    );
+    for bad in [
+        "pgbench:profile=io-bound,scale=5",
+        "pgbench:profile=io-bound,memory=32MiB",
+        "pgbench:profile=fast",
+    ] {
+        let e = crate::workload::WorkloadSpec::parse(bad).err().unwrap();
+        assert_eq!(exit_code(&e), 2, "{bad}: {e:#}");
+    }
+}

@@ -155,6 +155,136 @@ fn kill_9_during_pgbench_then_cleanup_stops_the_server() {
     common::assert_no_records(dir.path());
 }
 
+/// The io-bound profile's server runs inside a memory group of fsarena's, recorded in the
+/// state file: a `kill -9` of fsarena leaves both, `cleanup` removes both.
+#[test]
+fn kill_9_during_io_bound_pgbench_then_cleanup_removes_its_memory_group() {
+    let test = "kill_9_during_io_bound_pgbench_then_cleanup_removes_its_memory_group";
+    let Some(dir) = ext4_and_postgres(test) else {
+        return;
+    };
+    let mut child = Command::new(common::bin())
+        .args([
+            "run",
+            "pgbench:profile=io-bound,scale=10,memory=64MiB,warmup=0,duration=600",
+            "--fs",
+            "ext4",
+            "--size",
+            "768MiB",
+            "--reps",
+            "1",
+            "--quiet",
+        ])
+        .arg("--image-dir")
+        .arg(dir.path())
+        .arg("--db")
+        .arg(dir.path().join("results.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until a server runs inside a memory group (the run phase's).
+    let t = Instant::now();
+    let mut group = None;
+    while t.elapsed() < Duration::from_secs(180) && group.is_none() {
+        group = postgres_under(dir.path()).into_iter().find_map(|pid| {
+            let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+            let line = text.lines().find(|l| l.contains("fsarena-mem-"))?;
+            Some(line.rsplit('/').next()?.to_string())
+        });
+        if let Some(status) = child.try_wait().unwrap() {
+            if status.code() == Some(1) && !Path::new("/sys/fs/cgroup").exists() {
+                eprintln!("SKIP {test}: no memory control group here");
+                return;
+            }
+            panic!("the run ended early: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let group = group.expect("no server inside a memory group within 180 s");
+    child.kill().expect("kill -9");
+    child.wait().unwrap();
+    let state = std::fs::read_dir(dir.path().join("state"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect::<String>();
+    assert!(
+        state.contains(&group),
+        "the state file names {group}: {state}"
+    );
+    let out = common::cleanup(dir.path());
+    assert!(out.status.success(), "cleanup failed");
+    assert_eq!(postgres_under(dir.path()), Vec::<i32>::new());
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    for m in mounts.lines().filter(|l| l.contains(" cgroup")) {
+        let at = m.split_whitespace().nth(1).unwrap();
+        assert!(
+            !Path::new(at).join(&group).exists(),
+            "{group} is left under {at}"
+        );
+    }
+    common::assert_clean(dir.path());
+    common::assert_no_records(dir.path());
+}
+
+/// pgbench's io-bound profile on ext4: the engine, its profile and limit recorded, the
+/// transactions read from the device, the server's WAL and steadiness figures there; and
+/// `set=`'s refusals are usage errors.
+#[test]
+fn io_bound_pgbench_reads_from_the_device_and_says_so() {
+    let test = "io_bound_pgbench_reads_from_the_device_and_says_so";
+    let Some(dir) = ext4_and_postgres(test) else {
+        return;
+    };
+    let (v, _) = common::run_json(
+        &[
+            "pgbench:profile=io-bound,scale=10,memory=64MiB,warmup=2,duration=6,\
+             set='checkpoint_timeout=30s'",
+            "--fs",
+            "ext4",
+            "--size",
+            "768MiB",
+            "--reps",
+            "1",
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    let pg = common::ok_trial(&v, 0);
+    let engine = &pg["engine"];
+    assert_eq!(engine["name"], "PostgreSQL", "{engine}");
+    assert_eq!(engine["profile"], "io-bound", "{engine}");
+    assert_eq!(engine["memory_limit_bytes"], 64u64 << 20, "{engine}");
+    assert_eq!(engine["settings"]["checkpoint_timeout"], "30s", "{engine}");
+    assert_eq!(engine["settings"]["shared_buffers"], "32768kB", "{engine}");
+    assert!(engine.get("not_durable").is_none(), "{engine}");
+    assert_eq!(pg["params"]["protocol"], "prepared");
+    let run = common::phase(pg, "run");
+    let x = &run["extra"];
+    assert!(x["dev_read_bytes_per_tx"].as_f64().unwrap() > 0.0, "{x}");
+    assert!(x["wal_bytes"].as_f64().unwrap() > 0.0, "{x}");
+    assert!(x["wal_syncs"].as_f64().unwrap() > 0.0, "{x}");
+    assert!(x["rate_1s_p1"].as_f64().is_some(), "{x}");
+    assert!(x["longest_stall_s"].as_f64().unwrap() > 0.0, "{x}");
+    assert!(x["checkpoints"].as_f64().is_some(), "{x}");
+    assert_eq!(postgres_under(dir.path()), Vec::<i32>::new());
+    common::assert_clean(dir.path());
+    for refused in [
+        "pgbench:set='listen_addresses=*'",
+        "pgbench:set='fsync=off'",
+        "pgbench:profile=io-bound,scale=4",
+    ] {
+        let out = Command::new(common::bin())
+            .args(["run", refused, "--fs", "ext4", "--reps", "1"])
+            .arg("--image-dir")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{refused}");
+    }
+}
+
 /// pgbench and db_bench on ext4 from the command line: their phases and own figures in
 /// the JSON, nothing left running, mounted or recorded.
 #[test]

@@ -289,7 +289,14 @@ impl Workload for Pgbench {
         let mut settings = self.server_settings();
         let mut shown = Vec::new();
         for name in SHOWN {
-            shown.push(format!("{name}={}", cluster.setting(&settings, name)?));
+            let mut v = cluster.setting(&settings, name)?;
+            // `postgres -C` gives shared_buffers in pages of 8 kB (PostgreSQL's BLCKSZ).
+            if let Ok(pages) = v.parse::<u64>().map(|n| n * 8192) {
+                if name == "shared_buffers" {
+                    v = crate::size::format_size_exact(pages);
+                }
+            }
+            shown.push(format!("{name}={v}"));
         }
         let line = format!(
             "PostgreSQL {} with {}",

@@ -5,6 +5,13 @@
 #
 #   bash bench/validate-databases.sh pgbench  FS [N]   # scale 10, 1 client, 30 s
 #   bash bench/validate-databases.sh db_bench FS [N]   # 200,000 keys, 100-byte values
+#   bash bench/validate-databases.sh pgbench-steady FS [N]   # fsarena's steady profile
+#
+# pgbench-steady is pgbench:profile=steady by hand: scale 10, checkpoint_timeout=1min, a
+# CHECKPOINT after the load, then 8 clients on 2 threads with prepared statements, an
+# untimed warm-up of $STEADY_WARMUP s (default 60) and $STEADY_DURATION s timed (default
+# 600, the profile's). By hand without the two settings fsarena adds to measure the server
+# (log_checkpoints, track_wal_io_timing), so their cost shows in the ratio if any.
 #
 # By hand: a 1 GiB image in a temporary directory (fallocate), mkfs with fsarena's options
 # for FS (ext4: -E nodiscard,lazy_itable_init=0,lazy_journal_init=0; xfs: -K; btrfs: -K),
@@ -71,6 +78,26 @@ by_hand_pgbench() {
   teardown_fs
 }
 
+by_hand_pgbench_steady() {
+  fresh
+  pgdata=$mnt/pgdata; sock=$work/sock
+  install -d -m 700 -o postgres -g postgres "$pgdata" "$sock"
+  runuser -u postgres -- "$pgbin/initdb" -D "$pgdata" -U postgres --auth=trust -E UTF8 \
+    --locale=C >/dev/null
+  runuser -u postgres -- "$pgbin/postgres" -D "$pgdata" -c listen_addresses= \
+    -c unix_socket_directories="$sock" -c checkpoint_timeout=1min >"$work/server.log" 2>&1 &
+  until [ "$(sed -n 8p "$pgdata/postmaster.pid" 2>/dev/null | tr -d ' ')" = ready ]; do sleep 0.1; done
+  local pg=("$pgbin/pgbench" -h "$sock" -U postgres)
+  "${pg[@]}" -i -s 10 -q postgres >/dev/null 2>&1
+  "$pgbin/psql" -h "$sock" -U postgres -X -q -c CHECKPOINT postgres
+  "${pg[@]}" -c 8 -j 2 -M prepared -T "$warmup" postgres >/dev/null 2>&1
+  "${pg[@]}" -c 8 -j 2 -M prepared -T "$duration" postgres 2>/dev/null |
+    sed -n 's/^tps = \([0-9.]*\) (without.*/\1/p'
+  kill -INT "$(head -1 "$pgdata/postmaster.pid")"; wait || true
+  rm -rf "$sock"
+  teardown_fs
+}
+warmup=${STEADY_WARMUP:-60}; duration=${STEADY_DURATION:-600}
 by_fsarena() { # WORKLOAD: prints the figure of each phase named in $phases
   local json=$work/out.json
   "$bin" run "$1" --fs "$fs" --size 1GiB --reps 1 --cache keep --sync none --quiet \
@@ -106,6 +133,13 @@ for i in $(seq 1 "$n"); do
       else f=$(by_fsarena pgbench:scale=10,duration=30 run:pgbench_tps,run:ops_per_s); h=$(by_hand_pgbench); fi
       read -r ftps fops <<<"$f"
       python3 -c "import sys; h,f,o=map(float,sys.argv[1:]); print(f'pair $i $fs pgbench tps: by hand {h:.1f}, fsarena {f:.1f} (its transactions/s {o:.1f}), ratio {f/h:.3f}')" "$h" "$ftps" "$fops"
+      ;;
+    pgbench-steady)
+      spec=pgbench:profile=steady,warmup=$warmup,duration=$duration
+      if [ $((i % 2)) = 1 ]; then h=$(by_hand_pgbench_steady); f=$(by_fsarena "$spec" run:pgbench_tps,run:ops_per_s)
+      else f=$(by_fsarena "$spec" run:pgbench_tps,run:ops_per_s); h=$(by_hand_pgbench_steady); fi
+      read -r ftps fops <<<"$f"
+      python3 -c "import sys; h,f,o=map(float,sys.argv[1:]); print(f'pair $i $fs pgbench steady tps: by hand {h:.1f}, fsarena {f:.1f} (its transactions/s {o:.1f}), ratio {f/h:.3f}')" "$h" "$ftps" "$fops"
       ;;
     db_bench)
       spec=db_bench:num=200000,value_size=100

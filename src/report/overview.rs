@@ -42,9 +42,20 @@ fn cell(v: &PhaseVerdict, target: &str, href: Option<&str>) -> String {
         None => match v.references.iter().find(|r| r.target == target) {
             // A memory reference: its ratio to the best disk, never shaded (not ranked).
             Some(r) => {
+                let shown = |(a, b): (f64, f64)| format!(" {}", rank::fmt_interval(a, b));
                 let text = match r.vs_best {
-                    Some(x) if x >= 1.0 => format!("{} faster", fmt_ratio(x)),
-                    Some(x) => format!("{} slower", fmt_ratio(1.0 / x)),
+                    Some(x) if x >= 1.0 => format!(
+                        "{} faster{}",
+                        fmt_ratio(x),
+                        r.interval.map(shown).unwrap_or_default()
+                    ),
+                    Some(x) => format!(
+                        "{} slower{}",
+                        fmt_ratio(1.0 / x),
+                        r.interval
+                            .map(|(a, b)| shown((1.0 / b, 1.0 / a)))
+                            .unwrap_or_default()
+                    ),
                     None => "no ratio".into(),
                 };
                 format!(

@@ -67,6 +67,9 @@ fn two_disks_are_ranked_among_themselves_and_tmpfs_is_their_reference() {
         };
         if let Some(x) = r.vs_best {
             assert!((x - want).abs() < 1e-9 * want, "{x} {want}");
+            // Its interval, in the same sense, holds it (repetitions on both sides).
+            let (lo, hi) = r.interval.expect("an interval");
+            assert!(lo <= x && x <= hi, "{lo} {x} {hi}");
         }
     }
     // The family counts the pairs of disks only: one pair a phase.

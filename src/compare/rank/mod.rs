@@ -74,6 +74,11 @@ pub struct Reference {
     /// How many times faster (or better) than the ranking's best it is: above 1 when
     /// faster; `None` when either has no logarithm.
     pub vs_best: Option<f64>,
+    /// The 95% interval of `vs_best` from both sides' repetitions (Welch's t on the
+    /// logarithms, as the ranked pairs'), each reference's on its own: outside the run's
+    /// error control, which covers the ranked pairs only. `None` with fewer than two
+    /// repetitions a side.
+    pub interval: Option<(f64, f64)>,
 }
 
 /// The verdict on one phase.
@@ -190,7 +195,14 @@ pub fn verdicts_with(run: &RunResult, margin: f64) -> Vec<PhaseVerdict> {
         };
         for mut v in measure(&ranked) {
             v.among = several.then(|| kind.clone());
-            v.references = references.iter().filter_map(|s| reference(&v, s)).collect();
+            let best = v
+                .places
+                .first()
+                .and_then(|p| ranked.iter().find(|s| s.label == p.target));
+            v.references = references
+                .iter()
+                .filter_map(|s| reference(&v, s, best))
+                .collect();
             out.push(v);
         }
     }
@@ -208,9 +220,9 @@ pub fn is_memory(run: &RunResult, name: &str) -> bool {
 }
 
 /// `side` as a reference beside verdict `v`: its geometric mean over the repetitions of
-/// `v`'s phase and how many times faster than `v`'s best; `None` when it has no
-/// repetition of that phase.
-fn reference(v: &PhaseVerdict, side: &Side) -> Option<Reference> {
+/// `v`'s phase and how many times faster than `v`'s best (`best`'s side), with its
+/// interval; `None` when it has no repetition of that phase.
+fn reference(v: &PhaseVerdict, side: &Side, best_side: Option<&Side>) -> Option<Reference> {
     let xs = headlines_of(side, &v.workload, &v.phase);
     if xs.is_empty() {
         return None;
@@ -219,11 +231,23 @@ fn reference(v: &PhaseVerdict, side: &Side) -> Option<Reference> {
     let best = v.places.first().map_or(f64::NAN, |p| p.value);
     let higher = v.higher_better;
     let times = if higher { value / best } else { best / value };
+    let interval = best_side
+        .map(|b| headlines_of(b, &v.workload, &v.phase))
+        .and_then(|bs| crate::compare::family::Test::of(&bs, &xs))
+        .map(|t| {
+            let (lo, hi) = t.interval(0.95);
+            if higher {
+                (lo, hi)
+            } else {
+                (1.0 / hi, 1.0 / lo)
+            }
+        });
     Some(Reference {
         target: side.label.clone(),
         value,
         n: xs.len(),
         vs_best: (times.is_finite() && times > 0.0).then_some(times),
+        interval,
     })
 }
 

@@ -67,13 +67,32 @@ impl PhaseVerdict {
         let best = self.places.first().map_or("", |p| p.target.as_str());
         self.references
             .iter()
-            .map(|r| match r.vs_best {
-                Some(x) if fmt_ratio(x) == "1.00×" => {
-                    format!("{} same as {best} (1.00×)", r.target)
+            .map(|r| {
+                // The interval in the words' direction: of "n× faster", or of "n× slower".
+                let within = |slower: bool| {
+                    r.interval
+                        .map(|(a, b)| if slower { (1.0 / b, 1.0 / a) } else { (a, b) })
+                        .map(|(a, b)| format!(" {}", fmt_interval(a, b)))
+                        .unwrap_or_default()
+                };
+                match r.vs_best {
+                    Some(x) if fmt_ratio(x) == "1.00×" => {
+                        format!("{} same as {best} (1.00×{})", r.target, within(false))
+                    }
+                    Some(x) if x >= 1.0 => format!(
+                        "{} {} faster than {best}{}",
+                        r.target,
+                        fmt_ratio(x),
+                        within(false)
+                    ),
+                    Some(x) => format!(
+                        "{} {} slower than {best}{}",
+                        r.target,
+                        fmt_ratio(1.0 / x),
+                        within(true)
+                    ),
+                    None => format!("{} no ratio", r.target),
                 }
-                Some(x) if x >= 1.0 => format!("{} {} faster than {best}", r.target, fmt_ratio(x)),
-                Some(x) => format!("{} {} slower than {best}", r.target, fmt_ratio(1.0 / x)),
-                None => format!("{} no ratio", r.target),
             })
             .collect()
     }
@@ -249,7 +268,8 @@ pub fn render_head(verdicts: &[PhaseVerdict], reps: u32, width: usize) -> String
         out.push_str(&wrap(
             &format!(
                 "Persistent filesystems are ranked among themselves; {} (memory, kept by no \
-                 disk) is shown beside each ranking as a reference, not ranked",
+                 disk) is shown beside each ranking as a reference, not ranked (its interval \
+                 95% on its own, outside the control)",
                 memory.join(", ")
             ),
             width,

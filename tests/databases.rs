@@ -79,31 +79,28 @@ fn pgbench_logs(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// `fsarena run WORKLOAD` on an ext4 image of `size` in `dir`, quiet, in the background.
+fn spawn_run(dir: &Path, workload: &str, size: &str) -> std::process::Child {
+    Command::new(common::bin())
+        .args([
+            "run", workload, "--fs", "ext4", "--size", size, "--reps", "1", "--quiet",
+        ])
+        .arg("--image-dir")
+        .arg(dir)
+        .arg("--db")
+        .arg(dir.join("results.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn kill_9_during_pgbench_then_cleanup_stops_the_server() {
     let Some(dir) = ext4_and_postgres("kill_9_during_pgbench_then_cleanup_stops_the_server") else {
         return;
     };
-    let mut child = Command::new(common::bin())
-        .args([
-            "run",
-            "pgbench:scale=1,duration=600",
-            "--fs",
-            "ext4",
-            "--size",
-            "512MiB",
-            "--reps",
-            "1",
-            "--quiet",
-        ])
-        .arg("--image-dir")
-        .arg(dir.path())
-        .arg("--db")
-        .arg(dir.path().join("results.db"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(dir.path(), "pgbench:scale=1,duration=600", "512MiB");
     // Until the run phase: the server runs and pgbench's clients are connected.
     let t = Instant::now();
     let mut seen = Vec::new();
@@ -163,26 +160,11 @@ fn kill_9_during_io_bound_pgbench_then_cleanup_removes_its_memory_group() {
     let Some(dir) = ext4_and_postgres(test) else {
         return;
     };
-    let mut child = Command::new(common::bin())
-        .args([
-            "run",
-            "pgbench:profile=io-bound,scale=10,memory=64MiB,warmup=0,duration=600",
-            "--fs",
-            "ext4",
-            "--size",
-            "768MiB",
-            "--reps",
-            "1",
-            "--quiet",
-        ])
-        .arg("--image-dir")
-        .arg(dir.path())
-        .arg("--db")
-        .arg(dir.path().join("results.db"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(
+        dir.path(),
+        "pgbench:profile=io-bound,scale=10,memory=64MiB,warmup=0,duration=600",
+        "768MiB",
+    );
     // Until a server runs inside a memory group (the run phase's).
     let t = Instant::now();
     let mut group = None;

@@ -133,8 +133,9 @@ const PARAMS: &[ParamSpec] = &[
         "",
         "more db_bench flags, name=value each, recorded as the engine's settings \
          (quote the list: opt='cache_size=8388608,bloom_bits=10'); an item wins over the \
-         profile's flag of that name (io-bound's: use_direct_reads=true, \
-         use_direct_io_for_flush_and_compaction=true, cache_size=8388608, reads=100000)",
+         profile's flag of that name (steady's: reads=1000000; io-bound's: \
+         use_direct_reads=true, use_direct_io_for_flush_and_compaction=true, \
+         cache_size=8388608, reads=100000)",
     ),
 ];
 

@@ -289,7 +289,7 @@ fn db_bench_reports_its_engine_write_amp_and_steadiness() {
     let dir = common::image_dir();
     let not_durable = common::run_any(
         &[
-            "db_bench:num=1000,benchmarks=fillrandom,opt='disable_wal=1'",
+            "db_bench:num=1000,sync=false,benchmarks=fillrandom,opt='disable_wal=1'",
             "--fs",
             "tmpfs",
             "--size",
@@ -330,8 +330,10 @@ fn db_bench_io_bound_reads_the_device_on_ext4() {
     }
     let Some((dir, v, _)) = common::run_once_on(
         test,
-        &["db_bench:profile=io-bound,num=100000,benchmarks='fillrandom,readrandom',\
-           opt='cache_size=2097152'"],
+        &[
+            "db_bench:profile=io-bound,num=100000,benchmarks='fillrandom,readrandom',\
+           opt='cache_size=2097152'",
+        ],
         "ext4",
         "512MiB",
     ) else {
@@ -342,13 +344,19 @@ fn db_bench_io_bound_reads_the_device_on_ext4() {
     assert_eq!(engine["profile"], "io-bound", "{engine}");
     let settings = &engine["settings"];
     assert_eq!(settings["use_direct_reads"], "true", "{engine}");
-    assert_eq!(settings["use_direct_io_for_flush_and_compaction"], "true", "{engine}");
+    assert_eq!(
+        settings["use_direct_io_for_flush_and_compaction"], "true",
+        "{engine}"
+    );
     assert_eq!(settings["cache_size"], "2097152", "{engine}");
     let opt = t["params"]["opt"].as_str().unwrap();
     assert!(opt.contains("use_direct_reads=true"), "{opt}");
     assert!(!opt.contains("8388608"), "{opt}");
     let read = &common::phase(t, "readrandom")["extra"];
-    assert!(read["dev_read_bytes_per_op"].as_f64().unwrap() > 0.0, "{read}");
+    assert!(
+        read["dev_read_bytes_per_op"].as_f64().unwrap() > 0.0,
+        "{read}"
+    );
     common::assert_clean(dir.path());
 }
 

@@ -237,6 +237,14 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
         return Err(usage("db_bench: value_size is at most 64MiB"));
     }
     let opts = opt::parse(p.text("opt").unwrap_or_default())?;
+    let no_wal = opts.iter().any(|o| o.name == "disable_wal" && o.not_durable());
+    if p.flag("sync") && no_wal {
+        return Err(usage(format!(
+            "db_bench: sync=true (profile {}'s, or given) with disable_wal: RocksDB refuses a \
+             synced write without a WAL; give sync=false or profile=steady",
+            p.choice("profile")
+        )));
+    }
     let key_bytes = match opts.iter().find(|o| o.name == "key_size") {
         None => KEY_BYTES,
         Some(o) => match o.value.parse::<u64>() {

@@ -13,6 +13,7 @@ fn parameters() {
         "num=0",
         "threads=0",
         "value_size=0",
+        "opt='disable_wal=1'",
     ] {
         let e = p(bad).unwrap_err();
         assert_eq!(exit_code(&e), 2, "{bad}: {e:#}");
@@ -33,7 +34,7 @@ fn opt_items_are_flags_and_settings() {
         assert_eq!(exit_code(&e), 2, "{bad}: {e:#}");
     }
     let p = crate::workload::WorkloadSpec::parse(
-        "db_bench:opt='cache_size=8388608,disable_wal=1,key_size=20',sync=true,num=10",
+        "db_bench:opt='cache_size=8388608,disable_wal=1,key_size=20',sync=false,num=10",
     )
     .unwrap();
     let w = DbBench {
@@ -41,7 +42,7 @@ fn opt_items_are_flags_and_settings() {
         benchmarks: vec![&PHASES[1]],
         num: 10,
         value_size: 100,
-        sync: true,
+        sync: false,
         threads: 1,
         key_bytes: 20,
         profile: "steady",
@@ -64,7 +65,7 @@ fn opt_items_are_flags_and_settings() {
     let e = w.engine("7.8.3".into());
     assert_eq!(
         e.describe(),
-        "RocksDB 7.8.3, profile steady; set cache_size=8388608 disable_wal=1 key_size=20 sync=true; \
+        "RocksDB 7.8.3, profile steady; set cache_size=8388608 disable_wal=1 key_size=20; \
          NOT DURABLE (disable_wal=1)"
     );
     assert_eq!(w.data_bytes(), Some(10 * 120 * 3));

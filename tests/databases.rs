@@ -283,7 +283,7 @@ fn pgbench_and_db_bench_run_on_ext4() {
     let (v, _) = common::run_json(
         &[
             "pgbench:scale=1,duration=3,clients=2,jobs=2",
-            "db_bench:num=20000",
+            "db_bench:num=20000,sync=false",
             "--fs",
             "ext4",
             "--size",
@@ -365,7 +365,7 @@ fn db_bench_reports_its_engine_write_amp_and_steadiness() {
     }
     let Some((dir, v, _)) = common::run_once_on(
         test,
-        &["db_bench:num=400000,benchmarks='fillrandom,readrandom',opt='bloom_bits=10'"],
+        &["db_bench:num=400000,sync=false,benchmarks='fillrandom,readrandom',opt='bloom_bits=10'"],
         "tmpfs",
         "1GiB",
     ) else {
@@ -401,7 +401,7 @@ fn db_bench_reports_its_engine_write_amp_and_steadiness() {
     let dir = common::image_dir();
     let not_durable = common::run_any(
         &[
-            "db_bench:num=1000,benchmarks=fillrandom,opt='disable_wal=1'",
+            "db_bench:num=1000,sync=false,benchmarks=fillrandom,opt='disable_wal=1'",
             "--fs",
             "tmpfs",
             "--size",
@@ -428,6 +428,47 @@ fn db_bench_reports_its_engine_write_amp_and_steadiness() {
         dir.path(),
     );
     assert_eq!(refused.code, Some(2), "{}", refused.stderr);
+    common::assert_clean(dir.path());
+}
+
+/// db_bench's io-bound profile, small, on ext4: the engine records the profile and its
+/// direct-I/O flags, an `opt` item naming one of its flags wins and is what is recorded,
+/// and readrandom reads the device (`dev_read_bytes_per_op` above 0).
+#[test]
+fn db_bench_io_bound_reads_the_device_on_ext4() {
+    let test = "db_bench_io_bound_reads_the_device_on_ext4";
+    if !db_bench_installed(test) {
+        return;
+    }
+    let Some((dir, v, _)) = common::run_once_on(
+        test,
+        &[
+            "db_bench:profile=io-bound,num=100000,benchmarks='fillrandom,readrandom',\
+           opt='cache_size=2097152'",
+        ],
+        "ext4",
+        "512MiB",
+    ) else {
+        return;
+    };
+    let t = common::ok_trial(&v, 0);
+    let engine = &t["engine"];
+    assert_eq!(engine["profile"], "io-bound", "{engine}");
+    let settings = &engine["settings"];
+    assert_eq!(settings["use_direct_reads"], "true", "{engine}");
+    assert_eq!(
+        settings["use_direct_io_for_flush_and_compaction"], "true",
+        "{engine}"
+    );
+    assert_eq!(settings["cache_size"], "2097152", "{engine}");
+    let opt = t["params"]["opt"].as_str().unwrap();
+    assert!(opt.contains("use_direct_reads=true"), "{opt}");
+    assert!(!opt.contains("8388608"), "{opt}");
+    let read = &common::phase(t, "readrandom")["extra"];
+    assert!(
+        read["dev_read_bytes_per_op"].as_f64().unwrap() > 0.0,
+        "{read}"
+    );
     common::assert_clean(dir.path());
 }
 

@@ -311,6 +311,11 @@ fn every_declared_figure_is_walked_or_says_why_not() {
             "longest_stall_s",
             "db_bench reports per-second rates from a loop of one second on",
         ),
+        (
+            "db_bench",
+            "dev_read_bytes_per_op",
+            "device counters: a target on a block device",
+        ),
         ("provision", "min_size_bytes", "a loop target"),
         ("provision", "min_size_refused_bytes", "a loop target"),
     ];

@@ -35,17 +35,25 @@
 //! per-character tests have one per chunk): db_bench's per-operation latencies are its
 //! percentiles above, not the phase's `lat_us`.
 //!
+//! A named profile ([`profile`]: `commit-latency`, the default, `steady`, `io-bound`) sets
+//! the defaults of `num`, `sync` and some db_bench flags, and is recorded with the engine.
+//! Reading phases also note what they read from the device per operation
+//! (`dev_read_bytes_per_op`: the phase's device read bytes over db_bench's operations,
+//! the whole process's reads included; above 0, reads reached the disk).
+//!
 //! Parameters are db_bench's: `num`, `value_size`, `sync` (an fsync of the WAL per write),
 //! `threads`; the seed is the trial's, so repetitions draw the same keys. `opt` passes the
 //! user's own flags ([`opt`]), refused when they would move the database's files off the
 //! target or are fsarena's own. Everything else is db_bench's default (16-byte keys,
 //! values compressible to half with Snappy, 64 MiB memtables, level compaction), as
 //! `db_bench --help` names it. The trial's engine ([`crate::result::Engine`]) is RocksDB
-//! at the version db_bench prints, its settings `sync` when on and every `opt` item;
+//! at the version db_bench prints, its profile, its settings `sync` when on and every `opt`
+//! item (the profile's flags among them);
 //! `disable_wal` and `manual_wal_flush` on are listed as not durable.
 
 pub mod opt;
 pub mod output;
+pub mod profile;
 
 use self::opt::Opt;
 use self::output::{parse_report, Report, Statistics};
@@ -75,6 +83,13 @@ const KEY_BYTES: u64 = 16;
 
 const PARAMS: &[ParamSpec] = &[
     param(
+        "profile",
+        ParamKind::Choice(profile::PROFILES),
+        "commit-latency",
+        "",
+        "what the run answers (docs/databases.md); sets the defaults of num, sync and flags",
+    ),
+    param(
         "benchmarks",
         ParamKind::Text,
         "fillseq,fillrandom,overwrite,readrandom,readwhilewriting",
@@ -84,9 +99,10 @@ const PARAMS: &[ParamSpec] = &[
     param(
         "num",
         ParamKind::Count,
-        "500000",
+        "",
         "keys",
-        "db_bench --num: keys written or read per benchmark (per thread)",
+        "db_bench --num: keys written or read per benchmark, per thread (profile's: 10,000, \
+         steady 5,000,000, io-bound 1,000,000)",
     ),
     param(
         "value_size",
@@ -98,9 +114,10 @@ const PARAMS: &[ParamSpec] = &[
     param(
         "sync",
         ParamKind::Bool,
-        "false",
         "",
-        "db_bench --sync: fsync the WAL at every write",
+        "",
+        "db_bench --sync: fsync the WAL at every write (profile's: true, steady and \
+         io-bound false)",
     ),
     param(
         "threads",
@@ -115,7 +132,10 @@ const PARAMS: &[ParamSpec] = &[
         "",
         "",
         "more db_bench flags, name=value each, recorded as the engine's settings \
-         (quote the list: opt='cache_size=8388608,bloom_bits=10')",
+         (quote the list: opt='cache_size=8388608,bloom_bits=10'); an item wins over the \
+         profile's flag of that name (steady's: reads=1000000; io-bound's: \
+         use_direct_reads=true, use_direct_io_for_flush_and_compaction=true, \
+         cache_size=8388608, reads=100000)",
     ),
 ];
 
@@ -144,6 +164,7 @@ pub const FIGURES: &[Figure] = &[
     steadiness::FIGURES[1],
     Figure::neither("found_pct", "%"),
     Figure::higher("process_ops_per_s", "ops/s"),
+    Figure::neither("dev_read_bytes_per_op", "bytes"),
 ];
 
 /// The `db_bench` workload as `fsarena list` shows it and `run` builds it.
@@ -157,7 +178,7 @@ pub static INFO: WorkloadInfo = WorkloadInfo {
     classic_tool: None,
     param_applies: None,
     after_merge: None,
-    resolve: None,
+    resolve: Some(profile::resolve),
     phase_time_knobs: &[Knob::new("num", &[], 0.0)],
     database: Some(super::DatabaseRole::Engine("readwhilewriting")),
     programs: &[DB_BENCH],
@@ -176,9 +197,15 @@ pub struct DbBench {
     opts: Vec<Opt>,
     /// Bytes of a key: db_bench's 16, or the user's `key_size`.
     key_bytes: u64,
+    /// The profile, as named.
+    profile: &'static str,
 }
 
 fn build(p: &Params) -> Result<Box<dyn Workload>> {
+    // The profile's defaults, when the parameters come without them (a test's).
+    let mut p = p.clone();
+    profile::resolve(&mut p)?;
+    let p = &p;
     let mut benchmarks = Vec::new();
     for name in p.text("benchmarks").unwrap_or_default().split(',') {
         let name = name.trim();
@@ -210,6 +237,14 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
         return Err(usage("db_bench: value_size is at most 64MiB"));
     }
     let opts = opt::parse(p.text("opt").unwrap_or_default())?;
+    let no_wal = opts.iter().any(|o| o.name == "disable_wal" && o.not_durable());
+    if p.flag("sync") && no_wal {
+        return Err(usage(format!(
+            "db_bench: sync=true (profile {}'s, or given) with disable_wal: RocksDB refuses a \
+             synced write without a WAL; give sync=false or profile=steady",
+            p.choice("profile")
+        )));
+    }
     let key_bytes = match opts.iter().find(|o| o.name == "key_size") {
         None => KEY_BYTES,
         Some(o) => match o.value.parse::<u64>() {
@@ -230,6 +265,10 @@ fn build(p: &Params) -> Result<Box<dyn Workload>> {
         threads,
         opts,
         key_bytes,
+        profile: profile::PROFILES
+            .iter()
+            .find(|n| **n == p.choice("profile"))
+            .unwrap_or(&profile::PROFILES[0]),
     }))
 }
 
@@ -258,12 +297,13 @@ impl DbBench {
         v
     }
 
-    /// The engine as data: RocksDB at `version`, with `sync` when on and the user's
-    /// flags as its settings.
+    /// The engine as data: RocksDB at `version` under its profile, with `sync` when on and
+    /// the flags (the profile's and the user's) as its settings.
     fn engine(&self, version: String) -> crate::result::Engine {
         let mut e = crate::result::Engine {
             name: "RocksDB".into(),
             version,
+            profile: Some(self.profile.to_string()),
             ..Default::default()
         };
         if self.sync {
@@ -341,6 +381,12 @@ impl Workload for DbBench {
             let settled = run_db_bench(&program, &settle, scratch.path(), &log, "settle")?;
             let rates = std::fs::read_to_string(&rates_file).unwrap_or_default();
             note(cx, &r, &Statistics::parse(&settled), &output::per_second(&rates));
+            // What its reads took from the device: above 0, they reached the disk (the
+            // io-bound profile's proof). Absent where the target has no device (tmpfs).
+            let read = cx.phases().last().and_then(|p| p.dev_read_bytes);
+            if let Some(read) = read.filter(|_| spec.name.starts_with("read") && r.ops > 0) {
+                cx.note("dev_read_bytes_per_op", read as f64 / r.ops as f64);
+            }
         }
         Ok(())
     }
@@ -421,138 +467,4 @@ fn run_db_bench(program: &Path, argv: &[String], dir: &Path, log: &Path, what: &
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::error::exit_code;
-
-    #[test]
-    fn parameters() {
-        let p = |s: &str| crate::workload::WorkloadSpec::parse(&format!("db_bench:{s}")).map(|_| ());
-        for bad in [
-            "benchmarks=readrandom",
-            "benchmarks='fillseq,nosuch'",
-            "benchmarks='fillseq,fillseq'",
-            "num=0",
-            "threads=0",
-            "value_size=0",
-        ] {
-            let e = p(bad).unwrap_err();
-            assert_eq!(exit_code(&e), 2, "{bad}: {e:#}");
-        }
-        p("benchmarks='fillrandom,readrandom',num=1000").unwrap();
-    }
-
-    /// `opt` quoted as the spec's lists are: its items reach db_bench's argv after
-    /// fsarena's own flags (also in the settling's), and the engine records them.
-    #[test]
-    fn opt_items_are_flags_and_settings() {
-        let build = |s: &str| {
-            let spec = crate::workload::WorkloadSpec::parse(&format!("db_bench:{s}"))?;
-            (spec.info.build)(&spec.params)
-        };
-        for bad in ["opt='db=/tmp/x'", "opt='num=5'", "opt=bloom_bits", "opt='key_size=x'"] {
-            let e = build(bad).map(|_| ()).unwrap_err();
-            assert_eq!(exit_code(&e), 2, "{bad}: {e:#}");
-        }
-        let p = crate::workload::WorkloadSpec::parse(
-            "db_bench:opt='cache_size=8388608,disable_wal=1,key_size=20',sync=true,num=10",
-        )
-        .unwrap();
-        let w = DbBench {
-            opts: opt::parse(p.params.text("opt").unwrap()).unwrap(),
-            benchmarks: vec![&PHASES[1]],
-            num: 10,
-            value_size: 100,
-            sync: true,
-            threads: 1,
-            key_bytes: 20,
-        };
-        let argv = w.argv("fillrandom", Path::new("/t/rocksdb"), 7, Some(Path::new("/s/r.csv")));
-        let tail: Vec<&str> = argv[argv.len() - 4..].iter().map(String::as_str).collect();
-        assert_eq!(
-            tail,
-            [
-                "--report_file=/s/r.csv",
-                "--cache_size=8388608",
-                "--disable_wal=1",
-                "--key_size=20",
-            ]
-        );
-        assert!(argv.contains(&"--report_interval_seconds=1".to_string()));
-        let settle = w.argv("flush,waitforcompaction", Path::new("/t/rocksdb"), 7, None);
-        assert!(settle.iter().all(|a| !a.starts_with("--report")));
-        assert!(settle.contains(&"--cache_size=8388608".to_string()));
-        let e = w.engine("7.8.3".into());
-        assert_eq!(
-            e.describe(),
-            "RocksDB 7.8.3; set cache_size=8388608 disable_wal=1 key_size=20 sync=true; \
-             NOT DURABLE (disable_wal=1)"
-        );
-        assert_eq!(w.data_bytes(), Some(10 * 120 * 3));
-    }
-
-    /// The real db_bench on a temporary directory: every benchmark a phase with db_bench's
-    /// count, its figures read; `sync=true` syncs the WAL at every write.
-    #[test]
-    fn runs_db_bench() {
-        if (DB_BENCH.find)().is_none() {
-            eprintln!("SKIP db_bench run: db_bench is not installed (rocksdb-tools)");
-            return;
-        }
-        let w = crate::workload::WorkloadSpec::parse("db_bench:num=2000,value_size=64").unwrap();
-        let phases = crate::workload::testutil::in_context(
-            crate::policy::DataPolicy::Random,
-            crate::policy::SyncPolicy::End,
-            |cx| w.workload.run(cx).map(|_| cx.phases().to_vec()),
-        )
-        .unwrap();
-        let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, BENCHMARKS);
-        for p in &phases {
-            assert!(p.ops >= 2000, "{}: {}", p.name, p.ops);
-            assert!(p.extra["db_bench_ops_per_s"] > 0.0, "{}", p.name);
-            assert!(p.extra.contains_key("p99_us"), "{}", p.name);
-        }
-        assert!(phases[3].extra["found_pct"] > 50.0);
-        // The fills' bytes reach an SST at the latest in the settling after them.
-        for p in &phases[..2] {
-            assert!(p.extra["write_amp"] > 1.0, "{}: {:?}", p.name, p.extra);
-            assert!(p.extra["user_write_bytes"] > 0.0, "{}", p.name);
-            assert!(p.extra.contains_key("stall_s"), "{}", p.name);
-        }
-        assert!(!phases[3].extra.contains_key("write_amp"), "{:?}", phases[3].extra);
-        // A flag db_bench does not know: the error names it.
-        let unknown = crate::workload::WorkloadSpec::parse(
-            "db_bench:num=300,benchmarks=fillrandom,opt='nosuchflag=1'",
-        )
-        .unwrap();
-        let e = crate::workload::testutil::in_context(
-            crate::policy::DataPolicy::Random,
-            crate::policy::SyncPolicy::End,
-            |cx| unknown.workload.run(cx),
-        )
-        .unwrap_err();
-        assert!(format!("{e:#}").contains("refused --nosuchflag=1"), "{e:#}");
-        let synced = crate::workload::WorkloadSpec::parse(
-            "db_bench:num=300,benchmarks=fillrandom,sync=true",
-        )
-        .unwrap();
-        let phases = crate::workload::testutil::in_context(
-            crate::policy::DataPolicy::Random,
-            crate::policy::SyncPolicy::End,
-            |cx| synced.workload.run(cx).map(|_| cx.phases().to_vec()),
-        )
-        .unwrap();
-        assert!(phases[0].extra["wal_syncs"] >= 300.0, "{:?}", phases[0].extra);
-        let engine = crate::workload::testutil::in_context(
-            crate::policy::DataPolicy::Random,
-            crate::policy::SyncPolicy::End,
-            |cx| synced.workload.run(cx).map(|_| cx.take_engine()),
-        )
-        .unwrap()
-        .unwrap();
-        assert_eq!(engine.name, "RocksDB");
-        assert!(engine.version.starts_with(|c: char| c.is_ascii_digit()), "{engine:?}");
-        assert_eq!(engine.settings_text(), "sync=true");
-    }
-}
+mod tests;

@@ -66,7 +66,7 @@ fn opt_items_are_flags_and_settings() {
     assert_eq!(
         e.describe(),
         "RocksDB 7.8.3, profile steady; set cache_size=8388608 disable_wal=1 key_size=20; \
-         NOT DURABLE (disable_wal=1)"
+         NOT DURABLE (sync=false, disable_wal=1)"
     );
     assert_eq!(w.data_bytes(), Some(10 * 120 * 3));
 }

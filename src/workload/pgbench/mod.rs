@@ -42,7 +42,7 @@ mod settings;
 mod stats;
 
 pub use output::{parse_tx_line, summary_failed, summary_tps, Tx};
-use output::{count_tx_lines, read_tx_logs, run_pgbench};
+use output::{read_tx_logs, run_pgbench, TxLines};
 use settings::set_settings;
 
 use crate::context::{PhaseKind, Primary, TrialContext};
@@ -412,8 +412,9 @@ impl Workload for Pgbench {
             let started = (Instant::now(), SystemTime::now());
             let shown = |n| w.show_live(n);
             let cpu0 = server.cpu_s();
+            let lines = TxLines::default();
             let out = run_pgbench(&pgbench, &argv, scratch.path(), &log, "run", &|| {
-                shown(count_tx_lines(scratch.path(), "tx"))
+                shown(lines.count(scratch.path(), "tx"))
             })?;
             let server_cpu = cpu0.zip(server.cpu_s()).map(|(a, b)| (b - a).max(0.0));
             let txs = read_tx_logs(scratch.path(), "tx")?;

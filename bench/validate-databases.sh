@@ -61,15 +61,18 @@ fresh() { # a fresh FS on a 1 GiB loop image at $mnt
   mkdir -p "$mnt"; mount "$dev" "$mnt"; chmod 755 "$mnt"
 }
 
-by_hand_pgbench() {
+start_server() { # on a fresh FS; ARGS: more server settings (-c name=value)
   fresh
   pgdata=$mnt/pgdata; sock=$work/sock
   install -d -m 700 -o postgres -g postgres "$pgdata" "$sock"
   runuser -u postgres -- "$pgbin/initdb" -D "$pgdata" -U postgres --auth=trust -E UTF8 \
     --locale=C >/dev/null
   runuser -u postgres -- "$pgbin/postgres" -D "$pgdata" -c listen_addresses= \
-    -c unix_socket_directories="$sock" >"$work/server.log" 2>&1 &
+    -c unix_socket_directories="$sock" "$@" >"$work/server.log" 2>&1 &
   until [ "$(sed -n 8p "$pgdata/postmaster.pid" 2>/dev/null | tr -d ' ')" = ready ]; do sleep 0.1; done
+}
+by_hand_pgbench() {
+  start_server
   "$pgbin/pgbench" -h "$sock" -U postgres -i -s 10 -q postgres >/dev/null 2>&1
   "$pgbin/pgbench" -h "$sock" -U postgres -c 1 -j 1 -T 30 postgres 2>/dev/null |
     sed -n 's/^tps = \([0-9.]*\) (without.*/\1/p'
@@ -79,14 +82,7 @@ by_hand_pgbench() {
 }
 
 by_hand_pgbench_steady() {
-  fresh
-  pgdata=$mnt/pgdata; sock=$work/sock
-  install -d -m 700 -o postgres -g postgres "$pgdata" "$sock"
-  runuser -u postgres -- "$pgbin/initdb" -D "$pgdata" -U postgres --auth=trust -E UTF8 \
-    --locale=C >/dev/null
-  runuser -u postgres -- "$pgbin/postgres" -D "$pgdata" -c listen_addresses= \
-    -c unix_socket_directories="$sock" -c checkpoint_timeout=1min >"$work/server.log" 2>&1 &
-  until [ "$(sed -n 8p "$pgdata/postmaster.pid" 2>/dev/null | tr -d ' ')" = ready ]; do sleep 0.1; done
+  start_server -c checkpoint_timeout=1min
   local pg=("$pgbin/pgbench" -h "$sock" -U postgres)
   "${pg[@]}" -i -s 10 -q postgres >/dev/null 2>&1
   "$pgbin/psql" -h "$sock" -U postgres -X -q -c CHECKPOINT postgres

@@ -42,7 +42,7 @@ impl Engine {
             s.push_str(&format!(", profile {p}"));
         }
         if let Some(m) = self.memory_limit_bytes {
-            let m = crate::report::human::bytes(m as f64).replace(' ', "\u{a0}");
+            let m = crate::size::format_size_exact(m);
             s.push_str(&format!(", memory limit {m}"));
         }
         if self.settings.is_empty() {

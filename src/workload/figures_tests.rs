@@ -31,7 +31,7 @@ const SMALL: &[&str] = &[
     "writeback:size=8MiB,probe_files=20,chunk=64KiB,probe_ms=1",
     "command:setup=true,run='echo x > f',clean='rm f'",
     "space:scale=0.005,copies=2",
-    "pgbench:scale=1,duration=1",
+    "pgbench:scale=1,duration=2",
     "db_bench:num=500",
     "crash:ops=4",
 ];
@@ -300,6 +300,36 @@ fn every_declared_figure_is_walked_or_says_why_not() {
             "crash",
             "crash_exposed_pct",
             "crash states: a loop target (root)",
+        ),
+        (
+            "pgbench",
+            "rate_1s_p1",
+            "a second of transactions between the first and the last (timing)",
+        ),
+        (
+            "pgbench",
+            "longest_stall_s",
+            "a second of transactions between the first and the last (timing)",
+        ),
+        (
+            "pgbench",
+            "checkpoint_buffers",
+            "a checkpoint inside the run: minutes (the steady profile)",
+        ),
+        (
+            "pgbench",
+            "checkpoint_write_s",
+            "a checkpoint inside the run: minutes (the steady profile)",
+        ),
+        (
+            "pgbench",
+            "checkpoint_sync_s",
+            "a checkpoint inside the run: minutes (the steady profile)",
+        ),
+        (
+            "pgbench",
+            "dev_read_bytes_per_tx",
+            "device counters: a target on a block device",
         ),
         (
             "db_bench",

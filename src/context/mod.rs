@@ -9,6 +9,7 @@
 //! policy `end`) included. CPU times and device counters are read at the same two instants,
 //! so every figure of a phase covers one window.
 
+mod engine;
 mod figures;
 pub mod gate;
 mod tools;
@@ -218,17 +219,6 @@ impl<'a> TrialContext<'a> {
     /// The messages left so far, removed.
     pub fn take_messages(&mut self) -> Vec<String> {
         std::mem::take(&mut self.messages)
-    }
-
-    /// Records the database engine the trial runs, its version and settings (kept in the
-    /// trial: [`crate::result::Trial::engine`]).
-    pub fn set_engine(&mut self, engine: crate::result::Engine) {
-        self.engine = Some(engine);
-    }
-
-    /// The engine recorded, removed.
-    pub fn take_engine(&mut self) -> Option<crate::result::Engine> {
-        self.engine.take()
     }
 
     /// Whether caches can be dropped (root): when not, "cold" is not cold.

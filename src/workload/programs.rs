@@ -33,8 +33,9 @@ pub const POSTGRES: Program = Program {
     find: || postgres_bin_dir().map(|d| d.join("postgres")),
 };
 
-/// The programs PostgreSQL's benchmark needs, all from one directory (one version).
-pub const POSTGRES_TOOLS: [&str; 4] = ["postgres", "initdb", "pg_ctl", "pgbench"];
+/// The programs PostgreSQL's benchmark needs, all from one directory (one version): psql
+/// reads `pg_stat_wal` around the run phase.
+pub const POSTGRES_TOOLS: [&str; 5] = ["postgres", "initdb", "pg_ctl", "pgbench", "psql"];
 
 /// The directory with PostgreSQL's server programs ([`POSTGRES_TOOLS`]): the PATH's, when
 /// `postgres` is on it (Fedora, Arch), else Debian's newest `/usr/lib/postgresql/N/bin`
